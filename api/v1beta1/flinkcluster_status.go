@@ -1,0 +1,275 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Cluster states (status.state).
+const (
+	ClusterStateCreating         = "Creating"
+	ClusterStateRunning          = "Running"
+	ClusterStateReconciling      = "Reconciling"
+	ClusterStateUpdating         = "Updating"
+	ClusterStateStopping         = "Stopping"
+	ClusterStatePartiallyStopped = "PartiallyStopped"
+	ClusterStateStopped          = "Stopped"
+)
+
+// Component states.
+const (
+	ComponentStateNotReady = "NotReady"
+	ComponentStateReady    = "Ready"
+	ComponentStateUpdating = "Updating"
+	ComponentStateDeleted  = "Deleted"
+)
+
+// Job states (status.components.job.state).
+const (
+	JobStatePending      = "Pending"
+	JobStateUpdating     = "Updating"
+	JobStateRestarting   = "Restarting"
+	JobStateDeploying    = "Deploying"
+	JobStateDeployFailed = "DeployFailed"
+	JobStateRunning      = "Running"
+	JobStateSucceeded    = "Succeeded"
+	JobStateCancelled    = "Cancelled"
+	JobStateFailed       = "Failed"
+	JobStateLost         = "Lost"
+	JobStateUnknown      = "Unknown"
+)
+
+// User control (status.control and the user-control annotation).
+const (
+	// ControlAnnotation is the annotation a user sets to request a savepoint or a cancel.
+	ControlAnnotation = "flinkclusters.flinkoperator.k8s.io/user-control"
+
+	ControlNameSavepoint = "savepoint"
+	ControlNameJobCancel = "job-cancel"
+
+	ControlStateRequested  = "Requested"
+	ControlStateInProgress = "InProgress"
+	ControlStateSucceeded  = "Succeeded"
+	ControlStateFailed     = "Failed"
+)
+
+// FlinkClusterStatus is the observed state of a FlinkCluster.
+type FlinkClusterStatus struct {
+	// State is the cluster state.
+	State string `json:"state"`
+
+	// Components are the states of the cluster's components.
+	Components FlinkClusterComponentsStatus `json:"components"`
+
+	// Control is the state of the last user control.
+	// +optional
+	Control *FlinkClusterControlStatus `json:"control,omitempty"`
+
+	// Savepoint is the state of the last savepoint.
+	// +optional
+	Savepoint *SavepointStatus `json:"savepoint,omitempty"`
+
+	// Revision tracks spec revisions.
+	// +optional
+	Revision RevisionStatus `json:"revision,omitempty"`
+
+	// LastUpdateTime is when the status last changed.
+	// +optional
+	LastUpdateTime string `json:"lastUpdateTime,omitempty"`
+}
+
+// FlinkClusterComponentsStatus are the states of a cluster's components.
+type FlinkClusterComponentsStatus struct {
+	// ConfigMap holds the Flink configuration.
+	// +optional
+	ConfigMap *ConfigMapStatus `json:"configMap,omitempty"`
+
+	// JobManager is the JobManager workload.
+	// +optional
+	JobManager *JobManagerStatus `json:"jobManager,omitempty"`
+
+	// JobManagerService is the JobManager Service.
+	// +optional
+	JobManagerService JobManagerServiceStatus `json:"jobManagerService,omitempty"`
+
+	// JobManagerIngress is the JobManager Ingress.
+	// +optional
+	JobManagerIngress *JobManagerIngressStatus `json:"jobManagerIngress,omitempty"`
+
+	// TaskManager is the TaskManager workload.
+	// +optional
+	TaskManager *TaskManagerStatus `json:"taskManager,omitempty"`
+
+	// Job is the job.
+	// +optional
+	Job *JobStatus `json:"job,omitempty"`
+}
+
+// ConfigMapStatus is the state of the Flink configuration ConfigMap.
+type ConfigMapStatus struct {
+	// Name of the ConfigMap.
+	Name string `json:"name"`
+	// State of the ConfigMap.
+	State string `json:"state"`
+}
+
+// JobManagerStatus is the state of the JobManager workload.
+type JobManagerStatus struct {
+	// Name of the workload.
+	Name string `json:"name"`
+	// State of the workload.
+	State string `json:"state"`
+	// Replicas is the desired replica count.
+	Replicas int32 `json:"replicas"`
+	// ReadyReplicas is the ready replica count.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// Ready is "ready/desired".
+	Ready string `json:"ready"`
+}
+
+// JobManagerServiceStatus is the state of the JobManager Service.
+type JobManagerServiceStatus struct {
+	// Name of the Service.
+	Name string `json:"name"`
+	// State of the Service.
+	State string `json:"state"`
+	// NodePort of the Service, for access scope NodePort.
+	// +optional
+	NodePort int32 `json:"nodePort,omitempty"`
+	// LoadBalancerIngress of the Service.
+	// +optional
+	LoadBalancerIngress []corev1.LoadBalancerIngress `json:"loadBalancerIngress,omitempty"`
+}
+
+// JobManagerIngressStatus is the state of the JobManager Ingress.
+type JobManagerIngressStatus struct {
+	// Name of the Ingress.
+	Name string `json:"name"`
+	// State of the Ingress.
+	State string `json:"state"`
+	// URLs of the Ingress.
+	// +optional
+	URLs []string `json:"urls,omitempty"`
+}
+
+// TaskManagerStatus is the state of the TaskManager workload.
+type TaskManagerStatus struct {
+	// Name of the workload.
+	Name string `json:"name"`
+	// State of the workload.
+	State string `json:"state"`
+	// Replicas is the desired replica count.
+	Replicas int32 `json:"replicas"`
+	// ReadyReplicas is the ready replica count.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// Ready is "ready/desired".
+	Ready string `json:"ready"`
+	// Selector is the label selector of the TaskManager pods (for the scale subresource).
+	Selector string `json:"selector"`
+}
+
+// JobStatus is the state of the job.
+type JobStatus struct {
+	// ID is the Flink job ID.
+	// +optional
+	ID string `json:"id,omitempty"`
+	// Name is the Flink job name.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// SubmitterName is the job submitter's name.
+	// +optional
+	SubmitterName string `json:"submitterName,omitempty"`
+	// SubmitterExitCode is the job submitter's exit code.
+	// +optional
+	SubmitterExitCode int32 `json:"submitterExitCode,omitempty"`
+	// State is the job state.
+	State string `json:"state"`
+	// FromSavepoint is the savepoint the job started from.
+	// +optional
+	FromSavepoint string `json:"fromSavepoint,omitempty"`
+	// SavepointGeneration is the generation of the last savepoint.
+	// +optional
+	SavepointGeneration int32 `json:"savepointGeneration,omitempty"`
+	// SavepointLocation is the last savepoint.
+	// +optional
+	SavepointLocation string `json:"savepointLocation,omitempty"`
+	// SavepointTime is when the last savepoint was taken.
+	// +optional
+	SavepointTime string `json:"savepointTime,omitempty"`
+	// FinalSavepoint is whether the last savepoint ended the job.
+	// +optional
+	FinalSavepoint bool `json:"finalSavepoint,omitempty"`
+	// DeployTime is when the job was deployed.
+	// +optional
+	DeployTime string `json:"deployTime,omitempty"`
+	// StartTime is when the job started.
+	// +optional
+	StartTime string `json:"startTime,omitempty"`
+	// RestartCount is how often the job was restarted.
+	// +optional
+	RestartCount int32 `json:"restartCount,omitempty"`
+	// CompletionTime is when the job ended.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// FailureReasons are why the job failed.
+	// +optional
+	FailureReasons []string `json:"failureReasons,omitempty"`
+}
+
+// SavepointStatus is the state of the last savepoint.
+type SavepointStatus struct {
+	// JobID is the job the savepoint belongs to.
+	// +optional
+	JobID string `json:"jobID,omitempty"`
+	// TriggerID is Flink's savepoint trigger ID.
+	// +optional
+	TriggerID string `json:"triggerID,omitempty"`
+	// TriggerTime is when the savepoint was triggered.
+	// +optional
+	TriggerTime string `json:"triggerTime,omitempty"`
+	// TriggerReason is why the savepoint was triggered.
+	// +optional
+	TriggerReason string `json:"triggerReason,omitempty"`
+	// RequestTime is when the savepoint was requested.
+	// +optional
+	RequestTime string `json:"requestTime,omitempty"`
+	// State is the savepoint state.
+	State string `json:"state"`
+	// Message explains the state.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// FormatType is the savepoint format.
+	// +optional
+	FormatType string `json:"formatType,omitempty"`
+}
+
+// RevisionStatus tracks spec revisions.
+type RevisionStatus struct {
+	// CurrentRevision is the revision the components run.
+	// +optional
+	CurrentRevision string `json:"currentRevision,omitempty"`
+	// NextRevision is the revision being rolled out.
+	// +optional
+	NextRevision string `json:"nextRevision,omitempty"`
+	// CollisionCount counts hash collisions of revision names.
+	// +optional
+	CollisionCount *int32 `json:"collisionCount,omitempty"`
+}
+
+// FlinkClusterControlStatus is the state of a user control.
+type FlinkClusterControlStatus struct {
+	// Name is the control: savepoint or job-cancel.
+	Name string `json:"name"`
+	// Details of the control.
+	// +optional
+	Details map[string]string `json:"details,omitempty"`
+	// State of the control.
+	State string `json:"state"`
+	// Message explains the state.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// UpdateTime is when the state last changed.
+	UpdateTime string `json:"updateTime"`
+}

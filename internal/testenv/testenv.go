@@ -1,0 +1,147 @@
+// Package testenv starts a real kube-apiserver and etcd (controller-runtime envtest) with the
+// FlinkCluster CRD installed, for tests and for `flink-admission dev`. The binaries are built
+// from the Go module proxy by hack/envtest-binaries.sh and cached outside the repository.
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flink-admission/flink-admission/deploy"
+)
+
+// Env is a running control plane.
+type Env struct {
+	// Config reaches the API server as a cluster admin.
+	Config *rest.Config
+	// Kubeconfig is the path of a kubeconfig file for kubectl, as a cluster admin.
+	Kubeconfig string
+	// Environment is the underlying envtest environment.
+	Environment *envtest.Environment
+
+	dir string
+}
+
+// Options tune Start.
+type Options struct {
+	// WithoutCRD starts the API server without the FlinkCluster CRD.
+	WithoutCRD bool
+	// KubeconfigDir is where the kubeconfig is written; a temporary directory when empty.
+	KubeconfigDir string
+	// Webhooks are webhook configurations envtest installs, pointing at a local server.
+	Webhooks envtest.WebhookInstallOptions
+}
+
+// CRD returns the generated FlinkCluster CRD.
+func CRD() (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(deploy.CRD, crd); err != nil {
+		return nil, fmt.Errorf("decoding the embedded CRD: %w", err)
+	}
+	return crd, nil
+}
+
+// AssetsDir returns the directory holding kube-apiserver and etcd: $KUBEBUILDER_ASSETS when
+// set, otherwise the output of hack/envtest-binaries.sh, which builds them on first use.
+func AssetsDir() (string, error) {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir, nil
+	}
+	script := filepath.Join(RepoRoot(), "hack", "envtest-binaries.sh")
+	cmd := exec.Command("bash", script)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("building kube-apiserver and etcd with %s: %w", script, err)
+	}
+	dir := string(out)
+	for len(dir) > 0 && (dir[len(dir)-1] == '\n' || dir[len(dir)-1] == '\r') {
+		dir = dir[:len(dir)-1]
+	}
+	return dir, nil
+}
+
+// RepoRoot returns the repository root (the directory of go.mod), found from this source
+// file's location so that tests in any package can use it.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Start starts kube-apiserver and etcd, installs the CRD (unless opts.WithoutCRD) and writes
+// an admin kubeconfig. Call Stop when done.
+func Start(opts Options) (*Env, error) {
+	assets, err := AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		ErrorIfCRDPathMissing: true,
+		WebhookInstallOptions: opts.Webhooks,
+	}
+	if !opts.WithoutCRD {
+		crd, err := CRD()
+		if err != nil {
+			return nil, err
+		}
+		env.CRDs = []*apiextensionsv1.CustomResourceDefinition{crd}
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
+	}
+	e := &Env{Config: cfg, Environment: env}
+	if err := e.writeKubeconfig(opts.KubeconfigDir); err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
+	return e, nil
+}
+
+func (e *Env) writeKubeconfig(dir string) error {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "flink-admission-kubeconfig-")
+		if err != nil {
+			return err
+		}
+		dir, e.dir = d, d
+	}
+	user, err := e.Environment.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("creating an admin user: %w", err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("rendering the admin kubeconfig: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	e.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	return os.WriteFile(e.Kubeconfig, kubeconfig, 0o600)
+}
+
+// Kubectl returns a kubectl command that talks to this API server.
+func (e *Env) Kubectl(args ...string) *exec.Cmd {
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", e.Kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.Kubeconfig)
+	return cmd
+}
+
+// Stop stops the control plane and removes the temporary kubeconfig.
+func (e *Env) Stop() error {
+	err := e.Environment.Stop()
+	if e.dir != "" {
+		err = errors.Join(err, os.RemoveAll(e.dir))
+	}
+	return err
+}
