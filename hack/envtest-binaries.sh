@@ -21,6 +21,16 @@ if [[ -x "$DEST/kube-apiserver" && -x "$DEST/etcd" ]]; then
 fi
 
 mkdir -p "$DEST"
+# Tests in several packages (and `make run`) may ask at once: one builds, the others wait.
+exec 9>"$DEST/.lock"
+if ! flock -n 9; then
+  log "another build of kube-apiserver/etcd is running; waiting for it"
+  flock 9
+fi
+if [[ -x "$DEST/kube-apiserver" && -x "$DEST/etcd" ]]; then
+  echo "$DEST"
+  exit 0
+fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
