@@ -1,0 +1,319 @@
+package flinkclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// maxResponseBytes bounds what is read from Flink: exception histories carry stack traces,
+// and a misbehaving endpoint must not make the controller buffer without limit.
+const maxResponseBytes = 4 << 20
+
+// DefaultTimeout bounds one REST call when the caller's context has no earlier deadline, so
+// that a JobManager that accepts connections but never answers cannot stall a reconcile.
+const DefaultTimeout = 10 * time.Second
+
+// HTTPClient talks to one JobManager's REST endpoint.
+type HTTPClient struct {
+	base *url.URL
+	http *http.Client
+}
+
+var _ Client = &HTTPClient{}
+
+// New returns a client for the REST endpoint at baseURL (e.g. http://name-jobmanager.ns.svc:8081).
+// A nil httpClient uses one with DefaultTimeout.
+func New(baseURL string, httpClient *http.Client) (*HTTPClient, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the Flink REST address %q: %w", baseURL, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("the Flink REST address %q must be http or https", baseURL)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("the Flink REST address %q has no host", baseURL)
+	}
+	if httpClient == nil {
+		httpClient = &http.Client{Timeout: DefaultTimeout}
+	}
+	return &HTTPClient{base: u, http: httpClient}, nil
+}
+
+// HTTPError is a non-2xx answer from Flink.
+type HTTPError struct {
+	Method, Path string
+	StatusCode   int
+	Body         string
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("flink %s %s: HTTP %d: %s", e.Method, e.Path, e.StatusCode, e.Body)
+}
+
+// Unwrap makes errors.Is(err, ErrNotFound) true for a 404.
+func (e *HTTPError) Unwrap() error {
+	if e.StatusCode == http.StatusNotFound {
+		return ErrNotFound
+	}
+	return nil
+}
+
+func (c *HTTPClient) do(ctx context.Context, method, path string, body, out any) error {
+	var reqBody io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		reqBody = bytes.NewReader(b)
+	}
+	u := c.base.JoinPath(path)
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), reqBody)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("flink %s %s: %w", method, path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return fmt.Errorf("flink %s %s: reading the answer: %w", method, path, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return &HTTPError{Method: method, Path: path, StatusCode: resp.StatusCode, Body: firstLine(string(data), 200)}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("flink %s %s: decoding the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// ListJobs implements Client.
+func (c *HTTPClient) ListJobs(ctx context.Context) ([]Job, error) {
+	var out struct {
+		Jobs []Job `json:"jobs"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/jobs/overview", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Jobs, nil
+}
+
+// GetJob implements Client.
+func (c *HTTPClient) GetJob(ctx context.Context, jobID string) (*Job, error) {
+	if err := checkID("job", jobID); err != nil {
+		return nil, err
+	}
+	out := &Job{}
+	if err := c.do(ctx, http.MethodGet, "/jobs/"+jobID, nil, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// exceptionsBody is the answer of /jobs/:jobid/exceptions and /applications/:id/exceptions.
+// Flink 1.x also sends root-exception; 2.x only the history.
+type exceptionsBody struct {
+	RootException string `json:"root-exception"`
+	Timestamp     int64  `json:"timestamp"`
+	History       struct {
+		Entries []Exception `json:"entries"`
+	} `json:"exceptionHistory"`
+}
+
+func (b *exceptionsBody) list() []Exception {
+	if len(b.History.Entries) > 0 {
+		return b.History.Entries
+	}
+	if b.RootException != "" {
+		name, _, _ := strings.Cut(b.RootException, "\n")
+		return []Exception{{Name: name, StackTrace: b.RootException, Timestamp: b.Timestamp}}
+	}
+	return nil
+}
+
+// GetExceptions implements Client.
+func (c *HTTPClient) GetExceptions(ctx context.Context, jobID string) ([]Exception, error) {
+	if err := checkID("job", jobID); err != nil {
+		return nil, err
+	}
+	out := &exceptionsBody{}
+	if err := c.do(ctx, http.MethodGet, "/jobs/"+jobID+"/exceptions", nil, out); err != nil {
+		return nil, err
+	}
+	return out.list(), nil
+}
+
+type triggerAnswer struct {
+	RequestID string `json:"request-id"`
+}
+
+// TriggerSavepoint implements Client.
+func (c *HTTPClient) TriggerSavepoint(ctx context.Context, jobID string, req SavepointRequest) (string, error) {
+	if err := checkID("job", jobID); err != nil {
+		return "", err
+	}
+	body := map[string]any{"cancel-job": false}
+	if req.TargetDirectory != "" {
+		body["target-directory"] = req.TargetDirectory
+	}
+	if req.FormatType != "" {
+		body["formatType"] = req.FormatType
+	}
+	var out triggerAnswer
+	if err := c.do(ctx, http.MethodPost, "/jobs/"+jobID+"/savepoints", body, &out); err != nil {
+		return "", err
+	}
+	if out.RequestID == "" {
+		return "", fmt.Errorf("flink accepted the savepoint of job %s without a request id", jobID)
+	}
+	return out.RequestID, nil
+}
+
+// StopWithSavepoint implements Client. drain stays false: the job is stopped to be resumed
+// from the savepoint, so its event-time timers must not fire.
+func (c *HTTPClient) StopWithSavepoint(ctx context.Context, jobID string, req SavepointRequest) (string, error) {
+	if err := checkID("job", jobID); err != nil {
+		return "", err
+	}
+	body := map[string]any{"drain": false}
+	if req.TargetDirectory != "" {
+		body["targetDirectory"] = req.TargetDirectory
+	}
+	if req.FormatType != "" {
+		body["formatType"] = req.FormatType
+	}
+	var out triggerAnswer
+	if err := c.do(ctx, http.MethodPost, "/jobs/"+jobID+"/stop", body, &out); err != nil {
+		return "", err
+	}
+	if out.RequestID == "" {
+		return "", fmt.Errorf("flink accepted stopping job %s without a request id", jobID)
+	}
+	return out.RequestID, nil
+}
+
+// SavepointStatus implements Client.
+func (c *HTTPClient) SavepointStatus(ctx context.Context, jobID, triggerID string) (*SavepointStatus, error) {
+	if err := checkID("job", jobID); err != nil {
+		return nil, err
+	}
+	if err := checkID("trigger", triggerID); err != nil {
+		return nil, err
+	}
+	var out struct {
+		Status struct {
+			ID string `json:"id"`
+		} `json:"status"`
+		Operation *struct {
+			Location     string `json:"location"`
+			FailureCause *struct {
+				Class      string `json:"class"`
+				StackTrace string `json:"stack-trace"`
+			} `json:"failure-cause"`
+		} `json:"operation"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/jobs/"+jobID+"/savepoints/"+triggerID, nil, &out); err != nil {
+		return nil, err
+	}
+	st := &SavepointStatus{State: out.Status.ID}
+	if out.Operation != nil {
+		st.Location = out.Operation.Location
+		if fc := out.Operation.FailureCause; fc != nil {
+			st.FailureCause = firstLine(fc.StackTrace, 500)
+			if st.FailureCause == "" {
+				st.FailureCause = fc.Class
+			}
+			if st.FailureCause == "" {
+				st.FailureCause = "savepoint failed"
+			}
+		}
+	}
+	if st.State == OperationCompleted && st.Location == "" && st.FailureCause == "" {
+		st.FailureCause = "savepoint completed without a location"
+	}
+	return st, nil
+}
+
+// ListApplications implements Client.
+func (c *HTTPClient) ListApplications(ctx context.Context) ([]Application, error) {
+	var out struct {
+		Applications []Application `json:"applications"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/applications/overview", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Applications, nil
+}
+
+// GetApplicationExceptions implements Client.
+func (c *HTTPClient) GetApplicationExceptions(ctx context.Context, applicationID string) ([]Exception, error) {
+	if err := checkID("application", applicationID); err != nil {
+		return nil, err
+	}
+	out := &exceptionsBody{}
+	if err := c.do(ctx, http.MethodGet, "/applications/"+applicationID+"/exceptions", nil, out); err != nil {
+		return nil, err
+	}
+	return out.list(), nil
+}
+
+// checkID refuses IDs that would change the request path: Flink's IDs are hexadecimal.
+func checkID(kind, id string) error {
+	if id == "" {
+		return fmt.Errorf("empty %s id", kind)
+	}
+	for _, r := range id {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_') {
+			return fmt.Errorf("invalid %s id %q", kind, id)
+		}
+	}
+	return nil
+}
+
+// firstLine returns s up to its first line break, at most max bytes.
+func firstLine(s string, max int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(s)
+	if len(s) > max {
+		s = s[:max]
+	}
+	return s
+}
+
+// Summary is a one-line failure reason from an exception history: the newest exception's
+// name, or its first stack-trace line when Flink sends no name.
+func Summary(exceptions []Exception) string {
+	if len(exceptions) == 0 {
+		return ""
+	}
+	e := exceptions[0]
+	line := firstLine(e.StackTrace, 500)
+	if e.Name == "" {
+		return line
+	}
+	if line == "" || strings.HasPrefix(line, e.Name) {
+		if line != "" {
+			return line
+		}
+		return e.Name
+	}
+	return e.Name + ": " + line
+}
