@@ -1,0 +1,137 @@
+package resources
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+)
+
+// Flink configuration keys the controller derives.
+const (
+	KeyRPCAddress                 = "jobmanager.rpc.address"
+	KeyRPCPort                    = "jobmanager.rpc.port"
+	KeyBlobPort                   = "blob.server.port"
+	KeyQueryPort                  = "query.server.port"
+	KeyRESTPort                   = "rest.port"
+	KeyTMDataPort                 = "taskmanager.data.port"
+	KeyTMRPCPort                  = "taskmanager.rpc.port"
+	KeyKubernetesClusterID        = "kubernetes.cluster-id"
+	KeyHAClusterID                = "high-availability.cluster-id"
+	KeyShutdownOnApplicationEnd   = "execution.shutdown-on-application-finish"
+	KeySavepointsDir              = "state.savepoints.dir"
+	KeyDefaultParallelism         = "parallelism.default"
+	legacyConfigFile              = "flink-conf.yaml"
+	configFile                    = "config.yaml"
+	firstStandardYAMLMajor = 2
+)
+
+// addressKeys are derived from the Service the controller creates; a flinkProperties value
+// for them would point the TaskManagers at nothing, so the derived value always wins.
+var addressKeys = []string{KeyRPCAddress, KeyRPCPort, KeyBlobPort, KeyQueryPort, KeyRESTPort}
+
+// HAClusterID is the cluster id Flink's HA services use, and the "app" label of the HA
+// ConfigMaps Flink's Kubernetes HA creates: the user's value when set, else the cluster name.
+func HAClusterID(fc *v1beta1.FlinkCluster) string {
+	for _, k := range []string{KeyKubernetesClusterID, KeyHAClusterID} {
+		if v := fc.Spec.FlinkProperties[k]; v != "" {
+			return v
+		}
+	}
+	return fc.Name
+}
+
+// FlinkConfiguration returns the effective Flink configuration: derived entries, overridden by
+// flinkProperties except for the JobManager address and ports.
+func FlinkConfiguration(fc *v1beta1.FlinkCluster) map[string]string {
+	rpc, blob, query, ui := JobManagerPorts(fc)
+	data, tmRPC, _ := TaskManagerPorts(fc)
+	conf := map[string]string{
+		KeyTMDataPort:          strconv.Itoa(int(data)),
+		KeyTMRPCPort:           strconv.Itoa(int(tmRPC)),
+		KeyKubernetesClusterID: HAClusterID(fc),
+		KeyHAClusterID:         HAClusterID(fc),
+	}
+	if j := fc.Spec.Job; j != nil {
+		if j.SavepointsDir != nil && *j.SavepointsDir != "" {
+			conf[KeySavepointsDir] = *j.SavepointsDir
+		}
+		if j.Parallelism != nil {
+			conf[KeyDefaultParallelism] = strconv.Itoa(int(*j.Parallelism))
+		}
+	}
+	maps.Copy(conf, fc.Spec.FlinkProperties)
+	conf[KeyRPCAddress] = JobManagerName(fc.Name)
+	conf[KeyRPCPort] = strconv.Itoa(int(rpc))
+	conf[KeyBlobPort] = strconv.Itoa(int(blob))
+	conf[KeyQueryPort] = strconv.Itoa(int(query))
+	conf[KeyRESTPort] = strconv.Itoa(int(ui))
+	if fc.Spec.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment {
+		// The JobManager must outlive the job so that the controller can read its final
+		// state from the REST API; Kubernetes would otherwise restart the finished pod.
+		conf[KeyShutdownOnApplicationEnd] = "false"
+	}
+	return conf
+}
+
+// usesStandardYAML reports whether the Flink version reads config.yaml (Flink 2.0 and later)
+// rather than the legacy flink-conf.yaml. An unparsable version is taken as current.
+func usesStandardYAML(version string) bool {
+	major, _, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
+	n, err := strconv.Atoi(major)
+	return err != nil || n >= firstStandardYAMLMajor
+}
+
+// ConfigFileName is the Flink configuration file name for the cluster's Flink version.
+func ConfigFileName(fc *v1beta1.FlinkCluster) string {
+	if usesStandardYAML(fc.Spec.FlinkVersion) {
+		return configFile
+	}
+	return legacyConfigFile
+}
+
+// renderConfig writes the configuration file. config.yaml is standard YAML, so values are
+// quoted as YAML requires; the legacy file is read line by line as "key: value", where quotes
+// would become part of the value.
+func renderConfig(fc *v1beta1.FlinkCluster, conf map[string]string) (string, error) {
+	if usesStandardYAML(fc.Spec.FlinkVersion) {
+		b, err := yaml.Marshal(conf)
+		if err != nil {
+			return "", fmt.Errorf("rendering %s: %w", configFile, err)
+		}
+		return string(b), nil
+	}
+	var sb strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(conf)) {
+		if strings.ContainsAny(k+conf[k], "\n\r") {
+			return "", fmt.Errorf("rendering %s: the entry %q spans lines", legacyConfigFile, k)
+		}
+		fmt.Fprintf(&sb, "%s: %s\n", k, conf[k])
+	}
+	return sb.String(), nil
+}
+
+// ConfigMap builds the Flink configuration ConfigMap, with the logging files of logConfig.
+func ConfigMap(fc *v1beta1.FlinkCluster, revision string) (*corev1.ConfigMap, error) {
+	file, err := renderConfig(fc, FlinkConfiguration(fc))
+	if err != nil {
+		return nil, err
+	}
+	data := map[string]string{}
+	maps.Copy(data, fc.Spec.LogConfig)
+	data[ConfigFileName(fc)] = file
+	labels := map[string]string{LabelApp: AppFlink, LabelCluster: fc.Name}
+	if revision != "" {
+		labels[LabelRevision] = revision
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: objectMeta(fc, ConfigMapName(fc.Name), labels),
+		Data:       data,
+	}, nil
+}

@@ -1,0 +1,44 @@
+package resources
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+)
+
+// JobManagerJob builds the JobManager as a batch Job: one pod, restartPolicy Never, no
+// retries. A lost or failed JobManager pod ends the job, as it always did.
+func JobManagerJob(fc *v1beta1.FlinkCluster, revision, fromSavepoint string) *batchv1.Job {
+	tmpl := JobManagerPodTemplate(fc, revision, fromSavepoint)
+	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	return &batchv1.Job{
+		ObjectMeta: objectMeta(fc, JobManagerName(fc.Name), componentLabels(fc.Name, ComponentJobManager, revision)),
+		Spec: batchv1.JobSpec{
+			Parallelism:  ptr.To[int32](1),
+			Completions:  ptr.To[int32](1),
+			BackoffLimit: ptr.To[int32](0),
+			Template:     tmpl,
+		},
+	}
+}
+
+// JobManagerDeployment builds the JobManager as a Deployment: Kubernetes recreates a lost
+// pod and Flink HA recovers the job. Recreate, never RollingUpdate: two JobManagers of one
+// cluster must not run side by side. replicas is 1, or 0 once the job is terminal.
+func JobManagerDeployment(fc *v1beta1.FlinkCluster, revision, fromSavepoint string, replicas int32) *appsv1.Deployment {
+	tmpl := JobManagerPodTemplate(fc, revision, fromSavepoint)
+	tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	return &appsv1.Deployment{
+		ObjectMeta: objectMeta(fc, JobManagerName(fc.Name), componentLabels(fc.Name, ComponentJobManager, revision)),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(fc.Name, ComponentJobManager)},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: tmpl,
+		},
+	}
+}

@@ -1,0 +1,196 @@
+package resources
+
+import (
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+)
+
+// podCommon holds what the JobManager and TaskManager pods share: image, configuration
+// volume, Hadoop and GCP mounts, environment.
+type podCommon struct {
+	volumes []corev1.Volume
+	mounts  []corev1.VolumeMount
+	env     []corev1.EnvVar
+}
+
+func commonPodParts(fc *v1beta1.FlinkCluster) podCommon {
+	var c podCommon
+	c.volumes = append(c.volumes, corev1.Volume{
+		Name: configVolume,
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(fc.Name)},
+		}},
+	})
+	c.mounts = append(c.mounts, corev1.VolumeMount{Name: configVolume, MountPath: configMountPath})
+	if h := fc.Spec.HadoopConfig; h != nil && h.ConfigMapName != "" {
+		mountPath := h.MountPath
+		if mountPath == "" {
+			mountPath = defaultHadoopMountPath
+		}
+		c.volumes = append(c.volumes, corev1.Volume{
+			Name: hadoopConfigVolume,
+			VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: h.ConfigMapName},
+			}},
+		})
+		c.mounts = append(c.mounts, corev1.VolumeMount{Name: hadoopConfigVolume, MountPath: mountPath, ReadOnly: true})
+		c.env = append(c.env, corev1.EnvVar{Name: "HADOOP_CONF_DIR", Value: mountPath})
+	}
+	if g := fc.Spec.GCPConfig; g != nil && g.ServiceAccount != nil && g.ServiceAccount.SecretName != "" {
+		sa := g.ServiceAccount
+		c.volumes = append(c.volumes, corev1.Volume{
+			Name:         gcpServiceAccountVol,
+			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: sa.SecretName}},
+		})
+		c.mounts = append(c.mounts, corev1.VolumeMount{Name: gcpServiceAccountVol, MountPath: sa.MountPath, ReadOnly: true})
+		c.env = append(c.env, corev1.EnvVar{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: path.Join(sa.MountPath, sa.KeyFile)})
+	}
+	c.env = append(c.env, fc.Spec.EnvVars...)
+	return c
+}
+
+func pullSecrets(fc *v1beta1.FlinkCluster) []corev1.LocalObjectReference {
+	return slices.Clone(fc.Spec.Image.PullSecrets)
+}
+
+func pullPolicy(fc *v1beta1.FlinkCluster) corev1.PullPolicy {
+	if fc.Spec.Image.PullPolicy == "" {
+		return corev1.PullAlways
+	}
+	return fc.Spec.Image.PullPolicy
+}
+
+func extraPorts(ports []v1beta1.NamedPort) []corev1.ContainerPort {
+	var out []corev1.ContainerPort
+	for _, p := range ports {
+		cp := corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort}
+		if p.Protocol != "" {
+			cp.Protocol = corev1.Protocol(p.Protocol)
+		}
+		out = append(out, cp)
+	}
+	return out
+}
+
+// mergeLabels returns the user's labels overridden by the controller's, so that a pod label
+// can never take a pod out of its selector.
+func mergeLabels(user, own map[string]string) map[string]string {
+	l := maps.Clone(user)
+	if l == nil {
+		l = map[string]string{}
+	}
+	maps.Copy(l, own)
+	return l
+}
+
+// JobManagerArgs are the arguments of Flink's application-mode entrypoint ("standalone-job"
+// of the Flink image): entry class, fixed job ID, jar, savepoint to restore, then the job's
+// own arguments.
+func JobManagerArgs(fc *v1beta1.FlinkCluster, fromSavepoint string) []string {
+	args := []string{"standalone-job", "--job-id", JobID(fc)}
+	j := fc.Spec.Job
+	if j == nil {
+		return args
+	}
+	if j.ClassName != nil && *j.ClassName != "" {
+		args = append(args, "--job-classname", *j.ClassName)
+	}
+	if j.JarFile != nil && *j.JarFile != "" {
+		args = append(args, "--jars", *j.JarFile)
+	}
+	if fromSavepoint != "" {
+		args = append(args, "--fromSavepoint", fromSavepoint)
+		if j.AllowNonRestoredState != nil && *j.AllowNonRestoredState {
+			args = append(args, "--allowNonRestoredState")
+		}
+	}
+	return append(args, j.Args...)
+}
+
+// JobManagerPodTemplate is the pod of the JobManager, the same for the Job and the Deployment
+// except for the restart policy, which the workload sets.
+func JobManagerPodTemplate(fc *v1beta1.FlinkCluster, revision, fromSavepoint string) corev1.PodTemplateSpec {
+	jm := fc.Spec.JobManager
+	if jm == nil {
+		jm = &v1beta1.JobManagerSpec{}
+	}
+	rpc, blob, query, ui := JobManagerPorts(fc)
+	common := commonPodParts(fc)
+	container := corev1.Container{
+		Name:            JobManagerContainer,
+		Image:           fc.Spec.Image.Name,
+		ImagePullPolicy: pullPolicy(fc),
+		Args:            JobManagerArgs(fc, fromSavepoint),
+		Ports: append([]corev1.ContainerPort{
+			{Name: "rpc", ContainerPort: rpc},
+			{Name: "blob", ContainerPort: blob},
+			{Name: "query", ContainerPort: query},
+			{Name: "ui", ContainerPort: ui},
+		}, extraPorts(jm.ExtraPorts)...),
+		Env:            common.env,
+		EnvFrom:        slices.Clone(fc.Spec.EnvFrom),
+		Resources:      *jm.Resources.DeepCopy(),
+		VolumeMounts:   append(common.mounts, jm.VolumeMounts...),
+		LivenessProbe:  jm.LivenessProbe.DeepCopy(),
+		ReadinessProbe: jm.ReadinessProbe.DeepCopy(),
+		// A JobManager that crashes while starting (an exception in main(), a missing class)
+		// leaves the tail of its log as the termination message, which becomes the failure
+		// reason in the FlinkCluster status.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+	if jm.PreStopDelaySeconds != nil && *jm.PreStopDelaySeconds > 0 {
+		container.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+			Exec: &corev1.ExecAction{Command: []string{"sleep", strconv.Itoa(int(*jm.PreStopDelaySeconds))}},
+		}}
+	}
+	containers := append([]corev1.Container{container}, jm.Sidecars...)
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{
+			Labels:      mergeLabels(jm.PodLabels, componentLabels(fc.Name, ComponentJobManager, revision)),
+			Annotations: maps.Clone(jm.PodAnnotations),
+		},
+		Spec: corev1.PodSpec{
+			InitContainers:                slices.Clone(jm.InitContainers),
+			Containers:                    containers,
+			Volumes:                       append(common.volumes, jm.Volumes...),
+			NodeSelector:                  maps.Clone(jm.NodeSelector),
+			Tolerations:                   slices.Clone(jm.Tolerations),
+			Affinity:                      jm.Affinity.DeepCopy(),
+			HostAliases:                   slices.Clone(jm.HostAliases),
+			SecurityContext:               jm.SecurityContext.DeepCopy(),
+			ServiceAccountName:            deref(fc.Spec.ServiceAccountName),
+			ImagePullSecrets:              pullSecrets(fc),
+			TerminationGracePeriodSeconds: copyInt64(jm.TerminationGracePeriodSeconds),
+			SchedulerName:                 schedulerName(fc),
+		},
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func copyInt64(p *int64) *int64 {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func schedulerName(fc *v1beta1.FlinkCluster) string {
+	if fc.Spec.BatchScheduler != nil && fc.Spec.BatchScheduler.Name != "" {
+		return fc.Spec.BatchScheduler.Name
+	}
+	return deref(fc.Spec.BatchSchedulerName)
+}

@@ -1,0 +1,200 @@
+package resources_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/fctest"
+	"github.com/flink-admission/flink-admission/controller/resources"
+)
+
+func TestJobAndDeploymentShareThePodTemplate(t *testing.T) {
+	fc := fctest.MakeCluster("wc").Deployment().Shutdown(30, 60).Obj()
+	fc.Spec.JobManager.InitContainers = []corev1.Container{{Name: "fetch-jar", Image: "busybox"}}
+	fc.Spec.JobManager.Sidecars = []corev1.Container{{Name: "proxy", Image: "envoy"}}
+	fc.Spec.JobManager.Volumes = []corev1.Volume{{Name: "data"}}
+	fc.Spec.JobManager.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	fc.Spec.EnvVars = []corev1.EnvVar{{Name: "A", Value: "b"}}
+
+	job := resources.JobManagerJob(fc, "wc-rev1", "file:///sp/1")
+	dep := resources.JobManagerDeployment(fc, "wc-rev1", "file:///sp/1", 1)
+
+	assert.Equal(t, job.Name, dep.Name, "same name")
+	assert.Equal(t, "wc-jobmanager", dep.Name)
+	assert.Equal(t, job.Labels, dep.Labels, "same labels")
+	assert.Equal(t, corev1.RestartPolicyNever, job.Spec.Template.Spec.RestartPolicy)
+	assert.Equal(t, corev1.RestartPolicyAlways, dep.Spec.Template.Spec.RestartPolicy)
+
+	jobPod, depPod := job.Spec.Template.DeepCopy(), dep.Spec.Template.DeepCopy()
+	jobPod.Spec.RestartPolicy, depPod.Spec.RestartPolicy = "", ""
+	assert.Empty(t, cmp.Diff(jobPod, depPod), "pod templates differ only in restartPolicy")
+
+	pod := dep.Spec.Template.Spec
+	assert.Equal(t, "fetch-jar", pod.InitContainers[0].Name)
+	require.Len(t, pod.Containers, 2)
+	assert.Equal(t, "proxy", pod.Containers[1].Name)
+	c := pod.Containers[0]
+	assert.Equal(t, resources.JobManagerContainer, c.Name)
+	assert.Contains(t, c.Env, corev1.EnvVar{Name: "A", Value: "b"})
+	assert.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: "/data"})
+	assert.Equal(t, corev1.TerminationMessageFallbackToLogsOnError, c.TerminationMessagePolicy)
+
+	// Shutdown settings.
+	require.NotNil(t, c.Lifecycle)
+	assert.Equal(t, []string{"sleep", "30"}, c.Lifecycle.PreStop.Exec.Command)
+	assert.Equal(t, ptr.To[int64](60), pod.TerminationGracePeriodSeconds)
+}
+
+func TestJobManagerWorkloads(t *testing.T) {
+	fc := fctest.MakeCluster("wc").Deployment().Obj()
+	dep := resources.JobManagerDeployment(fc, "wc-rev1", "", 1)
+	assert.Equal(t, ptr.To[int32](1), dep.Spec.Replicas)
+	assert.Equal(t, appsv1.RecreateDeploymentStrategyType, dep.Spec.Strategy.Type)
+	sel := labels.SelectorFromSet(dep.Spec.Selector.MatchLabels)
+	assert.True(t, sel.Matches(labels.Set(dep.Spec.Template.Labels)), "the selector matches the pods")
+	assert.NotContains(t, dep.Spec.Selector.MatchLabels, resources.LabelRevision, "the selector spans revisions (it is immutable)")
+	assert.Equal(t, "wc-rev1", dep.Spec.Template.Labels[resources.LabelRevision])
+	require.Len(t, dep.OwnerReferences, 1)
+	assert.Equal(t, v1beta1.Kind, dep.OwnerReferences[0].Kind)
+	assert.True(t, *dep.OwnerReferences[0].Controller)
+
+	assert.Equal(t, ptr.To[int32](0), resources.JobManagerDeployment(fc, "wc-rev1", "", 0).Spec.Replicas, "scaled to zero")
+
+	job := resources.JobManagerJob(fctest.MakeCluster("wc").Obj(), "wc-rev1", "")
+	assert.Equal(t, ptr.To[int32](0), job.Spec.BackoffLimit, "no retries")
+	assert.Equal(t, ptr.To[int32](1), job.Spec.Completions)
+}
+
+func TestPodLabelsCannotLeaveTheSelector(t *testing.T) {
+	fc := fctest.MakeCluster("wc").Obj()
+	fc.Spec.JobManager.PodLabels = map[string]string{resources.LabelCluster: "other", "team": "data"}
+	tmpl := resources.JobManagerPodTemplate(fc, "wc-r", "")
+	assert.Equal(t, "wc", tmpl.Labels[resources.LabelCluster])
+	assert.Equal(t, "data", tmpl.Labels["team"])
+}
+
+func TestJobManagerArgs(t *testing.T) {
+	fc := fctest.MakeCluster("wc").Args("--rate", "10").Obj()
+	id := resources.JobID(fc)
+	assert.Equal(t, []string{"standalone-job", "--job-id", id, "--job-classname", "org.example.Job",
+		"--jars", "local:///opt/flink/usrlib/job.jar", "--rate", "10"}, resources.JobManagerArgs(fc, ""))
+
+	fc.Spec.Job.AllowNonRestoredState = ptr.To(true)
+	assert.Equal(t, []string{"standalone-job", "--job-id", id, "--job-classname", "org.example.Job",
+		"--jars", "local:///opt/flink/usrlib/job.jar", "--fromSavepoint", "s3://b/sp-1", "--allowNonRestoredState", "--rate", "10"},
+		resources.JobManagerArgs(fc, "s3://b/sp-1"))
+}
+
+func TestJobID(t *testing.T) {
+	a := resources.JobID(fctest.MakeCluster("a").UID("u1").Obj())
+	assert.Len(t, a, 32)
+	assert.Equal(t, a, resources.JobID(fctest.MakeCluster("a").UID("u1").Obj()), "stable")
+	assert.NotEqual(t, a, resources.JobID(fctest.MakeCluster("a").UID("u2").Obj()), "differs per cluster")
+}
+
+func TestRevision(t *testing.T) {
+	base := fctest.MakeCluster("wc")
+	r0, err := resources.Revision(base.Obj())
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(r0, "wc-"))
+
+	tests := []struct {
+		name    string
+		mutate  func(fc *v1beta1.FlinkCluster)
+		changes bool
+	}{
+		{"update: a flinkProperties value", func(fc *v1beta1.FlinkCluster) { fc.Spec.FlinkProperties["a"] = "1" }, true},
+		{"update: the image", func(fc *v1beta1.FlinkCluster) { fc.Spec.Image.Name = "flink:2.3.0" }, true},
+		{"update: the job arguments", func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"x"} }, true},
+		{"no update: cancelRequested", func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.CancelRequested = ptr.To(true) }, false},
+		{"no update: savepointGeneration", func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.SavepointGeneration = 3 }, false},
+		{"no update: cleanup policy", func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.CleanupPolicy = nil }, false},
+		{"no update: TaskManager replicas", func(fc *v1beta1.FlinkCluster) { fc.Spec.TaskManager.Replicas = ptr.To[int32](9) }, false},
+		{"no update: annotations", func(fc *v1beta1.FlinkCluster) { fc.Annotations = map[string]string{v1beta1.ControlAnnotation: "savepoint"} }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := base.Obj()
+			tc.mutate(fc)
+			r, err := resources.Revision(fc)
+			require.NoError(t, err)
+			assert.Equal(t, tc.changes, r != r0)
+		})
+	}
+}
+
+func TestConfigMap(t *testing.T) {
+	fc := fctest.MakeCluster("wc").Deployment().
+		Property("jobmanager.rpc.address", "elsewhere").
+		Property("taskmanager.numberOfTaskSlots", "4").
+		Obj()
+	fc.Spec.LogConfig = map[string]string{"log4j-console.properties": "rootLogger.level = INFO"}
+	cm, err := resources.ConfigMap(fc, "wc-r1")
+	require.NoError(t, err)
+	assert.Equal(t, "wc-configmap", cm.Name)
+	assert.Equal(t, "rootLogger.level = INFO", cm.Data["log4j-console.properties"])
+
+	var conf map[string]string
+	require.NoError(t, yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &conf), "Flink 2 reads standard YAML")
+	assert.Equal(t, "wc-jobmanager", conf["jobmanager.rpc.address"], "the derived address wins")
+	assert.Equal(t, "6123", conf["jobmanager.rpc.port"])
+	assert.Equal(t, "8081", conf["rest.port"])
+	assert.Equal(t, "4", conf["taskmanager.numberOfTaskSlots"], "user properties are kept")
+	assert.Equal(t, "false", conf["execution.shutdown-on-application-finish"], "Deployment keeps the JobManager after the job ends")
+	assert.Equal(t, "wc", conf["kubernetes.cluster-id"])
+	assert.Equal(t, "file:///savepoints", conf["state.savepoints.dir"])
+}
+
+func TestLegacyConfigFile(t *testing.T) {
+	fc := fctest.MakeCluster("wc").FlinkVersion("1.20").Property("kubernetes.cluster-id", "custom").Obj()
+	cm, err := resources.ConfigMap(fc, "")
+	require.NoError(t, err)
+	file, ok := cm.Data["flink-conf.yaml"]
+	require.True(t, ok, "Flink 1.x reads flink-conf.yaml")
+	assert.Contains(t, file, "jobmanager.rpc.address: wc-jobmanager\n")
+	assert.Contains(t, file, "kubernetes.cluster-id: custom\n")
+	assert.NotContains(t, file, "execution.shutdown-on-application-finish", "Job mode keeps Flink's default")
+	assert.Equal(t, "custom", resources.HAClusterID(fc))
+
+	fc.Spec.FlinkProperties["bad"] = "a\nb: c"
+	_, err = resources.ConfigMap(fc, "")
+	assert.Error(t, err, "a value that would inject lines is refused")
+}
+
+func TestService(t *testing.T) {
+	fc := fctest.MakeCluster("wc").Obj()
+	svc := resources.Service(fc, "wc-r1")
+	assert.Equal(t, "wc-jobmanager", svc.Name)
+	assert.Equal(t, corev1.ServiceTypeClusterIP, svc.Spec.Type)
+	var names []string
+	for _, p := range svc.Spec.Ports {
+		names = append(names, p.Name)
+	}
+	assert.Equal(t, []string{"rpc", "blob", "query", "ui"}, names)
+	assert.Equal(t, resources.SelectorLabels("wc", resources.ComponentJobManager), svc.Spec.Selector)
+
+	fc.Spec.JobManager.AccessScope = v1beta1.AccessScopeHeadless
+	assert.Equal(t, corev1.ClusterIPNone, resources.Service(fc, "").Spec.ClusterIP)
+	fc.Spec.JobManager.AccessScope = v1beta1.AccessScopeNodePort
+	assert.Equal(t, corev1.ServiceTypeNodePort, resources.Service(fc, "").Spec.Type)
+}
+
+func TestTaskManagers(t *testing.T) {
+	fc := fctest.MakeCluster("wc").Obj()
+	sts := resources.TaskManagerStatefulSet(fc, "wc-r1")
+	assert.Equal(t, "wc-taskmanager", sts.Name)
+	assert.Equal(t, ptr.To[int32](2), sts.Spec.Replicas)
+	assert.Equal(t, []string{"taskmanager"}, sts.Spec.Template.Spec.Containers[0].Args)
+	dep := resources.TaskManagerDeployment(fc, "wc-r1")
+	assert.Equal(t, sts.Spec.Template, dep.Spec.Template, "same pod either way")
+}
