@@ -15,21 +15,21 @@ import (
 
 // Flink configuration keys the controller derives.
 const (
-	KeyRPCAddress                 = "jobmanager.rpc.address"
-	KeyRPCPort                    = "jobmanager.rpc.port"
-	KeyBlobPort                   = "blob.server.port"
-	KeyQueryPort                  = "query.server.port"
-	KeyRESTPort                   = "rest.port"
-	KeyTMDataPort                 = "taskmanager.data.port"
-	KeyTMRPCPort                  = "taskmanager.rpc.port"
-	KeyKubernetesClusterID        = "kubernetes.cluster-id"
-	KeyHAClusterID                = "high-availability.cluster-id"
-	KeyShutdownOnApplicationEnd   = "execution.shutdown-on-application-finish"
-	KeySavepointsDir              = "state.savepoints.dir"
-	KeyDefaultParallelism         = "parallelism.default"
-	legacyConfigFile              = "flink-conf.yaml"
-	configFile                    = "config.yaml"
-	firstStandardYAMLMajor = 2
+	KeyRPCAddress               = "jobmanager.rpc.address"
+	KeyRPCPort                  = "jobmanager.rpc.port"
+	KeyBlobPort                 = "blob.server.port"
+	KeyQueryPort                = "query.server.port"
+	KeyRESTPort                 = "rest.port"
+	KeyTMDataPort               = "taskmanager.data.port"
+	KeyTMRPCPort                = "taskmanager.rpc.port"
+	KeyKubernetesClusterID      = "kubernetes.cluster-id"
+	KeyHAClusterID              = "high-availability.cluster-id"
+	KeyShutdownOnApplicationEnd = "execution.shutdown-on-application-finish"
+	KeySavepointsDir            = "state.savepoints.dir"
+	KeyDefaultParallelism       = "parallelism.default"
+	legacyConfigFile            = "flink-conf.yaml"
+	configFile                  = "config.yaml"
+	firstStandardYAMLMajor      = 2
 )
 
 // addressKeys are derived from the Service the controller creates; a flinkProperties value

@@ -120,7 +120,9 @@ func TestRevision(t *testing.T) {
 		{"no update: savepointGeneration", func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.SavepointGeneration = 3 }, false},
 		{"no update: cleanup policy", func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.CleanupPolicy = nil }, false},
 		{"no update: TaskManager replicas", func(fc *v1beta1.FlinkCluster) { fc.Spec.TaskManager.Replicas = ptr.To[int32](9) }, false},
-		{"no update: annotations", func(fc *v1beta1.FlinkCluster) { fc.Annotations = map[string]string{v1beta1.ControlAnnotation: "savepoint"} }, false},
+		{"no update: annotations", func(fc *v1beta1.FlinkCluster) {
+			fc.Annotations = map[string]string{v1beta1.ControlAnnotation: "savepoint"}
+		}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
