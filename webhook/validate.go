@@ -151,4 +151,3 @@ func genericPath(p string) string {
 	}
 	return b.String()
 }
-

@@ -113,4 +113,3 @@ func ReadyCheck(h *Handlers, certHealthy func() error) healthz.Checker {
 		return nil
 	}
 }
-
