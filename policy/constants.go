@@ -1,0 +1,107 @@
+package policy
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Defaults that Default writes and that validation assumes for unset fields. They match the
+// CRD's structural defaults and the flink-on-k8s-operator's defaulting webhook.
+const (
+	// DefaultJobManagerReplicas is the JobManager replica count; it is also the only one allowed.
+	DefaultJobManagerReplicas int32 = 1
+	// DefaultTaskManagerReplicas is the TaskManager replica count.
+	DefaultTaskManagerReplicas int32 = 3
+
+	// DefaultJobManagerRPCPort is the JobManager RPC port.
+	DefaultJobManagerRPCPort int32 = 6123
+	// DefaultJobManagerBlobPort is the JobManager blob server port.
+	DefaultJobManagerBlobPort int32 = 6124
+	// DefaultJobManagerQueryPort is the JobManager queryable state port.
+	DefaultJobManagerQueryPort int32 = 6125
+	// DefaultJobManagerUIPort is the JobManager web UI and REST port.
+	DefaultJobManagerUIPort int32 = 8081
+	// DefaultTaskManagerDataPort is the TaskManager data port.
+	DefaultTaskManagerDataPort int32 = 6121
+	// DefaultTaskManagerRPCPort is the TaskManager RPC port.
+	DefaultTaskManagerRPCPort int32 = 6122
+	// DefaultTaskManagerQueryPort is the TaskManager queryable state port.
+	DefaultTaskManagerQueryPort int32 = 6125
+	// MinPort is the lowest port a Flink port may use: ports up to 1024 are privileged.
+	MinPort int32 = 1025
+
+	// MemoryProcessRatioMinVersion is the first Flink version with the unified memory model:
+	// from it on memoryProcessRatio applies and the off-heap settings are rejected, before
+	// it the reverse. The flink-on-k8s-operator compares with "1.10" (its messages say 1.11).
+	MemoryProcessRatioMinVersion = "1.10"
+	// DefaultMemoryProcessRatio is the Flink process share of container memory, in percent.
+	DefaultMemoryProcessRatio int32 = 80
+	// DefaultMemoryOffHeapRatio is the off-heap share of container memory, in percent.
+	DefaultMemoryOffHeapRatio int32 = 25
+	// DefaultMemoryOffHeapMin is the minimum off-heap memory, as a quantity.
+	DefaultMemoryOffHeapMin = "600M"
+
+	// DefaultHadoopConfigMountPath is where the Hadoop configuration is mounted.
+	DefaultHadoopConfigMountPath = "/etc/hadoop/conf"
+
+	// DefaultPreStopDelaySeconds is the JobManager preStop delay of a Deployment JobManager:
+	// long enough for in-flight REST calls and the leader hand-over to finish.
+	DefaultPreStopDelaySeconds int32 = 15
+	// DefaultTerminationGracePeriodSeconds is the lower bound of the defaulted grace period of
+	// a Deployment JobManager: Flink needs the time to clean up its HA metadata.
+	DefaultTerminationGracePeriodSeconds int64 = 60
+	// GracePeriodMarginSeconds is how much longer than the preStop delay the defaulted grace
+	// period is at least, so that the JobManager still has time to shut down after the delay.
+	GracePeriodMarginSeconds int64 = 30
+)
+
+// Default probe settings of the JobManager and TaskManager containers (a TCP check of the
+// RPC port). User-set probe fields win over them.
+const (
+	DefaultLivenessTimeoutSeconds       int32 = 10
+	DefaultLivenessInitialDelaySeconds  int32 = 5
+	DefaultLivenessPeriodSeconds        int32 = 60
+	DefaultLivenessFailureThreshold     int32 = 5
+	DefaultReadinessTimeoutSeconds      int32 = 10
+	DefaultReadinessInitialDelaySeconds int32 = 5
+	DefaultReadinessPeriodSeconds       int32 = 5
+	DefaultReadinessFailureThreshold    int32 = 60
+)
+
+// Flink configuration keys the policy reads or defaults.
+const (
+	// PropertyHAType selects Flink high availability (none, kubernetes, zookeeper or a class).
+	PropertyHAType = "high-availability.type"
+	// PropertyHALegacy is the pre-1.17 name of PropertyHAType; it is read when the new key is unset.
+	PropertyHALegacy = "high-availability"
+	// PropertyHAStorageDir is where Flink HA keeps its metadata.
+	PropertyHAStorageDir = "high-availability.storageDir"
+	// PropertyShutdownOnApplicationFinish makes the JobManager exit when the application ends.
+	PropertyShutdownOnApplicationFinish = "execution.shutdown-on-application-finish"
+	// PropertySubmitFailedJobOnApplicationError keeps a failed application visible as a
+	// failed job instead of ending the JobManager.
+	PropertySubmitFailedJobOnApplicationError = "execution.submit-failed-job-on-application-error"
+
+	// DefaultShutdownOnApplicationFinish is defaulted for a Deployment JobManager: it must stay
+	// up after the job ends so that the final state can be read.
+	DefaultShutdownOnApplicationFinish = "false"
+	// DefaultSubmitFailedJobOnApplicationError is defaulted for a Deployment JobManager.
+	DefaultSubmitFailedJobOnApplicationError = "true"
+	// HATypeNone is the effective HA type when none is configured.
+	HATypeNone = "none"
+)
+
+// DefaultResources returns the container resources used when a component sets none:
+// requests cpu 200m, memory 512Mi; limits cpu 2, memory 2Gi.
+func DefaultResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("200m"),
+			corev1.ResourceMemory: resource.MustParse("512Mi"),
+		},
+		Limits: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("2"),
+			corev1.ResourceMemory: resource.MustParse("2Gi"),
+		},
+	}
+}

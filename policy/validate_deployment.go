@@ -1,0 +1,89 @@
+package policy
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+)
+
+var (
+	pathJobMode       = field.NewPath("spec", "job", "mode")
+	pathFlinkProps    = field.NewPath("spec", "flinkProperties")
+	pathHAType        = pathFlinkProps.Key(PropertyHAType)
+	pathHAStorageDir  = pathFlinkProps.Key(PropertyHAStorageDir)
+	pathShutdown      = pathFlinkProps.Key(PropertyShutdownOnApplicationFinish)
+	pathJMReplicas    = field.NewPath("spec", "jobManager", "replicas")
+	pathCancelRequest = field.NewPath("spec", "job", "cancelRequested")
+)
+
+// validateDeployment checks what a Deployment JobManager requires: an application cluster,
+// Flink HA with a storage directory, one replica, and a JobManager that stays up after the
+// job ends. These are the CRD's optionalOldSelf rules, and they ratchet exactly as the CEL
+// does: on update (old != nil), a violation is a warning when the old object broke the
+// same condition — whatever the old deploymentType was, as in the CEL expression.
+func validateDeployment(fc, old *v1beta1.FlinkCluster) (field.ErrorList, []string) {
+	s := &fc.Spec
+	if s.GetDeploymentType() != v1beta1.JobManagerDeploymentTypeDeployment {
+		return nil, nil
+	}
+	var errs field.ErrorList
+	var warnings []string
+	report := func(err *field.Error, oldBroke func(*v1beta1.FlinkClusterSpec) bool) {
+		if old != nil && oldBroke(&old.Spec) {
+			warnings = append(warnings, existingViolation(err))
+			return
+		}
+		errs = append(errs, err)
+	}
+
+	if !s.IsApplicationMode() {
+		var mode string
+		if s.Job != nil && s.Job.Mode != nil {
+			mode = string(*s.Job.Mode)
+		}
+		report(field.Invalid(pathJobMode, mode,
+			"deploymentType Deployment requires an application cluster: spec.job with mode Application").
+			WithOrigin(RuleDeploymentRequiresApplicationMode),
+			func(o *v1beta1.FlinkClusterSpec) bool { return !o.IsApplicationMode() })
+	}
+	if !HAEnabled(s.FlinkProperties) {
+		report(field.Required(pathHAType,
+			"deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.type (kubernetes, zookeeper or a factory class)").
+			WithOrigin(RuleDeploymentRequiresHA),
+			func(o *v1beta1.FlinkClusterSpec) bool { return !HAEnabled(o.FlinkProperties) })
+	}
+	if s.FlinkProperties[PropertyHAStorageDir] == "" {
+		report(field.Required(pathHAStorageDir,
+			"deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.storageDir").
+			WithOrigin(RuleDeploymentRequiresHAStorageDir),
+			func(o *v1beta1.FlinkClusterSpec) bool { return o.FlinkProperties[PropertyHAStorageDir] == "" })
+	}
+	if s.JobManager != nil && s.JobManager.Replicas != nil && *s.JobManager.Replicas != DefaultJobManagerReplicas {
+		report(field.Invalid(pathJMReplicas, *s.JobManager.Replicas, "deploymentType Deployment requires jobManager replicas 1").
+			WithOrigin(RuleDeploymentRequiresSingleJobManager),
+			func(o *v1beta1.FlinkClusterSpec) bool {
+				return o.JobManager != nil && o.JobManager.Replicas != nil && *o.JobManager.Replicas != DefaultJobManagerReplicas
+			})
+	}
+	if shutdownOnFinish(s.FlinkProperties) {
+		report(field.Forbidden(pathShutdown,
+			"deploymentType Deployment requires execution.shutdown-on-application-finish false: the JobManager must stay up after the job ends so that its final state can be read").
+			WithOrigin(RuleDeploymentForbidsShutdownOnFinish),
+			func(o *v1beta1.FlinkClusterSpec) bool { return shutdownOnFinish(o.FlinkProperties) })
+	}
+	return errs, warnings
+}
+
+// validateCancelOnCreate rejects cancelRequested true on a new job. Like its CEL rule
+// (optionalOldSelf on spec.job), it applies on create and on an update whose old object
+// had no job; on other updates cancelRequested is judged by the transition rules.
+func validateCancelOnCreate(fc, old *v1beta1.FlinkCluster) field.ErrorList {
+	if fc.Spec.Job == nil || !isTrue(fc.Spec.Job.CancelRequested) {
+		return nil
+	}
+	if old != nil && old.Spec.Job != nil {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(pathCancelRequest, "cancelRequested cannot be true on a new job").
+		WithOrigin(RuleCancelOnCreate)}
+}

@@ -1,0 +1,172 @@
+package policy
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+)
+
+var (
+	pathDeploymentType   = field.NewPath("spec", "jobManager", "deploymentType")
+	pathTMDeploymentType = field.NewPath("spec", "taskManager", "deploymentType")
+	pathJob              = field.NewPath("spec", "job")
+	pathSavepointsDir    = pathJob.Child("savepointsDir")
+	pathSavepointGen     = pathJob.Child("savepointGeneration")
+	pathUserControl      = field.NewPath("metadata", "annotations").Key(v1beta1.ControlAnnotation)
+	userControls         = []string{v1beta1.ControlNameSavepoint, v1beta1.ControlNameJobCancel}
+)
+
+// validateTransitions checks the CRD's transition rules: what may not change between the
+// old and the new object. They compare effective values, so unset and its default are
+// the same (an unset deploymentType is Job), and a nil jobManager or taskManager is unset.
+func validateTransitions(old, fc *v1beta1.FlinkCluster) field.ErrorList {
+	var errs field.ErrorList
+	o, n := &old.Spec, &fc.Spec
+	if o.GetDeploymentType() != n.GetDeploymentType() {
+		errs = append(errs, field.Forbidden(pathDeploymentType,
+			fmt.Sprintf("deploymentType is immutable (unset means Job): delete and recreate the cluster to change it from %s to %s",
+				o.GetDeploymentType(), n.GetDeploymentType())).WithOrigin(RuleDeploymentTypeImmutable))
+	}
+	if o.TaskManager.GetDeploymentType() != n.TaskManager.GetDeploymentType() {
+		errs = append(errs, field.Forbidden(pathTMDeploymentType, "taskManager deploymentType is immutable (unset means StatefulSet)").
+			WithOrigin(RuleTaskManagerDeploymentTypeImmutable))
+	}
+	if (o.Job == nil) != (n.Job == nil) {
+		errs = append(errs, field.Forbidden(pathJob, "a cluster cannot change between session cluster and job cluster").
+			WithOrigin(RuleClusterTypeImmutable))
+	}
+	if o.Job != nil && !isEmpty(o.Job.SavepointsDir) && (n.Job == nil || isEmpty(n.Job.SavepointsDir)) {
+		errs = append(errs, field.Required(pathSavepointsDir, "savepointsDir cannot be removed").WithOrigin(RuleSavepointsDirRemoved))
+	}
+	if o.Job != nil && isTrue(o.Job.CancelRequested) && (n.Job == nil || !isTrue(n.Job.CancelRequested)) {
+		errs = append(errs, field.Forbidden(pathCancelRequest, "cancelRequested cannot go from true to false").
+			WithOrigin(RuleCancelIrreversible))
+	}
+	if HAEnabled(o.FlinkProperties) != HAEnabled(n.FlinkProperties) {
+		errs = append(errs, field.Forbidden(pathFlinkProps, "Flink high availability cannot be switched on or off on an existing cluster").
+			WithOrigin(RuleHAImmutable))
+	}
+	return errs
+}
+
+// validateUserControl checks a new or changed user-control annotation against the old
+// object: a known control, no change while a control runs, and a job it applies to. An
+// annotation that did not change was judged when it was set: the job's state has moved on
+// since, and judging it again would block unrelated updates until the operator removes it.
+func validateUserControl(old, fc *v1beta1.FlinkCluster) field.ErrorList {
+	value, ok := fc.Annotations[v1beta1.ControlAnnotation]
+	if !ok {
+		return nil
+	}
+	if oldValue, had := old.Annotations[v1beta1.ControlAnnotation]; had && oldValue == value {
+		return nil
+	}
+	var errs field.ErrorList
+	if c := old.Status.Control; c != nil && c.State == v1beta1.ControlStateInProgress {
+		errs = append(errs, field.Forbidden(pathUserControl,
+			fmt.Sprintf("cannot change while the %s control is in progress", c.Name)).WithOrigin(RuleUserControlInProgress))
+	}
+	notApplicable := func(detail string) {
+		errs = append(errs, field.Forbidden(pathUserControl, detail).WithOrigin(RuleUserControlNotApplicable))
+	}
+	job, status := old.Spec.Job, old.Status.Components.Job
+	switch value {
+	case v1beta1.ControlNameJobCancel:
+		switch {
+		case job == nil:
+			notApplicable("job-cancel is not allowed for a session cluster")
+		case status == nil || jobTerminated(status, job):
+			notApplicable("job-cancel is not allowed: the job has not started yet or has already terminated")
+		}
+	case v1beta1.ControlNameSavepoint:
+		switch {
+		case job == nil:
+			notApplicable("savepoint is not allowed for a session cluster")
+		case isEmpty(job.SavepointsDir):
+			notApplicable("savepoint is not allowed without spec.job.savepointsDir")
+		case status == nil || jobStopped(status):
+			notApplicable("savepoint is not allowed: the job has not started yet or has already stopped")
+		}
+	default:
+		errs = append(errs, field.NotSupported(pathUserControl, value, userControls).WithOrigin(RuleUserControlValue))
+	}
+	return errs
+}
+
+// validateSpecUpdate checks the reference webhook's rules for a changed spec: the
+// cancelRequested and savepointGeneration commands, which must come alone, and the job
+// update rules. done is true when the update is a valid command alone, which needs no
+// further checks.
+func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster) (errs field.ErrorList, done bool) {
+	oj, nj := old.Spec.Job, fc.Spec.Job
+	if oj == nil || nj == nil {
+		return nil, false // a session cluster, or a switch the transition rules reject
+	}
+
+	if !isTrue(oj.CancelRequested) && isTrue(nj.CancelRequested) {
+		if onlyJobChange(old, fc, func(j *v1beta1.JobSpec) { j.CancelRequested = nj.CancelRequested }) {
+			return nil, true
+		}
+		errs = append(errs, field.Forbidden(pathCancelRequest,
+			"cancelRequested must be set to true on its own, without other spec changes").WithOrigin(RuleCancelAlone))
+	}
+
+	if oj.SavepointGeneration != nj.SavepointGeneration {
+		var statusGen int32
+		if js := old.Status.Components.Job; js != nil {
+			statusGen = js.SavepointGeneration
+		}
+		valid := nj.SavepointGeneration == statusGen+1
+		alone := onlyJobChange(old, fc, func(j *v1beta1.JobSpec) { j.SavepointGeneration = nj.SavepointGeneration })
+		if valid && alone {
+			return errs, true
+		}
+		if !valid {
+			errs = append(errs, field.Invalid(pathSavepointGen, nj.SavepointGeneration,
+				fmt.Sprintf("can only be set to %d: status.components.job.savepointGeneration + 1", statusGen+1)).
+				WithOrigin(RuleSavepointGeneration))
+		}
+		if !alone {
+			errs = append(errs, field.Forbidden(pathSavepointGen,
+				"savepointGeneration must be changed on its own, without other spec changes").WithOrigin(RuleSavepointGenerationAlone))
+		}
+	}
+	return append(errs, v.validateJobUpdate(old, fc)...), false
+}
+
+// onlyJobChange reports whether fc's spec is old's spec with only set applied to the job.
+func onlyJobChange(old, fc *v1beta1.FlinkCluster, set func(*v1beta1.JobSpec)) bool {
+	s := old.Spec.DeepCopy()
+	set(s.Job)
+	return equality.Semantic.DeepEqual(*s, fc.Spec)
+}
+
+// validateJobUpdate checks that the job of a changed job cluster can carry its state over:
+// the operator restarts the job from a savepoint, so the cluster needs a savepointsDir
+// from the start, and when no savepoint is taken before the update (takeSavepointOnUpdate
+// false, or the job stopped), a recent enough one must exist, unless fromSavepoint names one.
+func (v Validator) validateJobUpdate(old, fc *v1beta1.FlinkCluster) field.ErrorList {
+	oj, nj := old.Spec.Job, fc.Spec.Job
+	switch {
+	case oj == nil || nj == nil:
+		return nil
+	case isEmpty(oj.SavepointsDir):
+		return field.ErrorList{field.Forbidden(pathJob,
+			"a job cluster created without spec.job.savepointsDir cannot be updated: its job state cannot be carried over; delete and recreate the cluster").
+			WithOrigin(RuleJobUpdateRequiresSavepointsDir)}
+	case isEmpty(nj.SavepointsDir), !isBlank(nj.FromSavepoint):
+		return nil // removal is a transition error; an explicit savepoint needs no other
+	}
+	status := old.Status.Components.Job
+	takeSavepoint := nj.TakeSavepointOnUpdate == nil || *nj.TakeSavepointOnUpdate
+	skipSavepoint := !takeSavepoint || jobStopped(status)
+	if skipSavepoint && status != nil && !jobUpdateReady(status, nj, v.now()) {
+		return field.ErrorList{field.Forbidden(pathJob,
+			"no savepoint will be taken before this update (takeSavepointOnUpdate false or the job stopped) and the job has no savepoint newer than maxStateAgeToRestoreSeconds: set spec.job.fromSavepoint or take a savepoint first").
+			WithOrigin(RuleJobUpdateRequiresRecentSavepoint)}
+	}
+	return nil
+}

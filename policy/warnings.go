@@ -1,0 +1,23 @@
+package policy
+
+// Warning texts. The API server relays them to the client (kubectl prints them), so they
+// are whole sentences a user can act on. Texts with verbs are fmt formats.
+const (
+	// WarningRestartPolicyWithDeployment: with a Deployment JobManager a failed job is
+	// recovered by Flink HA and Kubernetes, not by the operator's restart from a savepoint.
+	WarningRestartPolicyWithDeployment = "spec.job.restartPolicy: FromSavepointOnFailure has no effect with spec.jobManager.deploymentType Deployment: Kubernetes restarts the JobManager and Flink high availability recovers the job"
+
+	// WarningLegacyHAKey: Flink 1.17 renamed the key; the old one still works but is deprecated.
+	WarningLegacyHAKey = "spec.flinkProperties[high-availability]: deprecated key, use high-availability.type instead"
+
+	// WarningLegacyHAKeyIgnored: both keys are set; Flink reads high-availability.type.
+	WarningLegacyHAKeyIgnored = "spec.flinkProperties[high-availability]: ignored because high-availability.type is set; remove it"
+
+	// WarningBatchSchedulerName: the flink-on-k8s-operator replaced the field.
+	WarningBatchSchedulerName = "spec.batchSchedulerName: deprecated, use spec.batchScheduler.name instead"
+
+	// WarningExistingViolationFormat wraps a ratcheted error (formatted with Error()): the
+	// object already broke the rule before this update, so the update is allowed, but the
+	// user should know the object is still out of policy.
+	WarningExistingViolationFormat = "%s (existing violation, allowed on update)"
+)
