@@ -1,0 +1,67 @@
+package state_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/fctest"
+	"github.com/flink-admission/flink-admission/controller/state"
+)
+
+func TestCleanupAction(t *testing.T) {
+	spec := &fctest.MakeCluster("wc").Cleanup("KeepCluster", "DeleteTaskManager", "DeleteCluster").Obj().Spec
+	assert.Equal(t, v1beta1.CleanupActionKeepCluster, state.CleanupAction(spec, "Succeeded"))
+	assert.Equal(t, v1beta1.CleanupActionDeleteTaskManager, state.CleanupAction(spec, "Failed"))
+	assert.Equal(t, v1beta1.CleanupActionDeleteTaskManager, state.CleanupAction(spec, "DeployFailed"))
+	assert.Equal(t, v1beta1.CleanupActionDeleteTaskManager, state.CleanupAction(spec, "Lost"), "a timed-out Lost job is a failure")
+	assert.Equal(t, v1beta1.CleanupActionDeleteCluster, state.CleanupAction(spec, "Cancelled"))
+
+	spec.Job.CleanupPolicy = nil
+	assert.Equal(t, v1beta1.CleanupActionDeleteCluster, state.CleanupAction(spec, "Succeeded"), "CRD defaults")
+	assert.Equal(t, v1beta1.CleanupActionKeepCluster, state.CleanupAction(spec, "Failed"), "CRD defaults")
+}
+
+func TestShouldRestart(t *testing.T) {
+	failed := &v1beta1.JobStatus{State: "Failed", SavepointLocation: "s3://sp/1", SavepointTime: state.Time(t0)}
+	jobSpec := &fctest.MakeCluster("wc").RestartFromSavepoint(600).Obj().Spec
+	depSpec := &fctest.MakeCluster("wc").Deployment().RestartFromSavepoint(600).Obj().Spec
+
+	assert.True(t, state.ShouldRestart(jobSpec, failed, t0.Add(5*time.Minute)), "Job: fresh savepoint restores")
+	assert.False(t, state.ShouldRestart(jobSpec, failed, t0.Add(11*time.Minute)), "Job: savepoint older than maxStateAgeToRestoreSeconds")
+	assert.False(t, state.ShouldRestart(depSpec, failed, t0.Add(time.Minute)), "Deployment: never restored from a savepoint")
+	assert.False(t, state.ShouldRestart(&fctest.MakeCluster("wc").Obj().Spec, failed, t0), "restartPolicy Never")
+	noSavepoint := &v1beta1.JobStatus{State: "Failed"}
+	assert.False(t, state.ShouldRestart(jobSpec, noSavepoint, t0), "nothing to restore")
+	assert.False(t, state.ShouldRestart(jobSpec, &v1beta1.JobStatus{State: "Cancelled", SavepointLocation: "x", SavepointTime: state.Time(t0)}, t0))
+}
+
+func TestClusterState(t *testing.T) {
+	all := state.Components{JobManager: true, TaskManager: true, Service: true, ConfigMap: true, JobManagerPods: 1}
+	tests := []struct {
+		name     string
+		job      string
+		updating bool
+		finished bool
+		action   v1beta1.CleanupAction
+		c        state.Components
+		want     string
+	}{
+		{"running job: Running", "Running", false, false, "", all, "Running"},
+		{"deploying job: Creating", "Deploying", false, false, "", all, "Creating"},
+		{"lost job: Reconciling", "Lost", false, false, "", all, "Reconciling"},
+		{"update in flight: Updating", "Updating", true, false, "", all, "Updating"},
+		{"DeleteCluster with objects left: Stopping", "Succeeded", false, true, "DeleteCluster", all, "Stopping"},
+		{"DeleteCluster with a terminating JobManager pod: Stopping", "Succeeded", false, true, "DeleteCluster", state.Components{JobManagerPods: 1}, "Stopping"},
+		{"everything gone: Stopped", "Failed", false, true, "DeleteCluster", state.Components{}, "Stopped"},
+		{"KeepCluster: PartiallyStopped", "Failed", false, true, "KeepCluster", all, "PartiallyStopped"},
+		{"DeleteTaskManager done: PartiallyStopped", "Failed", false, true, "DeleteTaskManager", state.Components{JobManager: true, Service: true, ConfigMap: true}, "PartiallyStopped"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, state.ClusterState(tc.job, tc.updating, tc.finished, tc.action, tc.c))
+		})
+	}
+}

@@ -1,0 +1,313 @@
+package state
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+)
+
+// Workload is what the controller saw of the JobManager Job or Deployment.
+type Workload struct {
+	// Revision is the spec revision the workload was built from.
+	Revision string
+	// Deleting is set while the workload is being deleted.
+	Deleting bool
+	// Failed is set when the Job has a Failed condition (Job mode); FailedMessage says why.
+	Failed        bool
+	FailedMessage string
+	// Complete is set when the Job completed: the JobManager exited with 0 (Job mode).
+	Complete bool
+	// CreateFailure is the Deployment's ReplicaFailure/FailedCreate message (Deployment mode).
+	CreateFailure string
+}
+
+// Flink is what the Flink REST API reported, from a JobManager the controller trusts (see
+// Trusted).
+type Flink struct {
+	// Job is the cluster's job, nil when the JobManager does not list it.
+	Job *flinkclient.Job
+	// JobFailure is the newest exception of a FAILED job.
+	JobFailure string
+	// JobCount is how many jobs the JobManager lists.
+	JobCount int
+	// Application is the application (Flink 2.3+); nil when the version has no application
+	// API or lists no application.
+	Application *flinkclient.Application
+	// ApplicationFailure is the newest exception of a FAILED application.
+	ApplicationFailure string
+}
+
+// Input is one observation of a cluster's job.
+type Input struct {
+	Now            time.Time
+	DeploymentType v1beta1.JobManagerDeploymentType
+	// Recorded is the job status recorded so far.
+	Recorded v1beta1.JobStatus
+	// Stopping is set once a stop-with-savepoint of the job was requested (update or
+	// cancel): Flink then reports the stopped job FINISHED, which is not a success.
+	Stopping bool
+	// Workload is the JobManager workload, nil when it does not exist.
+	Workload *Workload
+	// Pod is the selected JobManager pod, nil when there is none.
+	Pod *corev1.Pod
+	// Flink is the REST API's answer, nil when it was unreachable or not trusted.
+	Flink *Flink
+	// HARecoveryGrace is how long a started JobManager may take to report the job.
+	HARecoveryGrace time.Duration
+	// LostTimeout is how long a Lost job may take to be reported again.
+	LostTimeout time.Duration
+}
+
+// Result is the derived job state.
+type Result struct {
+	// State is the new job state.
+	State string
+	// Reason is the failure reason of a transition to Failed, DeployFailed or Lost.
+	Reason string
+	// Message explains a transition, for the Event.
+	Message string
+	// LostSince is when the job became Lost: the recorded time, or Now on the transition.
+	// Zero when the job is not Lost.
+	LostSince time.Time
+	// LostTimedOut is set when the job has been Lost for LostTimeout: afterJobFails applies.
+	LostTimedOut bool
+	// RequeueAfter is when a timer (HA grace, Lost timeout) runs out; zero for none.
+	RequeueAfter time.Duration
+}
+
+// IsTerminal reports whether a job state ends the job. Lost is not terminal: the job may be
+// reported again until the Lost timeout.
+func IsTerminal(state string) bool {
+	switch state {
+	case v1beta1.JobStateSucceeded, v1beta1.JobStateFailed, v1beta1.JobStateCancelled, v1beta1.JobStateDeployFailed:
+		return true
+	}
+	return false
+}
+
+// IsFailure reports whether a terminal state is a failure (afterJobFails applies).
+func IsFailure(state string) bool {
+	return state == v1beta1.JobStateFailed || state == v1beta1.JobStateDeployFailed || state == v1beta1.JobStateLost
+}
+
+// started reports whether the job ever got past deployment.
+func started(state string) bool {
+	return state == v1beta1.JobStateRunning || state == v1beta1.JobStateLost
+}
+
+// failedState is the state of a failure: DeployFailed while deploying, Failed once it ran.
+func failedState(recorded string) string {
+	if started(recorded) {
+		return v1beta1.JobStateFailed
+	}
+	return v1beta1.JobStateDeployFailed
+}
+
+// Trusted reports whether the Flink REST API speaks for the current JobManager: the selected
+// pod is ready and no other JobManager pod of the cluster exists, terminating ones included.
+// Any JobManager that is still up may hold leadership and answer for the whole cluster; an
+// old one reports the old execution, whose FINISHED after stop-with-savepoint must never be
+// taken for the new revision's.
+func Trusted(selected *corev1.Pod, all []corev1.Pod) bool {
+	if !Ready(selected) {
+		return false
+	}
+	for i := range all {
+		if all[i].UID != selected.UID {
+			return false
+		}
+	}
+	return true
+}
+
+// DeriveJob applies the lifecycle rules to one observation.
+func DeriveJob(in Input) Result {
+	rec := in.Recorded.State
+	keep := Result{State: rec}
+	if rec == v1beta1.JobStateLost {
+		keep.LostSince = lostSince(in)
+	}
+	switch {
+	case rec == "":
+		rec = v1beta1.JobStatePending
+		keep.State = rec
+	case IsTerminal(rec):
+		// A terminal job stays terminal: only a new revision (a spec change) deploys again,
+		// so a fixed spec reconciles and nothing resubmits on its own.
+		return keep
+	case rec == v1beta1.JobStateUpdating || rec == v1beta1.JobStateRestarting:
+		// The update and restart flows own these states until they deploy the next workload.
+		return keep
+	}
+
+	if in.Workload == nil {
+		return missingWorkload(in, rec, keep)
+	}
+	if rec == v1beta1.JobStatePending {
+		keep.State = v1beta1.JobStateDeploying
+		keep.Message = "JobManager workload exists"
+		rec = keep.State
+	}
+
+	if reason := in.Workload.CreateFailure; reason != "" {
+		return fail(failedState(rec), reason)
+	}
+	if reason := PodFailure(in.Pod); reason != "" {
+		return fail(failedState(rec), reason)
+	}
+
+	if in.Flink != nil {
+		if r, ok := fromFlink(in, rec); ok {
+			return r
+		}
+		return notReported(in, rec, keep)
+	}
+
+	if in.DeploymentType == v1beta1.JobManagerDeploymentTypeJob {
+		if r, ok := fromJobWorkload(in, rec); ok {
+			return r
+		}
+	}
+	// Unreachable API: the JobManager is starting or restarting. Keep the recorded state;
+	// in Deployment mode only Flink says that a job ended.
+	return withLostTimeout(in, keep)
+}
+
+func fail(state, reason string) Result {
+	return Result{State: state, Reason: reason, Message: reason}
+}
+
+// missingWorkload: the Deployment of an active job is created again (Pending), never Lost.
+// A Job that disappeared cannot be recreated without resubmitting the job: it is Lost.
+func missingWorkload(in Input, rec string, keep Result) Result {
+	if rec == v1beta1.JobStatePending {
+		return keep
+	}
+	if in.DeploymentType == v1beta1.JobManagerDeploymentTypeDeployment {
+		return Result{State: v1beta1.JobStatePending, Message: "JobManager Deployment is missing: creating it again"}
+	}
+	if rec == v1beta1.JobStateLost {
+		return withLostTimeout(in, keep)
+	}
+	return Result{State: v1beta1.JobStateLost, Reason: "JobManager Job is missing", Message: "JobManager Job is missing", LostSince: in.Now, RequeueAfter: in.LostTimeout}
+}
+
+// fromFlink maps the job or application state the REST API reported. ok is false when the
+// API does not report the job.
+func fromFlink(in Input, rec string) (Result, bool) {
+	f := in.Flink
+	if f.Job == nil {
+		if app := f.Application; app != nil && app.Status == flinkclient.ApplicationStateFailed && f.JobCount == 0 {
+			reason := "application failed before submitting a job"
+			if f.ApplicationFailure != "" {
+				reason += ": " + f.ApplicationFailure
+			}
+			return fail(failedState(rec), reason), true
+		}
+		return Result{}, false
+	}
+	tracked := func(state string) Result {
+		r := Result{State: state}
+		if rec == v1beta1.JobStateLost {
+			r.Message = fmt.Sprintf("job %s is reported again (%s)", f.Job.ID, f.Job.State)
+		} else if state != rec {
+			r.Message = fmt.Sprintf("Flink reports job %s %s", f.Job.ID, f.Job.State)
+		}
+		return r
+	}
+	switch f.Job.State {
+	case flinkclient.JobStateRunning:
+		return tracked(v1beta1.JobStateRunning), true
+	case flinkclient.JobStateFinished:
+		if in.Stopping {
+			return tracked(rec), true
+		}
+		r := tracked(v1beta1.JobStateSucceeded)
+		r.Message = fmt.Sprintf("Flink reports job %s FINISHED", f.Job.ID)
+		return r, true
+	case flinkclient.JobStateCanceled:
+		r := tracked(v1beta1.JobStateCancelled)
+		r.Message = fmt.Sprintf("Flink reports job %s CANCELED", f.Job.ID)
+		return r, true
+	case flinkclient.JobStateFailed:
+		reason := fmt.Sprintf("Flink reports job %s FAILED", f.Job.ID)
+		if f.JobFailure != "" {
+			reason += ": " + f.JobFailure
+		}
+		return fail(v1beta1.JobStateFailed, reason), true
+	case flinkclient.JobStateRestarting, flinkclient.JobStateFailing:
+		// Flink is retrying within its restart strategy: the job is alive.
+		if rec == v1beta1.JobStateLost || rec == v1beta1.JobStateDeploying {
+			return tracked(v1beta1.JobStateRunning), true
+		}
+		return tracked(rec), true
+	default:
+		// INITIALIZING, CREATED, RECONCILING, SUSPENDED, CANCELLING: in between.
+		if rec == v1beta1.JobStateLost {
+			return tracked(v1beta1.JobStateDeploying), true
+		}
+		return tracked(rec), true
+	}
+}
+
+// notReported: the JobManager answers but does not list the job. A JobManager that started
+// recently is still recovering it from HA metadata; after the grace the job is Lost.
+func notReported(in Input, rec string, keep Result) Result {
+	if rec == v1beta1.JobStateLost {
+		return withLostTimeout(in, keep)
+	}
+	if in.Pod != nil {
+		if left := StartTime(in.Pod).Add(in.HARecoveryGrace).Sub(in.Now); left > 0 {
+			keep.RequeueAfter = left
+			return keep
+		}
+	}
+	reason := fmt.Sprintf("the JobManager has not reported the job within %s of starting", in.HARecoveryGrace)
+	return Result{State: v1beta1.JobStateLost, Reason: reason, Message: reason, LostSince: in.Now, RequeueAfter: in.LostTimeout}
+}
+
+// fromJobWorkload: in Job mode the Job's end is the JobManager's end.
+func fromJobWorkload(in Input, rec string) (Result, bool) {
+	w := in.Workload
+	switch {
+	case w.Failed:
+		reason := TerminatedFailure(in.Pod)
+		if reason == "" {
+			reason = "JobManager Job failed"
+			if w.FailedMessage != "" {
+				reason += ": " + w.FailedMessage
+			}
+		}
+		return fail(failedState(rec), reason), true
+	case w.Complete && !in.Stopping:
+		return Result{State: v1beta1.JobStateSucceeded, Message: "the JobManager Job completed"}, true
+	}
+	return Result{}, false
+}
+
+func lostSince(in Input) time.Time {
+	if in.Recorded.CompletionTime != nil {
+		return in.Recorded.CompletionTime.Time
+	}
+	return in.Now
+}
+
+// withLostTimeout keeps a Lost job Lost and says when its timeout runs out.
+func withLostTimeout(in Input, r Result) Result {
+	if r.State != v1beta1.JobStateLost {
+		return r
+	}
+	r.LostSince = lostSince(in)
+	left := r.LostSince.Add(in.LostTimeout).Sub(in.Now)
+	if left <= 0 {
+		r.LostTimedOut = true
+		r.RequeueAfter = 0
+		return r
+	}
+	r.RequeueAfter = left
+	return r
+}

@@ -1,0 +1,251 @@
+package state_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/fctest"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/state"
+)
+
+const (
+	jobID = "0123456789abcdef0123456789abcdef"
+	grace = 5 * time.Minute
+	lost  = 10 * time.Minute
+)
+
+var (
+	t0  = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	dep = v1beta1.JobManagerDeploymentTypeDeployment
+	job = v1beta1.JobManagerDeploymentTypeJob
+)
+
+func running(started time.Time) *corev1.Pod {
+	return fctest.SetRunning(fctest.Pod("wc", "wc-jm-1", "wc-r1", started), started)
+}
+
+func flinkJob(s string) *state.Flink {
+	return &state.Flink{Job: &flinkclient.Job{ID: jobID, State: s}, JobCount: 1}
+}
+
+func recorded(s string) v1beta1.JobStatus { return v1beta1.JobStatus{ID: jobID, State: s} }
+
+func lostAt(t time.Time) v1beta1.JobStatus {
+	return v1beta1.JobStatus{ID: jobID, State: v1beta1.JobStateLost, CompletionTime: &metav1.Time{Time: t}}
+}
+
+func TestDeriveJob(t *testing.T) {
+	wl := &state.Workload{Revision: "wc-r1"}
+	crash := fctest.SetCrashLoop(fctest.Pod("wc", "wc-jm-1", "wc-r1", t0), t0, 3, 20*time.Second, 1,
+		"2026-11-30 INFO starting\norg.apache.flink.client.program.ProgramInvocationException: The main method caused an error\nCaused by: java.lang.ClassNotFoundException: org.example.Missing")
+
+	tests := []struct {
+		name   string
+		in     state.Input
+		want   string
+		reason string
+		timed  bool
+	}{
+		// Rule 1: terminal states only from the Flink API in Deployment mode.
+		{name: "Deployment: API unreachable while the JobManager restarts keeps Running",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: nil},
+			want: "Running"},
+		{name: "Deployment: FINISHED from the API is Succeeded",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: running(t0), Flink: flinkJob("FINISHED")},
+			want: "Succeeded"},
+		{name: "Deployment: FINISHED after stop-with-savepoint is not Succeeded",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Stopping: true, Workload: wl, Pod: running(t0), Flink: flinkJob("FINISHED")},
+			want: "Running"},
+		{name: "Deployment: CANCELED from the API is Cancelled",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: running(t0), Flink: flinkJob("CANCELED")},
+			want: "Cancelled"},
+		{name: "Deployment: FAILED with exceptions is Failed with the newest exception",
+			in: state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{Job: &flinkclient.Job{ID: jobID, State: "FAILED"}, JobCount: 1, JobFailure: "org.apache.flink.runtime.JobException: Recovery is suppressed"}},
+			want: "Failed", reason: "Flink reports job " + jobID + " FAILED: org.apache.flink.runtime.JobException: Recovery is suppressed"},
+		{name: "Deployment: FAILED while deploying (retries exhausted from startup) is Failed",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0), Flink: flinkJob("FAILED")},
+			want: "Failed", reason: "Flink reports job " + jobID + " FAILED"},
+		{name: "Deployment: RESTARTING within Flink's restart strategy stays Running",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: running(t0), Flink: flinkJob("RESTARTING")},
+			want: "Running"},
+		{name: "Deployment: RUNNING after deploying is Running",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0), Flink: flinkJob("RUNNING")},
+			want: "Running"},
+		{name: "Pending with an existing workload is Deploying",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Pending"), Workload: wl},
+			want: "Deploying"},
+		{name: "new job without a workload is Pending",
+			in:   state.Input{DeploymentType: dep, Workload: nil},
+			want: "Pending"},
+
+		// Terminal states are sticky.
+		{name: "Succeeded stays Succeeded although the API says RUNNING",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Succeeded"), Workload: wl, Pod: running(t0), Flink: flinkJob("RUNNING")},
+			want: "Succeeded"},
+		{name: "DeployFailed is not raised again (a fixed spec reconciles)",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("DeployFailed"), Workload: wl, Pod: crash},
+			want: "DeployFailed"},
+		{name: "Updating belongs to the update flow",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Updating"), Workload: nil},
+			want: "Updating"},
+
+		// Rule 2: HA recovery grace.
+		{name: "Deployment: job not reported by a JobManager started 4m ago keeps Running",
+			in:   state.Input{Now: t0.Add(4 * time.Minute), DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: running(t0), Flink: &state.Flink{}},
+			want: "Running"},
+		{name: "Deployment: job not reported 5m after the JobManager started is Lost",
+			in:   state.Input{Now: t0.Add(5 * time.Minute), DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: running(t0), Flink: &state.Flink{}},
+			want: "Lost", reason: "the JobManager has not reported the job within 5m0s of starting"},
+		{name: "Job: job not reported after the grace is Lost",
+			in:   state.Input{Now: t0.Add(6 * time.Minute), DeploymentType: job, Recorded: recorded("Running"), Workload: wl, Pod: running(t0), Flink: &state.Flink{}},
+			want: "Lost", reason: "the JobManager has not reported the job within 5m0s of starting"},
+
+		// Rule 3: Lost is tracked again, or times out.
+		{name: "Lost job reported RUNNING again is Running",
+			in:   state.Input{Now: t0.Add(7 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: wl, Pod: running(t0), Flink: flinkJob("RUNNING")},
+			want: "Running"},
+		{name: "Lost job reported INITIALIZING again is Deploying",
+			in:   state.Input{Now: t0.Add(7 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: wl, Pod: running(t0), Flink: flinkJob("INITIALIZING")},
+			want: "Deploying"},
+		{name: "Lost job within the timeout stays Lost",
+			in:   state.Input{Now: t0.Add(9 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: wl, Pod: running(t0), Flink: &state.Flink{}},
+			want: "Lost"},
+		{name: "Lost job after the timeout stays Lost and times out",
+			in:   state.Input{Now: t0.Add(10 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: wl, Pod: running(t0), Flink: &state.Flink{}},
+			want: "Lost", timed: true},
+		{name: "Lost job times out also while the API is unreachable",
+			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: wl},
+			want: "Lost", timed: true},
+
+		// Rule 4: failed deployments.
+		{name: "Deployment: CrashLoopBackOff after 3 short runs makes a deploying job DeployFailed",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: crash},
+			want: "DeployFailed", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing"},
+		{name: "Deployment: CrashLoopBackOff of a running job's JobManager is Failed",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: crash},
+			want: "Failed", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing"},
+		{name: "Deployment: CrashLoopBackOff after 2 restarts is not yet a failure",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetCrashLoop(fctest.Pod("wc", "p", "r", t0), t0, 2, time.Second, 1, "x")},
+			want: "Deploying"},
+		{name: "Deployment: CrashLoopBackOff after a long run is not a failed deployment",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: fctest.SetCrashLoop(fctest.Pod("wc", "p", "r", t0), t0, 5, time.Hour, 137, "OOMKilled")},
+			want: "Running"},
+		{name: "Deployment: ImagePullBackOff makes a deploying job DeployFailed",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetWaiting(fctest.Pod("wc", "p", "r", t0), t0, "ImagePullBackOff", "Back-off pulling image \"flink:nope\"")},
+			want: "DeployFailed", reason: "container jobmanager: ImagePullBackOff: Back-off pulling image \"flink:nope\""},
+		{name: "Deployment: CreateContainerConfigError makes a deploying job DeployFailed",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetWaiting(fctest.Pod("wc", "p", "r", t0), t0, "CreateContainerConfigError", "secret \"creds\" not found")},
+			want: "DeployFailed", reason: "container jobmanager: CreateContainerConfigError: secret \"creds\" not found"},
+		{name: "Deployment: ReplicaFailure FailedCreate makes a deploying job DeployFailed",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: &state.Workload{CreateFailure: "JobManager pod cannot be created: exceeded quota"}},
+			want: "DeployFailed", reason: "JobManager pod cannot be created: exceeded quota"},
+
+		// Rule 5: a missing Deployment is created again.
+		{name: "Deployment: running job whose Deployment is missing goes back to Pending, not Lost",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: nil},
+			want: "Pending"},
+		{name: "Job: running job whose Job is missing is Lost",
+			in:   state.Input{Now: t0, DeploymentType: job, Recorded: recorded("Running"), Workload: nil},
+			want: "Lost", reason: "JobManager Job is missing"},
+
+		// Rule 9: application-level failure (Flink 2.3).
+		{name: "Deployment: application FAILED with an empty job list is DeployFailed with its cause",
+			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{Application: &flinkclient.Application{ID: "app", Status: "FAILED"}, ApplicationFailure: "java.lang.NumberFormatException: For input string: \"x\""}},
+			want: "DeployFailed", reason: "application failed before submitting a job: java.lang.NumberFormatException: For input string: \"x\""},
+		{name: "Deployment: application RUNNING with an empty job list is within the grace",
+			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{Application: &flinkclient.Application{ID: "app", Status: "RUNNING"}}},
+			want: "Deploying"},
+
+		// Job mode: the Job's end.
+		{name: "Job: Job failed after the pod was deleted is Failed",
+			in:   state.Input{DeploymentType: job, Recorded: recorded("Running"), Workload: &state.Workload{Failed: true, FailedMessage: "BackoffLimitExceeded: Job has reached the specified backoff limit"}},
+			want: "Failed", reason: "JobManager Job failed: BackoffLimitExceeded: Job has reached the specified backoff limit"},
+		{name: "Job: main() threw and the JobManager exited 1 is DeployFailed with the log line",
+			in: state.Input{DeploymentType: job, Recorded: recorded("Deploying"), Workload: &state.Workload{Failed: true},
+				Pod: fctest.SetTerminated(fctest.Pod("wc", "p", "r", t0), t0, 1, "ERROR x\norg.apache.flink.client.program.ProgramInvocationException: The main method caused an error: boom")},
+			want: "DeployFailed", reason: "JobManager container exited with code 1: org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: boom"},
+		{name: "Job: Job complete is Succeeded",
+			in:   state.Input{DeploymentType: job, Recorded: recorded("Running"), Workload: &state.Workload{Complete: true}},
+			want: "Succeeded"},
+		{name: "Job: Job complete after stop-with-savepoint is not Succeeded",
+			in:   state.Input{DeploymentType: job, Recorded: recorded("Running"), Stopping: true, Workload: &state.Workload{Complete: true}},
+			want: "Running"},
+		{name: "Deployment: a Deployment never completes a job by itself",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: &state.Workload{Complete: true, Failed: true}},
+			want: "Running"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.HARecoveryGrace, tc.in.LostTimeout = grace, lost
+			if tc.in.Now.IsZero() {
+				tc.in.Now = t0
+			}
+			got := state.DeriveJob(tc.in)
+			assert.Equal(t, tc.want, got.State)
+			assert.Equal(t, tc.reason, got.Reason)
+			assert.Equal(t, tc.timed, got.LostTimedOut, "lost timed out")
+		})
+	}
+}
+
+func TestDeriveJobTimers(t *testing.T) {
+	in := state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: recorded("Running"),
+		Workload: &state.Workload{}, Pod: running(t0), Flink: &state.Flink{}, HARecoveryGrace: grace, LostTimeout: lost}
+	assert.Equal(t, 4*time.Minute, state.DeriveJob(in).RequeueAfter, "requeue when the grace ends")
+
+	in.Now = t0.Add(5 * time.Minute)
+	r := state.DeriveJob(in)
+	assert.Equal(t, t0.Add(5*time.Minute), r.LostSince, "Lost since now")
+	assert.Equal(t, lost, r.RequeueAfter, "requeue when the Lost timeout ends")
+
+	in.Recorded = lostAt(t0.Add(5 * time.Minute))
+	in.Now = t0.Add(12 * time.Minute)
+	r = state.DeriveJob(in)
+	assert.Equal(t, t0.Add(5*time.Minute), r.LostSince, "the recorded Lost time is kept")
+	assert.Equal(t, 3*time.Minute, r.RequeueAfter)
+}
+
+func TestTrusted(t *testing.T) {
+	current := running(t0)
+	old := fctest.SetRunning(fctest.Pod("wc", "wc-jm-old", "wc-r0", t0.Add(-time.Hour)), t0.Add(-time.Hour))
+	terminating := old.DeepCopy()
+	terminating.DeletionTimestamp = &metav1.Time{Time: t0}
+
+	assert.True(t, state.Trusted(current, []corev1.Pod{*current}))
+	assert.False(t, state.Trusted(current, []corev1.Pod{*current, *terminating}), "an old leader may still answer while it terminates")
+	assert.False(t, state.Trusted(current, []corev1.Pod{*old, *current}))
+	assert.False(t, state.Trusted(nil, nil), "no pod, no API")
+	notReady := fctest.SetCrashLoop(fctest.Pod("wc", "p", "r", t0), t0, 1, time.Second, 1, "")
+	assert.False(t, state.Trusted(notReady, []corev1.Pod{*notReady}))
+}
+
+// TestOldLeaderFinishedRace replays the update race: the old revision's JobManager, still
+// terminating, answers FINISHED for the execution it stopped with a savepoint, while the new
+// revision is Deploying. The old pod makes the API untrusted, so the job stays Deploying.
+func TestOldLeaderFinishedRace(t *testing.T) {
+	newPod := fctest.SetRunning(fctest.Pod("wc", "wc-jm-new", "wc-r2", t0), t0)
+	oldPod := fctest.SetRunning(fctest.Pod("wc", "wc-jm-old", "wc-r1", t0.Add(-time.Hour)), t0.Add(-time.Hour))
+	oldPod.DeletionTimestamp = &metav1.Time{Time: t0}
+	pods := []corev1.Pod{*oldPod, *newPod}
+
+	in := state.Input{Now: t0, DeploymentType: dep, Recorded: recorded("Deploying"), Workload: &state.Workload{Revision: "wc-r2"},
+		Pod: state.NewestPod(pods), HARecoveryGrace: grace, LostTimeout: lost}
+	assert.Equal(t, "wc-jm-new", in.Pod.Name, "the terminating pod is never selected")
+	if state.Trusted(in.Pod, pods) {
+		in.Flink = flinkJob("FINISHED")
+	}
+	assert.Equal(t, "Deploying", state.DeriveJob(in).State, "the old execution's FINISHED is not read")
+
+	// Without the guard the same answer would end the new revision: this is the bug.
+	in.Flink = flinkJob("FINISHED")
+	assert.Equal(t, "Succeeded", state.DeriveJob(in).State)
+}

@@ -1,0 +1,51 @@
+package state_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flink-admission/flink-admission/controller/fctest"
+	"github.com/flink-admission/flink-admission/controller/state"
+)
+
+func TestNewestPodSkipsTerminating(t *testing.T) {
+	a := fctest.Pod("wc", "a", "r", t0)
+	b := fctest.Pod("wc", "b", "r", t0.Add(time.Minute))
+	c := fctest.Pod("wc", "c", "r", t0.Add(2*time.Minute))
+	c.DeletionTimestamp = &metav1.Time{Time: t0}
+	assert.Equal(t, "b", state.NewestPod([]corev1.Pod{*a, *c, *b}).Name)
+	assert.Nil(t, state.NewestPod([]corev1.Pod{*c}))
+	assert.Nil(t, state.NewestPod(nil))
+	assert.Equal(t, "a", state.FirstPod([]corev1.Pod{*b, *a}).Name, "Job mode keeps the first pod")
+}
+
+func TestStartTimeFollowsContainerRestarts(t *testing.T) {
+	p := running(t0)
+	assert.Equal(t, t0, state.StartTime(p))
+	p.Status.ContainerStatuses[0].State.Running.StartedAt = metav1.NewTime(t0.Add(time.Hour))
+	assert.Equal(t, t0.Add(time.Hour), state.StartTime(p), "a restarted container restarts the grace")
+}
+
+func TestTerminationSummary(t *testing.T) {
+	assert.Equal(t, "", state.TerminationSummary(" \n "))
+	assert.Equal(t, "java.lang.ClassNotFoundException: x", state.TerminationSummary("a\nCaused by: java.lang.Foo\nCaused by: java.lang.ClassNotFoundException: x\n\tat y"))
+	assert.Equal(t, "java.lang.IllegalStateException: bad", state.TerminationSummary("INFO ok\njava.lang.IllegalStateException: bad\n\tat y"))
+	assert.Equal(t, "last", state.TerminationSummary("first\nlast\n"))
+}
+
+func TestDeploymentFailure(t *testing.T) {
+	d := &appsv1.Deployment{Status: appsv1.DeploymentStatus{Conditions: []appsv1.DeploymentCondition{
+		{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetCreated"},
+	}}}
+	assert.Equal(t, "", state.DeploymentFailure(d))
+	d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{
+		Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: "pods \"x\" is forbidden: exceeded quota",
+	})
+	assert.Equal(t, "JobManager pod cannot be created: pods \"x\" is forbidden: exceeded quota", state.DeploymentFailure(d))
+	assert.Equal(t, "", state.DeploymentFailure(nil))
+}
