@@ -1,0 +1,205 @@
+// Package check runs the admission policy offline, the way the server would, for CI
+// pipelines and reviews: `flink-admission check -f manifests/`. Each FlinkCluster goes
+// through the same steps as on a cluster: the CRD's structural defaults (as the API server
+// applies them), the mutating webhook (policy.Default), then validation by package policy
+// and by the CRD's CEL rules (package celrules) — as a create, or as an update when the
+// previous version of the manifest is given.
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"gomodules.xyz/jsonpatch/v2"
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/celrules"
+	"github.com/flink-admission/flink-admission/policy"
+)
+
+// FieldError is one reason for a denial.
+type FieldError struct {
+	Field   string `json:"field"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// Result is the verdict on one FlinkCluster.
+type Result struct {
+	Name      string                `json:"name"`
+	Namespace string                `json:"namespace"`
+	Source    string                `json:"source"`
+	Index     int                   `json:"index"`
+	Operation string                `json:"operation"`
+	Allowed   bool                  `json:"allowed"`
+	Errors    []FieldError          `json:"errors"`
+	Warnings  []string              `json:"warnings"`
+	Patch     []jsonpatch.Operation `json:"patch"`
+	Object    map[string]any        `json:"object"`
+}
+
+// Checker evaluates manifests; build it once with New (it compiles the CEL rules).
+type Checker struct {
+	cel    *celrules.Validator
+	policy policy.Validator
+	// Namespace is used for manifests without metadata.namespace, as kubectl would use the
+	// namespace of its context.
+	Namespace string
+}
+
+// New compiles the CRD's CEL rules and returns a Checker.
+func New(namespace string) (*Checker, error) {
+	cel, err := celrules.New()
+	if err != nil {
+		return nil, fmt.Errorf("compiling the CRD's CEL rules: %w", err)
+	}
+	if namespace == "" {
+		namespace = "default"
+	}
+	return &Checker{cel: cel, Namespace: namespace}, nil
+}
+
+// Run checks every document: as an update where olds holds a document with the same
+// namespace and name, otherwise as a create.
+func (c *Checker) Run(ctx context.Context, docs, olds []Document) []Result {
+	oldByKey := make(map[string]Document, len(olds))
+	for _, d := range olds {
+		oldByKey[c.key(d.Object)] = d
+	}
+	results := make([]Result, 0, len(docs))
+	for _, d := range docs {
+		var old *Document
+		if o, ok := oldByKey[c.key(d.Object)]; ok {
+			old = &o
+		}
+		results = append(results, c.check(ctx, d, old))
+	}
+	return results
+}
+
+func (c *Checker) key(obj map[string]any) string {
+	name, ns := nameAndNamespace(obj)
+	if ns == "" {
+		ns = c.Namespace
+	}
+	return ns + "/" + name
+}
+
+func nameAndNamespace(obj map[string]any) (string, string) {
+	meta, _ := obj["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	ns, _ := meta["namespace"].(string)
+	return name, ns
+}
+
+// admitted is an object as the validating webhook sees it: stored form (map) and typed form.
+type admitted struct {
+	obj   map[string]any
+	typed *v1beta1.FlinkCluster
+	patch []jsonpatch.Operation
+}
+
+// mutate applies what happens before validation on a cluster: structural defaults, then the
+// mutating webhook. The patch is what the mutating webhook would return.
+func (c *Checker) mutate(doc map[string]any) (*admitted, *field.Error) {
+	obj := runtime.DeepCopyJSON(doc)
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		if ns, _ := meta["namespace"].(string); ns == "" {
+			meta["namespace"] = c.Namespace
+		}
+	}
+	c.cel.Default(obj)
+	before, err := json.Marshal(obj)
+	if err != nil {
+		return nil, field.InternalError(nil, err)
+	}
+	typed := &v1beta1.FlinkCluster{}
+	if err := json.Unmarshal(before, typed); err != nil {
+		return nil, field.Invalid(field.NewPath("spec"), nil, fmt.Sprintf("the object does not decode as a FlinkCluster: %v", err))
+	}
+	policy.Default(typed)
+	after, err := json.Marshal(typed)
+	if err != nil {
+		return nil, field.InternalError(nil, err)
+	}
+	patch, err := jsonpatch.CreatePatch(before, after)
+	if err != nil {
+		return nil, field.InternalError(nil, err)
+	}
+	// utiljson keeps integers as int64, as the API server hands them to CEL.
+	mutated := map[string]any{}
+	if err := utiljson.Unmarshal(after, &mutated); err != nil {
+		return nil, field.InternalError(nil, err)
+	}
+	return &admitted{obj: mutated, typed: typed, patch: patch}, nil
+}
+
+func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Result {
+	name, ns := nameAndNamespace(doc.Object)
+	if ns == "" {
+		ns = c.Namespace
+	}
+	r := Result{Name: name, Namespace: ns, Source: doc.Source, Index: doc.Index, Operation: "CREATE",
+		Errors: []FieldError{}, Warnings: []string{}, Patch: []jsonpatch.Operation{}}
+	cur, ferr := c.mutate(doc.Object)
+	if ferr != nil {
+		r.Errors = append(r.Errors, toFieldError(ferr))
+		return r
+	}
+	r.Object = cur.obj
+	if cur.patch != nil {
+		r.Patch = cur.patch
+	}
+
+	var errs field.ErrorList
+	var warnings []string
+	if oldDoc == nil {
+		errs, warnings = c.policy.ValidateCreate(cur.typed)
+		errs = appendUnique(errs, c.cel.Validate(ctx, cur.obj, nil))
+	} else {
+		r.Operation = "UPDATE"
+		old, ferr := c.mutate(oldDoc.Object)
+		if ferr != nil {
+			ferr.Detail = fmt.Sprintf("old version (%s document %d): %s", oldDoc.Source, oldDoc.Index, ferr.Detail)
+			r.Errors = append(r.Errors, toFieldError(ferr))
+			return r
+		}
+		errs, warnings = c.policy.ValidateUpdate(old.typed, cur.typed)
+		errs = appendUnique(errs, c.cel.Validate(ctx, cur.obj, old.obj))
+	}
+	for _, e := range errs {
+		r.Errors = append(r.Errors, toFieldError(e))
+	}
+	if warnings != nil {
+		r.Warnings = warnings
+	}
+	r.Allowed = len(r.Errors) == 0
+	return r
+}
+
+// appendUnique adds the CEL errors that policy did not already report for the same field
+// and reason, so that a rule enforced by both shows once.
+func appendUnique(errs, more field.ErrorList) field.ErrorList {
+	seen := make(map[string]bool, len(errs))
+	for _, e := range errs {
+		seen[e.Field+"|"+string(e.Type)] = true
+	}
+	for _, e := range more {
+		if !seen[e.Field+"|"+string(e.Type)] {
+			errs = append(errs, e)
+		}
+	}
+	return errs
+}
+
+func toFieldError(e *field.Error) FieldError {
+	msg := e.Detail
+	if msg == "" {
+		msg = e.ErrorBody()
+	}
+	return FieldError{Field: e.Field, Type: string(e.Type), Message: msg}
+}

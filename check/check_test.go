@@ -1,0 +1,223 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+func newChecker(t *testing.T) *Checker {
+	t.Helper()
+	c, err := New("")
+	require.NoError(t, err)
+	return c
+}
+
+func load(t *testing.T, paths ...string) []Document {
+	t.Helper()
+	docs, _, err := Load(paths, strings.NewReader(""))
+	require.NoError(t, err)
+	return docs
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	job, err := os.ReadFile("testdata/job-mode.yaml")
+	require.NoError(t, err)
+	writeFile(t, dir, "a/cluster.yaml", string(job))
+	writeFile(t, dir, "b/c/cluster.yml", strings.ReplaceAll(string(job), "wordcount\n  namespace", "other\n  namespace"))
+	writeFile(t, dir, "notes.txt", "not a manifest")
+	list := `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","metadata":{"name":"from-list"},"spec":{}}]}`
+	writeFile(t, dir, "list.json", list)
+
+	t.Run("a directory is walked recursively for yaml, yml and json", func(t *testing.T) {
+		docs, skipped, err := Load([]string{dir}, nil)
+		require.NoError(t, err)
+		var names []string
+		for _, d := range docs {
+			names = append(names, d.Object["metadata"].(map[string]any)["name"].(string))
+		}
+		assert.Equal(t, []string{"wordcount", "other", "from-list"}, names)
+		require.Len(t, skipped, 2, "the ConfigMap in each cluster file is skipped")
+		assert.Equal(t, "ConfigMap", skipped[0].Kind)
+		assert.Equal(t, 1, skipped[0].Index)
+	})
+	t.Run("stdin is read for -", func(t *testing.T) {
+		docs, _, err := Load([]string{"-"}, bytes.NewReader(job))
+		require.NoError(t, err)
+		require.Len(t, docs, 1)
+		assert.Equal(t, "-", docs[0].Source)
+	})
+	t.Run("a parse error names the file and the document", func(t *testing.T) {
+		bad := writeFile(t, t.TempDir(), "bad.yaml", string(job)+"\n---\nspec: [unclosed\n")
+		_, _, err := Load([]string{bad}, nil)
+		var perr *ParseError
+		require.True(t, errors.As(err, &perr), "got %v", err)
+		assert.Equal(t, bad, perr.Source)
+		assert.Equal(t, 2, perr.Index)
+		assert.Contains(t, err.Error(), "bad.yaml: document 2")
+	})
+	t.Run("a missing file is an error", func(t *testing.T) {
+		_, _, err := Load([]string{filepath.Join(dir, "missing.yaml")}, nil)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "missing.yaml")
+	})
+}
+
+func fieldsOf(r Result) []string {
+	var out []string
+	for _, e := range r.Errors {
+		out = append(out, e.Field)
+	}
+	return out
+}
+
+func patchPaths(r Result) map[string]any {
+	out := map[string]any{}
+	for _, op := range r.Patch {
+		out[op.Operation+" "+op.Path] = op.Value
+	}
+	return out
+}
+
+func TestRun(t *testing.T) {
+	c := newChecker(t)
+	ctx := context.Background()
+	jobMode := load(t, "testdata/job-mode.yaml")
+	deployment := load(t, "testdata/deployment-mode.yaml")
+
+	t.Run("allow: create of a Deployment-mode cluster, with the shutdown defaults injected", func(t *testing.T) {
+		res := c.Run(ctx, deployment, nil)
+		require.Len(t, res, 1)
+		r := res[0]
+		assert.True(t, r.Allowed, "errors: %v", r.Errors)
+		assert.Equal(t, "CREATE", r.Operation)
+		assert.Equal(t, "streaming", r.Namespace)
+		patch := patchPaths(r)
+		assert.Equal(t, "false", patch["add /spec/flinkProperties/execution.shutdown-on-application-finish"])
+		assert.Equal(t, "true", patch["add /spec/flinkProperties/execution.submit-failed-job-on-application-error"])
+		props := r.Object["spec"].(map[string]any)["flinkProperties"].(map[string]any)
+		assert.Equal(t, "false", props["execution.shutdown-on-application-finish"], "the object is the mutated one")
+	})
+	t.Run("deny: update that changes deploymentType from unset to Deployment", func(t *testing.T) {
+		res := c.Run(ctx, deployment, jobMode)
+		require.Len(t, res, 1)
+		r := res[0]
+		assert.False(t, r.Allowed)
+		assert.Equal(t, "UPDATE", r.Operation)
+		assert.Contains(t, fieldsOf(r), "spec.jobManager.deploymentType")
+	})
+	t.Run("allow: update that keeps deploymentType", func(t *testing.T) {
+		res := c.Run(ctx, deployment, deployment)
+		require.Len(t, res, 1)
+		assert.True(t, res[0].Allowed, "errors: %v", res[0].Errors)
+		assert.Equal(t, "UPDATE", res[0].Operation)
+	})
+	t.Run("deny: create of a Deployment-mode cluster without HA names both HA fields", func(t *testing.T) {
+		obj := deployment[0].Object
+		noHA := Document{Source: "x.yaml", Object: mustCopy(t, obj, func(spec map[string]any) {
+			spec["flinkProperties"] = map[string]any{"taskmanager.numberOfTaskSlots": "1"}
+		})}
+		res := c.Run(ctx, []Document{noHA}, nil)
+		require.Len(t, res, 1)
+		assert.False(t, res[0].Allowed)
+		assert.Contains(t, fieldsOf(res[0]), "spec.flinkProperties[high-availability.type]")
+		assert.Contains(t, fieldsOf(res[0]), "spec.flinkProperties[high-availability.storageDir]")
+		for _, e := range res[0].Errors {
+			assert.NotEmpty(t, e.Type)
+			assert.NotEmpty(t, e.Message)
+		}
+	})
+	t.Run("deny: a spec of the wrong shape is a denial, not a crash", func(t *testing.T) {
+		bad := Document{Source: "x.yaml", Object: mustCopy(t, deployment[0].Object, func(spec map[string]any) {
+			spec["jobManager"] = "not an object"
+		})}
+		res := c.Run(ctx, []Document{bad}, nil)
+		require.Len(t, res, 1)
+		assert.False(t, res[0].Allowed)
+		assert.NotEmpty(t, res[0].Errors)
+	})
+	t.Run("the input documents are not modified", func(t *testing.T) {
+		before, err := json.Marshal(deployment[0].Object)
+		require.NoError(t, err)
+		c.Run(ctx, deployment, jobMode)
+		after, err := json.Marshal(deployment[0].Object)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(before), string(after))
+	})
+}
+
+func mustCopy(t *testing.T, obj map[string]any, edit func(spec map[string]any)) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(obj)
+	require.NoError(t, err)
+	out := map[string]any{}
+	require.NoError(t, json.Unmarshal(raw, &out))
+	edit(out["spec"].(map[string]any))
+	return out
+}
+
+func TestWrite(t *testing.T) {
+	c := newChecker(t)
+	res := c.Run(context.Background(), load(t, "testdata/deployment-mode.yaml"), load(t, "testdata/job-mode.yaml"))
+	skipped := []Skipped{{Source: "s.yaml", Index: 1, APIVersion: "v1", Kind: "ConfigMap"}}
+
+	t.Run("json is one array with the documented keys", func(t *testing.T) {
+		var buf bytes.Buffer
+		require.NoError(t, Write(&buf, "json", res, skipped))
+		var out []map[string]any
+		require.NoError(t, json.Unmarshal(buf.Bytes(), &out))
+		require.Len(t, out, 1)
+		for _, k := range []string{"name", "namespace", "allowed", "errors", "warnings", "patch", "object"} {
+			assert.Contains(t, out[0], k)
+		}
+		assert.Equal(t, false, out[0]["allowed"])
+		e := out[0]["errors"].([]any)[0].(map[string]any)
+		assert.ElementsMatch(t, []string{"field", "type", "message"}, keys(e))
+	})
+	t.Run("yaml is the same array", func(t *testing.T) {
+		var buf bytes.Buffer
+		require.NoError(t, Write(&buf, "yaml", res, skipped))
+		var out []map[string]any
+		require.NoError(t, yaml.Unmarshal(buf.Bytes(), &out))
+		require.Len(t, out, 1)
+		assert.Equal(t, "wordcount", out[0]["name"])
+	})
+	t.Run("text says DENIED with each field error and notes skipped documents", func(t *testing.T) {
+		var buf bytes.Buffer
+		require.NoError(t, Write(&buf, "text", res, skipped))
+		out := buf.String()
+		assert.Contains(t, out, "DENIED streaming/wordcount (update, testdata/deployment-mode.yaml document 0)")
+		assert.Contains(t, out, "error:    spec.jobManager.deploymentType: Forbidden:")
+		assert.Contains(t, out, "skipped s.yaml document 1: v1 ConfigMap is not a FlinkCluster")
+		assert.Contains(t, out, "1 checked: 0 allowed, 1 denied, 1 skipped")
+	})
+	t.Run("an unknown format is an error", func(t *testing.T) {
+		assert.Error(t, Write(&bytes.Buffer{}, "xml", res, nil))
+	})
+}
+
+func keys(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

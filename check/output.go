@@ -1,0 +1,84 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+// Formats are the output formats of Write.
+var Formats = []string{"text", "json", "yaml"}
+
+// Write prints results in format "text", "json" or "yaml". JSON and YAML print one array,
+// one element per object; skipped documents are noted only in text output (on w) — the
+// machine-readable formats stay a plain array.
+func Write(w io.Writer, format string, results []Result, skipped []Skipped) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	case "yaml":
+		out, err := yaml.Marshal(results)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
+	case "text", "":
+		return writeText(w, results, skipped)
+	default:
+		return fmt.Errorf("unknown output format %q: use one of %s", format, strings.Join(Formats, ", "))
+	}
+}
+
+func writeText(w io.Writer, results []Result, skipped []Skipped) error {
+	var b strings.Builder
+	denied := 0
+	for _, r := range results {
+		verdict := "ALLOWED"
+		if !r.Allowed {
+			verdict = "DENIED"
+			denied++
+		}
+		fmt.Fprintf(&b, "%s %s/%s (%s, %s document %d)\n", verdict, r.Namespace, r.Name,
+			strings.ToLower(r.Operation), r.Source, r.Index)
+		for _, e := range r.Errors {
+			fmt.Fprintf(&b, "  error:    %s: %s: %s\n", e.Field, field.ErrorType(e.Type).String(), e.Message)
+		}
+		for _, wn := range r.Warnings {
+			fmt.Fprintf(&b, "  warning:  %s\n", wn)
+		}
+		for _, op := range r.Patch {
+			if op.Operation == "remove" {
+				fmt.Fprintf(&b, "  mutation: remove %s\n", op.Path)
+				continue
+			}
+			v, err := json.Marshal(op.Value)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, "  mutation: %s %s = %s\n", op.Operation, op.Path, v)
+		}
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(&b, "skipped %s document %d: %s %s is not a FlinkCluster\n", s.Source, s.Index, s.APIVersion, s.Kind)
+	}
+	fmt.Fprintf(&b, "%d checked: %d allowed, %d denied, %d skipped\n", len(results), len(results)-denied, denied, len(skipped))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// AllAllowed reports whether every result is allowed.
+func AllAllowed(results []Result) bool {
+	for _, r := range results {
+		if !r.Allowed {
+			return false
+		}
+	}
+	return true
+}

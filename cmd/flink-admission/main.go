@@ -1,0 +1,51 @@
+// Command flink-admission is the admission webhook server and lightweight controller for
+// FlinkCluster resources, with a local development mode and an offline policy check.
+//
+//	flink-admission serve   the webhook server (and the controller) in a cluster
+//	flink-admission dev     a local control plane, the CRD, the webhooks and the server, on one machine
+//	flink-admission check   the policy offline, for CI pipelines
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage: flink-admission <command> [flags]
+
+commands:
+  serve   run the admission webhook server (and the controller) in a cluster
+  dev     run a local control plane with the CRD and webhooks installed, and serve (make run)
+  check   check FlinkCluster manifests offline against the admission policy
+
+Run 'flink-admission <command> -h' for the flags of a command.
+`
+
+// run dispatches a subcommand and returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "check":
+		return runCheck(ctx, args[1:], stdin, stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+}
