@@ -15,6 +15,22 @@ GO="${GO:-go}"
 
 log() { printf '[envtest-binaries] %s\n' "$*" >&2; }
 
+# progress turns `go build -v` output (one line per compiled package) into a line every 100
+# packages, so a cold build never looks like a silent, hung terminal.
+progress() {
+  awk -v what="$1" '{ n++; if (n % 100 == 0) { printf "[envtest-binaries] %s: %d packages...\n", what, n; fflush() } }' >&2
+}
+
+# logged runs a command with its output counted by progress and kept in a log, printed when
+# the command fails so that the failure is never hidden behind the progress lines.
+logged() {
+  local what="$1"; shift
+  if ! "$@" > >(tee "$work/$what.log" | progress "$what") 2>&1; then
+    log "$what failed:"; tail -n 40 "$work/$what.log" >&2
+    return 1
+  fi
+}
+
 if [[ -x "$DEST/kube-apiserver" && -x "$DEST/etcd" ]]; then
   echo "$DEST"
   exit 0
@@ -35,7 +51,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # The wrapper modules run with the module proxy only; the project's own go.mod is not involved.
-export GOFLAGS=-mod=mod GOWORK=off
+export GOFLAGS=-mod=mod GOWORK=off CGO_ENABLED=0
 
 if [[ ! -x "$DEST/etcd" ]]; then
   log "building etcd v${ETCD_VERSION} from the Go module proxy (cached in $DEST)"
@@ -44,7 +60,6 @@ if [[ ! -x "$DEST/etcd" ]]; then
     cd "$work/etcd"
     "$GO" mod init flink-admission.local/etcd-build >/dev/null 2>&1
     "$GO" mod edit -require="go.etcd.io/etcd/server/v3@v${ETCD_VERSION}"
-    "$GO" mod tidy >/dev/null 2>&1 || true
     cat > tools.go <<'GO'
 //go:build tools
 
@@ -52,8 +67,9 @@ package tools
 
 import _ "go.etcd.io/etcd/server/v3"
 GO
-    "$GO" mod tidy >&2
-    CGO_ENABLED=0 "$GO" build -o "$DEST/etcd.tmp" go.etcd.io/etcd/server/v3 >&2
+    log "etcd: resolving modules"
+    logged etcd-modules "$GO" mod tidy
+    logged etcd "$GO" build -v -o "$DEST/etcd.tmp" go.etcd.io/etcd/server/v3
     mv "$DEST/etcd.tmp" "$DEST/etcd"
   )
   log "etcd ready"
@@ -82,8 +98,9 @@ package tools
 
 import _ "k8s.io/kubernetes/cmd/kube-apiserver"
 GO
-    "$GO" mod tidy >&2
-    CGO_ENABLED=0 "$GO" build -o "$DEST/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver >&2
+    log "kube-apiserver: resolving modules (downloads from the Go module proxy)"
+    logged kube-apiserver-modules "$GO" mod tidy
+    logged kube-apiserver "$GO" build -v -o "$DEST/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
     mv "$DEST/kube-apiserver.tmp" "$DEST/kube-apiserver"
   )
   log "kube-apiserver ready"

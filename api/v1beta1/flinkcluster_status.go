@@ -71,7 +71,7 @@ type FlinkClusterStatus struct {
 
 	// Revision tracks spec revisions.
 	// +optional
-	Revision RevisionStatus `json:"revision,omitempty"`
+	Revision RevisionStatus `json:"revision,omitzero"`
 
 	// LastUpdateTime is when the status last changed.
 	// +optional
@@ -90,7 +90,7 @@ type FlinkClusterComponentsStatus struct {
 
 	// JobManagerService is the JobManager Service.
 	// +optional
-	JobManagerService JobManagerServiceStatus `json:"jobManagerService,omitempty"`
+	JobManagerService JobManagerServiceStatus `json:"jobManagerService,omitzero"`
 
 	// JobManagerIngress is the JobManager Ingress.
 	// +optional

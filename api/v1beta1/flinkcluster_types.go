@@ -34,7 +34,7 @@ type FlinkCluster struct {
 
 	// Status is the observed cluster.
 	// +optional
-	Status FlinkClusterStatus `json:"status,omitempty"`
+	Status FlinkClusterStatus `json:"status,omitzero"`
 }
 
 // FlinkClusterList is a list of FlinkClusters.
@@ -339,7 +339,7 @@ type JobManagerSpec struct {
 	ExtraPorts []NamedPort `json:"extraPorts,omitempty"`
 
 	// Resources of the JobManager container.
-	// +kubebuilder:default:={requests:{cpu:"200m",memory:"512Mi"},limits:{cpu:2,memory:"2Gi"}}
+	// +kubebuilder:default:={requests:{cpu:"200m",memory:"512Mi"},limits:{cpu:"2",memory:"2Gi"}}
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
@@ -349,7 +349,7 @@ type JobManagerSpec struct {
 
 	// MemoryOffHeapMin is the minimum off-heap memory (Flink < 1.11).
 	// +optional
-	MemoryOffHeapMin resource.Quantity `json:"memoryOffHeapMin,omitempty"`
+	MemoryOffHeapMin resource.Quantity `json:"memoryOffHeapMin,omitzero"`
 
 	// MemoryProcessRatio is the Flink process share of memory in percent (Flink >= 1.11).
 	// +optional
@@ -459,7 +459,7 @@ type TaskManagerSpec struct {
 	ExtraPorts []NamedPort `json:"extraPorts,omitempty"`
 
 	// Resources of the TaskManager container.
-	// +kubebuilder:default:={requests:{cpu:"200m",memory:"512Mi"},limits:{cpu:2,memory:"2Gi"}}
+	// +kubebuilder:default:={requests:{cpu:"200m",memory:"512Mi"},limits:{cpu:"2",memory:"2Gi"}}
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
@@ -469,7 +469,7 @@ type TaskManagerSpec struct {
 
 	// MemoryOffHeapMin is the minimum off-heap memory (Flink < 1.11).
 	// +optional
-	MemoryOffHeapMin resource.Quantity `json:"memoryOffHeapMin,omitempty"`
+	MemoryOffHeapMin resource.Quantity `json:"memoryOffHeapMin,omitzero"`
 
 	// MemoryProcessRatio is the Flink process share of memory in percent (Flink >= 1.11).
 	// +optional
@@ -733,7 +733,7 @@ type JobSpec struct {
 	PodLabels map[string]string `json:"podLabels,omitempty"`
 
 	// Resources of the job submitter container.
-	// +kubebuilder:default:={requests:{cpu:"200m",memory:"512Mi"},limits:{cpu:2,memory:"2Gi"}}
+	// +kubebuilder:default:={requests:{cpu:"200m",memory:"512Mi"},limits:{cpu:"2",memory:"2Gi"}}
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
