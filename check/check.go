@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"gomodules.xyz/jsonpatch/v2"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -130,6 +131,9 @@ func (c *Checker) mutate(doc map[string]any) (*admitted, *field.Error) {
 	if err != nil {
 		return nil, field.InternalError(nil, err)
 	}
+	// CreatePatch walks maps in random order; sorted paths give a stable report (and keep a
+	// parent's operation before its children's).
+	sort.Slice(patch, func(i, j int) bool { return patch[i].Path < patch[j].Path })
 	// utiljson keeps integers as int64, as the API server hands them to CEL.
 	mutated := map[string]any{}
 	if err := utiljson.Unmarshal(after, &mutated); err != nil {
