@@ -53,7 +53,7 @@ const (
 	RuleNamespace = "namespace"
 	// RuleFlinkVersion: spec.flinkVersion, Required or Invalid: a version number.
 	RuleFlinkVersion = "flink-version"
-	// RuleHadoopConfig: spec.hadoopConfig.configMapName and .mountPath, Required.
+	// RuleHadoopConfig: spec.hadoopConfig.configMapName, Required.
 	RuleHadoopConfig = "hadoop-config"
 	// RuleGCPServiceAccount: spec.gcpConfig.serviceAccount fields, Required or Invalid.
 	RuleGCPServiceAccount = "gcp-service-account"

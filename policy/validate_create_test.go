@@ -94,12 +94,9 @@ func TestValidateCreate(t *testing.T) {
 		},
 		{name: "allow: pullPolicy IfNotPresent", obj: makeFC("c").PullPolicy(corev1.PullIfNotPresent).Obj()},
 		{
-			name: "deny: hadoopConfig without configMapName and with an empty mountPath",
+			name: "deny: hadoopConfig without configMapName (an empty mountPath is the default)",
 			obj:  makeFC("c").HadoopConfig("", "").Obj(),
-			want: field.ErrorList{
-				required(path("spec", "hadoopConfig", "configMapName"), policy.RuleHadoopConfig),
-				required(path("spec", "hadoopConfig", "mountPath"), policy.RuleHadoopConfig),
-			},
+			want: field.ErrorList{required(path("spec", "hadoopConfig", "configMapName"), policy.RuleHadoopConfig)},
 		},
 		{name: "allow: hadoopConfig", obj: makeFC("c").HadoopConfig("hadoop", "/etc/hadoop/conf").Obj()},
 		{

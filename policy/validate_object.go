@@ -91,12 +91,8 @@ func validateHadoopConfig(h *v1beta1.HadoopConfig, p *field.Path) field.ErrorLis
 		errs = append(errs, field.Required(p.Child("configMapName"), "the ConfigMap holding the Hadoop configuration is required").
 			WithOrigin(RuleHadoopConfig))
 	}
-	// An absent mountPath is defaulted (by the CRD and by Default); an empty one reaching
-	// validation was written explicitly and would make an invalid volume mount.
-	if h.MountPath == "" {
-		errs = append(errs, field.Required(p.Child("mountPath"), "the Hadoop configuration mount path must not be empty").
-			WithOrigin(RuleHadoopConfig))
-	}
+	// An empty mountPath is read as its default (/etc/hadoop/conf), like every other
+	// unset field: the CRD and Default fill it in.
 	return errs
 }
 
