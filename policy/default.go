@@ -21,7 +21,11 @@ func Default(fc *v1beta1.FlinkCluster) {
 	if fc == nil {
 		return
 	}
-	s := &fc.Spec
+	defaultSpec(&fc.Spec)
+}
+
+// defaultSpec is Default on the spec alone (everything Default sets is in the spec).
+func defaultSpec(s *v1beta1.FlinkClusterSpec) {
 	if s.RecreateOnUpdate == nil {
 		s.RecreateOnUpdate = ptr.To(true)
 	}

@@ -145,7 +145,8 @@ func allFixtures(t testing.TB) []fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 4 {
+	files = append(files, benchTypical)
+	if len(files) < 5 {
 		t.Fatalf("found %d YAML fixtures in testdata, want at least 4", len(files))
 	}
 	for _, file := range files {
@@ -153,6 +154,9 @@ func allFixtures(t testing.TB) []fixture {
 	}
 	return out
 }
+
+// benchTypical is the shared benchmark object (a copy of /work/shared/bench/typical.json).
+const benchTypical = "testdata/bench-typical.json"
 
 // readFixture decodes a YAML or JSON FlinkCluster strictly: a misspelt field in a fixture
 // must fail the test, not be dropped silently.

@@ -49,7 +49,7 @@ func (v Validator) ValidateCreate(fc *v1beta1.FlinkCluster) (field.ErrorList, []
 // (same field, type and rule) becomes a warning, so that clusters created before a rule
 // existed stay editable. The Deployment rules ratchet exactly as their CEL rules'
 // optionalOldSelf clauses do. When the spec is unchanged, only the annotation rules run,
-// as in the reference webhook.
+// as in the reference webhook; a spec that differs only by defaults counts as unchanged.
 func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorList, []string) {
 	switch {
 	case fc == nil:
@@ -62,8 +62,15 @@ func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorLis
 	if equality.Semantic.DeepEqual(old.Spec, fc.Spec) {
 		return errs, nil
 	}
+	// Compare what the specs mean, not how they are written: a spec that differs only by
+	// defaults (the mutating webhook defaulting an object created while it was off) is no
+	// change, and must not trip the rules for changed specs.
+	oldSpec, newSpec := effectiveSpec(&old.Spec), effectiveSpec(&fc.Spec)
+	if equality.Semantic.DeepEqual(oldSpec, newSpec) {
+		return errs, nil
+	}
 
-	updateErrs, done := v.validateSpecUpdate(old, fc)
+	updateErrs, done := v.validateSpecUpdate(old, fc, oldSpec, newSpec)
 	errs = append(errs, updateErrs...)
 	if done {
 		// A change of cancelRequested or savepointGeneration alone is a command, not a
@@ -82,6 +89,13 @@ func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorLis
 	warnings = append(warnings, deployWarnings...)
 	errs = append(errs, validateCancelOnCreate(fc, old)...)
 	return errs, append(warnings, objectWarnings(fc)...)
+}
+
+// effectiveSpec returns a defaulted copy of s.
+func effectiveSpec(s *v1beta1.FlinkClusterSpec) *v1beta1.FlinkClusterSpec {
+	s = s.DeepCopy()
+	defaultSpec(s)
+	return s
 }
 
 // now returns the validator's time.

@@ -98,16 +98,17 @@ func validateUserControl(old, fc *v1beta1.FlinkCluster) field.ErrorList {
 
 // validateSpecUpdate checks the reference webhook's rules for a changed spec: the
 // cancelRequested and savepointGeneration commands, which must come alone, and the job
-// update rules. done is true when the update is a valid command alone, which needs no
-// further checks.
-func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster) (errs field.ErrorList, done bool) {
+// update rules. oldSpec and newSpec are the defaulted specs, compared to tell whether a
+// command came alone. done is true when the update is a valid command alone, which needs
+// no further checks.
+func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster, oldSpec, newSpec *v1beta1.FlinkClusterSpec) (errs field.ErrorList, done bool) {
 	oj, nj := old.Spec.Job, fc.Spec.Job
 	if oj == nil || nj == nil {
 		return nil, false // a session cluster, or a switch the transition rules reject
 	}
 
 	if !isTrue(oj.CancelRequested) && isTrue(nj.CancelRequested) {
-		if onlyJobChange(old, fc, func(j *v1beta1.JobSpec) { j.CancelRequested = nj.CancelRequested }) {
+		if onlyJobChange(oldSpec, newSpec, func(j *v1beta1.JobSpec) { j.CancelRequested = nj.CancelRequested }) {
 			return nil, true
 		}
 		errs = append(errs, field.Forbidden(pathCancelRequest,
@@ -120,7 +121,7 @@ func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster) (errs field
 			statusGen = js.SavepointGeneration
 		}
 		valid := nj.SavepointGeneration == statusGen+1
-		alone := onlyJobChange(old, fc, func(j *v1beta1.JobSpec) { j.SavepointGeneration = nj.SavepointGeneration })
+		alone := onlyJobChange(oldSpec, newSpec, func(j *v1beta1.JobSpec) { j.SavepointGeneration = nj.SavepointGeneration })
 		if valid && alone {
 			return errs, true
 		}
@@ -137,11 +138,11 @@ func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster) (errs field
 	return append(errs, v.validateJobUpdate(old, fc)...), false
 }
 
-// onlyJobChange reports whether fc's spec is old's spec with only set applied to the job.
-func onlyJobChange(old, fc *v1beta1.FlinkCluster, set func(*v1beta1.JobSpec)) bool {
-	s := old.Spec.DeepCopy()
+// onlyJobChange reports whether newSpec is oldSpec with only set applied to the job.
+func onlyJobChange(oldSpec, newSpec *v1beta1.FlinkClusterSpec, set func(*v1beta1.JobSpec)) bool {
+	s := oldSpec.DeepCopy()
 	set(s.Job)
-	return equality.Semantic.DeepEqual(*s, fc.Spec)
+	return equality.Semantic.DeepEqual(s, newSpec)
 }
 
 // validateJobUpdate checks that the job of a changed job cluster can carry its state over:

@@ -286,6 +286,16 @@ func TestValidateUpdateCommands(t *testing.T) {
 			new:  makeFC("app").Parallelism(0).CancelRequested(true).Obj(),
 		},
 		{
+			name: "allow: cancelRequested alone while the mutating webhook filled in defaults",
+			old:  makeFC("app").Obj(),
+			new:  defaulted(makeFC("app").CancelRequested(true).Obj()),
+		},
+		{
+			name: "allow: savepointGeneration alone while the mutating webhook filled in defaults",
+			old:  makeFC("app").Obj(),
+			new:  defaulted(makeFC("app").SavepointGeneration(1).Obj()),
+		},
+		{
 			name: "deny: cancelRequested false to true with another change",
 			old:  makeFC("app").CancelRequested(false).Obj(),
 			new:  slots(makeFC("app").CancelRequested(true)).Obj(),
@@ -421,6 +431,17 @@ func TestValidateUpdateJob(t *testing.T) {
 			name: "deny: adding savepointsDir to a job cluster created without it",
 			old:  makeFC("app").SavepointsDir("").Obj(),
 			new:  makeFC("app").Obj(),
+			want: field.ErrorList{forbidden(path("spec", "job"), policy.RuleJobUpdateRequiresSavepointsDir)},
+		},
+		{
+			name: "allow: a spec that differs only by defaults is no update, even without savepointsDir",
+			old:  makeFC("app").SavepointsDir("").NoJobMode().JarFile("job.jar").Obj(),
+			new:  defaulted(makeFC("app").SavepointsDir("").NoJobMode().JarFile("job.jar").Label("team", "data").Obj()),
+		},
+		{
+			name: "deny: a real change next to defaults on a job cluster without savepointsDir",
+			old:  makeFC("app").SavepointsDir("").Obj(),
+			new:  defaulted(makeFC("app").SavepointsDir("").Parallelism(3).Obj()),
 			want: field.ErrorList{forbidden(path("spec", "job"), policy.RuleJobUpdateRequiresSavepointsDir)},
 		},
 		{name: "allow: update of a session cluster without savepointsDir", old: makeFC("app").SessionCluster().Obj(), new: slots(makeFC("app").SessionCluster()).Obj()},

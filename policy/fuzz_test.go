@@ -1,0 +1,118 @@
+package policy_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/policy"
+)
+
+// fuzzSeeds returns the JSON of every fixture plus a few hand-made shapes that poke at nil
+// and odd values.
+func fuzzSeeds(f *testing.F) [][]byte {
+	var seeds [][]byte
+	for _, fx := range allFixtures(f) {
+		seeds = append(seeds, mustJSON(f, fx.obj))
+	}
+	seeds = append(seeds,
+		[]byte(`{}`),
+		[]byte(`{"metadata":{"name":"x","namespace":"y"},"spec":{"jobManager":null,"taskManager":null,"job":null}}`),
+		[]byte(`{"spec":{"jobManager":{"deploymentType":"Deployment","replicas":2},"job":{"cancelRequested":true}}}`),
+		[]byte(`{"spec":{"flinkVersion":"1.9","jobManager":{"memoryOffHeapMin":"1Ei","resources":{"limits":{"memory":"1"}}}}}`),
+		[]byte(`{"spec":{"jobManager":{"ports":{}},"taskManager":{"ports":{"rpc":0}},"flinkProperties":{"high-availability":"NONE"}}}`),
+		[]byte(`{"metadata":{"annotations":{"flinkclusters.flinkoperator.k8s.io/user-control":"savepoint"}},"status":{"components":{"job":{"state":"Running","savepointTime":"bad"}},"control":{"state":"InProgress"}}}`),
+	)
+	return seeds
+}
+
+// decode turns fuzz bytes into a FlinkCluster; bytes that are not a FlinkCluster are
+// skipped (the webhook's decoder rejects them before the policy sees them).
+func decode(data []byte) (*v1beta1.FlinkCluster, bool) {
+	fc := &v1beta1.FlinkCluster{}
+	if err := json.Unmarshal(data, fc); err != nil {
+		return nil, false
+	}
+	return fc, true
+}
+
+// FuzzValidate checks that validation and defaulting never panic on any FlinkCluster, and
+// two properties of the policy: Default is idempotent, and Default never turns a valid
+// object into an invalid one.
+func FuzzValidate(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fc, ok := decode(data)
+		if !ok {
+			return
+		}
+		errs, _ := policy.ValidateCreate(fc)
+		policy.ValidateUpdate(fc, fc)
+
+		d := fc.DeepCopy()
+		policy.Default(d)
+		twice := d.DeepCopy()
+		policy.Default(twice)
+		if !equality.Semantic.DeepEqual(d, twice) {
+			t.Fatalf("Default is not idempotent:\n%s", cmp.Diff(d, twice, quantityOpts))
+		}
+		if len(errs) == 0 {
+			if after, _ := policy.ValidateCreate(d); len(after) != 0 {
+				t.Fatalf("Default turned a valid object invalid: %v", after)
+			}
+		}
+	})
+}
+
+// FuzzValidateUpdate checks that ValidateUpdate never panics on any pair of objects, and
+// that an update that changes nothing is always allowed.
+func FuzzValidateUpdate(f *testing.F) {
+	seeds := fuzzSeeds(f)
+	for i, s := range seeds {
+		f.Add(s, seeds[(i+1)%len(seeds)])
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, oldData, newData []byte) {
+		old, ok := decode(oldData)
+		if !ok {
+			return
+		}
+		fc, ok := decode(newData)
+		if !ok {
+			return
+		}
+		policy.ValidateUpdate(old, fc)
+		policy.ValidateUpdate(fc, old)
+		if errs, _ := policy.ValidateUpdate(old, old.DeepCopy()); len(errs) != 0 {
+			t.Fatalf("a no-op update was denied: %v", errs)
+		}
+	})
+}
+
+// FuzzDefault checks that Default never panics and that a defaulted object passes an
+// update from the object as it was (what the mutating webhook produces on UPDATE), when
+// the object was valid to begin with.
+func FuzzDefault(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fc, ok := decode(data)
+		if !ok {
+			return
+		}
+		d := fc.DeepCopy()
+		policy.Default(d)
+		if errs, _ := policy.ValidateCreate(fc); len(errs) != 0 {
+			return
+		}
+		if errs, _ := policy.ValidateUpdate(fc, d); len(errs) != 0 {
+			t.Fatalf("defaulting a valid object on update was denied: %v", errs)
+		}
+	})
+}
