@@ -94,6 +94,10 @@ type SelfSignedSource struct {
 	ca *authority
 	// signedBy is the raw CA certificate that signed serving.
 	signedBy []byte
+
+	// passes counts completed reconcile passes, so tests know a pass ran after they moved the
+	// clock.
+	passes atomic.Uint64
 }
 
 var _ Source = (*SelfSignedSource)(nil)
@@ -238,6 +242,7 @@ func (s *SelfSignedSource) Start(ctx context.Context) error {
 // reconcile makes one pass: make sure the Secret holds a usable CA, inject its bundle, and
 // re-sign the serving certificate when the CA changed or the certificate is due.
 func (s *SelfSignedSource) reconcile(ctx context.Context) error {
+	defer s.passes.Add(1)
 	now := s.clock.Now()
 	var errs []error
 
