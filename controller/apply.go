@@ -1,0 +1,311 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/state"
+)
+
+// specHashAnnotation holds the hash of the desired object an owned object was last written
+// from. Comparing hashes, rather than the objects, ignores what the API server defaults, so
+// an unchanged cluster causes no writes (and no watch events that would wake the controller).
+const specHashAnnotation = "flinkoperator.k8s.io/spec-hash"
+
+func hashOf(obj any) (string, error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// applyOwned creates desired, or updates existing (read into current) when desired changed.
+// merge copies the mutable parts of desired into current.
+func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current T, merge func(current, desired T)) (bool, error) {
+	hash, err := hashOf(desired)
+	if err != nil {
+		return false, err
+	}
+	ann := maps.Clone(desired.GetAnnotations())
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[specHashAnnotation] = hash
+	desired.SetAnnotations(ann)
+
+	if err := c.r.Client.Get(ctx, client.ObjectKeyFromObject(desired), current); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		if err := c.r.Client.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
+			return false, fmt.Errorf("creating %T %s: %w", desired, desired.GetName(), err)
+		}
+		return true, nil
+	}
+	if !metav1.IsControlledBy(current, c.fc) {
+		return false, fmt.Errorf("%T %s exists and is not owned by FlinkCluster %s", current, current.GetName(), c.fc.Name)
+	}
+	if current.GetAnnotations()[specHashAnnotation] == hash {
+		return true, nil
+	}
+	merge(current, desired)
+	current.SetLabels(desired.GetLabels())
+	curAnn := current.GetAnnotations()
+	if curAnn == nil {
+		curAnn = map[string]string{}
+	}
+	maps.Copy(curAnn, desired.GetAnnotations())
+	current.SetAnnotations(curAnn)
+	if err := c.r.Client.Update(ctx, current); err != nil {
+		return false, fmt.Errorf("updating %T %s: %w", current, current.GetName(), err)
+	}
+	return true, nil
+}
+
+// applyComponents writes the ConfigMap, the Service and the TaskManagers of the current spec.
+func (c *cycle) applyComponents(ctx context.Context) error {
+	rev := c.st.Revision.CurrentRevision
+	cm, err := resources.ConfigMap(c.fc, rev)
+	if err != nil {
+		return err
+	}
+	if c.obs.configMapExists, err = applyOwned(ctx, c, cm, &corev1.ConfigMap{}, func(cur, des *corev1.ConfigMap) {
+		cur.Data = des.Data
+	}); err != nil {
+		return err
+	}
+	if c.obs.serviceExists, err = applyOwned(ctx, c, resources.Service(c.fc, rev), &corev1.Service{}, func(cur, des *corev1.Service) {
+		// The cluster IP is allocated once and immutable.
+		des.Spec.ClusterIP, des.Spec.ClusterIPs = cur.Spec.ClusterIP, cur.Spec.ClusterIPs
+		cur.Spec = des.Spec
+	}); err != nil {
+		return err
+	}
+	if c.fc.Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
+		c.obs.tmExists, err = applyOwned(ctx, c, resources.TaskManagerDeployment(c.fc, rev), &appsv1.Deployment{}, func(cur, des *appsv1.Deployment) {
+			cur.Spec.Replicas, cur.Spec.Template = des.Spec.Replicas, des.Spec.Template
+		})
+	} else {
+		c.obs.tmExists, err = applyOwned(ctx, c, resources.TaskManagerStatefulSet(c.fc, rev), &appsv1.StatefulSet{}, func(cur, des *appsv1.StatefulSet) {
+			cur.Spec.Replicas, cur.Spec.Template = des.Spec.Replicas, des.Spec.Template
+		})
+	}
+	return err
+}
+
+// createJobManager creates the JobManager workload of the current revision, restoring
+// fromSavepoint, and starts a new run of the job: Deploying.
+func (c *cycle) createJobManager(ctx context.Context, fromSavepoint string) error {
+	rev := c.st.Revision.CurrentRevision
+	var obj client.Object
+	kind := "Job"
+	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment {
+		obj, kind = resources.JobManagerDeployment(c.fc, rev, fromSavepoint, 1), "Deployment"
+	} else {
+		obj = resources.JobManagerJob(c.fc, rev, fromSavepoint)
+	}
+	if err := c.r.Client.Create(ctx, obj); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			// The previous workload is still being deleted.
+			c.poll()
+			return nil
+		}
+		return fmt.Errorf("creating the JobManager %s: %w", kind, err)
+	}
+	job := c.job()
+	job.ID = resources.JobID(c.fc)
+	job.FromSavepoint = fromSavepoint
+	job.DeployTime = state.Time(c.now)
+	job.StartTime = ""
+	job.FailureReasons = nil
+	c.obs.wl = &state.Workload{Revision: rev}
+	note := fmt.Sprintf("created JobManager %s %s for revision %s", kind, obj.GetName(), rev)
+	if fromSavepoint != "" {
+		note += " from savepoint " + fromSavepoint
+	}
+	c.event(corev1.EventTypeNormal, ReasonJobManagerCreated, "Create", "%s", note)
+	c.setJobState(v1beta1.JobStateDeploying, "", "", c.now)
+	c.poll()
+	return nil
+}
+
+// deleteObject deletes obj if it exists; dependents go in the background (and explicitly,
+// for JobManager pods, see deleteJobManagerPods).
+func (c *cycle) deleteObject(ctx context.Context, obj client.Object) error {
+	if err := c.r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %T %s: %w", obj, obj.GetName(), err)
+	}
+	return nil
+}
+
+// deleteJobManager deletes the JobManager workload, then its pods. Deleting the pods here
+// rather than leaving them to the garbage collector lets the controller wait for exactly the
+// pods it knows, and works where no garbage collector runs.
+func (c *cycle) deleteJobManager(ctx context.Context) error {
+	switch {
+	case c.obs.jmDeployment != nil && c.obs.jmDeployment.DeletionTimestamp == nil:
+		if err := c.deleteObject(ctx, c.obs.jmDeployment); err != nil {
+			return err
+		}
+		c.event(corev1.EventTypeNormal, ReasonJobManagerDeleted, "Delete", "deleted JobManager Deployment %s (revision %s)", c.obs.jmDeployment.Name, c.obs.wl.Revision)
+	case c.obs.jmJob != nil && c.obs.jmJob.DeletionTimestamp == nil:
+		if err := c.deleteObject(ctx, c.obs.jmJob); err != nil {
+			return err
+		}
+		c.event(corev1.EventTypeNormal, ReasonJobManagerDeleted, "Delete", "deleted JobManager Job %s (revision %s)", c.obs.jmJob.Name, c.obs.wl.Revision)
+	}
+	if c.obs.wl != nil {
+		c.obs.wl.Deleting = true
+	}
+	return c.deleteJobManagerPods(ctx)
+}
+
+// deleteJobManagerPods deletes the JobManager pods that are not terminating yet.
+func (c *cycle) deleteJobManagerPods(ctx context.Context) error {
+	for i := range c.obs.pods {
+		p := &c.obs.pods[i]
+		if state.Deleting(p) {
+			continue
+		}
+		if err := c.r.Client.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting JobManager pod %s: %w", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// waitForNoJobManagerPods deletes leftover JobManager pods and reports whether none is left,
+// terminating ones included. Until then no JobManager workload is created: a JobManager that
+// is still up may hold leadership and answer the REST API for the cluster.
+func (c *cycle) waitForNoJobManagerPods(ctx context.Context) (bool, error) {
+	if len(c.obs.pods) == 0 {
+		return true, nil
+	}
+	if err := c.deleteJobManagerPods(ctx); err != nil {
+		return false, err
+	}
+	names := make([]string, 0, len(c.obs.pods))
+	for _, p := range c.obs.pods {
+		names = append(names, p.Name)
+	}
+	c.event(corev1.EventTypeNormal, ReasonWaitingForPods, "Wait", "waiting for JobManager pods to be gone before creating the JobManager: %v", names)
+	c.poll()
+	return false, nil
+}
+
+// scaleJobManager sets the JobManager Deployment's replicas.
+func (c *cycle) scaleJobManager(ctx context.Context, replicas int32) error {
+	d := c.obs.jmDeployment
+	if d == nil || d.DeletionTimestamp != nil || (d.Spec.Replicas != nil && *d.Spec.Replicas == replicas) {
+		return nil
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Replicas = ptr.To(replicas)
+	if err := c.r.Client.Patch(ctx, d, patch); err != nil {
+		return fmt.Errorf("scaling JobManager Deployment %s to %d: %w", d.Name, replicas, err)
+	}
+	c.event(corev1.EventTypeNormal, ReasonJobManagerScaled, "Scale", "scaled JobManager Deployment %s to %d", d.Name, replicas)
+	return nil
+}
+
+// deleteTaskManagers deletes the TaskManager workload.
+func (c *cycle) deleteTaskManagers(ctx context.Context) error {
+	meta := metav1.ObjectMeta{Name: resources.TaskManagerName(c.fc.Name), Namespace: c.fc.Namespace}
+	var obj client.Object = &appsv1.StatefulSet{ObjectMeta: meta}
+	if c.fc.Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
+		obj = &appsv1.Deployment{ObjectMeta: meta}
+	}
+	if !c.obs.tmExists {
+		return nil
+	}
+	c.obs.tmExists = false
+	return c.deleteObject(ctx, obj)
+}
+
+// deleteAll deletes every object of the cluster but the FlinkCluster: JobManager workload and
+// pods, TaskManagers, Service and ConfigMap.
+func (c *cycle) deleteAll(ctx context.Context) error {
+	if err := c.deleteJobManager(ctx); err != nil {
+		return err
+	}
+	if err := c.deleteTaskManagers(ctx); err != nil {
+		return err
+	}
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: c.fc.Namespace} }
+	if c.obs.serviceExists {
+		if err := c.deleteObject(ctx, &corev1.Service{ObjectMeta: meta(resources.JobManagerName(c.fc.Name))}); err != nil {
+			return err
+		}
+		c.obs.serviceExists = false
+	}
+	if c.obs.configMapExists {
+		if err := c.deleteObject(ctx, &corev1.ConfigMap{ObjectMeta: meta(resources.ConfigMapName(c.fc.Name))}); err != nil {
+			return err
+		}
+		c.obs.configMapExists = false
+	}
+	return nil
+}
+
+// setComponents records the components' states.
+func (c *cycle) setComponents() {
+	comps := &c.st.Components
+	ready := func(ok bool) string {
+		if ok {
+			return v1beta1.ComponentStateReady
+		}
+		return v1beta1.ComponentStateDeleted
+	}
+	comps.ConfigMap = &v1beta1.ConfigMapStatus{Name: resources.ConfigMapName(c.fc.Name), State: ready(c.obs.configMapExists)}
+	comps.JobManagerService.Name = resources.JobManagerName(c.fc.Name)
+	comps.JobManagerService.State = ready(c.obs.serviceExists)
+
+	jm := &v1beta1.JobManagerStatus{Name: resources.JobManagerName(c.fc.Name), State: v1beta1.ComponentStateDeleted}
+	if c.obs.wl != nil && !c.obs.wl.Deleting {
+		jm.Replicas = 1
+		if d := c.obs.jmDeployment; d != nil && d.Spec.Replicas != nil {
+			jm.Replicas = *d.Spec.Replicas
+		}
+		if state.Ready(c.obs.pod) {
+			jm.ReadyReplicas = 1
+		}
+		jm.State = v1beta1.ComponentStateNotReady
+		if jm.ReadyReplicas >= jm.Replicas && jm.Replicas > 0 {
+			jm.State = v1beta1.ComponentStateReady
+		}
+	}
+	jm.Ready = fmt.Sprintf("%d/%d", jm.ReadyReplicas, jm.Replicas)
+	comps.JobManager = jm
+
+	tm := &v1beta1.TaskManagerStatus{
+		Name:     resources.TaskManagerName(c.fc.Name),
+		State:    v1beta1.ComponentStateDeleted,
+		Selector: metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: resources.SelectorLabels(c.fc.Name, resources.ComponentTaskManager)}),
+	}
+	if c.obs.tmExists {
+		tm.Replicas = resources.TaskManagerReplicas(c.fc)
+		tm.ReadyReplicas = c.obs.tmReady
+		tm.State = v1beta1.ComponentStateNotReady
+		if tm.ReadyReplicas >= tm.Replicas {
+			tm.State = v1beta1.ComponentStateReady
+		}
+	}
+	tm.Ready = fmt.Sprintf("%d/%d", tm.ReadyReplicas, tm.Replicas)
+	comps.TaskManager = tm
+}
+

@@ -1,0 +1,37 @@
+package controller
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/state"
+)
+
+// cleanup applies to a job that ended. The JobManager Deployment is scaled to 0 and kept,
+// like a finished JobManager Job; then the cleanup policy of the end state applies.
+func (c *cycle) cleanup(ctx context.Context) error {
+	if err := c.scaleJobManager(ctx, 0); err != nil {
+		return err
+	}
+	action := state.CleanupAction(&c.fc.Spec, c.job().State)
+	switch action {
+	case v1beta1.CleanupActionDeleteCluster:
+		if c.obs.wl != nil || c.obs.tmExists || c.obs.serviceExists || c.obs.configMapExists || len(c.obs.pods) > 0 {
+			if c.obs.wl != nil || c.obs.tmExists || c.obs.serviceExists || c.obs.configMapExists {
+				c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", c.job().State, action)
+			}
+			if err := c.deleteAll(ctx); err != nil {
+				return err
+			}
+			c.poll()
+		}
+	case v1beta1.CleanupActionDeleteTaskManager:
+		if c.obs.tmExists {
+			c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", c.job().State, action)
+			return c.deleteTaskManagers(ctx)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,252 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/state"
+)
+
+// maxFailureReasons bounds status.components.job.failureReasons.
+const maxFailureReasons = 10
+
+// cycle is one reconcile of one cluster: the cluster, its status being built, what was
+// observed, and when to look again.
+type cycle struct {
+	r        *Reconciler
+	fc       *v1beta1.FlinkCluster
+	orig     *v1beta1.FlinkCluster
+	st       *v1beta1.FlinkClusterStatus
+	now      time.Time
+	revision string
+	mode     v1beta1.JobManagerDeploymentType
+
+	obs          observed
+	client       flinkclient.Client
+	requeue      time.Duration
+	lostTimedOut bool
+	// removeControl is set once the user-control annotation was taken into status.control;
+	// it is removed after the status is written, so the request is never lost.
+	removeControl bool
+}
+
+func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
+	rev, err := resources.Revision(fc)
+	if err != nil {
+		return nil, err
+	}
+	c := &cycle{
+		r:        r,
+		fc:       fc,
+		orig:     fc.DeepCopy(),
+		now:      r.Options.Clock.Now(),
+		revision: rev,
+		mode:     fc.Spec.GetDeploymentType(),
+	}
+	c.st = &fc.Status
+	return c, nil
+}
+
+func (c *cycle) job() *v1beta1.JobStatus { return c.st.Components.Job }
+
+// after asks for another reconcile within d.
+func (c *cycle) after(d time.Duration) {
+	if d > 0 && (c.requeue == 0 || d < c.requeue) {
+		c.requeue = d
+	}
+}
+
+func (c *cycle) poll() { c.after(c.r.Options.RequeueInterval) }
+
+func (c *cycle) event(eventType, reason, action, format string, args ...any) {
+	c.r.Recorder.Eventf(c.fc, nil, eventType, reason, action, format, args...)
+}
+
+func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
+	c.initStatus()
+	if err := c.observe(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	c.acceptControl()
+	c.derive()
+
+	var err error
+	switch {
+	case c.updatePending():
+		err = c.update(ctx)
+	case c.cancelPending():
+		err = c.cancel(ctx)
+	case c.job().State == v1beta1.JobStateRestarting || state.ShouldRestart(&c.fc.Spec, c.job(), c.now):
+		err = c.restart(ctx)
+	case c.finished():
+		err = c.cleanup(ctx)
+	default:
+		err = c.ensure(ctx)
+	}
+	if err == nil {
+		err = c.savepointControl(ctx)
+	}
+	c.setComponents()
+	c.setClusterState()
+	if werr := c.writeStatus(ctx); werr != nil {
+		return ctrl.Result{}, errors.Join(err, werr)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := c.removeControlAnnotation(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: c.requeue}, nil
+}
+
+// initStatus starts the status of a new cluster: revision and a Pending job.
+func (c *cycle) initStatus() {
+	if c.st.Revision.CurrentRevision == "" {
+		c.st.Revision.CurrentRevision = c.revision
+	}
+	c.st.Revision.NextRevision = c.revision
+	if c.st.Components.Job == nil {
+		c.st.Components.Job = &v1beta1.JobStatus{State: v1beta1.JobStatePending, ID: resources.JobID(c.fc)}
+	}
+}
+
+func (c *cycle) updatePending() bool {
+	return c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.job().State == v1beta1.JobStateUpdating
+}
+
+// finished reports whether the job ended: a terminal state, or Lost past its timeout.
+func (c *cycle) finished() bool {
+	return state.IsTerminal(c.job().State) || c.lostTimedOut
+}
+
+// stopping reports whether a stop-with-savepoint of the job was requested: Flink's FINISHED
+// then means stopped.
+func (c *cycle) stopping() bool {
+	if c.job().State == v1beta1.JobStateUpdating {
+		return true
+	}
+	sp := c.st.Savepoint
+	return sp != nil && (sp.TriggerReason == SavepointReasonUpdate || sp.TriggerReason == SavepointReasonJobCancel) &&
+		(sp.State == SavepointStateRequested || sp.State == SavepointStateInProgress)
+}
+
+// derive applies the lifecycle rules (package state) to this cycle's observation.
+func (c *cycle) derive() {
+	res := state.DeriveJob(state.Input{
+		Now:             c.now,
+		DeploymentType:  c.mode,
+		Recorded:        *c.job(),
+		Stopping:        c.stopping(),
+		Workload:        c.obs.wl,
+		Pod:             c.obs.pod,
+		Flink:           c.obs.flink,
+		HARecoveryGrace: c.r.Options.HARecoveryGrace,
+		LostTimeout:     c.r.Options.LostTimeout,
+	})
+	c.lostTimedOut = res.LostTimedOut
+	c.after(res.RequeueAfter)
+	c.setJobState(res.State, res.Reason, res.Message, res.LostSince)
+}
+
+// setJobState records a job state transition, its reason and an Event.
+func (c *cycle) setJobState(newState, reason, message string, lostSince time.Time) {
+	job := c.job()
+	if newState == job.State {
+		return
+	}
+	prev := job.State
+	job.State = newState
+	if reason != "" {
+		job.FailureReasons = append(job.FailureReasons, reason)
+		if n := len(job.FailureReasons); n > maxFailureReasons {
+			job.FailureReasons = job.FailureReasons[n-maxFailureReasons:]
+		}
+	}
+	switch {
+	case newState == v1beta1.JobStateLost:
+		if lostSince.IsZero() {
+			lostSince = c.now
+		}
+		// The reference schema has no "lost since" field: completionTime records when the
+		// job stopped being observed, and is cleared when it is tracked again.
+		job.CompletionTime = state.MetaTime(lostSince)
+	case state.IsTerminal(newState):
+		job.CompletionTime = state.MetaTime(c.now)
+	default:
+		job.CompletionTime = nil
+	}
+	if newState == v1beta1.JobStateRunning && prev != v1beta1.JobStateLost {
+		job.StartTime = state.Time(c.now)
+	}
+	eventType, eventReason := corev1.EventTypeNormal, ReasonJobStateChanged
+	switch newState {
+	case v1beta1.JobStateFailed, v1beta1.JobStateDeployFailed:
+		eventType, eventReason = corev1.EventTypeWarning, ReasonJobFailed
+	case v1beta1.JobStateLost:
+		eventType, eventReason = corev1.EventTypeWarning, ReasonJobLost
+	}
+	note := fmt.Sprintf("job %s: %s -> %s", job.ID, prev, newState)
+	if message != "" {
+		note += ": " + message
+	}
+	c.event(eventType, eventReason, "Observe", "%s", note)
+}
+
+// writeStatus patches the status when it changed. The optimistic lock refuses the write when
+// the cluster changed since it was read, so a decision made on stale data is retried, never
+// recorded.
+func (c *cycle) writeStatus(ctx context.Context) error {
+	if equality.Semantic.DeepEqual(c.orig.Status, c.fc.Status) {
+		return nil
+	}
+	c.st.LastUpdateTime = state.Time(c.now)
+	return c.r.Client.Status().Patch(ctx, c.fc, client.MergeFromWithOptions(c.orig, client.MergeFromWithOptimisticLock{}))
+}
+
+// setClusterState derives status.state and records its transitions.
+func (c *cycle) setClusterState() {
+	job := c.job()
+	comps := state.Components{
+		JobManager:     c.obs.wl != nil && !c.obs.wl.Deleting,
+		TaskManager:    c.obs.tmExists,
+		Service:        c.obs.serviceExists,
+		ConfigMap:      c.obs.configMapExists,
+		JobManagerPods: len(c.obs.pods),
+	}
+	next := state.ClusterState(job.State, job.State == v1beta1.JobStateUpdating, c.finished(),
+		state.CleanupAction(&c.fc.Spec, job.State), comps)
+	if next == v1beta1.ClusterStateStopping {
+		c.poll()
+	}
+	if next == c.st.State {
+		return
+	}
+	prev := c.st.State
+	c.st.State = next
+	note := fmt.Sprintf("cluster %s -> %s", orNone(prev), next)
+	eventType := corev1.EventTypeNormal
+	if c.lostTimedOut && job.State == v1beta1.JobStateLost {
+		eventType = corev1.EventTypeWarning
+		note += fmt.Sprintf(": the Lost job was not reported again within %s, afterJobFails (%s) applies",
+			c.r.Options.LostTimeout, state.CleanupAction(&c.fc.Spec, job.State))
+	}
+	c.event(eventType, ReasonClusterState, "Observe", "%s", note)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(new)"
+	}
+	return s
+}

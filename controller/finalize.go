@@ -1,0 +1,89 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/resources"
+)
+
+// finalize runs when a FlinkCluster is deleted: the finalizer holds it until the JobManager
+// pods are gone; owned objects and the cluster's HA ConfigMaps are removed. No savepoint is
+// taken.
+func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(fc, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	c, err := r.newCycle(fc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := c.observe(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if c.st.State != v1beta1.ClusterStateStopping {
+		c.st.State = v1beta1.ClusterStateStopping
+		c.event(corev1.EventTypeNormal, ReasonDeleting, "Delete", "FlinkCluster deleted: removing its JobManager, TaskManagers and HA ConfigMaps")
+	}
+	if err := c.deleteJobManager(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := c.deleteTaskManagers(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if c.obs.serviceExists {
+		if err := c.deleteObject(ctx, resources.Service(fc, "")); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if len(c.obs.pods) > 0 {
+		// JobManager pods still terminate: they may still write HA metadata.
+		if err := c.writeStatus(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: r.Options.RequeueInterval}, nil
+	}
+	if err := r.deleteHAConfigMaps(ctx, fc); err != nil {
+		return ctrl.Result{}, err
+	}
+	if c.obs.configMapExists {
+		cm := &corev1.ConfigMap{}
+		cm.Name, cm.Namespace = resources.ConfigMapName(fc.Name), fc.Namespace
+		if err := c.deleteObject(ctx, cm); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	patch := client.MergeFromWithOptions(fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(fc, Finalizer)
+	if err := r.Client.Patch(ctx, fc, patch); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	r.metrics.setJobState(client.ObjectKeyFromObject(fc), "")
+	return ctrl.Result{}, nil
+}
+
+// deleteHAConfigMaps removes the ConfigMaps Flink's Kubernetes HA services created for the
+// cluster (labels app=<cluster id>, configmap-type=high-availability). Flink does not own
+// them to the FlinkCluster, so nothing else would remove them.
+func (r *Reconciler) deleteHAConfigMaps(ctx context.Context, fc *v1beta1.FlinkCluster) error {
+	list := &corev1.ConfigMapList{}
+	if err := r.Reader.List(ctx, list, client.InNamespace(fc.Namespace), client.MatchingLabels{
+		resources.LabelApp:   resources.HAClusterID(fc),
+		haConfigMapTypeLabel: haConfigMapType,
+	}); err != nil {
+		return fmt.Errorf("listing HA ConfigMaps: %w", err)
+	}
+	for i := range list.Items {
+		if err := r.Client.Delete(ctx, &list.Items[i]); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting HA ConfigMap %s: %w", list.Items[i].Name, err)
+		}
+	}
+	return nil
+}

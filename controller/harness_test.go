@@ -1,0 +1,385 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/fakeflink"
+	"github.com/flink-admission/flink-admission/controller/fctest"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/resources"
+)
+
+const (
+	waitTimeout = 20 * time.Second
+	// quiet is how long "nothing happens" is watched: many poll intervals.
+	quiet = 1 * time.Second
+	// holdFinalizer keeps a deleted pod Terminating, as a JobManager in its preStop delay.
+	holdFinalizer = "test.flink-admission/terminating"
+)
+
+var nsSeq atomic.Int64
+
+// harness plays the parts envtest lacks for one FlinkCluster: the kubelet (pod statuses), the
+// Job and ReplicaSet controllers (pods of a workload, Job conditions), and the JobManager's
+// REST API (a fake Flink server).
+type harness struct {
+	t      *testing.T
+	ctx    context.Context
+	mode   v1beta1.JobManagerDeploymentType
+	ns     string
+	name   string
+	fake   *fakeflink.Server
+	podSeq int
+}
+
+// newHarness creates a FlinkCluster in a fresh namespace. The fixture cluster is an
+// application cluster with Kubernetes HA and cleanup DeleteCluster for every outcome; build
+// adjusts it.
+func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(w *fctest.Wrapper)) *harness {
+	t.Helper()
+	h := &harness{t: t, ctx: context.Background(), mode: mode, name: "wc"}
+	h.ns = fmt.Sprintf("t%d-%s", nsSeq.Add(1), strings.ToLower(string(mode)))
+	require.NoError(t, k8s.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}))
+	h.fake = fakeflink.New()
+	fakes.Store(h.ns+"/"+h.name, h.fake)
+	t.Cleanup(func() {
+		fakes.Delete(h.ns + "/" + h.name)
+		h.fake.Close()
+		if t.Failed() {
+			h.dump()
+		}
+	})
+	w := fctest.MakeCluster(h.name).Namespace(h.ns)
+	if mode == v1beta1.JobManagerDeploymentTypeDeployment {
+		w.Deployment()
+	}
+	if build != nil {
+		build(w)
+	}
+	fc := w.Obj()
+	fc.UID = ""
+	require.NoError(t, k8s.Create(h.ctx, fc))
+	return h
+}
+
+func (h *harness) deployment() bool { return h.mode == v1beta1.JobManagerDeploymentTypeDeployment }
+
+func (h *harness) get() *v1beta1.FlinkCluster {
+	h.t.Helper()
+	fc := &v1beta1.FlinkCluster{}
+	require.NoError(h.t, k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: h.name}, fc))
+	return fc
+}
+
+func (h *harness) jobID() string { return resources.JobID(h.get()) }
+
+func (h *harness) jobState() string {
+	if j := h.get().Status.Components.Job; j != nil {
+		return j.State
+	}
+	return ""
+}
+
+func (h *harness) eventually(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// consistently checks cond for the quiet period.
+func (h *harness) consistently(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(quiet)
+	for time.Now().Before(deadline) {
+		if !cond() {
+			h.t.Fatalf("expected %s to hold", what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func (h *harness) waitJob(state string) *v1beta1.FlinkCluster {
+	h.t.Helper()
+	h.eventually("job state "+state, func() bool { return h.jobState() == state })
+	return h.get()
+}
+
+func (h *harness) waitCluster(state string) *v1beta1.FlinkCluster {
+	h.t.Helper()
+	h.eventually("cluster state "+state, func() bool { return h.get().Status.State == state })
+	return h.get()
+}
+
+// workload returns the JobManager Job or Deployment, nil when missing.
+func (h *harness) workload() client.Object {
+	h.t.Helper()
+	var obj client.Object = &batchv1.Job{}
+	if h.deployment() {
+		obj = &appsv1.Deployment{}
+	}
+	err := k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: resources.JobManagerName(h.name)}, obj)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	require.NoError(h.t, err)
+	return obj
+}
+
+// waitWorkload waits for a JobManager workload other than the one with UID not.
+func (h *harness) waitWorkload(not types.UID) client.Object {
+	h.t.Helper()
+	var wl client.Object
+	h.eventually("a new JobManager workload", func() bool {
+		wl = h.workload()
+		return wl != nil && wl.GetUID() != not && wl.GetDeletionTimestamp() == nil
+	})
+	return wl
+}
+
+func podTemplate(wl client.Object) corev1.PodTemplateSpec {
+	switch w := wl.(type) {
+	case *batchv1.Job:
+		return w.Spec.Template
+	case *appsv1.Deployment:
+		return w.Spec.Template
+	}
+	panic(fmt.Sprintf("unexpected workload %T", wl))
+}
+
+// createPod creates a JobManager pod of the workload, as the Job or ReplicaSet controller
+// would, without starting it.
+func (h *harness) createPod(wl client.Object) *corev1.Pod {
+	h.t.Helper()
+	tmpl := podTemplate(wl)
+	h.podSeq++
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        fmt.Sprintf("%s-%d", wl.GetName(), h.podSeq),
+			Namespace:   h.ns,
+			Labels:      tmpl.Labels,
+			Annotations: tmpl.Annotations,
+		},
+		Spec: tmpl.Spec,
+	}
+	gvk, err := k8s.GroupVersionKindFor(wl)
+	require.NoError(h.t, err)
+	pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(wl, gvk)}
+	require.NoError(h.t, k8s.Create(h.ctx, pod))
+	return pod
+}
+
+// setPodStatus changes a pod's status, as the kubelet would.
+func (h *harness) setPodStatus(pod *corev1.Pod, mutate func(p *corev1.Pod)) *corev1.Pod {
+	h.t.Helper()
+	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		mutate(pod)
+		return k8s.Status().Update(h.ctx, pod)
+	}))
+	return pod
+}
+
+// startPod creates a pod of the workload that is Running and Ready since now (fake clock).
+func (h *harness) startPod(wl client.Object) *corev1.Pod {
+	h.t.Helper()
+	pod := h.createPod(wl)
+	return h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetRunning(p, fakeClock.Now()) })
+}
+
+// runJob brings the job to Running: the workload's pod starts and Flink reports the job.
+func (h *harness) runJob() (client.Object, *corev1.Pod) {
+	h.t.Helper()
+	wl := h.waitWorkload("")
+	pod := h.startPod(wl)
+	h.fake.SetJobs(flinkclient.Job{ID: h.jobID(), Name: "wordcount", State: flinkclient.JobStateRunning})
+	h.waitJob(v1beta1.JobStateRunning)
+	h.waitCluster(v1beta1.ClusterStateRunning)
+	return wl, pod
+}
+
+func (h *harness) jmPods() []corev1.Pod {
+	h.t.Helper()
+	list := &corev1.PodList{}
+	require.NoError(h.t, k8s.List(h.ctx, list, client.InNamespace(h.ns),
+		client.MatchingLabels(resources.SelectorLabels(h.name, resources.ComponentJobManager))))
+	return list.Items
+}
+
+func (h *harness) podExists(pod *corev1.Pod) bool {
+	err := k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
+	return err == nil
+}
+
+// hold keeps the pod Terminating once deleted, as a JobManager in its preStop delay.
+func (h *harness) hold(pod *corev1.Pod) {
+	h.t.Helper()
+	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &corev1.Pod{}
+		if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p); err != nil {
+			return err
+		}
+		controllerutil.AddFinalizer(p, holdFinalizer)
+		return k8s.Update(h.ctx, p)
+	}))
+}
+
+// release lets a held pod go.
+func (h *harness) release(pod *corev1.Pod) {
+	h.t.Helper()
+	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &corev1.Pod{}
+		if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		controllerutil.RemoveFinalizer(p, holdFinalizer)
+		return k8s.Update(h.ctx, p)
+	}))
+}
+
+// setJobCondition ends the JobManager Job, as the Job controller would: Complete after the
+// JobManager exited 0, Failed (no retries) after it failed or its pod was lost.
+func (h *harness) setJobCondition(wl client.Object, complete bool, reason, message string) {
+	h.t.Helper()
+	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		j := &batchv1.Job{}
+		if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(wl), j); err != nil {
+			return err
+		}
+		now := metav1.NewTime(time.Now())
+		j.Status.StartTime = &now
+		cond := func(t batchv1.JobConditionType) batchv1.JobCondition {
+			return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: message, LastProbeTime: now, LastTransitionTime: now}
+		}
+		if complete {
+			j.Status.Succeeded = 1
+			j.Status.CompletionTime = &now
+			j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet), cond(batchv1.JobComplete)}
+		} else {
+			j.Status.Failed = 1
+			j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget), cond(batchv1.JobFailed)}
+		}
+		return k8s.Status().Update(h.ctx, j)
+	}))
+}
+
+// annotate sets the user-control annotation.
+func (h *harness) annotate(control string) {
+	h.t.Helper()
+	h.patch(func(fc *v1beta1.FlinkCluster) {
+		if fc.Annotations == nil {
+			fc.Annotations = map[string]string{}
+		}
+		fc.Annotations[v1beta1.ControlAnnotation] = control
+	})
+}
+
+func (h *harness) patch(mutate func(fc *v1beta1.FlinkCluster)) {
+	h.t.Helper()
+	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		fc := h.get()
+		mutate(fc)
+		return k8s.Update(h.ctx, fc)
+	}))
+}
+
+func (h *harness) events() []eventsv1.Event {
+	h.t.Helper()
+	list := &eventsv1.EventList{}
+	require.NoError(h.t, k8s.List(h.ctx, list, client.InNamespace(h.ns)))
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Kind == v1beta1.Kind && e.Regarding.Name == h.name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// waitEvent waits for an Event of type and reason whose note contains text.
+func (h *harness) waitEvent(eventType, reason, text string) {
+	h.t.Helper()
+	h.eventually(fmt.Sprintf("%s Event %s containing %q", eventType, reason, text), func() bool {
+		for _, e := range h.events() {
+			if e.Type == eventType && e.Reason == reason && strings.Contains(e.Note, text) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// exists reports whether the named object exists.
+func (h *harness) exists(obj client.Object, name string) bool {
+	h.t.Helper()
+	err := k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: name}, obj)
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	require.NoError(h.t, err)
+	return true
+}
+
+func (h *harness) taskManagerExists() bool {
+	if h.get().Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
+		return h.exists(&appsv1.Deployment{}, resources.TaskManagerName(h.name))
+	}
+	return h.exists(&appsv1.StatefulSet{}, resources.TaskManagerName(h.name))
+}
+
+// allGone reports whether the cluster's objects (JobManager workload and pods, TaskManagers,
+// Service, ConfigMap) are gone.
+func (h *harness) allGone() bool {
+	return h.workload() == nil && len(h.jmPods()) == 0 && !h.taskManagerExists() &&
+		!h.exists(&corev1.Service{}, resources.JobManagerName(h.name)) &&
+		!h.exists(&corev1.ConfigMap{}, resources.ConfigMapName(h.name))
+}
+
+// requests counts the fake Flink calls of one kind for the job.
+func (h *harness) requests(method, suffix string) int {
+	return h.fake.CountRequests(method + " /jobs/" + h.jobID() + suffix)
+}
+
+func (h *harness) dump() {
+	fc := &v1beta1.FlinkCluster{}
+	if err := k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: h.name}, fc); err == nil {
+		h.t.Logf("status: %+v", fc.Status)
+		if j := fc.Status.Components.Job; j != nil {
+			h.t.Logf("job: %+v", *j)
+		}
+		if sp := fc.Status.Savepoint; sp != nil {
+			h.t.Logf("savepoint: %+v", *sp)
+		}
+	}
+	list := &eventsv1.EventList{}
+	if err := k8s.List(h.ctx, list, client.InNamespace(h.ns)); err == nil {
+		for _, e := range list.Items {
+			h.t.Logf("event %s %s: %s", e.Type, e.Reason, e.Note)
+		}
+	}
+	h.t.Logf("flink requests: %v", h.fake.Requests())
+}

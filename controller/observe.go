@@ -1,0 +1,249 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/state"
+)
+
+// flinkCallTimeout bounds the REST calls of one reconcile.
+const flinkCallTimeout = 10 * time.Second
+
+// observed is what one reconcile saw.
+type observed struct {
+	// jmJob or jmDeployment is the JobManager workload, by deployment type; nil when missing.
+	jmJob        *batchv1.Job
+	jmDeployment *appsv1.Deployment
+	wl           *state.Workload
+	// pods are every JobManager pod of the cluster, terminating ones and old revisions'
+	// included, read from the API server.
+	pods []corev1.Pod
+	// pod is the JobManager pod the workload runs now.
+	pod *corev1.Pod
+	// flink is the REST API's answer when the API was reachable and trusted.
+	flink *state.Flink
+
+	tmExists, serviceExists, configMapExists bool
+	tmReplicas, tmReady                      int32
+}
+
+func (c *cycle) key(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: c.fc.Namespace, Name: name}
+}
+
+// getOwned reads an object the cluster owns; found is false when it is missing or belongs to
+// someone else (a same-named object the controller must neither adopt nor delete).
+func (c *cycle) getOwned(ctx context.Context, name string, obj client.Object) (bool, error) {
+	if err := c.r.Client.Get(ctx, c.key(name), obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return metav1.IsControlledBy(obj, c.fc), nil
+}
+
+func (c *cycle) observe(ctx context.Context) error {
+	name := resources.JobManagerName(c.fc.Name)
+	switch c.mode {
+	case v1beta1.JobManagerDeploymentTypeDeployment:
+		d := &appsv1.Deployment{}
+		found, err := c.getOwned(ctx, name, d)
+		if err != nil {
+			return err
+		}
+		if found {
+			c.obs.jmDeployment = d
+			c.obs.wl = &state.Workload{
+				Revision:      d.Labels[resources.LabelRevision],
+				Deleting:      d.DeletionTimestamp != nil,
+				CreateFailure: state.DeploymentFailure(d),
+			}
+		}
+	default:
+		j := &batchv1.Job{}
+		found, err := c.getOwned(ctx, name, j)
+		if err != nil {
+			return err
+		}
+		if found {
+			c.obs.jmJob = j
+			c.obs.wl = &state.Workload{Revision: j.Labels[resources.LabelRevision], Deleting: j.DeletionTimestamp != nil}
+			for _, cond := range j.Status.Conditions {
+				if cond.Status != corev1.ConditionTrue {
+					continue
+				}
+				switch cond.Type {
+				case batchv1.JobFailed:
+					c.obs.wl.Failed, c.obs.wl.FailedMessage = true, joinNonEmpty(cond.Reason, cond.Message)
+				case batchv1.JobComplete:
+					c.obs.wl.Complete = true
+				}
+			}
+		}
+	}
+
+	pods, err := c.listJobManagerPods(ctx)
+	if err != nil {
+		return err
+	}
+	c.obs.pods = pods
+	c.obs.pod = c.selectPod()
+
+	if err := c.observeComponents(ctx); err != nil {
+		return err
+	}
+	if c.obs.wl != nil && !c.obs.wl.Deleting && state.Trusted(c.obs.pod, c.obs.pods) {
+		c.observeFlink(ctx)
+	}
+	return nil
+}
+
+// listJobManagerPods lists every JobManager pod of the cluster from the API server. An error
+// is returned, never read as "no pods": the next revision must not start next to an old
+// JobManager that could still be the leader.
+func (c *cycle) listJobManagerPods(ctx context.Context) ([]corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := c.r.Reader.List(ctx, list, client.InNamespace(c.fc.Namespace),
+		client.MatchingLabels(resources.SelectorLabels(c.fc.Name, resources.ComponentJobManager))); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// selectPod picks the JobManager pod of the current workload: the Job's first pod, or the
+// Deployment's newest pod of its revision that is not being deleted.
+func (c *cycle) selectPod() *corev1.Pod {
+	var own []corev1.Pod
+	switch {
+	case c.obs.jmJob != nil:
+		for _, p := range c.obs.pods {
+			if slices.ContainsFunc(p.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == c.obs.jmJob.UID }) {
+				own = append(own, p)
+			}
+		}
+		return state.FirstPod(own)
+	case c.obs.jmDeployment != nil:
+		for _, p := range c.obs.pods {
+			if p.Labels[resources.LabelRevision] == c.obs.wl.Revision {
+				own = append(own, p)
+			}
+		}
+		return state.NewestPod(own)
+	}
+	return nil
+}
+
+func (c *cycle) observeComponents(ctx context.Context) error {
+	var err error
+	tmName := resources.TaskManagerName(c.fc.Name)
+	if c.fc.Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
+		d := &appsv1.Deployment{}
+		if c.obs.tmExists, err = c.getOwned(ctx, tmName, d); err != nil {
+			return err
+		}
+		c.obs.tmReplicas, c.obs.tmReady = d.Status.Replicas, d.Status.ReadyReplicas
+	} else {
+		s := &appsv1.StatefulSet{}
+		if c.obs.tmExists, err = c.getOwned(ctx, tmName, s); err != nil {
+			return err
+		}
+		c.obs.tmReplicas, c.obs.tmReady = s.Status.Replicas, s.Status.ReadyReplicas
+	}
+	if c.obs.serviceExists, err = c.getOwned(ctx, resources.JobManagerName(c.fc.Name), &corev1.Service{}); err != nil {
+		return err
+	}
+	if c.obs.configMapExists, err = c.getOwned(ctx, resources.ConfigMapName(c.fc.Name), &corev1.ConfigMap{}); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (c *cycle) flinkClient() (flinkclient.Client, error) {
+	if c.client == nil {
+		cl, err := c.r.Options.FlinkClientFor(c.fc)
+		if err != nil {
+			return nil, err
+		}
+		c.client = cl
+	}
+	return c.client, nil
+}
+
+// observeFlink asks the REST API for the job and, on Flink 2.3+, the application. A failed
+// call leaves obs.flink nil: the API counts as unreachable and the recorded state is kept.
+func (c *cycle) observeFlink(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx)
+	cl, err := c.flinkClient()
+	if err != nil {
+		log.Error(err, "building the Flink REST client")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, flinkCallTimeout)
+	defer cancel()
+	jobs, err := cl.ListJobs(ctx)
+	if err != nil {
+		log.V(1).Info("Flink REST API unreachable", "error", err.Error())
+		return
+	}
+	f := &state.Flink{JobCount: len(jobs)}
+	id := c.job().ID
+	for i := range jobs {
+		if jobs[i].ID == id {
+			f.Job = &jobs[i]
+		}
+	}
+	if f.Job == nil && len(jobs) == 1 {
+		// The application chose its own job ID (e.g. through $internal.pipeline.job-id):
+		// an application cluster runs one job, so it is this one.
+		f.Job = &jobs[0]
+		c.job().ID = jobs[0].ID
+	}
+	if f.Job != nil && f.Job.State == flinkclient.JobStateFailed {
+		if ex, err := cl.GetExceptions(ctx, f.Job.ID); err == nil {
+			f.JobFailure = flinkclient.Summary(ex)
+		}
+	}
+	apps, err := cl.ListApplications(ctx)
+	switch {
+	case errors.Is(err, flinkclient.ErrNotFound):
+		// Flink before 2.3 has no application API.
+	case err != nil:
+		log.V(1).Info("reading the Flink application status", "error", err.Error())
+	case len(apps) > 0:
+		app := slices.MaxFunc(apps, func(a, b flinkclient.Application) int { return cmp.Compare(a.StartTime, b.StartTime) })
+		f.Application = &app
+		if app.Status == flinkclient.ApplicationStateFailed {
+			if ex, err := cl.GetApplicationExceptions(ctx, app.ID); err == nil {
+				f.ApplicationFailure = flinkclient.Summary(ex)
+			}
+		}
+	}
+	c.obs.flink = f
+}
+
+func joinNonEmpty(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + ": " + b
+}

@@ -1,0 +1,88 @@
+// Package controller runs application-mode FlinkClusters: it creates and owns the Flink
+// configuration, the JobManager Service and workload (a batch Job or a Deployment) and the
+// TaskManagers, follows the job through the Flink REST API, and carries it through updates,
+// user controls, failures, cleanup and deletion.
+package controller
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/resources"
+)
+
+// Defaults of Options.
+const (
+	DefaultHARecoveryGrace         = 5 * time.Minute
+	DefaultLostTimeout             = 10 * time.Minute
+	DefaultRequeueInterval         = 10 * time.Second
+	DefaultMaxConcurrentReconciles = 4
+)
+
+// Options configure the controller.
+type Options struct {
+	// Clock is the time source of every lifecycle timer.
+	Clock clock.Clock
+	// HARecoveryGrace is how long a started JobManager may take to report the job (recovering
+	// it from HA metadata) before the job is Lost.
+	HARecoveryGrace time.Duration
+	// LostTimeout is how long a Lost job may take to be reported again before afterJobFails
+	// applies.
+	LostTimeout time.Duration
+	// RequeueInterval is how often an active job is polled through the Flink REST API.
+	RequeueInterval time.Duration
+	// FlinkClientFor returns the REST client of a cluster's JobManager. The default reaches
+	// http://<name>-jobmanager.<namespace>.svc:<ui port>.
+	FlinkClientFor func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error)
+	// MaxConcurrentReconciles is how many clusters are reconciled at once.
+	MaxConcurrentReconciles int
+}
+
+// BindFlags registers the timers as flags.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&o.HARecoveryGrace, "ha-recovery-grace", DefaultHARecoveryGrace,
+		"how long a started JobManager may take to report its job before the job is Lost")
+	fs.DurationVar(&o.LostTimeout, "lost-job-timeout", DefaultLostTimeout,
+		"how long a Lost job may take to be reported again before the afterJobFails cleanup applies")
+	fs.DurationVar(&o.RequeueInterval, "flink-poll-interval", DefaultRequeueInterval,
+		"how often an active job is polled through the Flink REST API")
+	fs.IntVar(&o.MaxConcurrentReconciles, "controller-workers", DefaultMaxConcurrentReconciles,
+		"how many FlinkClusters are reconciled at once")
+}
+
+// complete fills unset options with defaults and rejects nonsensical ones.
+func (o Options) complete() (Options, error) {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.HARecoveryGrace == 0 {
+		o.HARecoveryGrace = DefaultHARecoveryGrace
+	}
+	if o.LostTimeout == 0 {
+		o.LostTimeout = DefaultLostTimeout
+	}
+	if o.RequeueInterval == 0 {
+		o.RequeueInterval = DefaultRequeueInterval
+	}
+	if o.MaxConcurrentReconciles == 0 {
+		o.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	if o.FlinkClientFor == nil {
+		o.FlinkClientFor = DefaultFlinkClient
+	}
+	if o.HARecoveryGrace < 0 || o.LostTimeout < 0 || o.RequeueInterval < 0 || o.MaxConcurrentReconciles < 0 {
+		return o, fmt.Errorf("controller timers and workers must not be negative")
+	}
+	return o, nil
+}
+
+// DefaultFlinkClient reaches the cluster's JobManager Service inside the Kubernetes cluster.
+func DefaultFlinkClient(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
+	_, _, _, ui := resources.JobManagerPorts(fc)
+	return flinkclient.New(fmt.Sprintf("http://%s.%s.svc:%d", resources.JobManagerName(fc.Name), fc.Namespace, ui), nil)
+}

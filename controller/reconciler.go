@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"context"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+)
+
+// Reconciler reconciles FlinkClusters.
+type Reconciler struct {
+	// Client reads owned objects from the cache and writes everything.
+	Client client.Client
+	// Reader reads the FlinkCluster and the JobManager pods from the API server, never from a
+	// cache: a stale cluster could repeat a savepoint, and a stale pod list could claim that
+	// the old JobManager is gone before it is.
+	Reader client.Reader
+	// Recorder records Events.
+	Recorder events.EventRecorder
+	// Options are complete (defaults filled in).
+	Options Options
+
+	metrics *metrics
+
+	// notManaged remembers the generation of clusters told they are not managed, so that the
+	// Event is recorded once per spec change.
+	notManaged sync.Map
+}
+
+var _ reconcile.Reconciler = &Reconciler{}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	defer func() { r.metrics.observe(err) }()
+	fc := &v1beta1.FlinkCluster{}
+	if err := r.Reader.Get(ctx, req.NamespacedName, fc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.metrics.setJobState(req.NamespacedName, "")
+			r.notManaged.Delete(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if !fc.Spec.IsApplicationMode() {
+		r.reportNotManaged(fc)
+		return ctrl.Result{}, nil
+	}
+	if fc.DeletionTimestamp != nil {
+		return r.finalize(ctx, fc)
+	}
+	if !controllerutil.ContainsFinalizer(fc, Finalizer) {
+		patch := client.MergeFromWithOptions(fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		controllerutil.AddFinalizer(fc, Finalizer)
+		if err := r.Client.Patch(ctx, fc, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	c, err := r.newCycle(fc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	res, err = c.run(ctx)
+	if job := c.st.Components.Job; job != nil {
+		r.metrics.setJobState(req.NamespacedName, job.State)
+	}
+	return res, err
+}
+
+// reportNotManaged says once per generation that a cluster outside Application mode is left
+// alone. The reference schema has no status conditions, so the Event is the record.
+func (r *Reconciler) reportNotManaged(fc *v1beta1.FlinkCluster) {
+	key := types.NamespacedName{Namespace: fc.Namespace, Name: fc.Name}
+	if g, ok := r.notManaged.Load(key); ok && g.(int64) == fc.Generation {
+		return
+	}
+	r.notManaged.Store(key, fc.Generation)
+	mode := "unset"
+	if fc.Spec.Job != nil && fc.Spec.Job.Mode != nil {
+		mode = string(*fc.Spec.Job.Mode)
+	} else if fc.Spec.Job == nil {
+		mode = "session cluster"
+	}
+	r.Recorder.Eventf(fc, nil, corev1.EventTypeNormal, ReasonNotManaged, "Observe",
+		"job mode %s is not managed by this controller: only spec.job.mode Application is", mode)
+}

@@ -1,0 +1,65 @@
+package controller
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/resources"
+)
+
+// ControllerName names the controller, its Events' reporting controller and its logger.
+const ControllerName = "flinkcluster"
+
+// Setup registers the FlinkCluster reconciler with the manager: it owns Jobs, Deployments,
+// StatefulSets, Services and ConfigMaps, watches JobManager pods, records Events and exports
+// metrics on controller-runtime's registry. Leader election is the manager's.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	opts, err := opts.complete()
+	if err != nil {
+		return err
+	}
+	m, err := newMetrics(crmetrics.Registry)
+	if err != nil {
+		return err
+	}
+	r := &Reconciler{
+		Client:   mgr.GetClient(),
+		Reader:   mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder(ControllerName + "-controller"),
+		Options:  opts,
+		metrics:  m,
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&v1beta1.FlinkCluster{}).
+		Owns(&batchv1.Job{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		// JobManager pods are owned by a Job or a ReplicaSet, not by the FlinkCluster: map
+		// them to their cluster by label.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
+		Complete(r)
+}
+
+// podToCluster maps a Flink pod to its FlinkCluster.
+func podToCluster(_ context.Context, o client.Object) []reconcile.Request {
+	l := o.GetLabels()
+	if l[resources.LabelApp] != resources.AppFlink || l[resources.LabelCluster] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: l[resources.LabelCluster]}}}
+}
