@@ -308,4 +308,3 @@ func (c *cycle) setComponents() {
 	tm.Ready = fmt.Sprintf("%d/%d", tm.ReadyReplicas, tm.Replicas)
 	comps.TaskManager = tm
 }
-

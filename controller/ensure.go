@@ -40,4 +40,3 @@ func (c *cycle) ensure(ctx context.Context) error {
 	c.poll()
 	return nil
 }
-
