@@ -182,7 +182,7 @@ func TestFailClosed(t *testing.T) {
 // mutating webhook does not need it beyond its presence).
 func TestFailClosedOldObject(t *testing.T) {
 	for name, old := range map[string]string{
-		"deny: old object is a number":          `42`,
+		"deny: old object is a number":           `42`,
 		"deny: old object with an unknown field": string(mustJSON(set(jobCluster(), "spec.unknown", true))),
 		"deny: old object of another kind":       string(mustJSON(set(jobCluster(), "kind", "Pod"))),
 	} {
