@@ -10,7 +10,9 @@ set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-3.6.16}"
 CACHE_ROOT="${FLINK_ADMISSION_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/flink-admission}"
-DEST="$CACHE_ROOT/envtest/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}"
+# BUILD_REV changes when the way the binaries are built changes, so stale caches are not reused.
+BUILD_REV=2
+DEST="$CACHE_ROOT/envtest/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}-r${BUILD_REV}"
 GO="${GO:-go}"
 
 log() { printf '[envtest-binaries] %s\n' "$*" >&2; }
@@ -100,7 +102,10 @@ import _ "k8s.io/kubernetes/cmd/kube-apiserver"
 GO
     log "kube-apiserver: resolving modules (downloads from the Go module proxy)"
     logged kube-apiserver-modules "$GO" mod tidy
-    logged kube-apiserver "$GO" build -v -o "$DEST/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
+    # The version a module build cannot stamp by itself: /version then reports v1.37.2, not
+    # v0.0.0-master, so kubectl and clients that negotiate by server version behave.
+    ldflags="-X k8s.io/component-base/version.gitVersion=v${K8S_VERSION} -X k8s.io/component-base/version.gitMajor=${K8S_VERSION%%.*} -X k8s.io/component-base/version.gitMinor=${minor%%.*} -X k8s.io/component-base/version.gitTreeState=clean"
+    logged kube-apiserver "$GO" build -v -ldflags "$ldflags" -o "$DEST/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
     mv "$DEST/kube-apiserver.tmp" "$DEST/kube-apiserver"
   )
   log "kube-apiserver ready"
