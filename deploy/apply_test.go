@@ -1,0 +1,150 @@
+package deploy_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/flink-admission/flink-admission/internal/testenv"
+)
+
+// TestApplyDryRunServer applies what a user applies — each overlay with `kubectl apply -k`,
+// and the samples — to a real API server with --dry-run=server: the API server validates
+// every object against its schema (and the FlinkClusters against the CRD's CEL rules), runs
+// admission (Pod Security included), and stores nothing.
+func TestApplyDryRunServer(t *testing.T) {
+	env, err := testenv.Start(testenv.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
+
+	// A dry run cannot create the namespace that the namespaced objects go to: create it
+	// first, from the base's own manifest, as the only object stored. Its labels then make the
+	// API server check the Deployment's pod template against the restricted Pod Security
+	// Standard and warn about any violation.
+	run(t, env.Kubectl("apply", "-f", filepath.Join("base", "namespace.yaml")))
+
+	t.Run("pod security warnings are checked", func(t *testing.T) {
+		// Proof that the check below can fail: a root pod template draws a warning.
+		cmd := env.Kubectl("apply", "--dry-run=server", "-f", "-")
+		cmd.Stdin = strings.NewReader(rootDeployment)
+		_, stderr := run(t, cmd)
+		assert.Contains(t, stderr, `would violate PodSecurity "restricted:latest"`)
+	})
+
+	t.Run("self-signed", func(t *testing.T) { applyOverlay(t, env, selfSigned) })
+
+	t.Run("cert-manager is refused without cert-manager's CRDs", func(t *testing.T) {
+		cmd := env.Kubectl("apply", "-k", certManager.dir, "--dry-run=server")
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "kubectl apply succeeded without cert-manager's CRDs:\n%s", out)
+		assert.Contains(t, string(out), `no matches for kind "Certificate" in version "cert-manager.io/v1"`)
+	})
+
+	t.Run("cert-manager", func(t *testing.T) {
+		crds, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{
+			Paths:              []string{certManagerCRDDir(t)},
+			ErrorIfPathMissing: true,
+		})
+		require.NoError(t, err)
+		require.NotEmpty(t, crds)
+		applyOverlay(t, env, certManager)
+	})
+
+	t.Run("samples", func(t *testing.T) {
+		for _, sample := range []string{"job-mode.yaml", "deployment-mode.yaml"} {
+			stdout, stderr := run(t, env.Kubectl("apply", "--dry-run=server", "-n", "default", "-f", filepath.Join("samples", sample)))
+			assert.Regexp(t, `(?m)^flinkcluster\.flinkoperator\.k8s\.io/\S+ created \(server dry run\)$`, stdout)
+			assert.NotContains(t, stderr, "Warning:")
+		}
+	})
+
+	t.Run("deployment-mode sample commands", func(t *testing.T) {
+		// The commands its header tells users to run, as written, from the repository root.
+		sample, err := os.ReadFile(filepath.Join("samples", "deployment-mode.yaml"))
+		require.NoError(t, err)
+		var script []string
+		for _, m := range regexp.MustCompile(`(?m)^#   ((?:NS=|kubectl ).*)$`).FindAllStringSubmatch(string(sample), -1) {
+			script = append(script, m[1])
+		}
+		require.Len(t, script, 5, "the header's commands")
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", strings.Join(script, "\n"))
+		cmd.Dir = testenv.RepoRoot()
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
+		stdout, _ := run(t, cmd)
+		assert.Contains(t, stdout, "flinkcluster.flinkoperator.k8s.io/statemachine created")
+		can, _ := run(t, env.Kubectl("auth", "can-i", "update", "configmaps", "-n", "default",
+			"--as", "system:serviceaccount:default:flink"))
+		assert.Equal(t, "yes", strings.TrimSpace(can))
+	})
+}
+
+// applyOverlay runs `kubectl apply -k` with a server-side dry run and checks that kubectl
+// reports every rendered object as accepted.
+func applyOverlay(t *testing.T, env *testenv.Env, k kustomization) {
+	t.Helper()
+	stdout, stderr := run(t, env.Kubectl("apply", "-k", k.dir, "--dry-run=server"))
+	for _, r := range render(t, k).Resources() {
+		ref := strings.ToLower(r.GetKind())
+		if g := r.GetGvk().Group; g != "" {
+			ref += "." + g
+		}
+		ref += "/" + r.GetName()
+		assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(ref)+` (created|configured|unchanged) \(server dry run\)$`, stdout)
+	}
+	// testenv installed the CRD without kubectl, so kubectl warns that it cannot compute a
+	// three-way merge for it; any other warning (Pod Security, deprecated API) is a defect.
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if line == "" {
+			continue
+		}
+		assert.Regexp(t, `^Warning: resource customresourcedefinitions/flinkclusters\.flinkoperator\.k8s\.io is missing the kubectl\.kubernetes\.io/last-applied-configuration annotation`, line)
+	}
+}
+
+// run runs a command and returns its stdout and stderr, failing the test when it fails.
+func run(t *testing.T, cmd *exec.Cmd) (string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	require.NoError(t, err, "%s\nstdout:\n%s\nstderr:\n%s", strings.Join(cmd.Args, " "), stdout.String(), stderr.String())
+	t.Logf("%s\n%s%s", strings.Join(cmd.Args, " "), stdout.String(), stderr.String())
+	return stdout.String(), stderr.String()
+}
+
+// certManagerCRDDir is where the cert-manager Go module (a dependency) ships its CRDs as
+// plain YAML.
+func certManagerCRDDir(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager").Output()
+	require.NoError(t, err, "locating the cert-manager module")
+	dir := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
+	require.DirExists(t, dir)
+	return dir
+}
+
+// rootDeployment violates the restricted Pod Security Standard.
+const rootDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: runs-as-root
+  namespace: flink-admission-system
+spec:
+  selector:
+    matchLabels: {app: runs-as-root}
+  template:
+    metadata:
+      labels: {app: runs-as-root}
+    spec:
+      containers:
+      - name: c
+        image: busybox
+`
