@@ -1,0 +1,286 @@
+package celrules
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	extvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	schemacel "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
+)
+
+// Rule is one x-kubernetes-validations rule of the CRD.
+type Rule struct {
+	// Path is the schema location of the rule: "" for the root, "spec", "spec.jobManager";
+	// list items are written "[*]" and map values "{*}".
+	Path string
+	// Rule is the CEL expression.
+	Rule string
+	// Message is the message of a denial.
+	Message string
+	// FieldPath is the rule's fieldPath, relative to Path ("" when the rule has none).
+	FieldPath string
+	// Reason is the rule's reason ("" when the rule has none, which means FieldValueInvalid).
+	Reason string
+	// OptionalOldSelf reports whether the rule also runs on create, with oldSelf absent.
+	OptionalOldSelf bool
+	// UsesOldSelf reports whether the rule reads oldSelf (a transition rule).
+	UsesOldSelf bool
+	// EstimatedCost is the static worst-case cost the API server computes when the CRD is
+	// created: the expression's maximum cost times the number of times the rule can run in
+	// one object. The API server refuses a CRD with a rule above
+	// validation.StaticEstimatedCostLimit.
+	EstimatedCost uint64
+}
+
+// Limits of the API server, re-exported so that callers and tests need not import the
+// apiextensions internals.
+const (
+	// StaticEstimatedCostLimit is the largest estimated cost of one rule the API server
+	// accepts when a CRD is created.
+	StaticEstimatedCostLimit = extvalidation.StaticEstimatedCostLimit
+	// StaticEstimatedCRDCostLimit is the largest estimated total cost of all the rules of one
+	// CRD schema the API server accepts.
+	StaticEstimatedCRDCostLimit = extvalidation.StaticEstimatedCRDCostLimit
+	// PerCallLimit is the runtime cost limit of one rule evaluation.
+	PerCallLimit = celconfig.PerCallLimit
+	// RuntimeCostBudget is the runtime cost budget of all the rules for one object.
+	RuntimeCostBudget = celconfig.RuntimeCELCostBudget
+)
+
+// compileRules compiles every rule of the schema the way the API server does when the CRD
+// is created (the NewExpressions environment of the default compatibility version, CEL type
+// declarations derived from the resource root) and returns them with their costs, or every
+// refusal joined into one error.
+func compileRules(root *structuralschema.Structural) ([]Rule, error) {
+	w := &ruleWalker{
+		envSet: environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()),
+	}
+	one := uint64(1)
+	w.walk(root, model.SchemaDeclType(root, true), "", &one)
+	var total uint64
+	for _, r := range w.rules {
+		total = addWithOverflowGuard(total, r.EstimatedCost)
+	}
+	if total > StaticEstimatedCRDCostLimit {
+		w.errs = append(w.errs, fmt.Errorf("%w: estimated total cost %d exceeds the API server's limit %d", errCompile, total, uint64(StaticEstimatedCRDCostLimit)))
+	}
+	if len(w.errs) > 0 {
+		return nil, errors.Join(w.errs...)
+	}
+	return w.rules, nil
+}
+
+type ruleWalker struct {
+	envSet *environment.EnvSet
+	rules  []Rule
+	errs   []error
+}
+
+// walk visits s, whose CEL type is declType, at schema location path. cardinality is how
+// many times a value at this location can occur in one object, nil when unbounded; it
+// follows the API server's CELSchemaContext.
+func (w *ruleWalker) walk(s *structuralschema.Structural, declType *apiservercel.DeclType, path string, cardinality *uint64) {
+	if s == nil {
+		return
+	}
+	if len(s.XValidations) > 0 {
+		w.compile(s, declType, path, cardinality)
+	}
+	if s.ValueValidation != nil && len(s.ValueValidation.AllOf) > 0 {
+		// The API server evaluates rules nested in allOf; this CRD generator never writes
+		// them, and a rule this package does not list must not go unnoticed.
+		for _, nested := range s.ValueValidation.AllOf {
+			if hasNestedRules(&nested) {
+				w.errs = append(w.errs, fmt.Errorf("%w: rules inside allOf at %q are not supported", errCompile, displayPath(path)))
+			}
+		}
+	}
+
+	names := make([]string, 0, len(s.Properties))
+	for name := range s.Properties {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		prop := s.Properties[name]
+		child := w.propertyDeclType(declType, &prop, name)
+		w.walk(&prop, child, joinPath(path, name), childCardinality(s, cardinality))
+	}
+	if s.Items != nil {
+		w.walk(s.Items, elemDeclType(declType, s.Items), path+"[*]", childCardinality(s, cardinality))
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
+		ap := s.AdditionalProperties.Structural
+		w.walk(ap, elemDeclType(declType, ap), path+"{*}", childCardinality(s, cardinality))
+	}
+}
+
+func (w *ruleWalker) compile(s *structuralschema.Structural, declType *apiservercel.DeclType, path string, cardinality *uint64) {
+	if declType == nil {
+		w.errs = append(w.errs, fmt.Errorf("%w: no CEL type for the schema at %q", errCompile, displayPath(path)))
+		return
+	}
+	results, err := schemacel.Compile(s, declType, celconfig.PerCallLimit, w.envSet, schemacel.NewExpressionsEnvLoader())
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("%w: compiling the rules at %q: %v", errCompile, displayPath(path), err))
+		return
+	}
+	for i, res := range results {
+		src := s.XValidations[i]
+		where := fmt.Sprintf("rule %d at %q (%s)", i, displayPath(path), src.Rule)
+		switch {
+		case res.Error != nil:
+			w.errs = append(w.errs, fmt.Errorf("%w: %s: %s", errCompile, where, res.Error.Detail))
+			continue
+		case res.Program == nil:
+			w.errs = append(w.errs, fmt.Errorf("%w: %s: empty rule", errCompile, where))
+			continue
+		case res.MessageExpressionError != nil:
+			w.errs = append(w.errs, fmt.Errorf("%w: %s: %s", errCompile, where, res.MessageExpressionError.Detail))
+			continue
+		case src.FieldPath != "" && res.NormalizedRuleFieldPath == "":
+			w.errs = append(w.errs, fmt.Errorf("%w: %s: fieldPath %q is not a path of the schema", errCompile, where, src.FieldPath))
+			continue
+		}
+		cost := expressionCost(res, cardinality)
+		if cost > StaticEstimatedCostLimit {
+			w.errs = append(w.errs, fmt.Errorf("%w: %s: estimated cost %d exceeds the API server's per-rule limit %d", errCompile, where, cost, uint64(StaticEstimatedCostLimit)))
+			continue
+		}
+		reason := ""
+		if src.Reason != nil {
+			reason = string(*src.Reason)
+		}
+		w.rules = append(w.rules, Rule{
+			Path:            path,
+			Rule:            src.Rule,
+			Message:         src.Message,
+			FieldPath:       src.FieldPath,
+			Reason:          reason,
+			OptionalOldSelf: src.OptionalOldSelf != nil && *src.OptionalOldSelf,
+			UsesOldSelf:     res.UsesOldSelf,
+			EstimatedCost:   cost,
+		})
+	}
+}
+
+// propertyDeclType returns the CEL type of property name of an object typed parent, the way
+// the API server's validator derives it: from the parent's fields when the name is a CEL
+// identifier, from the property's own schema otherwise.
+func (w *ruleWalker) propertyDeclType(parent *apiservercel.DeclType, prop *structuralschema.Structural, name string) *apiservercel.DeclType {
+	if escaped, ok := apiservercel.Escape(name); ok {
+		if parent == nil {
+			return nil
+		}
+		if f, ok := parent.Fields[escaped]; ok {
+			return f.Type
+		}
+		return nil
+	}
+	return model.SchemaDeclType(prop, prop.XEmbeddedResource)
+}
+
+func elemDeclType(parent *apiservercel.DeclType, _ *structuralschema.Structural) *apiservercel.DeclType {
+	if parent == nil {
+		return nil
+	}
+	return parent.ElemType
+}
+
+// childCardinality is the API server's CELSchemaContext.childContext: the children of a
+// list or map occur at most maxItems / maxProperties times per parent, unbounded without
+// such a limit; the children of an object occur once per parent.
+func childCardinality(parent *structuralschema.Structural, cardinality *uint64) *uint64 {
+	if cardinality == nil {
+		return nil
+	}
+	var maxElements *uint64
+	switch {
+	case parent.Type == "object" && parent.AdditionalProperties != nil:
+		if parent.ValueValidation != nil && parent.ValueValidation.MaxProperties != nil {
+			m := uint64(max(*parent.ValueValidation.MaxProperties, 0))
+			maxElements = &m
+		}
+	case parent.Type == "array":
+		if parent.ValueValidation != nil && parent.ValueValidation.MaxItems != nil {
+			m := uint64(max(*parent.ValueValidation.MaxItems, 0))
+			maxElements = &m
+		}
+	default:
+		one := uint64(1)
+		maxElements = &one
+	}
+	if maxElements == nil {
+		return nil
+	}
+	c := multiplyWithOverflowGuard(*cardinality, *maxElements)
+	return &c
+}
+
+// expressionCost is the API server's getExpressionCost: the expression's maximum cost times
+// the bounded cardinality of its location, or the compiler's estimate when unbounded.
+func expressionCost(res schemacel.CompilationResult, cardinality *uint64) uint64 {
+	if cardinality != nil {
+		return multiplyWithOverflowGuard(res.MaxCost, *cardinality)
+	}
+	return multiplyWithOverflowGuard(res.MaxCost, res.MaxCardinality)
+}
+
+func multiplyWithOverflowGuard(a, b uint64) uint64 {
+	if a == 0 {
+		return 0
+	}
+	if math.MaxUint64/a < b {
+		return math.MaxUint64
+	}
+	return a * b
+}
+
+func addWithOverflowGuard(a, b uint64) uint64 {
+	if math.MaxUint64-a < b {
+		return math.MaxUint64
+	}
+	return a + b
+}
+
+func hasNestedRules(n *structuralschema.NestedValueValidation) bool {
+	if len(n.ValidationExtensions.XValidations) > 0 {
+		return true
+	}
+	for i := range n.AllOf {
+		if hasNestedRules(&n.AllOf[i]) {
+			return true
+		}
+	}
+	for _, p := range n.Properties {
+		if hasNestedRules(&p) {
+			return true
+		}
+	}
+	if n.Items != nil && hasNestedRules(n.Items) {
+		return true
+	}
+	return n.AdditionalProperties != nil && hasNestedRules(n.AdditionalProperties)
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func displayPath(path string) string {
+	if path == "" {
+		return "<root>"
+	}
+	return strings.TrimSpace(path)
+}

@@ -1,0 +1,250 @@
+package celrules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	extvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flink-admission/flink-admission/deploy"
+)
+
+var (
+	sharedOnce      sync.Once
+	sharedValidator *Validator
+	sharedErr       error
+)
+
+// validator returns one Validator for the whole test binary: compiling is the expensive part.
+func validator(t testing.TB) *Validator {
+	t.Helper()
+	sharedOnce.Do(func() { sharedValidator, sharedErr = New() })
+	require.NoError(t, sharedErr, "compiling the CRD's rules")
+	return sharedValidator
+}
+
+// yamlRule is a rule as read straight from the CRD manifest, without the apiextensions types.
+type yamlRule struct {
+	Path, Rule, Message, FieldPath, Reason string
+	OptionalOldSelf                        bool
+}
+
+// rulesInManifest walks the raw YAML of the v1beta1 schema and returns every
+// x-kubernetes-validations entry wherever it sits (properties, items, additionalProperties,
+// allOf/anyOf/oneOf/not), independently of the structural-schema walk under test.
+func rulesInManifest(t *testing.T) []yamlRule {
+	t.Helper()
+	var crd map[string]any
+	require.NoError(t, yaml.Unmarshal(deploy.CRD, &crd))
+	versions, _ := crd["spec"].(map[string]any)["versions"].([]any)
+	var schema map[string]any
+	for _, v := range versions {
+		v := v.(map[string]any)
+		if v["name"] == "v1beta1" {
+			schema = v["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)
+		}
+	}
+	require.NotNil(t, schema, "the CRD has no v1beta1 schema")
+
+	var out []yamlRule
+	var walk func(node map[string]any, path string)
+	walk = func(node map[string]any, path string) {
+		if rules, ok := node["x-kubernetes-validations"].([]any); ok {
+			for _, r := range rules {
+				r := r.(map[string]any)
+				str := func(k string) string { s, _ := r[k].(string); return s }
+				opt, _ := r["optionalOldSelf"].(bool)
+				out = append(out, yamlRule{path, str("rule"), str("message"), str("fieldPath"), str("reason"), opt})
+			}
+		}
+		if props, ok := node["properties"].(map[string]any); ok {
+			for name, p := range props {
+				walk(p.(map[string]any), joinPath(path, name))
+			}
+		}
+		if items, ok := node["items"].(map[string]any); ok {
+			walk(items, path+"[*]")
+		}
+		if ap, ok := node["additionalProperties"].(map[string]any); ok {
+			walk(ap, path+"{*}")
+		}
+		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+			if list, ok := node[k].([]any); ok {
+				for i, n := range list {
+					walk(n.(map[string]any), fmt.Sprintf("%s<%s %d>", path, k, i))
+				}
+			}
+		}
+		if not, ok := node["not"].(map[string]any); ok {
+			walk(not, path+"<not>")
+		}
+	}
+	walk(schema, "")
+	return out
+}
+
+func sortRules(rs []yamlRule) {
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].Path != rs[j].Path {
+			return rs[i].Path < rs[j].Path
+		}
+		return rs[i].Rule < rs[j].Rule
+	})
+}
+
+// TestRulesMatchManifest is the drift test: the rules the Validator compiled and evaluates
+// are exactly the rules of the generated CRD, field for field, and there are some.
+func TestRulesMatchManifest(t *testing.T) {
+	want := rulesInManifest(t)
+	require.NotEmpty(t, want, "the CRD carries no x-kubernetes-validations: the walk is broken")
+
+	var got []yamlRule
+	for _, r := range validator(t).Rules() {
+		got = append(got, yamlRule{r.Path, r.Rule, r.Message, r.FieldPath, r.Reason, r.OptionalOldSelf})
+		require.NotZero(t, r.EstimatedCost, "rule at %q has no cost estimate, so it was not compiled: %s", r.Path, r.Rule)
+		require.Equal(t, strings.Contains(r.Rule, "oldSelf"), r.UsesOldSelf, "rule at %q: %s", r.Path, r.Rule)
+	}
+	sortRules(want)
+	sortRules(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("compiled rules differ from the CRD manifest (-manifest +compiled):\n%s", diff)
+	}
+}
+
+// TestRuleCosts logs each rule's static estimated cost, as the API server computes it when
+// the CRD is created, and checks it against the API server's per-rule limit; the sum is
+// checked against the per-CRD limit.
+func TestRuleCosts(t *testing.T) {
+	rules := validator(t).Rules()
+	where := func(r Rule) string {
+		if r.Path+r.FieldPath == "" {
+			return "<root>"
+		}
+		return r.Path + r.FieldPath
+	}
+	width := 0
+	for _, r := range rules {
+		width = max(width, len(where(r)))
+	}
+	var total uint64
+	table := []string{fmt.Sprintf("%9s  %-*s  %s", "est. cost", width, "location", "rule")}
+	for _, r := range rules {
+		rule := r.Rule
+		if len(rule) > 60 {
+			rule = rule[:59] + "…"
+		}
+		table = append(table, fmt.Sprintf("%9d  %-*s  %s", r.EstimatedCost, width, where(r), rule))
+		total += r.EstimatedCost
+		if r.EstimatedCost > StaticEstimatedCostLimit {
+			t.Errorf("rule at %s costs %d, above the API server's per-rule limit %d: %s", where(r), r.EstimatedCost, uint64(StaticEstimatedCostLimit), r.Rule)
+		}
+	}
+	t.Logf("static estimated cost of each rule, as the API server computes it when the CRD is created:\n%s", strings.Join(table, "\n"))
+	t.Logf("%d rules, total %d; limits: %d per rule and %d per CRD at creation, %d per call and %d per object at runtime",
+		len(rules), total, uint64(StaticEstimatedCostLimit), uint64(StaticEstimatedCRDCostLimit), uint64(PerCallLimit), uint64(RuntimeCostBudget))
+	if total > StaticEstimatedCRDCostLimit {
+		t.Errorf("total estimated cost %d is above the API server's per-CRD limit %d", total, uint64(StaticEstimatedCRDCostLimit))
+	}
+}
+
+// TestAPIServerAcceptsCRD runs the API server's own CRD validation (the code behind
+// `kubectl apply` of a CRD) in process: a rule it refuses, for cost or syntax, fails here in
+// a second instead of in an envtest run.
+func TestAPIServerAcceptsCRD(t *testing.T) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	require.NoError(t, yaml.UnmarshalStrict(deploy.CRD, crd))
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
+	internal := &apiextensionsinternal.CustomResourceDefinition{}
+	require.NoError(t, apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, internal, nil))
+	if errs := extvalidation.ValidateCustomResourceDefinition(context.Background(), internal); len(errs) > 0 {
+		for _, e := range errs {
+			t.Errorf("the API server would refuse the CRD: %v", e)
+		}
+	}
+}
+
+// TestNewRefusesBadRules feeds New's constructor CRDs that the API server would refuse and
+// checks that each is an error, not a panic and not a Validator that silently skips a rule.
+func TestNewRefusesBadRules(t *testing.T) {
+	// withRootRule returns a small resource schema with rule as its only rule: a
+	// spec.image.name string and the implicit metadata are enough for these rules.
+	withRootRule := func(rule apiextensionsv1.ValidationRule) *apiextensionsv1.JSONSchemaProps {
+		str := apiextensionsv1.JSONSchemaProps{Type: "string"}
+		return &apiextensionsv1.JSONSchemaProps{
+			Type: "object",
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"apiVersion": str,
+				"kind":       str,
+				"metadata":   {Type: "object"},
+				"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+					"image": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"name": str}},
+				}},
+			},
+			XValidations: apiextensionsv1.ValidationRules{rule},
+		}
+	}
+	yes := true
+	cases := map[string]struct {
+		rule    apiextensionsv1.ValidationRule
+		wantErr string
+	}{
+		"deny: syntax error": {
+			rule:    apiextensionsv1.ValidationRule{Rule: "self.metadata.name.size() <="},
+			wantErr: "compilation failed",
+		},
+		"deny: not a bool": {
+			rule:    apiextensionsv1.ValidationRule{Rule: "self.metadata.name.size()"},
+			wantErr: "must evaluate to a bool",
+		},
+		"deny: unknown field": {
+			rule:    apiextensionsv1.ValidationRule{Rule: "self.spec.noSuchField == 1"},
+			wantErr: "undefined field",
+		},
+		"deny: fieldPath not in the schema": {
+			rule:    apiextensionsv1.ValidationRule{Rule: "true", FieldPath: ".spec.noSuchField"},
+			wantErr: "is not a path of the schema",
+		},
+		"deny: estimated cost above the per-rule limit": {
+			// A string reached through oldSelf.value() has no size estimate, so a
+			// string function on it is priced as unbounded.
+			rule: apiextensionsv1.ValidationRule{
+				Rule:            "oldSelf.hasValue() && oldSelf.value().spec.image.name.lowerAscii() == self.spec.image.name",
+				OptionalOldSelf: &yes,
+			},
+			wantErr: "exceeds the API server's per-rule limit",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			v, err := newFromSchema(withRootRule(tc.rule), "v1beta1")
+			require.Nil(t, v)
+			require.Error(t, err)
+			require.True(t, errors.Is(err, errCompile), "error is not a refused rule: %v", err)
+			require.ErrorContains(t, err, tc.wantErr)
+		})
+	}
+
+	t.Run("allow: the same constructor accepts a good root rule", func(t *testing.T) {
+		v, err := newFromSchema(withRootRule(apiextensionsv1.ValidationRule{Rule: "self.metadata.name.size() <= 63"}), "v1beta1")
+		require.NoError(t, err)
+		require.Equal(t, []Rule{{Rule: "self.metadata.name.size() <= 63", EstimatedCost: 5}}, v.Rules())
+	})
+	t.Run("deny: unknown version", func(t *testing.T) {
+		_, err := newFromCRD(deploy.CRD, "v1")
+		require.ErrorContains(t, err, `no openAPIV3Schema for version "v1"`)
+	})
+	t.Run("deny: not a CRD", func(t *testing.T) {
+		_, err := newFromCRD([]byte("spec: [1, 2"), "v1beta1")
+		require.ErrorContains(t, err, "decoding the CRD")
+	})
+}
