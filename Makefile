@@ -59,6 +59,13 @@ verify-generated: generate
 test: fmt-check vet verify-generated envtest
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" $(GO) test -count=1 -timeout 30m ./...
 
+## run: a local kube-apiserver + etcd with the CRD and the webhooks, served by this build
+## (flink-admission dev). The first run builds kube-apiserver and etcd (~10-15 minutes, cached).
+.PHONY: run
+run: | $(LOCALBIN)
+	$(GO) build -o $(LOCALBIN)/flink-admission ./cmd/flink-admission
+	$(LOCALBIN)/flink-admission dev
+
 ## bench: admission benchmarks (figures, not pass/fail).
 .PHONY: bench
 bench:

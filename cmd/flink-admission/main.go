@@ -41,6 +41,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "check":
 		return runCheck(ctx, args[1:], stdin, stdout, stderr)
+	case "serve":
+		return runServe(ctx, args[1:], stderr)
+	case "dev":
+		return runDev(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+)
+
+// runServe implements `flink-admission serve [flags]`: the webhook server (and the
+// controller) until SIGTERM, then a graceful shutdown.
+func runServe(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o server.Options
+	o.BindFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: flink-admission serve [flags]")
+		fmt.Fprintln(stderr, "Serves the FlinkCluster admission webhooks over HTTPS, and runs the controller on the elected leader, until SIGTERM.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "serve: unexpected arguments %q\n", fs.Args())
+		return exitUsage
+	}
+	if err := o.Validate(); err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return exitUsage
+	}
+	if err := server.Run(ctx, o); err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 1
+	}
+	return 0
+}

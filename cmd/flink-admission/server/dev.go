@@ -1,0 +1,448 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/internal/testenv"
+)
+
+// The local setup mirrors an installation of deploy/overlays/self-signed: the same
+// namespace, CA Secret and webhook configuration names.
+const (
+	// DevNamespace holds the CA Secret, as flink-admission-system does in a cluster (the
+	// webhooks' namespaceSelector leaves it out, like a real installation).
+	DevNamespace = "flink-admission-system"
+	// DevCASecretName is the Secret of the local CA.
+	DevCASecretName = "flink-admission-ca"
+	// DevSampleNamespace is where the readiness probe and the printed commands create
+	// FlinkClusters.
+	DevSampleNamespace = "default"
+	// DefaultDevReadyTimeout bounds how long StartDev waits for the API server to reach the
+	// webhooks once everything runs.
+	DefaultDevReadyTimeout = 2 * time.Minute
+)
+
+// DevOptions configure StartDev.
+type DevOptions struct {
+	// KubeconfigOut is the path the admin kubeconfig is copied to once everything is ready
+	// (its directory is created); StartDev's caller learns the path from Dev.Kubeconfig. Empty
+	// keeps only testenv's temporary copy.
+	KubeconfigOut string
+	// WebhookPort is the port of the webhook server on 127.0.0.1; 0 picks a free one.
+	WebhookPort int
+	// MetricsBindAddress and HealthProbeBindAddress are as in Options; a port 0 is resolved to
+	// a free port first, so that Dev can tell where they are.
+	MetricsBindAddress, HealthProbeBindAddress string
+	// LogLevel is as in Options.
+	LogLevel string
+	// EnableController runs the controller (off by default: without a kubelet no Flink pod
+	// ever runs).
+	EnableController bool
+	// Controller configures the controller.
+	Controller controller.Options
+	// Log is the logger of the server; when zero, a console logger at LogLevel writing to
+	// Progress becomes the global logger.
+	Log logr.Logger
+	// Progress receives what StartDev is doing (a cold first run builds kube-apiserver for
+	// minutes); os.Stderr when nil.
+	Progress io.Writer
+	// ReadyTimeout bounds the wait for the webhooks (DefaultDevReadyTimeout when zero).
+	ReadyTimeout time.Duration
+}
+
+// Dev is a running local setup: kube-apiserver and etcd, the CRD, both webhook
+// configurations pointing at an in-process server in self-signed mode, and that server.
+type Dev struct {
+	// Env is the control plane.
+	Env *testenv.Env
+	// Kubeconfig is the admin kubeconfig for kubectl (DevOptions.KubeconfigOut when set).
+	Kubeconfig string
+	// WebhookURL is where the API server calls the webhooks (https://127.0.0.1:<port>).
+	WebhookURL string
+	// MetricsURL and HealthURL are the metrics and health endpoints ("" when turned off).
+	MetricsURL, HealthURL string
+	// Server is the running server; Server.Source is a *certs.SelfSignedSource.
+	Server *Server
+	// RepoRoot is the repository the manifests and samples are read from.
+	RepoRoot string
+
+	kubeconfigOut string
+	progress      io.Writer
+	cancel        context.CancelFunc
+	done          chan struct{}
+	runErr        error
+}
+
+// DevSample returns the path of one of deploy/samples (e.g. "deployment-mode.yaml").
+func (d *Dev) DevSample(name string) string {
+	return filepath.Join(d.RepoRoot, "deploy", "samples", name)
+}
+
+// Done is closed when the server stops, on Stop or on a failure (see Err).
+func (d *Dev) Done() <-chan struct{} { return d.done }
+
+// Err is the server's error once Done is closed.
+func (d *Dev) Err() error {
+	select {
+	case <-d.done:
+		return d.runErr
+	default:
+		return nil
+	}
+}
+
+// StartDev starts the local setup and returns once the API server admits a FlinkCluster
+// through both webhooks. Cancelling ctx aborts the start. The caller must call Stop.
+func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
+	progress := o.Progress
+	if progress == nil {
+		progress = os.Stderr
+	}
+	log := o.Log
+	if log.GetSink() == nil {
+		level, err := ParseLogLevel(o.LogLevel)
+		if err != nil {
+			return nil, err
+		}
+		log = NewConsoleLogger(level, progress)
+		SetGlobalLogger(log)
+	}
+	timeout := o.ReadyTimeout
+	if timeout == 0 {
+		timeout = DefaultDevReadyTimeout
+	}
+
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" && !envtestBinariesCached() {
+		fmt.Fprintf(progress, "First run: building kube-apiserver and etcd from source (Go module proxy), the local control plane\n"+
+			"the tests use too. They are cached under %s, so only this first run takes\n"+
+			"~10-15 minutes; progress follows.\n", displayPath(cacheRoot()))
+	}
+	assets, err := testenv.AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "starting kube-apiserver and etcd (%s)\n", displayPath(assets))
+	env, err := testenv.Start(testenv.Options{})
+	if err != nil {
+		return nil, err
+	}
+	d := &Dev{Env: env, Kubeconfig: env.Kubeconfig, RepoRoot: testenv.RepoRoot(), progress: progress, done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, d.Stop())
+			dev = nil
+		}
+	}()
+
+	port := o.WebhookPort
+	if port == 0 {
+		if port, err = freePort(); err != nil {
+			return d, err
+		}
+	}
+	d.WebhookURL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	metrics, err := resolvePort(o.MetricsBindAddress)
+	if err != nil {
+		return d, fmt.Errorf("metrics address: %w", err)
+	}
+	health, err := resolvePort(o.HealthProbeBindAddress)
+	if err != nil {
+		return d, fmt.Errorf("health probe address: %w", err)
+	}
+	d.MetricsURL, d.HealthURL = httpURL(metrics), httpURL(health)
+
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		return d, err
+	}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: DevNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return d, fmt.Errorf("creating namespace %s: %w", DevNamespace, err)
+	}
+	mutating, validating, err := d.InstallWebhooks(ctx)
+	if err != nil {
+		return d, err
+	}
+
+	srv, err := New(Options{
+		WebhookHost:                    "127.0.0.1",
+		WebhookPort:                    port,
+		CertMode:                       CertModeSelfSigned,
+		CASecretName:                   DevCASecretName,
+		Namespace:                      DevNamespace,
+		IPAddresses:                    []net.IP{net.IPv4(127, 0, 0, 1)},
+		MutatingWebhookConfiguration:   mutating,
+		ValidatingWebhookConfiguration: validating,
+		MetricsBindAddress:             metrics,
+		HealthProbeBindAddress:         health,
+		LogLevel:                       o.LogLevel,
+		EnableController:               o.EnableController,
+		Controller:                     o.Controller,
+		Config:                         env.Config,
+		Log:                            log,
+	})
+	if err != nil {
+		return d, err
+	}
+	d.Server = srv
+	runCtx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	go func() {
+		defer close(d.done)
+		d.runErr = srv.Manager.Start(runCtx)
+	}()
+
+	if err := d.WaitReady(ctx, timeout); err != nil {
+		return d, err
+	}
+	if o.KubeconfigOut != "" {
+		if err := copyKubeconfig(env.Kubeconfig, o.KubeconfigOut); err != nil {
+			return d, err
+		}
+		d.kubeconfigOut, d.Kubeconfig = o.KubeconfigOut, o.KubeconfigOut
+	}
+	return d, nil
+}
+
+// InstallWebhooks creates (or replaces) both webhook configurations, rendered from
+// deploy/base and pointed at the local server, and returns their names. The self-signed
+// source injects the CA bundle as soon as they appear.
+func (d *Dev) InstallWebhooks(ctx context.Context) (mutatingName, validatingName string, err error) {
+	mutating, validating, err := WebhookConfigurations(d.RepoRoot, d.WebhookURL)
+	if err != nil {
+		return "", "", err
+	}
+	cs, err := kubernetes.NewForConfig(d.Env.Config)
+	if err != nil {
+		return "", "", err
+	}
+	mapi := cs.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	if err := mapi.Delete(ctx, mutating.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return "", "", err
+	}
+	if _, err := mapi.Create(ctx, mutating, metav1.CreateOptions{}); err != nil {
+		return "", "", fmt.Errorf("creating MutatingWebhookConfiguration %s: %w", mutating.Name, err)
+	}
+	vapi := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	if err := vapi.Delete(ctx, validating.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return "", "", err
+	}
+	if _, err := vapi.Create(ctx, validating, metav1.CreateOptions{}); err != nil {
+		return "", "", fmt.Errorf("creating ValidatingWebhookConfiguration %s: %w", validating.Name, err)
+	}
+	return mutating.Name, validating.Name, nil
+}
+
+// WaitReady waits until the API server admits deploy/samples/deployment-mode.yaml (as a
+// dry run) through both webhooks. failurePolicy is Fail, so an admitted object proves that
+// the API server reached both and trusts the injected CA; a denial (4xx) proves it too.
+// Only a failed webhook call (the API server answers 500) or an unreachable API server is
+// retried.
+func (d *Dev) WaitReady(ctx context.Context, timeout time.Duration) error {
+	sample, err := d.readSample("deployment-mode.yaml")
+	if err != nil {
+		return err
+	}
+	c, err := client.New(d.Env.Config, client.Options{Scheme: d.Server.Manager.GetScheme()})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		probe := sample.DeepCopy()
+		err := c.Create(ctx, probe, client.DryRunAll)
+		if err == nil || !retryable(err) {
+			if err != nil {
+				fmt.Fprintf(d.progress, "warning: the sample %s is denied: %v\n", d.DevSample("deployment-mode.yaml"), err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the API server did not reach the webhooks within %s: %w", timeout, err)
+		case <-d.done:
+			return fmt.Errorf("the server stopped: %w", d.runErr)
+		case <-tick.C:
+		}
+	}
+}
+
+// retryable reports whether a dry-run create failed because a webhook (or the API server)
+// could not be reached yet, rather than because the object was judged.
+func retryable(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return true // a transport error: the API server is not reachable (yet)
+	}
+	return apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) ||
+		apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err)
+}
+
+func (d *Dev) readSample(name string) (*v1beta1.FlinkCluster, error) {
+	path := d.DevSample(name)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	fc := &v1beta1.FlinkCluster{}
+	if err := yaml.Unmarshal(raw, fc); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	fc.Namespace = DevSampleNamespace
+	return fc, nil
+}
+
+// Stop stops the server, then kube-apiserver and etcd, and removes the kubeconfig written
+// to DevOptions.KubeconfigOut (it is useless once the API server is gone) and testenv's
+// temporary files. It is safe to call more than once.
+func (d *Dev) Stop() error {
+	var errs []error
+	if d.cancel != nil {
+		d.cancel()
+		<-d.done
+		d.cancel = nil
+		if d.runErr != nil {
+			errs = append(errs, fmt.Errorf("server: %w", d.runErr))
+		}
+	}
+	if d.Env != nil {
+		if err := d.Env.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
+		}
+		d.Env = nil
+	}
+	if d.kubeconfigOut != "" {
+		if err := os.Remove(d.kubeconfigOut); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+		d.kubeconfigOut = ""
+	}
+	return errors.Join(errs...)
+}
+
+// copyKubeconfig writes the kubeconfig (client keys inside: owner-only) to dst.
+func copyKubeconfig(src, dst string) error {
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
+
+// freePort asks the kernel for a free port on 127.0.0.1. Another process could take it
+// before the server listens; for a local development setup that is unlikely enough, and the
+// server then fails with a clear "address already in use".
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// resolvePort replaces port 0 in host:0 with a free port; "" and "0" (off) stay.
+func resolvePort(addr string) (string, error) {
+	if addr == "" || addr == "0" {
+		return "0", nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	if port != "0" {
+		return addr, nil
+	}
+	p, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p)), nil
+}
+
+// httpURL is the URL of a bound address, "" when off.
+func httpURL(addr string) string {
+	if addr == "0" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// cacheRoot is where hack/envtest-binaries.sh caches the binaries (the same lookup).
+func cacheRoot() string {
+	if dir := os.Getenv("FLINK_ADMISSION_CACHE"); dir != "" {
+		return dir
+	}
+	if dir := os.Getenv("XDG_CACHE_HOME"); dir != "" {
+		return filepath.Join(dir, "flink-admission")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "flink-admission")
+}
+
+// envtestBinariesCached reports whether some version of kube-apiserver and etcd has been
+// built already. When the script needs another version, it says so itself.
+func envtestBinariesCached() bool {
+	dirs, _ := filepath.Glob(filepath.Join(cacheRoot(), "envtest", "*"))
+	for _, dir := range dirs {
+		if isExecutable(filepath.Join(dir, "kube-apiserver")) && isExecutable(filepath.Join(dir, "etcd")) {
+			return true
+		}
+	}
+	return false
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// displayPath shortens a path under the home directory to ~/....
+func displayPath(path string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return path
+	}
+	if rel, err := filepath.Rel(home, path); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.Join("~", rel)
+	}
+	return path
+}

@@ -1,0 +1,314 @@
+// Package server builds and runs the flink-admission server: one controller-runtime manager
+// with the admission webhooks on an HTTPS server whose certificate comes from package certs,
+// the metrics and health endpoints, and the FlinkCluster controller on the elected leader.
+// `flink-admission serve` runs it in a cluster; Dev runs the same server against a local
+// control plane for `flink-admission dev` and the end-to-end tests.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/certs"
+	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/webhook"
+)
+
+// Certificate modes of --cert-mode.
+const (
+	CertModeFiles      = "files"
+	CertModeSelfSigned = "self-signed"
+)
+
+// LeaderElectionID is the name of the Lease the replicas elect the controller's leader with.
+const LeaderElectionID = "flink-admission.flinkoperator.k8s.io"
+
+// Options are the settings of `flink-admission serve`; `flink-admission dev` fills the
+// same struct, so both run one code path.
+type Options struct {
+	// WebhookHost is the address the webhook server listens on ("" for all addresses; dev
+	// listens on 127.0.0.1 only). Not a serve flag.
+	WebhookHost string
+	// WebhookPort is --webhook-port.
+	WebhookPort int
+
+	// CertMode is --cert-mode: CertModeFiles or CertModeSelfSigned.
+	CertMode string
+	// CertDir, CertName and KeyName locate the certificate and key in files mode.
+	CertDir, CertName, KeyName string
+
+	// CASecretName is the Secret holding the CA in self-signed mode, in Namespace.
+	CASecretName string
+	// Namespace holds the CA Secret and the leader election Lease (--namespace, default
+	// $POD_NAMESPACE).
+	Namespace string
+	// ServiceName is the webhook Service, whose names the self-signed certificate carries.
+	ServiceName string
+	// IPAddresses are IP SANs of a self-signed serving certificate (dev: 127.0.0.1). Not a
+	// serve flag: in a cluster the API server calls the Service by name.
+	IPAddresses []net.IP
+
+	// MutatingWebhookConfiguration and ValidatingWebhookConfiguration get the CA bundle in
+	// self-signed mode.
+	MutatingWebhookConfiguration, ValidatingWebhookConfiguration string
+
+	// MetricsBindAddress and HealthProbeBindAddress are the addresses of /metrics and of
+	// /healthz and /readyz ("0" turns one off).
+	MetricsBindAddress, HealthProbeBindAddress string
+	// LogLevel is --log-level (see ParseLogLevel).
+	LogLevel string
+
+	// EnableController runs the FlinkCluster controller; false serves the webhooks only.
+	EnableController bool
+	// LeaderElect elects one replica to run the controller.
+	LeaderElect bool
+	// Controller configures the controller.
+	Controller controller.Options
+
+	// Kubeconfig is the path of a kubeconfig; empty means $KUBECONFIG, then the in-cluster
+	// configuration, then ~/.kube/config (controller-runtime's order).
+	Kubeconfig string
+	// Config reaches the API server; when set, Kubeconfig is ignored (dev and tests).
+	Config *rest.Config
+	// Log is the logger of the manager and the certificate source; when zero, New builds one
+	// from LogLevel and installs it as the global logger (SetGlobalLogger).
+	Log logr.Logger
+	// FilePollInterval overrides how often files mode re-reads the certificate without a file
+	// system event (tests); zero keeps certs.DefaultFilePollInterval.
+	FilePollInterval time.Duration
+}
+
+// BindFlags registers the flags of `flink-admission serve` (deploy's contract) on fs, with
+// their defaults, and the controller's.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the HTTPS admission webhook server")
+	fs.StringVar(&o.CertMode, "cert-mode", CertModeFiles,
+		"where the serving certificate comes from: files (a mounted Secret, e.g. cert-manager's, reloaded when it changes) or self-signed (a CA kept in --ca-secret-name, injected into the webhook configurations)")
+	fs.StringVar(&o.CertDir, "cert-dir", "/var/run/flink-admission/serving-certs", "directory of the serving certificate and key (files mode)")
+	fs.StringVar(&o.CertName, "cert-name", "tls.crt", "file name of the serving certificate in --cert-dir")
+	fs.StringVar(&o.KeyName, "key-name", "tls.key", "file name of the serving key in --cert-dir")
+	fs.StringVar(&o.CASecretName, "ca-secret-name", "flink-admission-ca", "Secret (in --namespace) holding the CA (self-signed mode)")
+	fs.StringVar(&o.Namespace, "namespace", os.Getenv("POD_NAMESPACE"),
+		"namespace of the CA Secret and the leader election Lease (default $POD_NAMESPACE)")
+	fs.StringVar(&o.ServiceName, "service-name", "flink-admission-webhook", "Service the API server calls the webhook through; names in the self-signed certificate")
+	fs.StringVar(&o.MutatingWebhookConfiguration, "mutating-webhook-configuration", "flink-admission",
+		"MutatingWebhookConfiguration that gets the CA bundle (self-signed mode)")
+	fs.StringVar(&o.ValidatingWebhookConfiguration, "validating-webhook-configuration", "flink-admission",
+		"ValidatingWebhookConfiguration that gets the CA bundle (self-signed mode)")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (/metrics); 0 turns it off")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: error, info, debug, or a number N for V(N) verbosity")
+	fs.BoolVar(&o.EnableController, "enable-controller", true,
+		"run the FlinkCluster controller on the elected leader; false serves the webhooks only (beside another operator)")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect one replica to run the controller (Lease "+LeaderElectionID+" in --namespace)")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path of a kubeconfig (default $KUBECONFIG, then the in-cluster configuration)")
+	o.Controller.BindFlags(fs)
+}
+
+// Validate rejects settings that cannot work, before anything starts.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
+		errs = append(errs, fmt.Errorf("--webhook-port %d is not a port number", o.WebhookPort))
+	}
+	switch o.CertMode {
+	case CertModeFiles:
+		if o.CertDir == "" || o.CertName == "" || o.KeyName == "" {
+			errs = append(errs, errors.New("files mode needs --cert-dir, --cert-name and --key-name"))
+		}
+	case CertModeSelfSigned:
+		if o.CASecretName == "" {
+			errs = append(errs, errors.New("self-signed mode needs --ca-secret-name"))
+		}
+		if o.Namespace == "" {
+			errs = append(errs, errors.New("self-signed mode needs --namespace (or $POD_NAMESPACE) for the CA Secret"))
+		}
+		if o.ServiceName == "" && len(o.IPAddresses) == 0 {
+			errs = append(errs, errors.New("self-signed mode needs --service-name: the certificate must name the server"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--cert-mode %q is not supported: use %s or %s", o.CertMode, CertModeFiles, CertModeSelfSigned))
+	}
+	if o.leaderElection() && o.Namespace == "" {
+		errs = append(errs, errors.New("leader election needs --namespace (or $POD_NAMESPACE) for its Lease; or pass --leader-elect=false"))
+	}
+	if _, err := ParseLogLevel(o.LogLevel); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// leaderElection reports whether the manager campaigns for the Lease. Only the controller
+// needs a leader: the webhook server and the certificate source run on every replica, so a
+// webhook-only deployment does not take part in an election at all.
+func (o *Options) leaderElection() bool { return o.LeaderElect && o.EnableController }
+
+// Run builds the server and runs it until ctx is done (graceful shutdown: the webhook server
+// finishes the requests in flight).
+func Run(ctx context.Context, o Options) error {
+	srv, err := New(o)
+	if err != nil {
+		return err
+	}
+	return srv.Manager.Start(ctx)
+}
+
+// Server is a manager with the webhooks, the certificate source and, when enabled, the
+// controller registered on it, not started yet.
+type Server struct {
+	// Manager runs everything: call Start.
+	Manager ctrl.Manager
+	// Source provides the serving certificate.
+	Source certs.Source
+}
+
+// New builds the manager serve and dev share: one controller-runtime manager with the
+// webhook server (TLS from the certificate source), the metrics and health endpoints, the
+// certificate source and the controller as runnables, and leader election for the controller.
+func New(o Options) (*Server, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	log := o.Log
+	if log.GetSink() == nil {
+		level, _ := ParseLogLevel(o.LogLevel) // validated above
+		log = NewLogger(level, os.Stderr)
+		SetGlobalLogger(log)
+	}
+	cfg := o.Config
+	if cfg == nil {
+		var err error
+		if cfg, err = loadConfig(o.Kubeconfig); err != nil {
+			return nil, err
+		}
+	}
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+
+	src, err := newCertSource(o, cfg, log.WithName("certs"))
+	if err != nil {
+		return nil, err
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme,
+		Logger: log,
+		WebhookServer: crwebhook.NewServer(crwebhook.Options{
+			Host: o.WebhookHost,
+			Port: o.WebhookPort,
+			// GetCertificate is set, so the server never reads certificates from its own
+			// CertDir: the source is the only place the serving certificate comes from.
+			TLSOpts: []func(*tls.Config){func(c *tls.Config) {
+				base := certs.TLSConfig(src)
+				c.MinVersion = base.MinVersion
+				c.GetCertificate = base.GetCertificate
+				// HTTP/2 is off (as in kubebuilder's scaffold): its stream multiplexing has a
+				// history of denial-of-service bugs (rapid reset, CVE-2023-44487), and the API
+				// server calls webhooks over HTTP/1.1 just as well.
+				c.NextProtos = []string{"http/1.1"}
+			}},
+		}),
+		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:        o.HealthProbeBindAddress,
+		LeaderElection:                o.leaderElection(),
+		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionNamespace:       o.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	// The source implements NeedLeaderElection (false): every replica keeps its certificate.
+	if err := mgr.Add(src); err != nil {
+		return nil, fmt.Errorf("adding the certificate source: %w", err)
+	}
+	if err := webhook.Setup(mgr, webhook.Options{CertHealthy: src.Healthy}); err != nil {
+		return nil, fmt.Errorf("setting up the webhooks: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	// Ready also needs the HTTPS listener to accept a handshake, not only a loaded certificate.
+	if err := mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return nil, err
+	}
+	if o.EnableController {
+		if err := controller.Setup(mgr, o.Controller); err != nil {
+			return nil, fmt.Errorf("setting up the controller: %w", err)
+		}
+	}
+	return &Server{Manager: mgr, Source: src}, nil
+}
+
+// newCertSource builds the serving certificate source of --cert-mode.
+func newCertSource(o Options, cfg *rest.Config, log logr.Logger) (certs.Source, error) {
+	switch o.CertMode {
+	case CertModeFiles:
+		var opts []certs.FileOption
+		if o.FilePollInterval > 0 {
+			opts = append(opts, certs.WithPollInterval(o.FilePollInterval))
+		}
+		return certs.NewFileSource(filepath.Join(o.CertDir, o.CertName), filepath.Join(o.CertDir, o.KeyName), opts...)
+	case CertModeSelfSigned:
+		// A clientset, not the manager's cached client: the source reads the CA Secret and
+		// the webhook configurations straight from the API server (see certs.SelfSignedOptions).
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("creating a client for the self-signed certificate source: %w", err)
+		}
+		return certs.NewSelfSignedSource(certs.SelfSignedOptions{
+			Client:                             cs,
+			Namespace:                          o.Namespace,
+			SecretName:                         o.CASecretName,
+			ServiceName:                        o.ServiceName,
+			IPAddresses:                        o.IPAddresses,
+			MutatingWebhookConfigurationName:   o.MutatingWebhookConfiguration,
+			ValidatingWebhookConfigurationName: o.ValidatingWebhookConfiguration,
+			Log:                                log,
+		})
+	default:
+		return nil, fmt.Errorf("--cert-mode %q is not supported", o.CertMode)
+	}
+}
+
+// loadConfig returns the API server configuration from a kubeconfig path, or
+// controller-runtime's lookup ($KUBECONFIG, in-cluster, ~/.kube/config) when path is empty.
+func loadConfig(path string) (*rest.Config, error) {
+	if path != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			return nil, fmt.Errorf("loading the kubeconfig %s: %w", path, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("finding the API server (in-cluster, $KUBECONFIG or --kubeconfig): %w", err)
+	}
+	return cfg, nil
+}

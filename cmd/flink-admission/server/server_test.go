@@ -1,0 +1,173 @@
+package server
+
+import (
+	"flag"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zapcore"
+)
+
+// TestServeFlagDefaults pins the defaults of `flink-admission serve` to deploy's contract:
+// the manifests rely on them (ports, Secret and configuration names, mount path).
+func TestServeFlagDefaults(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "flink-admission-system")
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var o Options
+	o.BindFlags(fs)
+	want := map[string]string{
+		"webhook-port":                     "9443",
+		"cert-mode":                        "files",
+		"cert-dir":                         "/var/run/flink-admission/serving-certs",
+		"cert-name":                        "tls.crt",
+		"key-name":                         "tls.key",
+		"ca-secret-name":                   "flink-admission-ca",
+		"namespace":                        "flink-admission-system",
+		"service-name":                     "flink-admission-webhook",
+		"mutating-webhook-configuration":   "flink-admission",
+		"validating-webhook-configuration": "flink-admission",
+		"metrics-bind-address":             ":8080",
+		"health-probe-bind-address":        ":8081",
+		"log-level":                        "info",
+		"enable-controller":                "true",
+		"leader-elect":                     "true",
+	}
+	for name, def := range want {
+		f := fs.Lookup(name)
+		if assert.NotNil(t, f, "flag --%s", name) {
+			assert.Equal(t, def, f.DefValue, "default of --%s", name)
+		}
+	}
+	// The controller's timer flags are served too.
+	assert.NotNil(t, fs.Lookup("ha-recovery-grace"), "the controller's flags are bound")
+	require.NoError(t, o.Validate(), "the defaults with $POD_NAMESPACE set are valid")
+	assert.True(t, o.leaderElection())
+}
+
+// TestValidate lists the settings serve refuses before starting anything.
+func TestValidate(t *testing.T) {
+	valid := func() Options {
+		return Options{
+			WebhookPort: 9443, CertMode: CertModeFiles, CertDir: "/certs", CertName: "tls.crt", KeyName: "tls.key",
+			CASecretName: "ca", Namespace: "ns", ServiceName: "svc", LogLevel: "info",
+			EnableController: true, LeaderElect: true,
+		}
+	}
+	tests := []struct {
+		name    string
+		modify  func(*Options)
+		wantErr string // substring; "" means valid
+	}{
+		{name: "allow: files mode with leader election", modify: func(*Options) {}},
+		{name: "allow: self-signed mode", modify: func(o *Options) { o.CertMode = CertModeSelfSigned }},
+		{name: "allow: webhook only without a namespace in files mode", modify: func(o *Options) {
+			o.EnableController, o.Namespace = false, ""
+		}},
+		{name: "allow: no leader election without a namespace in files mode", modify: func(o *Options) {
+			o.LeaderElect, o.Namespace = false, ""
+		}},
+		{name: "allow: self-signed for an IP address only (dev)", modify: func(o *Options) {
+			o.CertMode, o.ServiceName, o.IPAddresses = CertModeSelfSigned, "", []net.IP{net.IPv4(127, 0, 0, 1)}
+		}},
+		{name: "deny: unknown cert mode", modify: func(o *Options) { o.CertMode = "cert-manager" }, wantErr: `--cert-mode "cert-manager" is not supported`},
+		{name: "deny: port 0", modify: func(o *Options) { o.WebhookPort = 0 }, wantErr: "--webhook-port 0 is not a port number"},
+		{name: "deny: port above 65535", modify: func(o *Options) { o.WebhookPort = 70000 }, wantErr: "--webhook-port 70000"},
+		{name: "deny: files mode without a cert dir", modify: func(o *Options) { o.CertDir = "" }, wantErr: "files mode needs --cert-dir"},
+		{name: "deny: self-signed without a namespace", modify: func(o *Options) {
+			o.CertMode, o.Namespace, o.EnableController = CertModeSelfSigned, "", false
+		}, wantErr: "self-signed mode needs --namespace"},
+		{name: "deny: self-signed without a secret name", modify: func(o *Options) {
+			o.CertMode, o.CASecretName = CertModeSelfSigned, ""
+		}, wantErr: "self-signed mode needs --ca-secret-name"},
+		{name: "deny: self-signed without a service name", modify: func(o *Options) {
+			o.CertMode, o.ServiceName = CertModeSelfSigned, ""
+		}, wantErr: "self-signed mode needs --service-name"},
+		{name: "deny: leader election without a namespace", modify: func(o *Options) { o.Namespace = "" }, wantErr: "leader election needs --namespace"},
+		{name: "deny: unknown log level", modify: func(o *Options) { o.LogLevel = "loud" }, wantErr: `--log-level "loud"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := valid()
+			tt.modify(&o)
+			err := o.Validate()
+			if tt.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			if assert.Error(t, err) {
+				assert.Contains(t, err.Error(), tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestLeaderElectionOnlyForTheController: a webhook-only deployment never campaigns, since
+// every replica serves.
+func TestLeaderElectionOnlyForTheController(t *testing.T) {
+	assert.True(t, (&Options{LeaderElect: true, EnableController: true}).leaderElection())
+	assert.False(t, (&Options{LeaderElect: true, EnableController: false}).leaderElection())
+	assert.False(t, (&Options{LeaderElect: false, EnableController: true}).leaderElection())
+}
+
+func TestParseLogLevel(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    zapcore.Level
+		wantErr bool
+	}{
+		{in: "info", want: zapcore.InfoLevel},
+		{in: "INFO", want: zapcore.InfoLevel},
+		{in: "error", want: zapcore.ErrorLevel},
+		{in: "debug", want: zapcore.DebugLevel},
+		{in: "0", want: zapcore.InfoLevel},
+		{in: "4", want: zapcore.Level(-4)},
+		{in: "-1", wantErr: true},
+		{in: "128", wantErr: true},
+		{in: "verbose", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := ParseLogLevel(tt.in)
+		if tt.wantErr {
+			assert.Error(t, err, tt.in)
+			continue
+		}
+		if assert.NoError(t, err, tt.in) {
+			assert.Equal(t, tt.want, got, tt.in)
+		}
+	}
+}
+
+func TestResolvePort(t *testing.T) {
+	for _, off := range []string{"", "0"} {
+		got, err := resolvePort(off)
+		require.NoError(t, err)
+		assert.Equal(t, "0", got, "%q stays off", off)
+		assert.Equal(t, "", httpURL(got))
+	}
+	got, err := resolvePort("127.0.0.1:0")
+	require.NoError(t, err)
+	host, port, err := net.SplitHostPort(got)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1", host)
+	assert.NotEqual(t, "0", port, "port 0 is replaced by a concrete port")
+	assert.Equal(t, "http://"+got, httpURL(got))
+
+	got, err = resolvePort(":8080")
+	require.NoError(t, err)
+	assert.Equal(t, ":8080", got, "a concrete port stays")
+	assert.Equal(t, "http://127.0.0.1:8080", httpURL(got))
+
+	_, err = resolvePort("8080")
+	assert.Error(t, err, "an address without a host part is rejected")
+}
+
+func TestShortenHome(t *testing.T) {
+	t.Setenv("HOME", "/home/u")
+	assert.Equal(t, "~/.cache/flink-admission", displayPath("/home/u/.cache/flink-admission"))
+	assert.Equal(t, "/home/other", displayPath("/home/other"))
+	assert.Equal(t, "/home/u", displayPath("/home/u"))
+	assert.True(t, strings.HasPrefix(displayPath("/home/u/..x/a"), "~/"), "a name starting with two dots is inside")
+}
