@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	extvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -115,11 +114,11 @@ func (w *ruleWalker) walk(s *structuralschema.Structural, declType *apiservercel
 		w.walk(&prop, child, joinPath(path, name), childCardinality(s, cardinality))
 	}
 	if s.Items != nil {
-		w.walk(s.Items, elemDeclType(declType, s.Items), path+"[*]", childCardinality(s, cardinality))
+		w.walk(s.Items, elemDeclType(declType), path+"[*]", childCardinality(s, cardinality))
 	}
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
 		ap := s.AdditionalProperties.Structural
-		w.walk(ap, elemDeclType(declType, ap), path+"{*}", childCardinality(s, cardinality))
+		w.walk(ap, elemDeclType(declType), path+"{*}", childCardinality(s, cardinality))
 	}
 }
 
@@ -188,7 +187,8 @@ func (w *ruleWalker) propertyDeclType(parent *apiservercel.DeclType, prop *struc
 	return model.SchemaDeclType(prop, prop.XEmbeddedResource)
 }
 
-func elemDeclType(parent *apiservercel.DeclType, _ *structuralschema.Structural) *apiservercel.DeclType {
+// elemDeclType returns the CEL type of the items of a list or the values of a map.
+func elemDeclType(parent *apiservercel.DeclType) *apiservercel.DeclType {
 	if parent == nil {
 		return nil
 	}
@@ -282,5 +282,5 @@ func displayPath(path string) string {
 	if path == "" {
 		return "<root>"
 	}
-	return strings.TrimSpace(path)
+	return path
 }
