@@ -33,8 +33,7 @@ type cycle struct {
 
 	obs          observed
 	client       flinkclient.Client
-	requeue      time.Duration
-	lostTimedOut bool
+	requeue time.Duration
 	// removeControl is set once the user-control annotation was taken into status.control;
 	// it is removed after the status is written, so the request is never lost.
 	removeControl bool
@@ -125,9 +124,9 @@ func (c *cycle) updatePending() bool {
 	return c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.job().State == v1beta1.JobStateUpdating
 }
 
-// finished reports whether the job ended: a terminal state, or Lost past its timeout.
+// finished reports whether the job ended (a Lost job ends Failed once its timeout ran out).
 func (c *cycle) finished() bool {
-	return state.IsTerminal(c.job().State) || c.lostTimedOut
+	return state.IsTerminal(c.job().State)
 }
 
 // stopping reports whether a stop-with-savepoint of the job was requested: Flink's FINISHED
@@ -154,7 +153,6 @@ func (c *cycle) derive() {
 		HARecoveryGrace: c.r.Options.HARecoveryGrace,
 		LostTimeout:     c.r.Options.LostTimeout,
 	})
-	c.lostTimedOut = res.LostTimedOut
 	c.after(res.RequeueAfter)
 	c.setJobState(res.State, res.Reason, res.Message, res.LostSince)
 }
@@ -234,14 +232,7 @@ func (c *cycle) setClusterState() {
 	}
 	prev := c.st.State
 	c.st.State = next
-	note := fmt.Sprintf("cluster %s -> %s", orNone(prev), next)
-	eventType := corev1.EventTypeNormal
-	if c.lostTimedOut && job.State == v1beta1.JobStateLost {
-		eventType = corev1.EventTypeWarning
-		note += fmt.Sprintf(": the Lost job was not reported again within %s, afterJobFails (%s) applies",
-			c.r.Options.LostTimeout, state.CleanupAction(&c.fc.Spec, job.State))
-	}
-	c.event(eventType, ReasonClusterState, "Observe", "%s", note)
+	c.event(corev1.EventTypeNormal, ReasonClusterState, "Observe", "cluster %s -> %s", orNone(prev), next)
 }
 
 func orNone(s string) string {

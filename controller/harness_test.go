@@ -48,6 +48,7 @@ type harness struct {
 	name   string
 	fake   *fakeflink.Server
 	podSeq int
+	id     string
 }
 
 // newHarness creates a FlinkCluster in a fresh namespace. The fixture cluster is an
@@ -77,6 +78,7 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(
 	fc := w.Obj()
 	fc.UID = ""
 	require.NoError(t, k8s.Create(h.ctx, fc))
+	h.id = resources.JobID(fc)
 	return h
 }
 
@@ -89,7 +91,7 @@ func (h *harness) get() *v1beta1.FlinkCluster {
 	return fc
 }
 
-func (h *harness) jobID() string { return resources.JobID(h.get()) }
+func (h *harness) jobID() string { return h.id }
 
 func (h *harness) jobState() string {
 	if j := h.get().Status.Components.Job; j != nil {
@@ -345,10 +347,8 @@ func (h *harness) exists(obj client.Object, name string) bool {
 }
 
 func (h *harness) taskManagerExists() bool {
-	if h.get().Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
-		return h.exists(&appsv1.Deployment{}, resources.TaskManagerName(h.name))
-	}
-	return h.exists(&appsv1.StatefulSet{}, resources.TaskManagerName(h.name))
+	return h.exists(&appsv1.Deployment{}, resources.TaskManagerName(h.name)) ||
+		h.exists(&appsv1.StatefulSet{}, resources.TaskManagerName(h.name))
 }
 
 // allGone reports whether the cluster's objects (JobManager workload and pods, TaskManagers,

@@ -73,7 +73,8 @@ type Result struct {
 	// LostSince is when the job became Lost: the recorded time, or Now on the transition.
 	// Zero when the job is not Lost.
 	LostSince time.Time
-	// LostTimedOut is set when the job has been Lost for LostTimeout: afterJobFails applies.
+	// LostTimedOut is set on the transition of a job Lost for LostTimeout to Failed, after
+	// which afterJobFails applies.
 	LostTimedOut bool
 	// RequeueAfter is when a timer (HA grace, Lost timeout) runs out; zero for none.
 	RequeueAfter time.Duration
@@ -142,6 +143,10 @@ func DeriveJob(in Input) Result {
 	case rec == v1beta1.JobStateUpdating || rec == v1beta1.JobStateRestarting:
 		// The update and restart flows own these states until they deploy the next workload.
 		return keep
+	case rec == v1beta1.JobStateLost:
+		if r := withLostTimeout(in, keep); r.LostTimedOut {
+			return r
+		}
 	}
 
 	if in.Workload == nil {
@@ -296,7 +301,8 @@ func lostSince(in Input) time.Time {
 	return in.Now
 }
 
-// withLostTimeout keeps a Lost job Lost and says when its timeout runs out.
+// withLostTimeout keeps a Lost job Lost until its timeout runs out; then the job is Failed,
+// a terminal state, so that nothing (not even a missing Deployment) deploys it again.
 func withLostTimeout(in Input, r Result) Result {
 	if r.State != v1beta1.JobStateLost {
 		return r
@@ -304,9 +310,8 @@ func withLostTimeout(in Input, r Result) Result {
 	r.LostSince = lostSince(in)
 	left := r.LostSince.Add(in.LostTimeout).Sub(in.Now)
 	if left <= 0 {
-		r.LostTimedOut = true
-		r.RequeueAfter = 0
-		return r
+		reason := fmt.Sprintf("job lost: not reported again within %s", in.LostTimeout)
+		return Result{State: v1beta1.JobStateFailed, Reason: reason, Message: reason, LostTimedOut: true}
 	}
 	r.RequeueAfter = left
 	return r

@@ -1,0 +1,531 @@
+package controller_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/fctest"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/resources"
+)
+
+const (
+	jobMode = v1beta1.JobManagerDeploymentTypeJob
+	depMode = v1beta1.JobManagerDeploymentTypeDeployment
+)
+
+// scenario is one row of the issue's table for one deployment type.
+type scenario struct {
+	mode  v1beta1.JobManagerDeploymentType
+	name  string
+	build func(w *fctest.Wrapper)
+	run   func(t *testing.T, h *harness)
+}
+
+func scenarios() []scenario {
+	keepOnFailure := func(w *fctest.Wrapper) {
+		w.Cleanup(v1beta1.CleanupActionDeleteCluster, v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionDeleteCluster)
+	}
+	flink23 := func(w *fctest.Wrapper) { w.FlinkVersion("2.3") }
+	return []scenario{
+		{depMode, "1 regular update twice: restores savepoint, same job ID, no replacement while old JM pod terminating (old-leader FINISHED race fixed)", nil, updateTwice},
+		{jobMode, "1 regular update twice: restores savepoint, same job ID, revisions converge", nil, updateTwice},
+		{depMode, "2 cancel with savepoint: Cancelled, cancellation cleanup, no resubmission", nil, cancelWithSavepoint},
+		{jobMode, "2 cancel with savepoint: Cancelled, cancellation cleanup, no resubmission", nil, cancelWithSavepoint},
+		{depMode, "3 non-stopping savepoint: job stays Running, workload and pod UIDs unchanged", nil, nonStoppingSavepoint},
+		{jobMode, "3 non-stopping savepoint: job stays Running, workload and pod UIDs unchanged", nil, nonStoppingSavepoint},
+		{depMode, "4 delete running cluster: finalizer held while JM pod terminates, no replacement, HA ConfigMaps removed, no savepoint", nil, deleteRunningCluster},
+		{jobMode, "4 delete running cluster: finalizer held while JM pod terminates, no replacement, HA ConfigMaps removed, no savepoint", nil, deleteRunningCluster},
+		{depMode, "5a Flink retries exhausted after a checkpoint: Failed, cleanup to Stopped, no resubmission", nil, retriesExhaustedWhileRunning},
+		{jobMode, "5a Flink retries exhausted after a checkpoint: Failed, cleanup to Stopped, no resubmission", nil, retriesExhaustedWhileRunning},
+		{depMode, "5b Flink retries exhausted from startup: Failed, cleanup to Stopped, no resubmission", nil, retriesExhaustedFromStartup},
+		{jobMode, "5b Flink retries exhausted from startup: Failed, cleanup to Stopped, no resubmission", nil, retriesExhaustedFromStartup},
+		{depMode, "7 delete JM pod: replacement pod, same job ID recovered, no premature failure", nil, deleteJobManagerPodDeployment},
+		{jobMode, "7 delete JM pod: Failed, failure cleanup, no resubmission", nil, deleteJobManagerPodJob},
+		{depMode, "8 delete JM Deployment: recreated, same job recovered, no premature cleanup", nil, deleteJobManagerDeployment},
+		{depMode, "9 exception in main() on Flink 2.2: crash loop gives DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsCrashLoop},
+		{depMode, "9 exception in main() on Flink 2.3: application FAILED with empty job list gives DeployFailed with the cause, cleanup, no resubmission", flink23, mainThrowsApplicationFailed},
+		{jobMode, "9 exception in main() on Flink 2.2: JM exits, DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsJobExits},
+		{jobMode, "9 exception in main() on Flink 2.3: application FAILED with empty job list gives DeployFailed with the cause, cleanup, no resubmission", flink23, mainThrowsApplicationFailed},
+		{depMode, "11 invalid entry class: DeployFailed, Deployment scaled to 0 and kept, no restart loop", keepOnFailure, invalidEntryClass},
+		{jobMode, "11 invalid entry class: DeployFailed, failed Job kept, no restart loop", keepOnFailure, invalidEntryClass},
+		{depMode, "12 finite application succeeds: Succeeded, afterJobSucceeds cleanup, no resubmission", nil, finiteApplicationSucceeds},
+		{jobMode, "12 finite application succeeds: Succeeded, afterJobSucceeds cleanup, no resubmission", nil, finiteApplicationSucceeds},
+		{depMode, "+ old-leader FINISHED race: a Terminating old-revision JM next to the new ready JM, FINISHED ignored", nil, oldLeaderFinishedRace},
+		{jobMode, "+ old-leader FINISHED race: a Terminating old-revision JM next to the new ready JM, FINISHED ignored", nil, oldLeaderFinishedRace},
+		{depMode, "+ crash loop of a Running job's JM: Failed with the reason", nil, crashLoopWhileRunning},
+		{jobMode, "+ restartPolicy FromSavepointOnFailure: failed job restored from its latest savepoint", func(w *fctest.Wrapper) { w.RestartFromSavepoint(3600) }, restartFromSavepoint},
+		{depMode, "+ restartPolicy FromSavepointOnFailure is ignored: a failed job is never restored from a savepoint", func(w *fctest.Wrapper) { w.RestartFromSavepoint(3600) }, noRestartFromSavepoint},
+		{depMode, "+ session or non-Application mode: left alone with an Event", func(w *fctest.Wrapper) { w.Mode(v1beta1.JobModeDetached).DeploymentType("") }, notManaged},
+	}
+}
+
+func TestScenarios(t *testing.T) {
+	for _, s := range scenarios() {
+		t.Run(string(s.mode)+"/"+s.name, func(t *testing.T) {
+			t.Parallel()
+			s.run(t, newHarness(t, s.mode, s.build))
+		})
+	}
+}
+
+func savepointState(fc *v1beta1.FlinkCluster) string {
+	if fc.Status.Savepoint == nil {
+		return ""
+	}
+	return fc.Status.Savepoint.State
+}
+
+// noResubmission checks that after a terminal state nothing is deployed again: no new
+// JobManager workload or pod, the job state kept, no further stop or savepoint.
+func noResubmission(h *harness, jobState string, workloadUID string) {
+	h.t.Helper()
+	stops, savepoints := h.requests("POST", "/stop"), h.requests("POST", "/savepoints")
+	h.consistently("no resubmission", func() bool {
+		wl := h.workload()
+		sameWorkload := (wl == nil && workloadUID == "") || (wl != nil && string(wl.GetUID()) == workloadUID)
+		return sameWorkload && h.jobState() == jobState &&
+			h.requests("POST", "/stop") == stops && h.requests("POST", "/savepoints") == savepoints
+	})
+}
+
+func updateTwice(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	id := h.jobID()
+	prevTrigger := ""
+	for i := 1; i <= 2; i++ {
+		before := h.get().Status.Revision
+		if h.deployment() {
+			// The old JobManager stays Terminating in its preStop delay after being deleted.
+			h.hold(pod)
+		}
+		h.patch(func(fc *v1beta1.FlinkCluster) { fc.Spec.FlinkProperties["pipeline.name"] = fmt.Sprintf("wordcount-v%d", i) })
+
+		h.eventually("a stop-with-savepoint for this update", func() bool { return h.requests("POST", "/stop") == i })
+		h.eventually("the final savepoint", func() bool {
+			sp := h.get().Status.Savepoint
+			return sp != nil && sp.TriggerReason == controller.SavepointReasonUpdate &&
+				sp.State == controller.SavepointStateSucceeded && sp.TriggerID != prevTrigger
+		})
+		fc := h.get()
+		loc := fc.Status.Components.Job.SavepointLocation
+		require.NotEmpty(t, loc)
+		require.True(t, fc.Status.Components.Job.FinalSavepoint)
+		prevTrigger = fc.Status.Savepoint.TriggerID
+		require.Equal(t, flinkclient.JobStateFinished, h.fake.JobState(id), "Flink reports the stopped execution FINISHED")
+
+		if h.deployment() {
+			// The race: the old JobManager is still Terminating and, as the leader, still
+			// answers FINISHED for the execution it stopped.
+			h.eventually("the old JobManager pod terminating", func() bool {
+				p := &corev1.Pod{}
+				return k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p) == nil && p.DeletionTimestamp != nil
+			})
+			h.consistently("no replacement and no Succeeded while the old JobManager pod terminates", func() bool {
+				fc := h.get()
+				return h.workload() == nil && fc.Status.Components.Job.State == v1beta1.JobStateUpdating &&
+					fc.Status.State == v1beta1.ClusterStateUpdating && h.podExists(pod)
+			})
+			h.waitEvent(corev1.EventTypeNormal, controller.ReasonWaitingForPods, pod.Name)
+			h.release(pod)
+		}
+
+		next := h.waitWorkload(wl.GetUID())
+		require.Empty(t, h.jmPods(), "the next revision starts after every old JobManager pod is gone")
+		args := podTemplate(next).Spec.Containers[0].Args
+		require.Contains(t, strings.Join(args, " "), "--fromSavepoint "+loc, "the replacement restores the final savepoint")
+		require.Contains(t, strings.Join(args, " "), "--job-id "+id, "under the same job ID")
+		require.NotEqual(t, before.CurrentRevision, next.GetLabels()[resources.LabelRevision], "the replacement runs a new revision")
+		h.eventually("the new revision recorded", func() bool {
+			return h.get().Status.Revision.CurrentRevision == next.GetLabels()[resources.LabelRevision]
+		})
+
+		// The new JobManager restores the savepoint and runs the job again.
+		h.fake.SetJobState(id, flinkclient.JobStateRunning)
+		pod = h.startPod(next)
+		fc = h.waitJob(v1beta1.JobStateRunning)
+		h.waitCluster(v1beta1.ClusterStateRunning)
+		fc = h.get()
+		assert.Equal(t, fc.Status.Revision.NextRevision, fc.Status.Revision.CurrentRevision, "revisions converge")
+		assert.Equal(t, id, fc.Status.Components.Job.ID)
+		assert.Equal(t, loc, fc.Status.Components.Job.FromSavepoint)
+		wl = next
+	}
+	h.waitEvent(corev1.EventTypeNormal, controller.ReasonUpdateStarted, "updating from revision")
+}
+
+func cancelWithSavepoint(t *testing.T, h *harness) {
+	h.runJob()
+	h.annotate(v1beta1.ControlNameJobCancel)
+	fc := h.waitJob(v1beta1.JobStateCancelled)
+	require.NotNil(t, fc.Status.Savepoint)
+	assert.Equal(t, controller.SavepointReasonJobCancel, fc.Status.Savepoint.TriggerReason)
+	assert.Equal(t, controller.SavepointStateSucceeded, fc.Status.Savepoint.State)
+	assert.NotEmpty(t, fc.Status.Components.Job.SavepointLocation)
+	assert.True(t, fc.Status.Components.Job.FinalSavepoint)
+	assert.Equal(t, 1, h.requests("POST", "/stop"))
+	h.eventually("control succeeded", func() bool {
+		fc := h.get()
+		return fc.Status.Control != nil && fc.Status.Control.State == v1beta1.ControlStateSucceeded
+	})
+	assert.NotContains(t, h.get().Annotations, v1beta1.ControlAnnotation, "the annotation is consumed")
+	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.eventually("everything removed (afterJobCancelled DeleteCluster)", h.allGone)
+	noResubmission(h, v1beta1.JobStateCancelled, "")
+}
+
+func nonStoppingSavepoint(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	h.annotate(v1beta1.ControlNameSavepoint)
+	h.eventually("control succeeded", func() bool {
+		fc := h.get()
+		return fc.Status.Control != nil && fc.Status.Control.State == v1beta1.ControlStateSucceeded
+	})
+	fc := h.get()
+	assert.Equal(t, v1beta1.JobStateRunning, fc.Status.Components.Job.State)
+	assert.NotEmpty(t, fc.Status.Components.Job.SavepointLocation)
+	assert.False(t, fc.Status.Components.Job.FinalSavepoint, "the snapshot is not final")
+	assert.Equal(t, controller.SavepointReasonUser, fc.Status.Savepoint.TriggerReason)
+	assert.Equal(t, 1, h.requests("POST", "/savepoints"))
+	assert.Equal(t, 0, h.requests("POST", "/stop"))
+	assert.Equal(t, flinkclient.JobStateRunning, h.fake.JobState(h.jobID()))
+	h.eventually("annotation consumed", func() bool { _, ok := h.get().Annotations[v1beta1.ControlAnnotation]; return !ok })
+	h.consistently("job Running with the same JobManager workload and pod", func() bool {
+		cur := h.workload()
+		p := &corev1.Pod{}
+		return cur != nil && cur.GetUID() == wl.GetUID() && k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p) == nil &&
+			p.UID == pod.UID && p.DeletionTimestamp == nil && h.jobState() == v1beta1.JobStateRunning
+	})
+}
+
+func deleteRunningCluster(t *testing.T, h *harness) {
+	_, pod := h.runJob()
+	h.hold(pod)
+	haLabels := map[string]string{"app": h.name, "configmap-type": "high-availability", "type": "flink-native-kubernetes"}
+	for _, name := range []string{h.name + "-cluster-config-map", h.name + "-" + h.jobID() + "-config-map"} {
+		require.NoError(t, k8s.Create(h.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: h.ns, Labels: haLabels}}))
+	}
+	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-cluster-config-map", Namespace: h.ns,
+		Labels: map[string]string{"app": "other", "configmap-type": "high-availability"}}}
+	require.NoError(t, k8s.Create(h.ctx, other))
+
+	require.NoError(t, k8s.Delete(h.ctx, h.get()))
+	h.eventually("JobManager workload deleted and its pod terminating", func() bool {
+		p := &corev1.Pod{}
+		return h.workload() == nil && k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p) == nil && p.DeletionTimestamp != nil
+	})
+	h.consistently("finalizer held while the JobManager pod terminates, no replacement", func() bool {
+		fc := &v1beta1.FlinkCluster{}
+		return h.exists(fc, h.name) && fc.DeletionTimestamp != nil && h.workload() == nil && len(h.jmPods()) == 1
+	})
+	h.release(pod)
+	h.eventually("FlinkCluster gone", func() bool { return !h.exists(&v1beta1.FlinkCluster{}, h.name) })
+	h.eventually("owned objects removed", h.allGone)
+	list := &corev1.ConfigMapList{}
+	require.NoError(t, k8s.List(h.ctx, list, client.InNamespace(h.ns), client.MatchingLabels{"configmap-type": "high-availability"}))
+	var names []string
+	for _, cm := range list.Items {
+		names = append(names, cm.Name)
+	}
+	assert.Equal(t, []string{"other-cluster-config-map"}, names, "the cluster's HA ConfigMaps are removed, another cluster's are not")
+	for _, r := range h.fake.Requests() {
+		assert.False(t, strings.HasPrefix(r, "POST"), "no savepoint on deletion: %s", r)
+	}
+}
+
+var retriesExhausted = flinkclient.Exception{
+	Name:       "org.apache.flink.runtime.JobException",
+	StackTrace: "org.apache.flink.runtime.JobException: Recovery is suppressed by FixedDelayRestartBackoffTimeStrategy(maxNumberRestartAttempts=3, backoffTimeMS=1000)\n\tat org.apache.flink.runtime.executiongraph.failover.ExecutionFailureHandler.handleFailure(ExecutionFailureHandler.java:219)",
+}
+
+// jobManagerExits ends the JobManager in Job mode after the job ended, as Flink does with
+// execution.shutdown-on-application-finish (the default there).
+func (h *harness) jobManagerExits(wl client.Object, pod *corev1.Pod, exitCode int32, message string) {
+	h.t.Helper()
+	if h.deployment() || !h.podExists(pod) {
+		// Already removed by the cleanup.
+		return
+	}
+	h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetTerminated(p, fakeClock.Now(), exitCode, message) })
+	if h.workload() == nil {
+		return
+	}
+	if exitCode == 0 {
+		h.setJobCondition(wl, true, "Completed", "")
+	} else {
+		h.setJobCondition(wl, false, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+	}
+}
+
+func retriesExhaustedWhileRunning(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	id := h.jobID()
+	h.fake.SetJobState(id, flinkclient.JobStateRestarting)
+	h.consistently("Flink retrying within its restart strategy keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
+	h.fake.SetExceptions(id, retriesExhausted)
+	h.fake.SetJobState(id, flinkclient.JobStateFailed)
+	fc := h.waitJob(v1beta1.JobStateFailed)
+	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "Recovery is suppressed by FixedDelayRestartBackoffTimeStrategy")
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "Recovery is suppressed")
+	h.jobManagerExits(wl, pod, 1443, "org.apache.flink.runtime.JobException: Recovery is suppressed")
+	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
+	noResubmission(h, v1beta1.JobStateFailed, "")
+}
+
+func retriesExhaustedFromStartup(t *testing.T, h *harness) {
+	wl := h.waitWorkload("")
+	pod := h.startPod(wl)
+	id := h.jobID()
+	h.fake.SetJobs(flinkclient.Job{ID: id, State: flinkclient.JobStateInitializing})
+	h.consistently("initializing job is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
+	h.fake.SetExceptions(id, flinkclient.Exception{Name: "org.example.ControlledFailureException", StackTrace: "org.example.ControlledFailureException: failure control file says FAIL"}, retriesExhausted)
+	h.fake.SetJobState(id, flinkclient.JobStateFailed)
+	fc := h.waitJob(v1beta1.JobStateFailed)
+	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "ControlledFailureException")
+	h.jobManagerExits(wl, pod, 1443, "org.example.ControlledFailureException")
+	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
+	noResubmission(h, v1beta1.JobStateFailed, "")
+}
+
+func deleteJobManagerPodDeployment(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	id := h.jobID()
+	// Force deletion skips preStop: the JobManager is gone at once, the REST API with it.
+	h.fake.SetUnavailable(true)
+	require.NoError(t, k8s.Delete(h.ctx, pod, client.GracePeriodSeconds(0)))
+	h.consistently("no premature failure while the JobManager is down", func() bool {
+		fc := h.get()
+		return fc.Status.Components.Job.State == v1beta1.JobStateRunning && len(fc.Status.Components.Job.FailureReasons) == 0
+	})
+	replacement := h.startPod(wl) // the ReplicaSet's replacement
+	require.NotEqual(t, pod.UID, replacement.UID)
+	h.consistently("the restarted JobManager recovering from HA keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
+	h.fake.SetUnavailable(false)
+	h.consistently("same job recovered", func() bool {
+		fc := h.get()
+		cur := h.workload()
+		return fc.Status.Components.Job.State == v1beta1.JobStateRunning && fc.Status.Components.Job.ID == id &&
+			cur != nil && cur.GetUID() == wl.GetUID() && len(fc.Status.Components.Job.FailureReasons) == 0 &&
+			fc.Status.Components.JobManager.Ready == "1/1"
+	})
+	assert.Equal(t, flinkclient.JobStateRunning, h.fake.JobState(id))
+}
+
+func deleteJobManagerPodJob(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	require.NoError(t, k8s.Delete(h.ctx, pod, client.GracePeriodSeconds(0)))
+	h.fake.SetUnavailable(true)
+	// With restartPolicy Never and no retries, the Job controller fails the Job.
+	h.setJobCondition(wl, false, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+	fc := h.waitJob(v1beta1.JobStateFailed)
+	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "BackoffLimitExceeded")
+	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
+	noResubmission(h, v1beta1.JobStateFailed, "")
+}
+
+func deleteJobManagerDeployment(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	id := h.jobID()
+	require.NoError(t, k8s.Delete(h.ctx, wl, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	// envtest has no garbage collector: the old pod stays until the controller removes it,
+	// and the Deployment is created again only then.
+	next := h.waitWorkload(wl.GetUID())
+	require.False(t, h.podExists(pod), "the old JobManager pod is gone before the Deployment is created again")
+	fc := h.get()
+	assert.Contains(t, []string{v1beta1.JobStateDeploying, v1beta1.JobStatePending}, fc.Status.Components.Job.State)
+	h.startPod(next)
+	fc = h.waitJob(v1beta1.JobStateRunning)
+	assert.Equal(t, id, fc.Status.Components.Job.ID)
+	assert.Empty(t, fc.Status.Components.Job.FailureReasons, "no premature failure")
+	assert.True(t, h.taskManagerExists(), "no cleanup")
+	assert.True(t, h.exists(&corev1.Service{}, resources.JobManagerName(h.name)))
+	h.waitEvent(corev1.EventTypeNormal, controller.ReasonJobStateChanged, "JobManager Deployment is missing")
+	for _, e := range h.events() {
+		assert.NotEqual(t, controller.ReasonJobLost, e.Reason, "never Lost: %s", e.Note)
+		assert.NotEqual(t, controller.ReasonCleanup, e.Reason, "no cleanup: %s", e.Note)
+	}
+}
+
+const mainThrows = "2026-11-30 12:00:01,000 ERROR org.apache.flink.runtime.entrypoint.ClusterEntrypoint - Could not start cluster entrypoint StandaloneApplicationClusterEntryPoint.\n" +
+	"org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: For input string: \"not-a-number\"\n" +
+	"\tat org.apache.flink.client.program.PackagedProgram.callMainMethod(PackagedProgram.java:373)\n" +
+	"Caused by: java.lang.NumberFormatException: For input string: \"not-a-number\"\n" +
+	"\tat java.lang.Long.parseLong(Long.java:692)"
+
+func mainThrowsCrashLoop(t *testing.T, h *harness) {
+	wl := h.waitWorkload("")
+	pod := h.createPod(wl)
+	h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, mainThrows) })
+	fc := h.waitJob(v1beta1.JobStateDeployFailed)
+	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), `java.lang.NumberFormatException: For input string: "not-a-number"`)
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "NumberFormatException")
+	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
+	noResubmission(h, v1beta1.JobStateDeployFailed, "")
+}
+
+func mainThrowsJobExits(t *testing.T, h *harness) {
+	wl := h.waitWorkload("")
+	pod := h.createPod(wl)
+	h.jobManagerExits(wl, pod, 1, mainThrows)
+	fc := h.waitJob(v1beta1.JobStateDeployFailed)
+	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), `java.lang.NumberFormatException: For input string: "not-a-number"`)
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "NumberFormatException")
+	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
+	noResubmission(h, v1beta1.JobStateDeployFailed, "")
+}
+
+// mainThrowsApplicationFailed: Flink 2.3 marks the application FAILED, lists no job, and
+// keeps the JobManager up; neither job state nor a crash loop shows the failure.
+func mainThrowsApplicationFailed(t *testing.T, h *harness) {
+	wl := h.waitWorkload("")
+	pod := h.startPod(wl)
+	h.fake.SetApplications(flinkclient.Application{ID: "a0b1c2", Name: "wordcount", Status: flinkclient.ApplicationStateRunning})
+	h.consistently("a running application without jobs yet is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
+	h.fake.SetApplicationExceptions("a0b1c2", flinkclient.Exception{
+		Name:       "org.apache.flink.client.program.ProgramInvocationException",
+		StackTrace: `org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: For input string: "not-a-number"`,
+	})
+	h.fake.SetApplications(flinkclient.Application{ID: "a0b1c2", Name: "wordcount", Status: flinkclient.ApplicationStateFailed})
+	fc := h.waitJob(v1beta1.JobStateDeployFailed)
+	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"),
+		`application failed before submitting a job: org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: For input string: "not-a-number"`)
+	h.jobManagerExits(wl, pod, 1, mainThrows)
+	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
+	noResubmission(h, v1beta1.JobStateDeployFailed, "")
+}
+
+const classNotFound = "org.apache.flink.util.FlinkException: Could not load the provided entrypoint class.\n" +
+	"Caused by: java.lang.ClassNotFoundException: org.example.Missing"
+
+func invalidEntryClass(t *testing.T, h *harness) {
+	wl := h.waitWorkload("")
+	pod := h.createPod(wl)
+	if h.deployment() {
+		h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, classNotFound) })
+	} else {
+		h.jobManagerExits(wl, pod, 1, classNotFound)
+	}
+	fc := h.waitJob(v1beta1.JobStateDeployFailed)
+	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "java.lang.ClassNotFoundException: org.example.Missing")
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "ClassNotFoundException")
+	if h.deployment() {
+		h.eventually("JobManager Deployment scaled to 0", func() bool {
+			d := h.workload().(*appsv1.Deployment)
+			return ptr.Deref(d.Spec.Replicas, 1) == 0
+		})
+		// The ReplicaSet controller removes the crash-looping pod.
+		require.NoError(t, k8s.Delete(h.ctx, pod))
+	}
+	h.waitCluster(v1beta1.ClusterStatePartiallyStopped)
+	assert.True(t, h.taskManagerExists(), "afterJobFails KeepCluster keeps the TaskManagers")
+	noResubmission(h, v1beta1.JobStateDeployFailed, string(wl.GetUID()))
+	if h.deployment() {
+		assert.Empty(t, h.jmPods(), "no restart loop")
+		assert.Equal(t, int32(0), ptr.Deref(h.workload().(*appsv1.Deployment).Spec.Replicas, 1))
+	}
+}
+
+func finiteApplicationSucceeds(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	h.fake.SetJobState(h.jobID(), flinkclient.JobStateFinished)
+	h.waitJob(v1beta1.JobStateSucceeded)
+	h.jobManagerExits(wl, pod, 0, "")
+	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.eventually("everything removed (afterJobSucceeds DeleteCluster)", h.allGone)
+	noResubmission(h, v1beta1.JobStateSucceeded, "")
+}
+
+func crashLoopWhileRunning(t *testing.T, h *harness) {
+	_, pod := h.runJob()
+	h.fake.SetUnavailable(true)
+	h.setPodStatus(pod, func(p *corev1.Pod) {
+		fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, "java.lang.IllegalStateException: HA storage directory is not accessible")
+	})
+	fc := h.waitJob(v1beta1.JobStateFailed)
+	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"),
+		"JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.IllegalStateException: HA storage directory is not accessible")
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "CrashLoopBackOff")
+	h.waitCluster(v1beta1.ClusterStateStopped)
+	noResubmission(h, v1beta1.JobStateFailed, "")
+}
+
+func restartFromSavepoint(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	h.annotate(v1beta1.ControlNameSavepoint)
+	h.eventually("savepoint taken", func() bool { return h.get().Status.Components.Job.SavepointLocation != "" })
+	loc := h.get().Status.Components.Job.SavepointLocation
+	h.fake.SetJobState(h.jobID(), flinkclient.JobStateFailed)
+	h.jobManagerExits(wl, pod, 1443, "job failed")
+	next := h.waitWorkload(wl.GetUID())
+	assert.Contains(t, strings.Join(podTemplate(next).Spec.Containers[0].Args, " "), "--fromSavepoint "+loc)
+	fc := h.get()
+	assert.Equal(t, int32(1), fc.Status.Components.Job.RestartCount)
+	h.fake.SetJobState(h.jobID(), flinkclient.JobStateRunning)
+	h.startPod(next)
+	h.waitJob(v1beta1.JobStateRunning)
+}
+
+func noRestartFromSavepoint(t *testing.T, h *harness) {
+	wl, _ := h.runJob()
+	h.annotate(v1beta1.ControlNameSavepoint)
+	h.eventually("savepoint taken", func() bool { return h.get().Status.Components.Job.SavepointLocation != "" })
+	h.fake.SetJobState(h.jobID(), flinkclient.JobStateFailed)
+	h.waitJob(v1beta1.JobStateFailed)
+	h.waitCluster(v1beta1.ClusterStateStopped)
+	noResubmission(h, v1beta1.JobStateFailed, "")
+	assert.Zero(t, h.get().Status.Components.Job.RestartCount)
+	_ = wl
+}
+
+func notManaged(t *testing.T, h *harness) {
+	h.waitEvent(corev1.EventTypeNormal, controller.ReasonNotManaged, "job mode Detached is not managed")
+	h.consistently("nothing created", func() bool {
+		fc := h.get()
+		return h.workload() == nil && fc.Status.State == "" && !slices.Contains(fc.Finalizers, controller.Finalizer)
+	})
+}
+
+// oldLeaderFinishedRace puts an old-revision JobManager that is still Terminating (and
+// still the leader, answering FINISHED for the execution it stopped) next to the new
+// revision's ready JobManager. The FINISHED must not end the new revision.
+func oldLeaderFinishedRace(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	oldRevision := pod.Labels[resources.LabelRevision]
+	h.patch(func(fc *v1beta1.FlinkCluster) { fc.Spec.FlinkProperties["pipeline.name"] = "wordcount-v2" })
+	next := h.waitWorkload(wl.GetUID())
+	require.Equal(t, flinkclient.JobStateFinished, h.fake.JobState(h.jobID()))
+
+	stray := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "wc-jobmanager-old-leader", Namespace: h.ns, Labels: pod.Labels, Finalizers: []string{holdFinalizer}},
+		Spec:       pod.Spec,
+	}
+	require.Equal(t, oldRevision, stray.Labels[resources.LabelRevision])
+	require.NoError(t, k8s.Create(h.ctx, stray))
+	h.setPodStatus(stray, func(p *corev1.Pod) { fctest.SetRunning(p, fakeClock.Now()) })
+	require.NoError(t, k8s.Delete(h.ctx, stray))
+	h.startPod(next)
+	h.consistently("the old leader's FINISHED is not taken for the new revision", func() bool {
+		return h.jobState() == v1beta1.JobStateDeploying
+	})
+	h.release(stray)
+	h.fake.SetJobState(h.jobID(), flinkclient.JobStateRunning)
+	h.waitJob(v1beta1.JobStateRunning)
+}
