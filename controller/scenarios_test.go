@@ -111,7 +111,9 @@ func updateTwice(t *testing.T, h *harness) {
 			// The old JobManager stays Terminating in its preStop delay after being deleted.
 			h.hold(pod)
 		}
-		h.patch(func(fc *v1beta1.FlinkCluster) { fc.Spec.FlinkProperties["pipeline.name"] = fmt.Sprintf("wordcount-v%d", i) })
+		h.patch(func(fc *v1beta1.FlinkCluster) {
+			fc.Spec.FlinkProperties["pipeline.name"] = fmt.Sprintf("wordcount-v%d", i)
+		})
 
 		h.eventually("a stop-with-savepoint for this update", func() bool { return h.requests("POST", "/stop") == i })
 		h.eventually("the final savepoint", func() bool {
