@@ -2,9 +2,11 @@ package celrules_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -13,15 +15,16 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -61,7 +64,6 @@ func apiServer(t *testing.T) client.Client {
 	require.NoError(t, envErr, "starting kube-apiserver and etcd (KUBEBUILDER_ASSETS)")
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	require.NoError(t, apiextensionsv1.AddToScheme(scheme))
 	require.NoError(t, v1beta1.AddToScheme(scheme))
 	c, err := client.New(env.Config, client.Options{Scheme: scheme})
 	require.NoError(t, err)
@@ -246,16 +248,28 @@ func celErrorsOf(api verdict, v *celrules.Validator) []string {
 }
 
 // storeOldObjects creates the old object of every update case and returns them as stored.
+//
 // An old object that breaks a create rule of the CRD (OldBreaksRules) stands for a cluster
-// stored before the rule existed: it is created while the CRD is served without its
-// x-kubernetes-validations, which are restored before any case is judged. The flag itself
-// is checked: such an old object must be denied on create by the CRD's rules, and every
-// other one must be accepted.
+// stored before the rule existed, which the API server with the rule cannot create. It is
+// written straight into etcd, where an older CRD would have left it, and read back through
+// the API server, which defaults it as it does every stored object. (Serving the CRD
+// without its rules for a while would do too, but each switch makes the API server rebuild
+// the CRD's storage and OpenAPI, which takes seconds to tens of seconds on a busy machine.)
+//
+// The flag itself is checked: such an old object must be denied on create by the CRD's
+// rules, and every other one is created through the API server, so it must be accepted.
 func storeOldObjects(t *testing.T, c client.Client, v *celrules.Validator, cases []paritycases.Case) []*v1beta1.FlinkCluster {
 	t.Helper()
 	ctx := context.Background()
+	etcd, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{env.Environment.ControlPlane.Etcd.URL.String()},
+		DialTimeout: 10 * time.Second,
+		Logger:      zap.NewNop(),
+	})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, etcd.Close()) }()
+
 	stored := make([]*v1beta1.FlinkCluster, len(cases))
-	var breaking []int
 	for i, tc := range cases {
 		if tc.Old == nil {
 			require.False(t, tc.OldBreaksRules, "%s: OldBreaksRules on a create", tc.Name)
@@ -264,97 +278,35 @@ func storeOldObjects(t *testing.T, c client.Client, v *celrules.Validator, cases
 		createErrs := evalCEL(t, v, paritycases.Case{New: tc.Old})
 		require.Equal(t, tc.OldBreaksRules, !createErrs.allowed(),
 			"%s: OldBreaksRules is %v but the CRD's rules give %q on creating Old", tc.Name, tc.OldBreaksRules, createErrs.errs)
-		if tc.OldBreaksRules {
-			breaking = append(breaking, i)
+		old := tc.Old.DeepCopy()
+		if !tc.OldBreaksRules {
+			require.NoError(t, c.Create(ctx, old), "%s: creating the old object", tc.Name)
+			stored[i] = old
 			continue
 		}
-		old := tc.Old.DeepCopy()
-		require.NoError(t, c.Create(ctx, old), "%s: creating the old object", tc.Name)
+		putInEtcd(t, etcd, old)
+		require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(old), old), "%s: reading the old object written to etcd", tc.Name)
 		stored[i] = old
 	}
-	if len(breaking) == 0 {
-		return stored
-	}
-
-	probe := cases[breaking[0]].Old
-	withoutRules(t, c, func() {
-		for _, i := range breaking {
-			old := cases[i].Old.DeepCopy()
-			require.NoError(t, c.Create(ctx, old), "%s: creating the old object without the CRD's rules", cases[i].Name)
-			stored[i] = old
-		}
-	}, probe)
 	return stored
 }
 
-// withoutRules serves the CRD without its x-kubernetes-validations while fn runs. probe is
-// an object the rules deny: the switch is complete when a dry-run create of it gives the
-// expected answer.
-func withoutRules(t *testing.T, c client.Client, fn func(), probe *v1beta1.FlinkCluster) {
+// putInEtcd writes fc where the API server keeps custom resources (the default
+// --etcd-prefix, which envtest keeps), as JSON, the way the API server would have stored
+// it: with a uid and a creation time, and without status, which a create ignores.
+func putInEtcd(t *testing.T, etcd *clientv3.Client, fc *v1beta1.FlinkCluster) {
 	t.Helper()
-	ctx := context.Background()
-	key := types.NamespacedName{Name: "flinkclusters.flinkoperator.k8s.io"}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	require.NoError(t, c.Get(ctx, key, crd))
-	original := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.DeepCopy()
-
-	setSchema := func(schema *apiextensionsv1.JSONSchemaProps, wantAllowed bool) {
-		require.NoError(t, c.Get(ctx, key, crd))
-		crd.Spec.Versions[0].Schema.OpenAPIV3Schema = schema
-		require.NoError(t, c.Update(ctx, crd))
-		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			p := probe.DeepCopy()
-			p.Name = "probe"
-			err := c.Create(ctx, p, client.DryRunAll)
-			switch {
-			case err == nil:
-				return wantAllowed, nil
-			case apierrors.IsInvalid(err):
-				return !wantAllowed, nil
-			default:
-				return false, err
-			}
-		})
-		require.NoError(t, err, "waiting for the API server to serve the CRD %s its rules", map[bool]string{true: "without", false: "with"}[wantAllowed])
-	}
-
-	stripped := original.DeepCopy()
-	stripRules(stripped)
-	start := time.Now()
-	setSchema(stripped, true)
-	t.Logf("API server: serving the CRD without rules after %v", time.Since(start).Round(time.Millisecond))
-	defer func() {
-		start := time.Now()
-		setSchema(original, false)
-		t.Logf("API server: serving the CRD with rules again after %v", time.Since(start).Round(time.Millisecond))
-	}()
-	fn()
-}
-
-// stripRules removes every x-kubernetes-validations of a schema.
-func stripRules(s *apiextensionsv1.JSONSchemaProps) {
-	if s == nil {
-		return
-	}
-	s.XValidations = nil
-	for k, p := range s.Properties {
-		stripRules(&p)
-		s.Properties[k] = p
-	}
-	if s.Items != nil {
-		stripRules(s.Items.Schema)
-		for i := range s.Items.JSONSchemas {
-			stripRules(&s.Items.JSONSchemas[i])
-		}
-	}
-	if s.AdditionalProperties != nil {
-		stripRules(s.AdditionalProperties.Schema)
-	}
-	for _, list := range [][]apiextensionsv1.JSONSchemaProps{s.AllOf, s.AnyOf, s.OneOf} {
-		for i := range list {
-			stripRules(&list[i])
-		}
-	}
+	fc = fc.DeepCopy()
+	fc.UID = types.UID(uuid.NewString())
+	fc.CreationTimestamp = metav1.Now()
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(fc)
+	require.NoError(t, err)
+	delete(u, "status")
+	data, err := json.Marshal(u)
+	require.NoError(t, err)
+	key := path.Join("/registry", v1beta1.GroupVersion.Group, "flinkclusters", fc.Namespace, fc.Name)
+	_, err = etcd.Put(context.Background(), key, string(data))
+	require.NoError(t, err, "writing %s", key)
 }
 
 // admitOnAPIServer creates the case's new object, or updates the stored old object to it,
