@@ -102,6 +102,16 @@ func (c *cycle) cancel(ctx context.Context) error {
 		}
 		c.poll()
 	case failed:
+		if w := c.obs.wl; w != nil && w.Complete {
+			// Job mode: the JobManager stopped the job and exited before its savepoint
+			// location could be read. The job did stop.
+			msg := "job stopped, but the savepoint location was not read: " + c.st.Savepoint.Message
+			c.setJobState(v1beta1.JobStateCancelled, "", msg, c.now)
+			if byControl {
+				c.controlDone(v1beta1.ControlStateSucceeded, msg)
+			}
+			return nil
+		}
 		if byControl {
 			c.controlDone(v1beta1.ControlStateFailed, c.st.Savepoint.Message)
 		} else {

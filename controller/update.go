@@ -39,6 +39,14 @@ func (c *cycle) update(ctx context.Context) error {
 		}
 	}
 
+	if c.obs.wl != nil && !c.obs.wl.Deleting && c.obs.wl.Revision == c.st.Revision.NextRevision {
+		// The next revision's workload exists already: it was created, but recording that
+		// failed. Adopt it rather than restart it.
+		c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
+		c.setJobState(v1beta1.JobStateDeploying, "", "next revision's JobManager exists", c.now)
+		c.poll()
+		return nil
+	}
 	if c.obs.wl != nil && !c.obs.wl.Deleting {
 		if err := c.deleteJobManager(ctx); err != nil {
 			return err
