@@ -233,17 +233,17 @@ func ruleCases() []ruleCase {
 		{name: "deny: cancelRequested true on create", obj: mk("app").CancelRequested(true).Obj(), want: []fieldErr{forbidden(pathCancelRequested)}},
 		{name: "allow: cancelRequested false on create", obj: mk("app").CancelRequested(false).Obj()},
 
-		// The API server's ratcheting of rules without oldSelf: an error is dropped when the
-		// value the rule sits on (here spec.job) did not change, and kept when it did. The
-		// last two cases are where the CRD and the policy disagree today (see the
-		// CRDDisagrees cases of internal/paritycases); they flip to "allow" once those rules
-		// ratchet through optionalOldSelf.
+		// Ratcheting through optionalOldSelf: an error the old object already had is allowed,
+		// whether or not the value the rule sits on changed (the API server's own ratcheting
+		// would keep it as soon as spec.job, or for the name rules the root, changes).
 		{name: "allow: parallelism 0 already, job unchanged (ratcheting)", old: mk("app").Parallelism(0).Obj(),
 			obj: mk("app").Parallelism(0).Image("flink:2.2.2").Obj()},
-		{name: "deny: parallelism 0 already, job changed", old: mk("app").Parallelism(0).Obj(),
-			obj: mk("app").Parallelism(0).ClassName("org.example.Other").Obj(), want: []fieldErr{invalid(pathParallelism)}},
-		{name: "deny: name too long already, spec changed (the root always changes)", old: mk(longName49).Obj(),
-			obj: mk(longName49).Image("flink:2.2.2").Obj(), want: []fieldErr{invalid(pathRoot)}},
+		{name: "allow: parallelism 0 already, job changed (ratcheting)", old: mk("app").Parallelism(0).Obj(),
+			obj: mk("app").Parallelism(0).ClassName("org.example.Other").Obj()},
+		{name: "allow: name too long already, spec changed (ratcheting)", old: mk(longName49).Obj(),
+			obj: mk(longName49).Image("flink:2.2.2").Obj()},
+		{name: "deny: parallelism 0 set on an update of a valid job", old: mk("app").Obj(),
+			obj: mk("app").Parallelism(0).Obj(), want: []fieldErr{invalid(pathParallelism)}},
 	}
 }
 

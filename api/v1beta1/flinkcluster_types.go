@@ -23,8 +23,8 @@ import (
 // +kubebuilder:printcolumn:name="tm zone",type=string,JSONPath=`.spec.taskManager.nodeSelector.topology\.kubernetes\.io\/zone`,priority=1
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image.name`,priority=1
 // +kubebuilder:metadata:annotations="api-approved.kubernetes.io=https://github.com/spotify/flink-on-k8s-operator"
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 48",message="cluster name must be at most 48 characters: it prefixes the names of the cluster's resources",reason=FieldValueInvalid
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="cluster name must be a DNS-1035 label: lower case alphanumeric characters or '-', starting with a letter and ending with an alphanumeric character",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || self.metadata.name.size() <= 48",message="cluster name must be at most 48 characters: it prefixes the names of the cluster's resources",reason=FieldValueInvalid,optionalOldSelf=true
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="cluster name must be a DNS-1035 label: lower case alphanumeric characters or '-', starting with a letter and ending with an alphanumeric character",reason=FieldValueInvalid,optionalOldSelf=true
 type FlinkCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -297,7 +297,7 @@ const (
 
 // JobManagerSpec is the JobManager of a cluster.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.terminationGracePeriodSeconds) || !has(self.preStopDelaySeconds) || self.terminationGracePeriodSeconds > self.preStopDelaySeconds",message="terminationGracePeriodSeconds must be longer than preStopDelaySeconds, or the JobManager is killed before it can clean up",fieldPath=".terminationGracePeriodSeconds",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.terminationGracePeriodSeconds) || !has(self.preStopDelaySeconds) || self.terminationGracePeriodSeconds > self.preStopDelaySeconds || (oldSelf.hasValue() && has(oldSelf.value().terminationGracePeriodSeconds) && has(oldSelf.value().preStopDelaySeconds) && oldSelf.value().terminationGracePeriodSeconds <= oldSelf.value().preStopDelaySeconds)",message="terminationGracePeriodSeconds must be longer than preStopDelaySeconds, or the JobManager is killed before it can clean up",fieldPath=".terminationGracePeriodSeconds",reason=FieldValueInvalid,optionalOldSelf=true
 type JobManagerSpec struct {
 	// DeploymentType is the workload that runs an application-mode JobManager: Job (the
 	// default when unset) or Deployment. It cannot be changed once set; read it through
@@ -616,10 +616,10 @@ const (
 
 // JobSpec is the job of a job cluster.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism >= 1",message="parallelism must be at least 1",fieldPath=".parallelism",reason=FieldValueInvalid
-// +kubebuilder:validation:XValidation:rule="(has(self.mode) && self.mode == 'Application') || has(self.jarFile) || has(self.pyFile) || has(self.pyModule)",message="one of jarFile, pyFile or pyModule is required outside Application mode",fieldPath=".jarFile",reason=FieldValueRequired
-// +kubebuilder:validation:XValidation:rule="!has(self.restartPolicy) || self.restartPolicy != 'FromSavepointOnFailure' || has(self.maxStateAgeToRestoreSeconds)",message="maxStateAgeToRestoreSeconds is required with restartPolicy FromSavepointOnFailure",fieldPath=".maxStateAgeToRestoreSeconds",reason=FieldValueRequired
-// +kubebuilder:validation:XValidation:rule="!has(self.takeSavepointOnUpdate) || self.takeSavepointOnUpdate || has(self.maxStateAgeToRestoreSeconds)",message="maxStateAgeToRestoreSeconds is required with takeSavepointOnUpdate false",fieldPath=".maxStateAgeToRestoreSeconds",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism >= 1 || (oldSelf.hasValue() && has(oldSelf.value().parallelism) && oldSelf.value().parallelism < 1)",message="parallelism must be at least 1",fieldPath=".parallelism",reason=FieldValueInvalid,optionalOldSelf=true
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) && self.mode == 'Application') || has(self.jarFile) || has(self.pyFile) || has(self.pyModule) || (oldSelf.hasValue() && !((has(oldSelf.value().mode) && oldSelf.value().mode == 'Application') || has(oldSelf.value().jarFile) || has(oldSelf.value().pyFile) || has(oldSelf.value().pyModule)))",message="one of jarFile, pyFile or pyModule is required outside Application mode",fieldPath=".jarFile",reason=FieldValueRequired,optionalOldSelf=true
+// +kubebuilder:validation:XValidation:rule="!has(self.restartPolicy) || self.restartPolicy != 'FromSavepointOnFailure' || has(self.maxStateAgeToRestoreSeconds) || (oldSelf.hasValue() && has(oldSelf.value().restartPolicy) && oldSelf.value().restartPolicy == 'FromSavepointOnFailure' && !has(oldSelf.value().maxStateAgeToRestoreSeconds))",message="maxStateAgeToRestoreSeconds is required with restartPolicy FromSavepointOnFailure",fieldPath=".maxStateAgeToRestoreSeconds",reason=FieldValueRequired,optionalOldSelf=true
+// +kubebuilder:validation:XValidation:rule="!has(self.takeSavepointOnUpdate) || self.takeSavepointOnUpdate || has(self.maxStateAgeToRestoreSeconds) || (oldSelf.hasValue() && has(oldSelf.value().takeSavepointOnUpdate) && !oldSelf.value().takeSavepointOnUpdate && !has(oldSelf.value().maxStateAgeToRestoreSeconds))",message="maxStateAgeToRestoreSeconds is required with takeSavepointOnUpdate false",fieldPath=".maxStateAgeToRestoreSeconds",reason=FieldValueRequired,optionalOldSelf=true
 // +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || !has(self.cancelRequested) || !self.cancelRequested",message="cancelRequested cannot be true on a new job",fieldPath=".cancelRequested",reason=FieldValueForbidden,optionalOldSelf=true
 type JobSpec struct {
 	// JarFile is the job's JAR.

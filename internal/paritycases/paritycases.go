@@ -36,10 +36,6 @@ type Case struct {
 	// cancelRequested true). An API server with the rule cannot create it; see the parity
 	// test for how it is stored.
 	OldBreaksRules bool
-	// CRDDisagrees, when not empty, records a known disagreement: the CRD's rules give the
-	// opposite verdict to Allowed, for the reason given. The parity test checks that they
-	// still do, so that the mark is removed as soon as the rule is fixed.
-	CRDDisagrees string
 }
 
 // Field paths of the rules under test, as all evaluators spell them.
@@ -231,46 +227,20 @@ func Cases() []Case {
 			deployment().FlinkProperty(keyShutdownOnFinish, "TRUE").Image(otherImage).Obj())),
 		oldBreaks(allow("allow: parallelism 0 already, image update (ratcheting)",
 			app().Parallelism(0).Obj(), app().Parallelism(0).Image(otherImage).Obj())),
-		// Known disagreements: the CRD's rules that do not read oldSelf are ratcheted by the
-		// API server only while the value they sit on (spec.job, spec.jobManager, the whole
-		// object) is unchanged; the policy ratchets every error the old object already had.
-		crdDenies(oldBreaks(allow("allow: parallelism 0 already, job className changed (ratcheting)",
+		oldBreaks(allow("allow: parallelism 0 already, job className changed (ratcheting)",
 			app().Parallelism(0).Obj(), app().Parallelism(0).ClassName("org.example.OtherJob").Obj())),
-			jobRuleNotRatcheted, PathParallelism),
-		crdDenies(oldBreaks(allow("allow: Detached job without jarFile already, job className changed (ratcheting)",
+		oldBreaks(allow("allow: Detached job without jarFile already, job className changed (ratcheting)",
 			app().JobMode(v1beta1.JobModeDetached).Obj(), app().JobMode(v1beta1.JobModeDetached).ClassName("org.example.OtherJob").Obj())),
-			jobRuleNotRatcheted, PathJarFile),
-		crdDenies(oldBreaks(allow("allow: FromSavepointOnFailure without maxStateAgeToRestoreSeconds already, job className changed (ratcheting)",
+		oldBreaks(allow("allow: FromSavepointOnFailure without maxStateAgeToRestoreSeconds already, job className changed (ratcheting)",
 			app().RestartPolicy(v1beta1.JobRestartPolicyFromSavepointOnFailure).Obj(),
 			app().RestartPolicy(v1beta1.JobRestartPolicyFromSavepointOnFailure).ClassName("org.example.OtherJob").Obj())),
-			jobRuleNotRatcheted, PathMaxStateAge),
-		crdDenies(oldBreaks(allow("allow: takeSavepointOnUpdate false without maxStateAgeToRestoreSeconds already, job className changed (ratcheting)",
+		oldBreaks(allow("allow: takeSavepointOnUpdate false without maxStateAgeToRestoreSeconds already, job className changed (ratcheting)",
 			app().TakeSavepointOnUpdate(false).Obj(), app().TakeSavepointOnUpdate(false).ClassName("org.example.OtherJob").Obj())),
-			jobRuleNotRatcheted, PathMaxStateAge),
-		crdDenies(oldBreaks(allow("allow: grace period equal to the preStop delay already, jobManager changed (ratcheting)",
+		oldBreaks(allow("allow: grace period equal to the preStop delay already, jobManager changed (ratcheting)",
 			app().Grace(30).PreStop(30).Obj(), app().Grace(30).PreStop(30).AccessScope(v1beta1.AccessScopeVPC).Obj())),
-			"the grace period rule does not read oldSelf, so the API server ratchets it only while spec.jobManager is unchanged; "+
-				"the policy ratchets any error the old object already had", PathGrace),
-		crdDenies(oldBreaks(allow("allow: name of 49 characters already, image update (ratcheting)",
+		oldBreaks(allow("allow: name of 49 characters already, image update (ratcheting)",
 			named(name49).Obj(), named(name49).Image(otherImage).Obj())),
-			nameRuleNotRatcheted, PathRoot),
-		crdDenies(oldBreaks(allow("allow: name starting with a digit already, image update (ratcheting)",
+		oldBreaks(allow("allow: name starting with a digit already, image update (ratcheting)",
 			named("1app").Obj(), named("1app").Image(otherImage).Obj())),
-			nameRuleNotRatcheted, PathRoot),
 	}
-}
-
-// Reasons of the known disagreements.
-const (
-	jobRuleNotRatcheted = "the spec.job rule does not read oldSelf, so the API server ratchets it only while spec.job is " +
-		"unchanged; the policy ratchets any error the old object already had"
-	nameRuleNotRatcheted = "the name rules sit on the resource root and do not read oldSelf, so the API server ratchets " +
-		"them only when the whole object is unchanged; the policy ratchets any error the old object already had"
-)
-
-// crdDenies marks c as a known disagreement: the CRD's rules deny it, naming paths.
-func crdDenies(c Case, reason string, paths ...string) Case {
-	c.CRDDisagrees = reason
-	c.CRDPaths = paths
-	return c
 }
