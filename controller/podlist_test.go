@@ -1,0 +1,86 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/fctest"
+	"github.com/flink-admission/flink-admission/controller/resources"
+)
+
+// updatingCluster is a cluster in the middle of an update: final savepoint taken, old
+// JobManager Deployment deleted, next revision not created yet.
+func updatingCluster(t *testing.T) *v1beta1.FlinkCluster {
+	fc := fctest.MakeCluster("wc").Deployment().Obj()
+	fc.Finalizers = []string{Finalizer}
+	rev, err := resources.Revision(fc)
+	require.NoError(t, err)
+	fc.Status.Revision = v1beta1.RevisionStatus{CurrentRevision: "wc-old", NextRevision: rev}
+	fc.Status.Components.Job = &v1beta1.JobStatus{
+		ID: resources.JobID(fc), State: v1beta1.JobStateUpdating,
+		SavepointLocation: "file:///savepoints/sp-1", FinalSavepoint: true,
+	}
+	fc.Status.Savepoint = &v1beta1.SavepointStatus{TriggerReason: SavepointReasonUpdate, State: SavepointStateSucceeded}
+	return fc
+}
+
+func reconcilerWith(t *testing.T, fc *v1beta1.FlinkCluster, listPods func() error) (*Reconciler, client.Client) {
+	s := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(s))
+	require.NoError(t, v1beta1.AddToScheme(s))
+	cl := fake.NewClientBuilder().WithScheme(s).WithObjects(fc).WithStatusSubresource(fc).Build()
+	reader := interceptor.NewClient(cl.(client.WithWatch), interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*corev1.PodList); ok {
+				if err := listPods(); err != nil {
+					return err
+				}
+			}
+			return c.List(ctx, list, opts...)
+		},
+	})
+	opts, err := Options{FlinkClientFor: DefaultFlinkClient}.complete()
+	require.NoError(t, err)
+	m, err := newMetrics(prometheus.NewRegistry())
+	require.NoError(t, err)
+	return &Reconciler{Client: cl, Reader: reader, Recorder: events.NewFakeRecorder(100), Options: opts, metrics: m}, cl
+}
+
+func jobManagerDeployment(t *testing.T, cl client.Client) error {
+	return cl.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "wc-jobmanager"}, &appsv1.Deployment{})
+}
+
+func TestPodListErrorIsNeverNoPodsLeft(t *testing.T) {
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "wc"}}
+
+	r, cl := reconcilerWith(t, updatingCluster(t), func() error { return errors.New("etcdserver: request timed out") })
+	_, err := r.Reconcile(context.Background(), req)
+	require.Error(t, err, "the pod-list error is returned")
+	assert.True(t, apierrors.IsNotFound(jobManagerDeployment(t, cl)), "no next revision while the old pods are unknown")
+
+	// The same cluster with a pod list that works: the next revision is created.
+	r, cl = reconcilerWith(t, updatingCluster(t), func() error { return nil })
+	_, err = r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
+	require.NoError(t, jobManagerDeployment(t, cl), "with no old pod left the next revision starts")
+	d := &appsv1.Deployment{}
+	require.NoError(t, cl.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "wc-jobmanager"}, d))
+	assert.Contains(t, d.Spec.Template.Spec.Containers[0].Args, "file:///savepoints/sp-1")
+}
