@@ -21,6 +21,18 @@ import (
 // ControllerName names the controller, its Events' reporting controller and its logger.
 const ControllerName = "flinkcluster"
 
+// The permissions the controller needs (rendered by controller-gen rbac when deploy/ asks for
+// them):
+//
+// +kubebuilder:rbac:groups=flinkoperator.k8s.io,resources=flinkclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=flinkoperator.k8s.io,resources=flinkclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=flinkoperator.k8s.io,resources=flinkclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // Setup registers the FlinkCluster reconciler with the manager: it owns Jobs, Deployments,
 // StatefulSets, Services and ConfigMaps, watches JobManager pods, records Events and exports
 // metrics on controller-runtime's registry. Leader election is the manager's.

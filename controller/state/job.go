@@ -109,18 +109,21 @@ func failedState(recorded string) string {
 }
 
 // Trusted reports whether the Flink REST API speaks for the current JobManager: the selected
-// pod is ready and no other JobManager pod of the cluster exists, terminating ones included.
-// Any JobManager that is still up may hold leadership and answer for the whole cluster; an
-// old one reports the old execution, whose FINISHED after stop-with-savepoint must never be
-// taken for the new revision's.
+// pod is ready and no other JobManager pod of the cluster may still run, terminating ones
+// included. Any JobManager that is still up may hold leadership and answer for the whole
+// cluster; an old one reports the old execution, whose FINISHED after stop-with-savepoint
+// must never be taken for the new revision's. Pods in a terminal phase (an evicted pod left
+// behind) run no container and cannot answer.
 func Trusted(selected *corev1.Pod, all []corev1.Pod) bool {
 	if !Ready(selected) {
 		return false
 	}
 	for i := range all {
-		if all[i].UID != selected.UID {
-			return false
+		p := &all[i]
+		if p.UID == selected.UID || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
 		}
+		return false
 	}
 	return true
 }

@@ -233,6 +233,10 @@ func TestTrusted(t *testing.T) {
 	assert.False(t, state.Trusted(current, []corev1.Pod{*current, *terminating}), "an old leader may still answer while it terminates")
 	assert.False(t, state.Trusted(current, []corev1.Pod{*old, *current}))
 	assert.False(t, state.Trusted(nil, nil), "no pod, no API")
+	evicted := old.DeepCopy()
+	evicted.Status.Phase = corev1.PodFailed
+	evicted.Status.Reason = "Evicted"
+	assert.True(t, state.Trusted(current, []corev1.Pod{*evicted, *current}), "an evicted pod runs nothing")
 	notReady := fctest.SetCrashLoop(fctest.Pod("wc", "p", "r", t0), t0, 1, time.Second, 1, "")
 	assert.False(t, state.Trusted(notReady, []corev1.Pod{*notReady}))
 }
