@@ -2,9 +2,11 @@ package policy_test
 
 import (
 	"encoding/json"
+	"maps"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -61,6 +63,7 @@ func FuzzValidate(f *testing.F) {
 		if !equality.Semantic.DeepEqual(d, twice) {
 			t.Fatalf("Default is not idempotent:\n%s", cmp.Diff(d, twice, quantityOpts))
 		}
+		checkVerbatim(t, fc, d)
 		if len(errs) == 0 {
 			if after, _ := policy.ValidateCreate(d); len(after) != 0 {
 				t.Fatalf("Default turned a valid object invalid: %v", after)
@@ -115,4 +118,36 @@ func FuzzDefault(f *testing.F) {
 			t.Fatalf("defaulting a valid object on update was denied: %v", errs)
 		}
 	})
+}
+
+// checkVerbatim fails t when Default changed a field that the update check assumes it
+// copies unchanged (see verbatimFieldsDiffer): a change there is always a real change.
+func checkVerbatim(t *testing.T, in, out *v1beta1.FlinkCluster) {
+	t.Helper()
+	props := func(m map[string]string) map[string]string {
+		c := maps.Clone(m)
+		delete(c, policy.PropertyShutdownOnApplicationFinish)
+		delete(c, policy.PropertySubmitFailedJobOnApplicationError)
+		return c
+	}
+	type verbatim struct {
+		FlinkVersion, Image                                                string
+		Props                                                              map[string]string
+		JarFile, PyFile, PyModule, ClassName, FromSavepoint, SavepointsDir *string
+		Parallelism, SavepointGeneration                                   any
+		CancelRequested                                                    *bool
+		Args                                                               []string
+	}
+	pick := func(fc *v1beta1.FlinkCluster) verbatim {
+		v := verbatim{FlinkVersion: fc.Spec.FlinkVersion, Image: fc.Spec.Image.Name, Props: props(fc.Spec.FlinkProperties)}
+		if j := fc.Spec.Job; j != nil {
+			v.JarFile, v.PyFile, v.PyModule, v.ClassName = j.JarFile, j.PyFile, j.PyModule, j.ClassName
+			v.FromSavepoint, v.SavepointsDir, v.CancelRequested, v.Args = j.FromSavepoint, j.SavepointsDir, j.CancelRequested, j.Args
+			v.Parallelism, v.SavepointGeneration = j.Parallelism, j.SavepointGeneration
+		}
+		return v
+	}
+	if diff := cmp.Diff(pick(in), pick(out), cmpopts.EquateEmpty()); diff != "" {
+		t.Fatalf("Default changed a field it must copy verbatim (-in +out):\n%s", diff)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 
@@ -59,18 +58,11 @@ func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorLis
 	}
 	errs := validateTransitions(old, fc)
 	errs = append(errs, validateUserControl(old, fc)...)
-	if equality.Semantic.DeepEqual(old.Spec, fc.Spec) {
-		return errs, nil
-	}
-	// Compare what the specs mean, not how they are written: a spec that differs only by
-	// defaults (the mutating webhook defaulting an object created while it was off) is no
-	// change, and must not trip the rules for changed specs.
-	oldSpec, newSpec := effectiveSpec(&old.Spec), effectiveSpec(&fc.Spec)
-	if equality.Semantic.DeepEqual(oldSpec, newSpec) {
+	if !specChanged(&old.Spec, &fc.Spec) {
 		return errs, nil
 	}
 
-	updateErrs, done := v.validateSpecUpdate(old, fc, oldSpec, newSpec)
+	updateErrs, done := v.validateSpecUpdate(old, fc)
 	errs = append(errs, updateErrs...)
 	if done {
 		// A change of cancelRequested or savepointGeneration alone is a command, not a
@@ -89,13 +81,6 @@ func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorLis
 	warnings = append(warnings, deployWarnings...)
 	errs = append(errs, validateCancelOnCreate(fc, old)...)
 	return errs, append(warnings, objectWarnings(fc)...)
-}
-
-// effectiveSpec returns a defaulted copy of s.
-func effectiveSpec(s *v1beta1.FlinkClusterSpec) *v1beta1.FlinkClusterSpec {
-	s = s.DeepCopy()
-	defaultSpec(s)
-	return s
 }
 
 // now returns the validator's time.

@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -98,17 +97,16 @@ func validateUserControl(old, fc *v1beta1.FlinkCluster) field.ErrorList {
 
 // validateSpecUpdate checks the reference webhook's rules for a changed spec: the
 // cancelRequested and savepointGeneration commands, which must come alone, and the job
-// update rules. oldSpec and newSpec are the defaulted specs, compared to tell whether a
-// command came alone. done is true when the update is a valid command alone, which needs
-// no further checks.
-func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster, oldSpec, newSpec *v1beta1.FlinkClusterSpec) (errs field.ErrorList, done bool) {
+// update rules. done is true when the update is a valid command alone, which needs no
+// further checks.
+func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster) (errs field.ErrorList, done bool) {
 	oj, nj := old.Spec.Job, fc.Spec.Job
 	if oj == nil || nj == nil {
 		return nil, false // a session cluster, or a switch the transition rules reject
 	}
 
 	if !isTrue(oj.CancelRequested) && isTrue(nj.CancelRequested) {
-		if onlyJobChange(oldSpec, newSpec, func(j *v1beta1.JobSpec) { j.CancelRequested = nj.CancelRequested }) {
+		if onlyJobChange(&old.Spec, &fc.Spec, func(j *v1beta1.JobSpec) { j.CancelRequested = nj.CancelRequested }) {
 			return nil, true
 		}
 		errs = append(errs, field.Forbidden(pathCancelRequest,
@@ -121,7 +119,7 @@ func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster, oldSpec, ne
 			statusGen = js.SavepointGeneration
 		}
 		valid := nj.SavepointGeneration == statusGen+1
-		alone := onlyJobChange(oldSpec, newSpec, func(j *v1beta1.JobSpec) { j.SavepointGeneration = nj.SavepointGeneration })
+		alone := onlyJobChange(&old.Spec, &fc.Spec, func(j *v1beta1.JobSpec) { j.SavepointGeneration = nj.SavepointGeneration })
 		if valid && alone {
 			return errs, true
 		}
@@ -138,11 +136,11 @@ func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster, oldSpec, ne
 	return append(errs, v.validateJobUpdate(old, fc)...), false
 }
 
-// onlyJobChange reports whether newSpec is oldSpec with only set applied to the job.
+// onlyJobChange reports whether newSpec means oldSpec with only set applied to the job.
 func onlyJobChange(oldSpec, newSpec *v1beta1.FlinkClusterSpec, set func(*v1beta1.JobSpec)) bool {
 	s := oldSpec.DeepCopy()
 	set(s.Job)
-	return equality.Semantic.DeepEqual(s, newSpec)
+	return !specChanged(s, newSpec)
 }
 
 // validateJobUpdate checks that the job of a changed job cluster can carry its state over:

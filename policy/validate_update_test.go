@@ -444,6 +444,27 @@ func TestValidateUpdateJob(t *testing.T) {
 			new:  defaulted(makeFC("app").SavepointsDir("").Parallelism(3).Obj()),
 			want: field.ErrorList{forbidden(path("spec", "job"), policy.RuleJobUpdateRequiresSavepointsDir)},
 		},
+		{
+			name: "deny: a change of a defaulted field next to defaults on a job cluster without savepointsDir",
+			old:  makeFC("app").SavepointsDir("").Obj(),
+			new:  defaulted(makeFC("app").SavepointsDir("").TaskManagerReplicas(5).Obj()),
+			want: field.ErrorList{forbidden(path("spec", "job"), policy.RuleJobUpdateRequiresSavepointsDir)},
+		},
+		{
+			name: "allow: dropping a defaulted Flink property is no update (Default puts it back)",
+			old:  defaulted(deploymentFC().SavepointsDir("").Obj()),
+			new: func() *v1beta1.FlinkCluster {
+				fc := defaulted(deploymentFC().SavepointsDir("").Obj())
+				delete(fc.Spec.FlinkProperties, policy.PropertyShutdownOnApplicationFinish)
+				return fc
+			}(),
+		},
+		{
+			name: "deny: changing a defaulted Flink property is an update",
+			old:  defaulted(deploymentFC().SavepointsDir("").Obj()),
+			new:  defaulted(deploymentFC().SavepointsDir("").FlinkProperty(policy.PropertySubmitFailedJobOnApplicationError, "false").Obj()),
+			want: field.ErrorList{forbidden(path("spec", "job"), policy.RuleJobUpdateRequiresSavepointsDir)},
+		},
 		{name: "allow: update of a session cluster without savepointsDir", old: makeFC("app").SessionCluster().Obj(), new: slots(makeFC("app").SessionCluster()).Obj()},
 		{name: "allow: update of a running job that takes a savepoint first", old: makeFC("app").JobStatus(v1beta1.JobStateRunning).Obj(), new: slots(makeFC("app").JobStatus(v1beta1.JobStateRunning)).Obj()},
 		{name: "allow: update without a job status", old: makeFC("app").Obj(), new: slots(makeFC("app")).Obj()},
