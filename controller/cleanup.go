@@ -18,10 +18,12 @@ func (c *cycle) cleanup(ctx context.Context) error {
 	action := state.CleanupAction(&c.fc.Spec, c.job().State)
 	switch action {
 	case v1beta1.CleanupActionDeleteCluster:
-		if c.obs.wl != nil || c.obs.tmExists || c.obs.serviceExists || c.obs.configMapExists || len(c.obs.pods) > 0 {
-			if c.obs.wl != nil || c.obs.tmExists || c.obs.serviceExists || c.obs.configMapExists {
-				c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", c.job().State, action)
-			}
+		objects := (c.obs.wl != nil && !c.obs.wl.Deleting) || c.obs.tmExists || c.obs.serviceExists || c.obs.configMapExists
+		if objects {
+			c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", c.job().State, action)
+		}
+		if objects || c.obs.wl != nil || len(c.obs.pods) > 0 {
+			// Deleted objects may still terminate: look again until they are gone.
 			if err := c.deleteAll(ctx); err != nil {
 				return err
 			}

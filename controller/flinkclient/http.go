@@ -54,6 +54,7 @@ type HTTPError struct {
 	Body         string
 }
 
+// Error implements error.
 func (e *HTTPError) Error() string {
 	return fmt.Sprintf("flink %s %s: HTTP %d: %s", e.Method, e.Path, e.StatusCode, e.Body)
 }
