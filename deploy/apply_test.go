@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,9 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/internal/testenv"
 )
@@ -21,6 +26,8 @@ import (
 // every object against its schema (and the FlinkClusters against the CRD's CEL rules), runs
 // admission (Pod Security included), and stores nothing.
 func TestApplyDryRunServer(t *testing.T) {
+	// envtest logs through controller-runtime's global logger; without one it prints a stack.
+	ctrllog.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
 	env, err := testenv.Start(testenv.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
@@ -84,6 +91,43 @@ func TestApplyDryRunServer(t *testing.T) {
 			"--as", "system:serviceaccount:default:flink"))
 		assert.Equal(t, "yes", strings.TrimSpace(can))
 	})
+}
+
+// TestKubectlKustomizeAgrees: users run `kubectl apply -k`, whose kustomize is built into
+// kubectl and may be older than the one the golden files come from; both must render the
+// same objects.
+func TestKubectlKustomizeAgrees(t *testing.T) {
+	for _, k := range kustomizations {
+		t.Run(k.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command("kubectl", "kustomize", k.dir)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.NoError(t, cmd.Run(), "kubectl kustomize %s: %s", k.dir, stderr.String())
+			fromKubectl := byID(t, stdout.String())
+			goAPI, err := render(t, k).AsYaml()
+			require.NoError(t, err)
+			assert.Equal(t, byID(t, string(goAPI)), fromKubectl)
+		})
+	}
+}
+
+// byID indexes the objects of a multi-document YAML stream by apiVersion, kind, namespace
+// and name.
+func byID(t *testing.T, stream string) map[string]map[string]any {
+	t.Helper()
+	nodes, err := kio.FromBytes([]byte(stream))
+	require.NoError(t, err)
+	out := map[string]map[string]any{}
+	for _, n := range nodes {
+		id := strings.Join([]string{n.GetApiVersion(), n.GetKind(), n.GetNamespace(), n.GetName()}, "/")
+		require.NotContains(t, out, id, "duplicate object")
+		y, err := n.String()
+		require.NoError(t, err)
+		var obj map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte(y), &obj))
+		out[id] = obj
+	}
+	return out
 }
 
 // applyOverlay runs `kubectl apply -k` with a server-side dry run and checks that kubectl
