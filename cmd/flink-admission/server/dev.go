@@ -23,6 +23,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/policy"
 )
 
 // The local setup mirrors an installation of deploy/overlays/self-signed: the same
@@ -86,7 +87,6 @@ type Dev struct {
 	RepoRoot string
 
 	kubeconfigOut string
-	progress      io.Writer
 	cancel        context.CancelFunc
 	done          chan struct{}
 	runErr        error
@@ -148,7 +148,7 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dev{Env: env, Kubeconfig: env.Kubeconfig, RepoRoot: testenv.RepoRoot(), progress: progress, done: make(chan struct{})}
+	d := &Dev{Env: env, Kubeconfig: env.Kubeconfig, RepoRoot: testenv.RepoRoot(), done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, d.Stop())
@@ -254,11 +254,12 @@ func (d *Dev) InstallWebhooks(ctx context.Context) (mutatingName, validatingName
 	return mutating.Name, validating.Name, nil
 }
 
-// WaitReady waits until the API server admits deploy/samples/deployment-mode.yaml (as a
-// dry run) through both webhooks. failurePolicy is Fail, so an admitted object proves that
-// the API server reached both and trusts the injected CA; a denial (4xx) proves it too.
-// Only a failed webhook call (the API server answers 500) or an unreachable API server is
-// retried.
+// WaitReady waits until the API server calls both webhooks and trusts their certificate:
+// deploy/samples/deployment-mode.yaml, created as a dry run, comes back with the shutdown
+// default that only the mutating webhook adds, and the same sample with an invalid
+// flinkVersion (a rule only the validating webhook has) is denied at spec.flinkVersion.
+// Just "admitted" would not do: before the API server has loaded the webhook
+// configurations, it admits without asking anyone.
 func (d *Dev) WaitReady(ctx context.Context, timeout time.Duration) error {
 	sample, err := d.readSample("deployment-mode.yaml")
 	if err != nil {
@@ -273,13 +274,13 @@ func (d *Dev) WaitReady(ctx context.Context, timeout time.Duration) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		probe := sample.DeepCopy()
-		err := c.Create(ctx, probe, client.DryRunAll)
-		if err == nil || !retryable(err) {
-			if err != nil {
-				fmt.Fprintf(d.progress, "warning: the sample %s is denied: %v\n", d.DevSample("deployment-mode.yaml"), err)
-			}
+		err := probeWebhooks(ctx, c, sample)
+		if err == nil {
 			return nil
+		}
+		var broken *brokenSample
+		if errors.As(err, &broken) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -289,6 +290,53 @@ func (d *Dev) WaitReady(ctx context.Context, timeout time.Duration) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// brokenSample is a probe failure that waiting does not fix: the sample itself is denied.
+type brokenSample struct{ err error }
+
+func (b *brokenSample) Error() string {
+	return fmt.Sprintf("deploy/samples/deployment-mode.yaml is denied, so the printed commands would fail: %v", b.err)
+}
+
+// probeWebhooks makes one readiness check (see WaitReady).
+func probeWebhooks(ctx context.Context, c client.Client, sample *v1beta1.FlinkCluster) error {
+	admitted := sample.DeepCopy()
+	if err := c.Create(ctx, admitted, client.DryRunAll); err != nil {
+		if retryable(err) {
+			return err
+		}
+		return &brokenSample{err: err}
+	}
+	if _, ok := admitted.Spec.FlinkProperties[policy.PropertyShutdownOnApplicationFinish]; !ok {
+		return errors.New("the mutating webhook was not called yet")
+	}
+	invalid := sample.DeepCopy()
+	invalid.Spec.FlinkVersion = "latest"
+	err := c.Create(ctx, invalid, client.DryRunAll)
+	switch {
+	case err == nil:
+		return errors.New("the validating webhook was not called yet")
+	case retryable(err):
+		return err
+	case !hasCause(err, "spec.flinkVersion"):
+		return &brokenSample{err: fmt.Errorf("with flinkVersion latest, want a denial at spec.flinkVersion, got: %w", err)}
+	}
+	return nil
+}
+
+// hasCause reports whether err is an API status with a cause at field.
+func hasCause(err error, field string) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == field {
+			return true
+		}
+	}
+	return false
 }
 
 // retryable reports whether a dry-run create failed because a webhook (or the API server)

@@ -179,6 +179,8 @@ type Server struct {
 	Manager ctrl.Manager
 	// Source provides the serving certificate.
 	Source certs.Source
+	// Options are the settings the server was built with.
+	Options Options
 }
 
 // New builds the manager serve and dev share: one controller-runtime manager with the
@@ -262,7 +264,7 @@ func New(o Options) (*Server, error) {
 			return nil, fmt.Errorf("setting up the controller: %w", err)
 		}
 	}
-	return &Server{Manager: mgr, Source: src}, nil
+	return &Server{Manager: mgr, Source: src, Options: o}, nil
 }
 
 // newCertSource builds the serving certificate source of --cert-mode.
