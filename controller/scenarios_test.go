@@ -59,8 +59,10 @@ func scenarios() []scenario {
 		{depMode, "9 exception in main() on Flink 2.3: application FAILED with empty job list gives DeployFailed with the cause, cleanup, no resubmission", flink23, mainThrowsApplicationFailed},
 		{jobMode, "9 exception in main() on Flink 2.2: JM exits, DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsJobExits},
 		{jobMode, "9 exception in main() on Flink 2.3: application FAILED with empty job list gives DeployFailed with the cause, cleanup, no resubmission", flink23, mainThrowsApplicationFailed},
-		{depMode, "11 invalid entry class: DeployFailed, Deployment scaled to 0 and kept, no restart loop", keepOnFailure, invalidEntryClass},
-		{jobMode, "11 invalid entry class: DeployFailed, failed Job kept, no restart loop", keepOnFailure, invalidEntryClass},
+		{depMode, "11 invalid entry class: DeployFailed, Deployment scaled to 0 and kept, no restart loop", keepOnFailure, invalidArtifact(classNotFound, "java.lang.ClassNotFoundException: org.example.Missing")},
+		{jobMode, "11 invalid entry class: DeployFailed, failed Job kept, no restart loop", keepOnFailure, invalidArtifact(classNotFound, "java.lang.ClassNotFoundException: org.example.Missing")},
+		{depMode, "11 missing jar: DeployFailed, Deployment scaled to 0 and kept, no restart loop", keepOnFailure, invalidArtifact(missingJar, "java.nio.file.NoSuchFileException: /opt/flink/usrlib/job.jar")},
+		{jobMode, "11 missing jar: DeployFailed, failed Job kept, no restart loop", keepOnFailure, invalidArtifact(missingJar, "java.nio.file.NoSuchFileException: /opt/flink/usrlib/job.jar")},
 		{depMode, "12 finite application succeeds: Succeeded, afterJobSucceeds cleanup, no resubmission", nil, finiteApplicationSucceeds},
 		{jobMode, "12 finite application succeeds: Succeeded, afterJobSucceeds cleanup, no resubmission", nil, finiteApplicationSucceeds},
 		{depMode, "+ old-leader FINISHED race: a Terminating old-revision JM next to the new ready JM, FINISHED ignored", nil, oldLeaderFinishedRace},
@@ -417,17 +419,26 @@ func mainThrowsApplicationFailed(t *testing.T, h *harness) {
 const classNotFound = "org.apache.flink.util.FlinkException: Could not load the provided entrypoint class.\n" +
 	"Caused by: java.lang.ClassNotFoundException: org.example.Missing"
 
-func invalidEntryClass(t *testing.T, h *harness) {
+const missingJar = "org.apache.flink.util.FlinkException: Could not load the provided entrypoint class.\n" +
+	"Caused by: java.nio.file.NoSuchFileException: /opt/flink/usrlib/job.jar"
+
+// invalidArtifact: the JobManager cannot load the application (missing class or jar) and
+// dies at once with log, the termination message, naming the cause.
+func invalidArtifact(log, cause string) func(t *testing.T, h *harness) {
+	return func(t *testing.T, h *harness) { invalidArtifactRun(t, h, log, cause) }
+}
+
+func invalidArtifactRun(t *testing.T, h *harness, log, cause string) {
 	wl := h.waitWorkload("")
 	pod := h.createPod(wl)
 	if h.deployment() {
-		h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, classNotFound) })
+		h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, log) })
 	} else {
-		h.jobManagerExits(wl, pod, 1, classNotFound)
+		h.jobManagerExits(wl, pod, 1, log)
 	}
 	fc := h.waitJob(v1beta1.JobStateDeployFailed)
-	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "java.lang.ClassNotFoundException: org.example.Missing")
-	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "ClassNotFoundException")
+	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), cause)
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, cause)
 	if h.deployment() {
 		h.eventually("JobManager Deployment scaled to 0", func() bool {
 			d := h.workload().(*appsv1.Deployment)
