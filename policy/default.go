@@ -195,10 +195,12 @@ func defaultMemory(ver *version.Version, processRatio, offHeapRatio **int32, off
 	}
 }
 
-// quantityUnset reports whether a non-pointer quantity field was left out: the zero value,
-// which has no format. An explicit "0" decodes with a format and counts as set.
+// quantityUnset reports whether a non-pointer quantity field is unset. A zero quantity
+// counts as unset: the API types marshal it away (omitzero), so an explicit "0" could not
+// survive a round trip through the API server anyway, and would turn into the default on
+// the next update behind the user's back.
 func quantityUnset(q resource.Quantity) bool {
-	return q.Format == "" && q.IsZero()
+	return q.IsZero()
 }
 
 // resourcesEmpty reports whether a component sets no resources at all, in which case the

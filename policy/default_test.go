@@ -194,11 +194,11 @@ func TestDefault(t *testing.T) {
 			in: makeFC("app").FlinkVersion("1.9").TaskManagerResources(resources("1", "4Gi")).
 				TaskManager(func(tm *v1beta1.TaskManagerSpec) {
 					tm.MemoryOffHeapRatio = ptr.To(int32(10))
-					tm.MemoryOffHeapMin = resource.MustParse("0")
+					tm.MemoryOffHeapMin = resource.MustParse("100M")
 				}).Obj(),
 			check: func(t *testing.T, got *v1beta1.FlinkCluster) {
 				equal(t, "memoryOffHeapRatio", ptr.To(int32(10)), got.Spec.TaskManager.MemoryOffHeapRatio)
-				equal(t, "memoryOffHeapMin", resource.MustParse("0"), got.Spec.TaskManager.MemoryOffHeapMin)
+				equal(t, "memoryOffHeapMin", resource.MustParse("100M"), got.Spec.TaskManager.MemoryOffHeapMin)
 				equal(t, "resources", resources("1", "4Gi"), got.Spec.TaskManager.Resources)
 			},
 		},
@@ -320,13 +320,13 @@ func TestDefaultNilSafe(t *testing.T) {
 // default off-heap minimum, a user rpc port the probes must follow.
 func TestDefaultKeepsValidObjectsValid(t *testing.T) {
 	for name, fc := range map[string]*v1beta1.FlinkCluster{
-		"Deployment with grace 10":          deploymentFC().Grace(10).Obj(),
-		"Deployment with grace 16":          deploymentFC().Grace(16).Obj(),
-		"Deployment with grace 0":           deploymentFC().Grace(0).Obj(),
-		"Deployment with preStop 3600":      deploymentFC().PreStop(3600).Obj(),
-		"Flink 1.9 with 1Gi limit":          makeFC("app").FlinkVersion("1.9").JobManagerResources(resources("1", "1Gi")).Obj(),
-		"Flink 1.9 with off-heap min 0":     makeFC("app").FlinkVersion("1.9").JobManager(func(jm *v1beta1.JobManagerSpec) { jm.MemoryOffHeapMin = resource.MustParse("0") }).JobManagerResources(resources("1", "100Mi")).Obj(),
-		"Deployment with the legacy HA key": deploymentFC().FlinkProperty(policy.PropertyHALegacy, "kubernetes").DeleteFlinkProperty(policy.PropertyHAType).Obj(),
+		"Deployment with grace 10":            deploymentFC().Grace(10).Obj(),
+		"Deployment with grace 16":            deploymentFC().Grace(16).Obj(),
+		"Deployment with grace 0":             deploymentFC().Grace(0).Obj(),
+		"Deployment with preStop 3600":        deploymentFC().PreStop(3600).Obj(),
+		"Flink 1.9 with 1Gi limit":            makeFC("app").FlinkVersion("1.9").JobManagerResources(resources("1", "1Gi")).Obj(),
+		"Flink 1.9 with a small off-heap min": makeFC("app").FlinkVersion("1.9").JobManager(func(jm *v1beta1.JobManagerSpec) { jm.MemoryOffHeapMin = resource.MustParse("50Mi") }).JobManagerResources(resources("1", "100Mi")).Obj(),
+		"Deployment with the legacy HA key":   deploymentFC().FlinkProperty(policy.PropertyHALegacy, "kubernetes").DeleteFlinkProperty(policy.PropertyHAType).Obj(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if errs, _ := policy.ValidateCreate(fc); len(errs) != 0 {

@@ -97,8 +97,9 @@ func FuzzValidateUpdate(f *testing.F) {
 	})
 }
 
-// FuzzDefault checks that Default never panics and that a defaulted object passes an
-// update from the object as it was (what the mutating webhook produces on UPDATE), when
+// FuzzDefault checks that Default never panics, that it is idempotent through a JSON round
+// trip (the webhook returns its result as a JSON patch), and that a defaulted object passes
+// an update from the object as it was (what the mutating webhook produces on UPDATE), when
 // the object was valid to begin with.
 func FuzzDefault(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
@@ -111,6 +112,22 @@ func FuzzDefault(f *testing.F) {
 		}
 		d := fc.DeepCopy()
 		policy.Default(d)
+
+		// The mutating webhook's result travels as JSON: defaulting what comes back
+		// must change nothing either.
+		once, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, ok := decode(once)
+		if !ok {
+			t.Fatalf("a defaulted object does not decode: %s", once)
+		}
+		policy.Default(back)
+		if twice, _ := json.Marshal(back); string(once) != string(twice) {
+			t.Fatalf("Default is not idempotent through JSON:\n%s\n%s", once, twice)
+		}
+
 		if errs, _ := policy.ValidateCreate(fc); len(errs) != 0 {
 			return
 		}

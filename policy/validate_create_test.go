@@ -318,9 +318,15 @@ func TestValidateCreate(t *testing.T) {
 			want: field.ErrorList{invalid(path("spec", "taskManager", "memoryOffHeapMin"), "600M", policy.RuleMemory)},
 		},
 		{
-			name: "allow: explicit memoryOffHeapMin 0 under a 512Mi limit with Flink 1.9",
+			name: "deny: memoryOffHeapMin 0 is unset (600M) with Flink 1.9, as it does not survive serialization",
 			obj: makeFC("c").FlinkVersion("1.9").TaskManagerResources(resources("1", "512Mi")).
 				TaskManager(func(tm *v1beta1.TaskManagerSpec) { tm.MemoryOffHeapMin = resource.MustParse("0") }).Obj(),
+			want: field.ErrorList{invalid(path("spec", "taskManager", "memoryOffHeapMin"), "600M", policy.RuleMemory)},
+		},
+		{
+			name: "allow: memoryOffHeapMin under the memory limit with Flink 1.9",
+			obj: makeFC("c").FlinkVersion("1.9").TaskManagerResources(resources("1", "512Mi")).
+				TaskManager(func(tm *v1beta1.TaskManagerSpec) { tm.MemoryOffHeapMin = resource.MustParse("256Mi") }).Obj(),
 		},
 		{
 			name: "deny: off-heap settings with Flink 1.10, the version boundary",
