@@ -2,7 +2,11 @@ package deploy_test
 
 import (
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,6 +27,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules"
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
 
+	"github.com/flink-admission/flink-admission/internal/testenv"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -389,7 +394,7 @@ var (
 )
 
 // wantClusterRules is what contract.md says the binary needs cluster-wide: no more, no less.
-// Pods are only read: their owners (Jobs, Deployments, StatefulSets) create and delete them.
+// Pods are never created or changed: their owners (Jobs, Deployments, StatefulSets) do that.
 var wantClusterRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"flinkoperator.k8s.io"}, Resources: []string{"flinkclusters"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 	{APIGroups: []string{"flinkoperator.k8s.io"}, Resources: []string{"flinkclusters/status"}, Verbs: []string{"get", "update", "patch"}},
@@ -397,7 +402,7 @@ var wantClusterRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"configmaps", "services"}, Verbs: writeVerbs},
 	{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets"}, Verbs: writeVerbs},
 	{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: writeVerbs},
-	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: readVerbs},
+	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "delete"}},
 	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}, Verbs: readVerbs},
@@ -416,15 +421,6 @@ func TestRBAC(t *testing.T) {
 	for _, k := range kustomizations {
 		t.Run(k.name, func(t *testing.T) {
 			objs := objects(t, k)
-			isOurs := func(subjects []rbacv1.Subject) bool {
-				for _, s := range subjects {
-					if s.Kind == rbacv1.ServiceAccountKind && s.Name == serviceAccountName && s.Namespace == namespace {
-						return true
-					}
-				}
-				return false
-			}
-
 			for _, cr := range all[*rbacv1.ClusterRole](objs) {
 				assert.Nil(t, cr.AggregationRule, "%s aggregates other roles", cr.Name)
 				assertNoWildcards(t, "ClusterRole "+cr.Name, cr.Rules)
@@ -436,28 +432,144 @@ func TestRBAC(t *testing.T) {
 				assertNoWildcards(t, "Role "+r.Name, r.Rules)
 			}
 
-			var clusterRules, namespaceRules []rbacv1.PolicyRule
-			for _, b := range all[*rbacv1.ClusterRoleBinding](objs) {
-				if isOurs(b.Subjects) {
-					require.Equal(t, "ClusterRole", b.RoleRef.Kind)
-					clusterRules = append(clusterRules, one[*rbacv1.ClusterRole](t, objs, b.RoleRef.Name).Rules...)
-				}
-			}
-			for _, b := range all[*rbacv1.RoleBinding](objs) {
-				if !isOurs(b.Subjects) {
-					continue
-				}
-				assert.Equal(t, namespace, b.Namespace)
-				require.Equal(t, "Role", b.RoleRef.Kind, "RoleBinding %s: a ClusterRole here could grant more than the namespace needs", b.Name)
-				role := one[*rbacv1.Role](t, objs, b.RoleRef.Name)
-				require.Equal(t, b.Namespace, role.Namespace)
-				namespaceRules = append(namespaceRules, role.Rules...)
-			}
-
+			clusterRules, namespaceRules := grantedRules(t, objs)
 			assertSameRules(t, "cluster-wide", wantClusterRules, clusterRules)
 			assertSameRules(t, "namespaced", wantNamespaceRules, namespaceRules)
 		})
 	}
+}
+
+// grantedRules returns the rules the webhook's service account gets: through
+// ClusterRoleBindings (cluster-wide) and through RoleBindings to Roles in its namespace.
+func grantedRules(t *testing.T, objs []object) (clusterRules, namespaceRules []rbacv1.PolicyRule) {
+	t.Helper()
+	isOurs := func(subjects []rbacv1.Subject) bool {
+		for _, s := range subjects {
+			if s.Kind == rbacv1.ServiceAccountKind && s.Name == serviceAccountName && s.Namespace == namespace {
+				return true
+			}
+		}
+		return false
+	}
+	for _, b := range all[*rbacv1.ClusterRoleBinding](objs) {
+		if isOurs(b.Subjects) {
+			require.Equal(t, "ClusterRole", b.RoleRef.Kind)
+			clusterRules = append(clusterRules, one[*rbacv1.ClusterRole](t, objs, b.RoleRef.Name).Rules...)
+		}
+	}
+	for _, b := range all[*rbacv1.RoleBinding](objs) {
+		if !isOurs(b.Subjects) {
+			continue
+		}
+		assert.Equal(t, namespace, b.Namespace)
+		require.Equal(t, "Role", b.RoleRef.Kind, "RoleBinding %s: a ClusterRole here could grant more than the namespace needs", b.Name)
+		role := one[*rbacv1.Role](t, objs, b.RoleRef.Name)
+		require.Equal(t, b.Namespace, role.Namespace)
+		namespaceRules = append(namespaceRules, role.Rules...)
+	}
+	return clusterRules, namespaceRules
+}
+
+// TestRBACCoversKubebuilderMarkers: the Go packages declare the permissions they use as
+// +kubebuilder:rbac markers (controller-gen's syntax). The installed roles must grant every
+// one of them, so that a permission added in code but not here fails a test, not a cluster.
+func TestRBACCoversKubebuilderMarkers(t *testing.T) {
+	cluster, namespaced := markerRules(t, testenv.RepoRoot())
+	require.NotEmpty(t, cluster, "no +kubebuilder:rbac markers found in the repository")
+	for _, k := range kustomizations {
+		t.Run(k.name, func(t *testing.T) {
+			granted, grantedInNamespace := grantedRules(t, objects(t, k))
+			if ok, missing := rbacvalidation.Covers(granted, cluster); !ok {
+				t.Errorf("cluster-wide RBAC misses rules the code declares: %v", missing)
+			}
+			if ok, missing := rbacvalidation.Covers(grantedInNamespace, namespaced); !ok {
+				t.Errorf("namespaced RBAC misses rules the code declares: %v", missing)
+			}
+		})
+	}
+}
+
+// markerRules reads the +kubebuilder:rbac markers of the repository's non-test Go files:
+// rules with a namespace= are namespaced, the others cluster-wide.
+func markerRules(t *testing.T, root string) (cluster, namespaced []rbacv1.PolicyRule) {
+	t.Helper()
+	marker := regexp.MustCompile(`^\s*//\s*\+kubebuilder:rbac:(.*)$`)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin" || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(src), "\n") {
+			m := marker.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			rule, ns, err := parseRBACMarker(m[1])
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if ns != "" {
+				namespaced = append(namespaced, rule)
+			} else {
+				cluster = append(cluster, rule)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return cluster, namespaced
+}
+
+// parseRBACMarker parses the arguments of a +kubebuilder:rbac marker, such as
+// groups=apps,resources=deployments;statefulsets,verbs=get;list.
+func parseRBACMarker(args string) (rbacv1.PolicyRule, string, error) {
+	var rule rbacv1.PolicyRule
+	var ns string
+	for _, arg := range strings.Split(args, ",") {
+		key, value, ok := strings.Cut(arg, "=")
+		if !ok {
+			return rule, "", fmt.Errorf("marker argument %q is not key=value", arg)
+		}
+		values := strings.Split(strings.Trim(value, `"`), ";")
+		switch key {
+		case "groups":
+			rule.APIGroups = values
+		case "resources":
+			rule.Resources = values
+		case "verbs":
+			rule.Verbs = values
+		case "resourceNames":
+			rule.ResourceNames = values
+		case "urls":
+			rule.NonResourceURLs = values
+		case "namespace":
+			ns = strings.Trim(value, `"`)
+		default:
+			return rule, "", fmt.Errorf("unknown marker argument %q", key)
+		}
+	}
+	return rule, ns, nil
+}
+
+func TestParseRBACMarker(t *testing.T) {
+	rule, ns, err := parseRBACMarker(`groups="",resources=pods;services,verbs=get;delete,namespace=x`)
+	require.NoError(t, err)
+	assert.Equal(t, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods", "services"}, Verbs: []string{"get", "delete"}}, rule)
+	assert.Equal(t, "x", ns)
+	_, _, err = parseRBACMarker("groups=apps,colour=blue")
+	assert.Error(t, err)
 }
 
 // assertSameRules asserts that the granted rules cover what the binary needs and nothing
