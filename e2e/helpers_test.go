@@ -95,7 +95,7 @@ func writeManifest(t *testing.T, name, content string) string {
 }
 
 // sample returns the path of one of deploy/samples.
-func sample(name string) string { return dev.DevSample(name) }
+func sample(name string) string { return dev.Sample(name) }
 
 // readSample decodes one of deploy/samples.
 func readSample(t *testing.T, name string) *v1beta1.FlinkCluster {

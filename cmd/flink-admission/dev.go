@@ -93,8 +93,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // printReady prints the ready line and what to try.
 func printReady(w io.Writer, d *server.Dev) {
 	kc := shellQuote(d.Kubeconfig)
-	deployment := shellQuote(relToWorkingDir(d.DevSample("deployment-mode.yaml")))
-	name := sampleName(d.DevSample("deployment-mode.yaml"), "statemachine")
+	deployment := shellQuote(relToWorkingDir(d.Sample("deployment-mode.yaml")))
+	name := sampleName(d.Sample("deployment-mode.yaml"), "statemachine")
 
 	fmt.Fprintln(w, readyLine)
 	fmt.Fprintf(w, `

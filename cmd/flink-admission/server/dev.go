@@ -92,8 +92,8 @@ type Dev struct {
 	runErr        error
 }
 
-// DevSample returns the path of one of deploy/samples (e.g. "deployment-mode.yaml").
-func (d *Dev) DevSample(name string) string {
+// Sample returns the path of one of deploy/samples (e.g. "deployment-mode.yaml").
+func (d *Dev) Sample(name string) string {
 	return filepath.Join(d.RepoRoot, "deploy", "samples", name)
 }
 
@@ -351,7 +351,7 @@ func retryable(err error) bool {
 }
 
 func (d *Dev) readSample(name string) (*v1beta1.FlinkCluster, error) {
-	path := d.DevSample(name)
+	path := d.Sample(name)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
