@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestServeAndDevUsageErrors: bad flags stop serve and dev before anything starts, with exit
+// code 2 and a message that names the flag.
+func TestServeAndDevUsageErrors(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "deny: serve with an unknown cert mode", args: []string{"serve", "--cert-mode=vault", "--namespace=ns"}, want: `--cert-mode "vault" is not supported`},
+		{name: "deny: serve with leader election but no namespace", args: []string{"serve"}, want: "leader election needs --namespace"},
+		{name: "deny: serve self-signed without a namespace", args: []string{"serve", "--cert-mode=self-signed", "--enable-controller=false"}, want: "self-signed mode needs --namespace"},
+		{name: "deny: serve with an unknown flag", args: []string{"serve", "--port=1"}, want: "flag provided but not defined: -port"},
+		{name: "deny: serve with arguments", args: []string{"serve", "--namespace=ns", "extra"}, want: `unexpected arguments ["extra"]`},
+		{name: "deny: dev with an unknown log level", args: []string{"dev", "--log-level=chatty"}, want: `--log-level "chatty"`},
+		{name: "deny: dev with arguments", args: []string{"dev", "extra"}, want: `unexpected arguments ["extra"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			code := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, stderr.String(), tt.want)
+		})
+	}
+}
+
+func TestServeAndDevHelp(t *testing.T) {
+	for _, cmd := range []string{"serve", "dev"} {
+		var stdout, stderr strings.Builder
+		code := run(context.Background(), []string{cmd, "-h"}, strings.NewReader(""), &stdout, &stderr)
+		assert.Equal(t, 0, code, cmd)
+		assert.Contains(t, stderr.String(), "usage: flink-admission "+cmd, cmd)
+		assert.Contains(t, stderr.String(), "-enable-controller", cmd)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	assert.Equal(t, ".dev/kubeconfig", shellQuote(".dev/kubeconfig"))
+	assert.Equal(t, "'/tmp/my dir/kubeconfig'", shellQuote("/tmp/my dir/kubeconfig"))
+	assert.Equal(t, `'it'\''s'`, shellQuote("it's"))
+	assert.Equal(t, "''", shellQuote(""))
+}
