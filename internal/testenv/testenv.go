@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
@@ -95,6 +96,9 @@ func Start(opts Options) (*Env, error) {
 			return nil, err
 		}
 		env.CRDs = []*apiextensionsv1.CustomResourceDefinition{crd}
+		// envtest waits 10 s for the CRD to be served by default; a loaded 2-core CI machine
+		// can take longer than that to compile a CRD with CEL rules.
+		env.CRDInstallOptions.MaxTime = time.Minute
 	}
 	cfg, err := env.Start()
 	if err != nil {
