@@ -2,20 +2,17 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"reflect"
-	"slices"
 
-	"gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/flink-admission/flink-admission/policy"
 )
 
 // mutator is the mutating webhook's admission.Handler: it applies policy.Default and
-// answers with the JSON patch from the object as sent to the defaulted one. It never
+// answers with the JSON patch from the object as sent to the defaulted one (see
+// defaultingPatch). It never
 // denies a FlinkCluster for its content (that is the validating webhook's job), only a
 // review it cannot judge. It keeps no state between requests.
 type mutator struct{}
@@ -38,33 +35,20 @@ func (m *mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		return refuse(st, webhookMutate, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgObjectUndecodableFmt, err)})
 	}
 
-	// Most updates carry an object the webhook defaulted when it was created: compare
-	// before encoding, so that they cost no patch at all.
+	// defaultingPatch needs the object as sent; a deep copy is far cheaper than encoding
+	// both and diffing the JSON documents.
 	original := fc.DeepCopy()
 	policy.Default(fc)
 	st.allowed = true
-	if reflect.DeepEqual(original, fc) {
+	ops := defaultingPatch(original, fc)
+	if len(ops) == 0 {
+		// Most updates: the object was defaulted when it was created.
 		return admission.Allowed("")
 	}
-	defaulted, err := json.Marshal(fc)
-	if err != nil {
-		// Cannot happen for a decoded FlinkCluster; deny rather than admit it undefaulted.
-		st.allowed = false
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("encoding the defaulted object: %w", err))
+	patchType := admissionv1.PatchTypeJSONPatch
+	return admission.Response{
+		// admission.Webhook encodes the operations into the response's patch.
+		Patches:           ops,
+		AdmissionResponse: admissionv1.AdmissionResponse{Allowed: true, PatchType: &patchType},
 	}
-	resp := admission.PatchResponseFromRaw(req.Object.Raw, defaulted)
-	if !resp.Allowed {
-		st.allowed = false
-		return resp
-	}
-	// policy.Default only sets unset fields, so a "remove" in the diff is never its doing:
-	// it is the Go encoding omitting what the request carried empty or null ("args": [],
-	// "annotations": {}). Removing those would change the object for no reason.
-	resp.Patches = slices.DeleteFunc(resp.Patches, func(op jsonpatch.JsonPatchOperation) bool {
-		return op.Operation == "remove"
-	})
-	if len(resp.Patches) == 0 {
-		resp.PatchType = nil
-	}
-	return resp
 }

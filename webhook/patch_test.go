@@ -1,0 +1,147 @@
+package webhook
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/flink-admission/flink-admission/policy"
+)
+
+// patchCases are objects as the API server might send them, shaped to exercise the places
+// where defaultingPatch must not assume what the sent JSON holds.
+func patchCases(t testing.TB) map[string][]byte {
+	cases := map[string][]byte{
+		"job cluster":                             mustJSON(jobCluster()),
+		"Deployment cluster":                      mustJSON(deploymentCluster()),
+		"no jobManager":                           mustJSON(del(deploymentCluster(), "spec.jobManager")),
+		"null jobManager":                         mustJSON(set(jobCluster(), "spec.jobManager", nil)),
+		"empty jobManager":                        mustJSON(set(jobCluster(), "spec.jobManager", obj{})),
+		"null flinkProperties, Deployment":        mustJSON(set(set(deploymentCluster(), "spec.flinkProperties", nil), "spec.jobManager.deploymentType", "Deployment")),
+		"empty flinkProperties, Deployment":       mustJSON(set(deploymentCluster(), "spec.flinkProperties", obj{})),
+		"no image":                                mustJSON(del(jobCluster(), "spec.image")),
+		"empty image":                             mustJSON(set(jobCluster(), "spec.image", obj{})),
+		"no spec":                                 mustJSON(del(jobCluster(), "spec")),
+		"keys to escape":                          mustJSON(set(set(deploymentCluster(), "metadata.annotations", obj{"a/b": "1", "c~d": "2"}), "spec.flinkProperties.x/y~z", "v")),
+		"empty lists and maps":                    mustJSON(set(set(jobCluster(), "spec.envVars", []any{}), "metadata.labels", obj{})),
+		"quantity zero":                           mustJSON(set(jobCluster(), "spec.taskManager.memoryOffHeapMin", "0")),
+		"unnormalized quantity":                   mustJSON(set(jobCluster(), "spec.jobManager.resources.limits.cpu", "0.5")),
+		"batchSchedulerName":                      mustJSON(set(jobCluster(), "spec.batchSchedulerName", "volcano")),
+		"user probe merged over the default":      mustJSON(set(jobCluster(), "spec.jobManager.livenessProbe", obj{"periodSeconds": int64(7)})),
+		"Flink 1.10 memory model":                 mustJSON(set(jobCluster(), "spec.flinkVersion", "1.10")),
+		"status present":                          mustJSON(set(jobCluster(), "status", obj{"state": "Running"})),
+		"grace period shorter than the preStop":   mustJSON(set(deploymentCluster(), "spec.jobManager.terminationGracePeriodSeconds", int64(10))),
+		"bad flinkVersion, memory left unset":     mustJSON(set(jobCluster(), "spec.flinkVersion", "latest")),
+		"hadoopConfig without mountPath":          mustJSON(set(jobCluster(), "spec.hadoopConfig", obj{"configMapName": "hadoop"})),
+		"Deployment with the user's shutdown key": mustJSON(set(deploymentCluster(), "spec.flinkProperties.execution\\.shutdown-on-application-finish", "false")),
+	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "bench", "*.json"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var review struct {
+			Request struct{ Object json.RawMessage }
+		}
+		if err := json.Unmarshal(b, &review); err != nil {
+			t.Fatal(err)
+		}
+		cases[filepath.Base(f)] = review.Request.Object
+	}
+	return cases
+}
+
+// TestDefaultingPatch checks, for objects shaped every way the JSON can be, that the patch
+// applies to the object as sent and gives the defaulted object — the same object as the
+// generic diff controller-runtime builds (PatchResponseFromRaw) gives.
+func TestDefaultingPatch(t *testing.T) {
+	for name, raw := range patchCases(t) {
+		t.Run(name, func(t *testing.T) {
+			checkDefaultingPatch(t, raw)
+		})
+	}
+}
+
+// FuzzDefaultingPatch runs the same check on random objects.
+func FuzzDefaultingPatch(f *testing.F) {
+	for _, raw := range patchCases(f) {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkDefaultingPatch(t, raw)
+	})
+}
+
+func checkDefaultingPatch(t *testing.T, raw []byte) {
+	t.Helper()
+	fc, err := decodeCluster(raw)
+	if err != nil {
+		return // refused before any patch is built
+	}
+	before := fc.DeepCopy()
+	policy.Default(fc)
+
+	ops := defaultingPatch(before, fc)
+	if !equality.Semantic.DeepEqual(before, fc) && len(ops) == 0 {
+		t.Fatal("defaulting changed the object but the patch is empty")
+	}
+	patched := applyOps(t, raw, mustJSON(ops))
+	got, err := decodeCluster(patched)
+	if err != nil {
+		t.Fatalf("the patched object does not decode: %v\npatch: %s", err, mustJSON(ops))
+	}
+	if !equality.Semantic.DeepEqual(got, fc) {
+		t.Fatalf("patched object differs from the defaulted one (-defaulted +patched):\n%s\npatch: %s", cmp.Diff(fc, got), mustJSON(ops))
+	}
+
+	// The generic diff, for comparison.
+	generic := admission.PatchResponseFromRaw(raw, mustJSON(fc))
+	if !generic.Allowed {
+		t.Fatalf("generic diff: %v", generic.Result)
+	}
+	want, err := decodeCluster(applyOps(t, raw, mustJSON(generic.Patches)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Fatalf("patched object differs from the generic diff's (-generic +ours):\n%s", cmp.Diff(want, got))
+	}
+
+	// Defaulting is idempotent, so the defaulted object gets no patch.
+	again := got.DeepCopy()
+	policy.Default(again)
+	if ops := defaultingPatch(got, again); len(ops) != 0 {
+		t.Fatalf("the defaulted object got a patch: %s", mustJSON(ops))
+	}
+}
+
+func applyOps(t *testing.T, raw, ops []byte) []byte {
+	t.Helper()
+	if string(ops) == "null" {
+		return raw
+	}
+	p, err := jsonpatch.DecodePatch(ops)
+	if err != nil {
+		t.Fatalf("decoding the patch %s: %v", ops, err)
+	}
+	out, err := p.Apply(raw)
+	if err != nil {
+		t.Fatalf("the patch does not apply to the object as sent: %v\npatch: %s\nobject: %s", err, ops, raw)
+	}
+	return out
+}
+
+func TestEscapePointer(t *testing.T) {
+	for in, want := range map[string]string{"a": "a", "a/b": "a~1b", "c~d": "c~0d", "~/": "~0~1", "execution.x": "execution.x"} {
+		if got := escapePointer(in); got != want {
+			t.Errorf("escapePointer(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
