@@ -33,7 +33,8 @@ type cycle struct {
 
 	obs     observed
 	client  flinkclient.Client
-	requeue time.Duration
+	requeue      time.Duration
+	lostTimedOut bool
 	// removeControl is set once the user-control annotation was taken into status.control;
 	// it is removed after the status is written, so the request is never lost.
 	removeControl bool
@@ -124,9 +125,9 @@ func (c *cycle) updatePending() bool {
 	return c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.job().State == v1beta1.JobStateUpdating
 }
 
-// finished reports whether the job ended (a Lost job ends Failed once its timeout ran out).
+// finished reports whether the job ended: a terminal state, or Lost past its timeout.
 func (c *cycle) finished() bool {
-	return state.IsTerminal(c.job().State)
+	return state.IsTerminal(c.job().State) || c.lostTimedOut
 }
 
 // stopping reports whether a stop-with-savepoint of the job was requested: Flink's FINISHED
@@ -155,6 +156,21 @@ func (c *cycle) derive() {
 	})
 	c.after(res.RequeueAfter)
 	c.setJobState(res.State, res.Reason, res.Message, res.LostSince)
+	c.lostTimedOut = res.LostTimedOut
+	if c.lostTimedOut && !clusterFinished(c.orig.Status.State) {
+		job := c.job()
+		reason := fmt.Sprintf("job lost: not reported again within %s", c.r.Options.LostTimeout)
+		if n := len(job.FailureReasons); n == 0 || job.FailureReasons[n-1] != reason {
+			job.FailureReasons = append(job.FailureReasons, reason)
+		}
+		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s: afterJobFails (%s) applies",
+			reason, state.CleanupAction(&c.fc.Spec, job.State))
+	}
+}
+
+// clusterFinished reports whether a cluster state is one of the ends of a job.
+func clusterFinished(s string) bool {
+	return s == v1beta1.ClusterStateStopping || s == v1beta1.ClusterStateStopped || s == v1beta1.ClusterStatePartiallyStopped
 }
 
 // setJobState records a job state transition, its reason and an Event.

@@ -206,6 +206,18 @@ func (h *harness) setPodStatus(pod *corev1.Pod, mutate func(p *corev1.Pod)) *cor
 	return pod
 }
 
+// trySetPodStatus is setPodStatus for a pod the controller may be deleting.
+func (h *harness) trySetPodStatus(pod *corev1.Pod, mutate func(p *corev1.Pod)) {
+	h.t.Helper()
+	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		mutate(pod)
+		return client.IgnoreNotFound(k8s.Status().Update(h.ctx, pod))
+	}))
+}
+
 // startPod creates a pod of the workload that is Running and Ready since now (fake clock).
 func (h *harness) startPod(wl client.Object) *corev1.Pod {
 	h.t.Helper()
@@ -270,7 +282,8 @@ func (h *harness) setJobCondition(wl client.Object, complete bool, reason, messa
 	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		j := &batchv1.Job{}
 		if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(wl), j); err != nil {
-			return err
+			// The controller may have deleted the Job already (cleanup or restart).
+			return client.IgnoreNotFound(err)
 		}
 		now := metav1.NewTime(time.Now())
 		j.Status.StartTime = &now

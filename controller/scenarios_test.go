@@ -258,14 +258,11 @@ var retriesExhausted = flinkclient.Exception{
 // execution.shutdown-on-application-finish (the default there).
 func (h *harness) jobManagerExits(wl client.Object, pod *corev1.Pod, exitCode int32, message string) {
 	h.t.Helper()
-	if h.deployment() || !h.podExists(pod) {
-		// Already removed by the cleanup.
+	if h.deployment() {
 		return
 	}
-	h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetTerminated(p, fakeClock.Now(), exitCode, message) })
-	if h.workload() == nil {
-		return
-	}
+	// The controller may already be removing the pod and the Job (cleanup or restart).
+	h.trySetPodStatus(pod, func(p *corev1.Pod) { fctest.SetTerminated(p, fakeClock.Now(), exitCode, message) })
 	if exitCode == 0 {
 		h.setJobCondition(wl, true, "Completed", "")
 	} else {

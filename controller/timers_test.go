@@ -59,12 +59,12 @@ func TestHAGraceAndLostTimeout(t *testing.T) {
 				return fc.Status.Components.Job.State == v1beta1.JobStateLost && fc.Status.State == v1beta1.ClusterStateReconciling && h.workload() != nil
 			})
 			fakeClock.Step(time.Second)
-			fc = h.waitJob(v1beta1.JobStateFailed)
+			fc = h.waitCluster(v1beta1.ClusterStateStopped)
+			assert.Equal(t, v1beta1.JobStateLost, fc.Status.Components.Job.State)
 			assert.Contains(t, fc.Status.Components.Job.FailureReasons, "job lost: not reported again within 10m0s")
-			h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "Lost -> Failed: job lost: not reported again within 10m0s")
-			h.waitCluster(v1beta1.ClusterStateStopped)
+			h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobLost, "job lost: not reported again within 10m0s: afterJobFails (DeleteCluster) applies")
 			h.eventually("afterJobFails DeleteCluster removed everything", h.allGone)
-			noResubmission(h, v1beta1.JobStateFailed, "")
+			noResubmission(h, v1beta1.JobStateLost, "")
 		})
 	}
 }

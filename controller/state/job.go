@@ -73,8 +73,8 @@ type Result struct {
 	// LostSince is when the job became Lost: the recorded time, or Now on the transition.
 	// Zero when the job is not Lost.
 	LostSince time.Time
-	// LostTimedOut is set on the transition of a job Lost for LostTimeout to Failed, after
-	// which afterJobFails applies.
+	// LostTimedOut is set when the job has been Lost for LostTimeout: it ended, and
+	// afterJobFails applies.
 	LostTimedOut bool
 	// RequeueAfter is when a timer (HA grace, Lost timeout) runs out; zero for none.
 	RequeueAfter time.Duration
@@ -304,8 +304,9 @@ func lostSince(in Input) time.Time {
 	return in.Now
 }
 
-// withLostTimeout keeps a Lost job Lost until its timeout runs out; then the job is Failed,
-// a terminal state, so that nothing (not even a missing Deployment) deploys it again.
+// withLostTimeout keeps a Lost job Lost and says when its timeout runs out. A job Lost for
+// the timeout stays Lost for good (afterJobFails applies): time only moves on, so nothing,
+// not even a missing Deployment, deploys it again.
 func withLostTimeout(in Input, r Result) Result {
 	if r.State != v1beta1.JobStateLost {
 		return r
@@ -313,8 +314,9 @@ func withLostTimeout(in Input, r Result) Result {
 	r.LostSince = lostSince(in)
 	left := r.LostSince.Add(in.LostTimeout).Sub(in.Now)
 	if left <= 0 {
-		reason := fmt.Sprintf("job lost: not reported again within %s", in.LostTimeout)
-		return Result{State: v1beta1.JobStateFailed, Reason: reason, Message: reason, LostTimedOut: true}
+		r.LostTimedOut = true
+		r.RequeueAfter = 0
+		return r
 	}
 	r.RequeueAfter = left
 	return r
