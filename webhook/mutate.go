@@ -28,11 +28,11 @@ func (m *mutator) Handle(ctx context.Context, req admission.Request) admission.R
 	// The old object of an UPDATE is not needed for defaulting, but a review without it is
 	// not one the API server sends: checkReview refuses it here as in the validating webhook.
 	if r := checkReview(&req); r != nil {
-		return refuse(st, webhookMutate, r)
+		return refuse(ctx, st, webhookMutate, &req, r)
 	}
 	fc, err := decodeCluster(req.Object.Raw)
 	if err != nil {
-		return refuse(st, webhookMutate, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgObjectUndecodableFmt, err)})
+		return refuse(ctx, st, webhookMutate, &req, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgObjectUndecodableFmt, err)})
 	}
 
 	// defaultingPatch needs the object as sent; a deep copy is far cheaper than encoding

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	sigsjson "sigs.k8s.io/json"
 
@@ -121,10 +123,15 @@ func decodeUnstructured(raw []byte) (map[string]any, error) {
 }
 
 // refuse answers a review that cannot be judged: not allowed, 400 Bad Request. It
-// records the denial and tells the guard when the review was no review at all.
-func refuse(st *reviewState, webhook string, r *refusal) admission.Response {
+// records the denial and tells the guard when the review was no review at all. It logs at
+// the default level: the API server sends no such review, so one means a misconfigured
+// webhook configuration or a caller that is not the API server.
+func refuse(ctx context.Context, st *reviewState, webhook string, req *admission.Request, r *refusal) admission.Response {
 	st.malformed = r.noReview
 	denialsTotal.WithLabelValues(webhook, r.rule).Inc()
+	logf.FromContext(ctx).Info("refused an admission review", "webhook", webhook, "rule", r.rule, "reason", r.msg,
+		"uid", req.UID, "operation", req.Operation, "resource", req.Resource, "subResource", req.SubResource,
+		"namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username)
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
 		Allowed: false,
 		Result: &metav1.Status{

@@ -9,6 +9,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/flink-admission/flink-admission/celrules"
@@ -33,15 +34,15 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	st.operation = operationLabel(req.Operation)
 
 	if r := checkReview(&req); r != nil {
-		return refuse(st, webhookValidate, r)
+		return refuse(ctx, st, webhookValidate, &req, r)
 	}
 	fc, err := decodeCluster(req.Object.Raw)
 	if err != nil {
-		return refuse(st, webhookValidate, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgObjectUndecodableFmt, err)})
+		return refuse(ctx, st, webhookValidate, &req, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgObjectUndecodableFmt, err)})
 	}
 	obj, err := decodeUnstructured(req.Object.Raw)
 	if err != nil {
-		return refuse(st, webhookValidate, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgObjectUndecodableFmt, err)})
+		return refuse(ctx, st, webhookValidate, &req, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgObjectUndecodableFmt, err)})
 	}
 
 	var (
@@ -51,11 +52,11 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	if req.Operation == admissionv1.Update {
 		old, err := decodeCluster(req.OldObject.Raw)
 		if err != nil {
-			return refuse(st, webhookValidate, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgOldUndecodableFmt, err)})
+			return refuse(ctx, st, webhookValidate, &req, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgOldUndecodableFmt, err)})
 		}
 		oldObj, err := decodeUnstructured(req.OldObject.Raw)
 		if err != nil {
-			return refuse(st, webhookValidate, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgOldUndecodableFmt, err)})
+			return refuse(ctx, st, webhookValidate, &req, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgOldUndecodableFmt, err)})
 		}
 		errs, warnings = v.policy.ValidateUpdate(old, fc)
 		celErrs = v.rules.Validate(ctx, obj, oldObj)
@@ -74,13 +75,18 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 		resp.Warnings = warnings
 		return resp
 	}
-	for _, e := range errs {
-		denialsTotal.WithLabelValues(webhookValidate, ruleLabel(e)).Inc()
+	rules := make([]string, len(errs))
+	for i, e := range errs {
+		rules[i] = ruleLabel(e)
+		denialsTotal.WithLabelValues(webhookValidate, rules[i]).Inc()
 	}
 	name := fc.Name
 	if name == "" {
 		name = req.Name
 	}
+	// A denial is the user's business (kubectl shows it); log it for debugging only.
+	logf.FromContext(ctx).V(1).Info("denied a FlinkCluster", "rules", rules, "uid", req.UID,
+		"operation", req.Operation, "namespace", req.Namespace, "name", name, "dryRun", req.DryRun != nil && *req.DryRun)
 	// A 422 Invalid status with one cause per field error: kubectl prints every field path
 	// ("The FlinkCluster "x" is invalid: spec.job.mode: ...").
 	status := apierrors.NewInvalid(flinkClusterGroupKind, name, errs).ErrStatus
