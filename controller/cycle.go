@@ -31,8 +31,8 @@ type cycle struct {
 	revision string
 	mode     v1beta1.JobManagerDeploymentType
 
-	obs     observed
-	client  flinkclient.Client
+	obs          observed
+	client       flinkclient.Client
 	requeue      time.Duration
 	lostTimedOut bool
 	// removeControl is set once the user-control annotation was taken into status.control;
