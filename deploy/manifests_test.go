@@ -44,6 +44,7 @@ const (
 	servingCertSecret     = "flink-admission-serving-cert"
 	servingCertDir        = "/var/run/flink-admission/serving-certs"
 	caSecretName          = "flink-admission-ca"
+	leaseName             = "flink-admission.flinkoperator.k8s.io"
 	image                 = "flink-admission:latest"
 )
 
@@ -387,11 +388,8 @@ func TestPodDisruptionBudgetAndService(t *testing.T) {
 	}
 }
 
-// verbs every controller-owned workload kind needs.
-var (
-	readVerbs  = []string{"get", "list", "watch"}
-	writeVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
-)
+// writeVerbs are what the controller needs on the kinds it owns.
+var writeVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 
 // wantClusterRules is what contract.md says the binary needs cluster-wide: no more, no less.
 // Pods are never created or changed: their owners (Jobs, Deployments, StatefulSets) do that.
@@ -405,16 +403,17 @@ var wantClusterRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "delete"}},
 	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}, Verbs: readVerbs},
 	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
-		ResourceNames: []string{webhookConfigName}, Verbs: []string{"update", "patch"}},
+		ResourceNames: []string{webhookConfigName}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 }
 
-// wantNamespaceRules is what the binary needs in its own namespace: the CA Secret and the
-// leader-election Lease.
+// wantNamespaceRules is what the binary needs in its own namespace: its CA Secret and its
+// leader-election Lease, by name (create cannot be restricted by name).
 var wantNamespaceRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
-	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
+	{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{caSecretName}, Verbs: []string{"get", "list", "watch", "update"}},
+	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{leaseName}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
 }
 
 func TestRBAC(t *testing.T) {
