@@ -217,15 +217,18 @@ func (c *cycle) setJobState(newState, reason, message string, lostSince time.Tim
 	c.event(eventType, eventReason, "Observe", "%s", note)
 }
 
-// writeStatus patches the status when it changed. The optimistic lock refuses the write when
-// the cluster changed since it was read, so a decision made on stale data is retried, never
-// recorded.
+// writeStatus patches the status when it changed. The patch carries no resourceVersion: the
+// status was derived from the cluster read fresh from the API server at the start of this
+// reconcile, the controller is its only writer (reconciles of one cluster never overlap, and
+// leader election keeps one controller), and a user's concurrent spec or annotation edit must
+// not make the record of what this reconcile already did (a savepoint triggered, a workload
+// deleted) fail.
 func (c *cycle) writeStatus(ctx context.Context) error {
 	if equality.Semantic.DeepEqual(c.orig.Status, c.fc.Status) {
 		return nil
 	}
 	c.st.LastUpdateTime = state.Time(c.now)
-	return c.r.Client.Status().Patch(ctx, c.fc, client.MergeFromWithOptions(c.orig, client.MergeFromWithOptimisticLock{}))
+	return c.r.Client.Status().Patch(ctx, c.fc, client.MergeFrom(c.orig))
 }
 
 // setClusterState derives status.state and records its transitions.

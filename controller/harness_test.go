@@ -298,7 +298,7 @@ func (h *harness) setJobCondition(wl client.Object, complete bool, reason, messa
 			j.Status.Failed = 1
 			j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget), cond(batchv1.JobFailed)}
 		}
-		return k8s.Status().Update(h.ctx, j)
+		return client.IgnoreNotFound(k8s.Status().Update(h.ctx, j))
 	}))
 }
 
