@@ -14,4 +14,17 @@
 // election): each replica serves its own certificate. The design follows cert-manager's
 // pkg/server/tls (CertificateSource, DynamicSource, DynamicAuthority), and the key, certificate
 // and PEM plumbing is cert-manager's pkg/util/pki.
+//
+// Wiring into a controller-runtime manager:
+//
+//	src, err := certs.NewSelfSignedSource(opts) // or certs.NewFileSource(certFile, keyFile)
+//	server := webhook.NewServer(webhook.Options{TLSOpts: []func(*tls.Config){certs.TLSOption(src)}})
+//	err = mgr.Add(src) // Start runs on every replica: NeedLeaderElection is false
+//	err = mgr.AddReadyzCheck("serving-certificate", func(*http.Request) error { return src.Healthy() })
+//
+// RBAC the self-signed source needs: on secrets in its namespace get, create, update, list and
+// watch (all but create can be limited to the CA Secret with resourceNames: the watch uses a
+// metadata.name field selector); on mutatingwebhookconfigurations and
+// validatingwebhookconfigurations get, update, list and watch (limited to the two names).
+// The file source needs no RBAC.
 package certs

@@ -95,9 +95,10 @@ type SelfSignedSource struct {
 	// signedBy is the raw CA certificate that signed serving.
 	signedBy []byte
 
-	// passes counts completed reconcile passes, so tests know a pass ran after they moved the
-	// clock.
-	passes atomic.Uint64
+	// passes counts completed reconcile passes and passTime holds the clock reading (Unix
+	// nanoseconds) of the last one, so tests know when a pass has seen the time they set.
+	passes   atomic.Uint64
+	passTime atomic.Int64
 }
 
 var _ Source = (*SelfSignedSource)(nil)
@@ -242,8 +243,11 @@ func (s *SelfSignedSource) Start(ctx context.Context) error {
 // reconcile makes one pass: make sure the Secret holds a usable CA, inject its bundle, and
 // re-sign the serving certificate when the CA changed or the certificate is due.
 func (s *SelfSignedSource) reconcile(ctx context.Context) error {
-	defer s.passes.Add(1)
 	now := s.clock.Now()
+	defer func() {
+		s.passTime.Store(now.UnixNano())
+		s.passes.Add(1)
+	}()
 	var errs []error
 
 	ca, err := s.ensureCA(ctx, now)

@@ -321,14 +321,19 @@ func TestSelfSignedRenewsOnTheClock(t *testing.T) {
 	_, ca := readCA(t, client, ns)
 	leaf := servingLeaf(t, src)
 
-	// step moves the clock once the loop waits on its timer, and waits for the pass that
-	// follows. The timer is armed after every pass, so a waiter means the loop is idle.
+	// step moves the clock while the loop is idle (waiting on its timer, after the watch events
+	// of the source's own writes have been handled) and waits for a pass that saw the new time.
 	step := func(d time.Duration) {
 		t.Helper()
-		require.Eventually(t, clk.HasWaiters, eventually, poll)
-		before := src.passes.Load()
+		settled := func() bool {
+			before := src.passes.Load()
+			time.Sleep(200 * time.Millisecond)
+			return src.passes.Load() == before && clk.HasWaiters()
+		}
+		require.Eventually(t, settled, eventually, poll)
 		clk.Step(d)
-		require.Eventually(t, func() bool { return src.passes.Load() > before && clk.HasWaiters() }, eventually, poll)
+		target := clk.Now().UnixNano()
+		require.Eventually(t, func() bool { return src.passTime.Load() >= target }, eventually, poll)
 	}
 
 	// Just before the renewal moment: the same certificate keeps serving.

@@ -30,13 +30,21 @@ type Source interface {
 // TLSConfig returns a *tls.Config with MinVersion TLS 1.2 and GetCertificate from the source.
 // The certificate is looked up on every handshake, so a renewed certificate is used by the next
 // connection without restarting the server, while connections already open finish with the
-// one they negotiated. NextProtos is left to the caller (controller-runtime's webhook server,
-// for one, decides whether to offer HTTP/2).
+// one they negotiated. NextProtos is left to the caller (whether to offer HTTP/2).
 func TLSConfig(src Source) *tls.Config {
-	return &tls.Config{
+	cfg := &tls.Config{} //nolint:gosec // MinVersion is set by TLSOption
+	TLSOption(src)(cfg)
+	return cfg
+}
+
+// TLSOption applies the same settings as TLSConfig to an existing config; it fits
+// controller-runtime's webhook.Options.TLSOpts, whose server then uses the source instead of
+// its own certificate watcher.
+func TLSOption(src Source) func(*tls.Config) {
+	return func(cfg *tls.Config) {
 		// TLS 1.0 and 1.1 are deprecated (RFC 8996); every supported kube-apiserver speaks 1.2+.
-		MinVersion:     tls.VersionTLS12,
-		GetCertificate: src.GetCertificate,
+		cfg.MinVersion = tls.VersionTLS12
+		cfg.GetCertificate = src.GetCertificate
 	}
 }
 
