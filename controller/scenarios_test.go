@@ -68,6 +68,8 @@ func scenarios() []scenario {
 		{depMode, "+ old-leader FINISHED race: a Terminating old-revision JM next to the new ready JM, FINISHED ignored", nil, oldLeaderFinishedRace},
 		{jobMode, "+ old-leader FINISHED race: a Terminating old-revision JM next to the new ready JM, FINISHED ignored", nil, oldLeaderFinishedRace},
 		{depMode, "+ crash loop of a Running job's JM: Failed with the reason", nil, crashLoopWhileRunning},
+		{depMode, "+ DeployFailed, then a fixed spec: the next revision deploys and runs", keepOnFailure, fixedSpecRedeploys},
+		{jobMode, "+ DeployFailed, then a fixed spec: the next revision deploys and runs", keepOnFailure, fixedSpecRedeploys},
 		{jobMode, "+ restartPolicy FromSavepointOnFailure: failed job restored from its latest savepoint", func(w *fctest.Wrapper) { w.RestartFromSavepoint(3600) }, restartFromSavepoint},
 		{depMode, "+ restartPolicy FromSavepointOnFailure is ignored: a failed job is never restored from a savepoint", func(w *fctest.Wrapper) { w.RestartFromSavepoint(3600) }, noRestartFromSavepoint},
 		{depMode, "+ session or non-Application mode: left alone with an Event", func(w *fctest.Wrapper) { w.Mode(v1beta1.JobModeDetached).DeploymentType("") }, notManaged},
@@ -538,4 +540,28 @@ func oldLeaderFinishedRace(t *testing.T, h *harness) {
 	h.release(stray)
 	h.fake.SetJobState(h.jobID(), flinkclient.JobStateRunning)
 	h.waitJob(v1beta1.JobStateRunning)
+}
+
+// fixedSpecRedeploys: the failed-deployment error is raised once, so fixing the spec (a new
+// revision) deploys again.
+func fixedSpecRedeploys(t *testing.T, h *harness) {
+	wl := h.waitWorkload("")
+	pod := h.createPod(wl)
+	if h.deployment() {
+		h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, classNotFound) })
+	} else {
+		h.jobManagerExits(wl, pod, 1, classNotFound)
+	}
+	h.waitJob(v1beta1.JobStateDeployFailed)
+	h.waitCluster(v1beta1.ClusterStatePartiallyStopped)
+
+	h.patch(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.ClassName = ptr.To("org.example.Job2") })
+	next := h.waitWorkload(wl.GetUID())
+	assert.Contains(t, strings.Join(podTemplate(next).Spec.Containers[0].Args, " "), "--job-classname org.example.Job2")
+	assert.Zero(t, h.requests("POST", "/stop"), "nothing to stop: the job never ran")
+	h.fake.SetJobs(flinkclient.Job{ID: h.jobID(), State: flinkclient.JobStateRunning})
+	h.startPod(next)
+	fc := h.waitJob(v1beta1.JobStateRunning)
+	assert.Equal(t, fc.Status.Revision.NextRevision, fc.Status.Revision.CurrentRevision)
+	h.waitCluster(v1beta1.ClusterStateRunning)
 }
