@@ -45,6 +45,9 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 		return refuse(ctx, st, webhookValidate, &req, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgObjectUndecodableFmt, err)})
 	}
 
+	// The CEL rules get the objects as sent, without celrules' Default: the API server
+	// applies the CRD's defaults when it decodes a request and when it reads the stored
+	// object, before any webhook sees them.
 	var (
 		errs, celErrs field.ErrorList
 		warnings      []string
