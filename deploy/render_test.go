@@ -11,7 +11,9 @@ import (
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -216,4 +218,27 @@ func TestDecodeAllRejectsUnknownFields(t *testing.T) {
 	decoder := serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
 	_, _, err := decoder.Decode([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {selectr: {a: b}}\n"), nil, nil)
 	require.ErrorContains(t, err, "selectr")
+}
+
+// TestImageOverride: what the base's header tells users to write to use their own image.
+func TestImageOverride(t *testing.T) {
+	for _, k := range overlays {
+		t.Run(k.name, func(t *testing.T) {
+			abs, err := filepath.Abs(k.dir)
+			require.NoError(t, err)
+			dir := t.TempDir()
+			rel, err := filepath.Rel(dir, abs) // kustomize refuses absolute paths
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(
+				"resources:\n- "+rel+"\n"+
+					"images:\n- name: flink-admission\n  newName: registry.example.com/flink-admission\n  newTag: v1.2.3\n"), 0o644))
+			m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+			require.NoError(t, err)
+			objs, err := decodeAll(m)
+			require.NoError(t, err)
+			d := one[*appsv1.Deployment](t, objs, deploymentName)
+			require.Len(t, d.Spec.Template.Spec.Containers, 1)
+			assert.Equal(t, "registry.example.com/flink-admission:v1.2.3", d.Spec.Template.Spec.Containers[0].Image)
+		})
+	}
 }
