@@ -76,6 +76,13 @@ type FlinkClusterStatus struct {
 	// LastUpdateTime is when the status last changed.
 	// +optional
 	LastUpdateTime string `json:"lastUpdateTime,omitempty"`
+
+	// Conditions record the controller's lifecycle transitions (Managed, JobManagerReady,
+	// Updating, DeploymentFailed, Lost), each with the time of its last change.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // FlinkClusterComponentsStatus are the states of a cluster's components.
