@@ -89,6 +89,10 @@ func Start(opts Options) (*Env, error) {
 		BinaryAssetsDirectory: assets,
 		ErrorIfCRDPathMissing: true,
 		WebhookInstallOptions: opts.Webhooks,
+		// envtest gives kube-apiserver 20 s to start; on a loaded 2-core machine (several
+		// test packages start their own control plane at once) that is not enough.
+		ControlPlaneStartTimeout: 3 * time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
 	}
 	if !opts.WithoutCRD {
 		crd, err := CRD()
