@@ -12,9 +12,8 @@ import (
 
 // mutator is the mutating webhook's admission.Handler: it applies policy.Default and
 // answers with the JSON patch from the object as sent to the defaulted one (see
-// defaultingPatch). It never
-// denies a FlinkCluster for its content (that is the validating webhook's job), only a
-// review it cannot judge. It keeps no state between requests.
+// defaultingPatch). It never denies a FlinkCluster for its content (that is the validating
+// webhook's job), only a review it cannot judge. It keeps no state between requests.
 type mutator struct{}
 
 var _ admission.Handler = &mutator{}
@@ -39,8 +38,9 @@ func (m *mutator) Handle(ctx context.Context, req admission.Request) admission.R
 	// both and diffing the JSON documents.
 	original := fc.DeepCopy()
 	policy.Default(fc)
-	st.allowed = true
 	ops := defaultingPatch(original, fc)
+	// Set only now: a panic above is answered by admission.Webhook with a denial.
+	st.allowed = true
 	if len(ops) == 0 {
 		// Most updates: the object was defaulted when it was created.
 		return admission.Allowed("")
