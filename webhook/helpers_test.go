@@ -9,11 +9,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
+
+func init() {
+	// Without a logger controller-runtime complains after 30 s, in the middle of benchmark
+	// output; the refusals the tests provoke are logged, and need not be shown.
+	logf.SetLogger(logr.Discard())
+}
 
 // testHandlers are built once: compiling the CEL rules is the slow part of NewHandlers.
 var testHandlers = func() *Handlers {
