@@ -25,7 +25,7 @@ type metricDef struct {
 
 // prometheusPackages are the import paths whose New* constructors define metrics.
 var prometheusPackages = map[string]bool{
-	"github.com/prometheus/client_golang/prometheus":         true,
+	"github.com/prometheus/client_golang/prometheus":          true,
 	"github.com/prometheus/client_golang/prometheus/promauto": true,
 }
 

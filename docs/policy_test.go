@@ -621,7 +621,7 @@ func flatten(prefix string, v any, out map[string]any) {
 
 func TestDocPath(t *testing.T) {
 	for in, want := range map[string]string{
-		"/spec/jobManager/replicas": "spec.jobManager.replicas",
+		"/spec/jobManager/replicas":                                      "spec.jobManager.replicas",
 		"/spec/flinkProperties/execution.shutdown-on-application-finish": "spec.flinkProperties[execution.shutdown-on-application-finish]",
 	} {
 		if got := docPath(in); got != want {

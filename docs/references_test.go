@@ -187,9 +187,9 @@ func TestReferenceParsers(t *testing.T) {
 		t.Fatalf("repoPathRE: %q", m)
 	}
 	for in, want := range map[string]string{
-		"kubectl apply -k deploy/overlays/self-signed":                     "deploy/overlays/self-signed",
+		"kubectl apply -k deploy/overlays/self-signed":                      "deploy/overlays/self-signed",
 		"kubectl delete --ignore-not-found -k deploy/overlays/cert-manager": "deploy/overlays/cert-manager",
-		"kubectl apply --dry-run=server -k deploy/base":                    "deploy/base",
+		"kubectl apply --dry-run=server -k deploy/base":                     "deploy/base",
 		"kustomize build deploy/overlays/x | kubectl apply -f -":            "deploy/overlays/x",
 	} {
 		if m := kustomizeRE.FindStringSubmatch(in); m == nil || m[1] != want {
