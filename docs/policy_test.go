@@ -462,13 +462,22 @@ func TestPolicyDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Several inputs set the same field: report each problem once.
+	reported := map[string]bool{}
+	errorf := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if !reported[msg] {
+			reported[msg] = true
+			t.Error(msg)
+		}
+	}
 	for i, input := range defaultsInputs {
 		webhookLeaves := webhookDefaults(t, input)
 		crdLeaves := crdDefaults(t, cel, input)
 		for leaf, value := range webhookLeaves {
 			row := coveringRow(rows, leaf)
 			if row == nil {
-				t.Errorf("%s: the mutating webhook sets %s = %v (input %d), but the defaults table has no row for it", policyDoc, leaf, value, i)
+				errorf("%s: the mutating webhook sets %s = %v (input %d), but the defaults table has no row for it", policyDoc, leaf, value, i)
 				continue
 			}
 			row.covered = true
@@ -480,12 +489,12 @@ func TestPolicyDefaults(t *testing.T) {
 				// Copied from another field of the input.
 			case row.path == leaf:
 				if !containsCodeSpan(row.value, shown) {
-					t.Errorf("%s: row %s shows %s, but the webhook sets `%s`", policyDoc, row.path, row.value, shown)
+					errorf("%s: row %s shows %s, but the webhook sets `%s`", policyDoc, row.path, row.value, shown)
 				}
 			default:
 				key := leaf[strings.LastIndex(leaf, ".")+1:]
 				if !strings.Contains(row.value, key+": "+shown) {
-					t.Errorf("%s: row %s shows %s, but the webhook sets %s to %s (want %q in the row)", policyDoc, row.path, row.value, leaf, shown, key+": "+shown)
+					errorf("%s: row %s shows %s, but the webhook sets %s to %s (want %q in the row)", policyDoc, row.path, row.value, leaf, shown, key+": "+shown)
 				}
 			}
 		}
