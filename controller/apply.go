@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -139,6 +140,8 @@ func (c *cycle) createJobManager(ctx context.Context, fromSavepoint string) erro
 		note += " from savepoint " + fromSavepoint
 	}
 	c.event(corev1.EventTypeNormal, ReasonJobManagerCreated, "Create", "%s", note)
+	// A new deployment: an earlier failed one no longer stands.
+	c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, note))
 	c.setJobState(v1beta1.JobStateDeploying, "", "", c.now)
 	c.poll()
 	return nil
@@ -199,13 +202,18 @@ func (c *cycle) waitForNoJobManagerPods(ctx context.Context) (bool, error) {
 	if err := c.deleteJobManagerPods(ctx); err != nil {
 		return false, err
 	}
-	names := make([]string, 0, len(c.obs.pods))
-	for _, p := range c.obs.pods {
-		names = append(names, p.Name)
-	}
-	c.event(corev1.EventTypeNormal, ReasonWaitingForPods, "Wait", "waiting for JobManager pods to be gone before creating the JobManager: %v", names)
+	c.event(corev1.EventTypeNormal, ReasonWaitingForPods, "Wait", "waiting for JobManager pods to be gone before creating the JobManager: %s", podNames(c.obs.pods))
 	c.poll()
 	return false, nil
+}
+
+// podNames lists the pods' names, for messages.
+func podNames(pods []corev1.Pod) string {
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	return "[" + strings.Join(names, " ") + "]"
 }
 
 // scaleJobManager sets the JobManager Deployment's replicas.

@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,6 +37,8 @@ type cycle struct {
 	client       flinkclient.Client
 	requeue      time.Duration
 	lostTimedOut bool
+	// updateStep is the Updating condition of the update flow's step in this reconcile.
+	updateStep *metav1.Condition
 	// removeControl is set once the user-control annotation was taken into status.control;
 	// it is removed after the status is written, so the request is never lost.
 	removeControl bool
@@ -98,6 +102,7 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	}
 	c.setComponents()
 	c.setClusterState()
+	c.setConditions()
 	if werr := c.writeStatus(ctx); werr != nil {
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
@@ -147,6 +152,7 @@ func (c *cycle) derive() {
 		Now:             c.now,
 		DeploymentType:  c.mode,
 		Recorded:        *c.job(),
+		LostSince:       lostSince(c.st.Conditions),
 		Stopping:        c.stopping(),
 		Workload:        c.obs.wl,
 		Pod:             c.obs.pod,
@@ -155,7 +161,11 @@ func (c *cycle) derive() {
 		LostTimeout:     c.r.Options.LostTimeout,
 	})
 	c.after(res.RequeueAfter)
+	prev := c.job().State
 	c.setJobState(res.State, res.Reason, res.Message, res.LostSince)
+	if res.DeploymentFailure != "" && c.job().State != prev {
+		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))
+	}
 	c.lostTimedOut = res.LostTimedOut
 	if c.lostTimedOut && !clusterFinished(c.orig.Status.State) {
 		job := c.job()
@@ -163,8 +173,10 @@ func (c *cycle) derive() {
 		if n := len(job.FailureReasons); n == 0 || job.FailureReasons[n-1] != reason {
 			job.FailureReasons = append(job.FailureReasons, reason)
 		}
-		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s: afterJobFails (%s) applies",
-			reason, state.CleanupAction(&c.fc.Spec, job.State))
+		note := fmt.Sprintf("%s: afterJobFails (%s) applies", reason, state.CleanupAction(&c.fc.Spec, job.State))
+		// Still Lost: the condition keeps the time the job became Lost.
+		c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonLostTimeout, note))
+		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s", note)
 	}
 }
 
@@ -187,18 +199,24 @@ func (c *cycle) setJobState(newState, reason, message string, lostSince time.Tim
 			job.FailureReasons = job.FailureReasons[n-maxFailureReasons:]
 		}
 	}
+	if state.IsTerminal(newState) {
+		job.CompletionTime = state.MetaTime(c.now)
+	} else {
+		job.CompletionTime = nil
+	}
 	switch {
 	case newState == v1beta1.JobStateLost:
 		if lostSince.IsZero() {
 			lostSince = c.now
 		}
-		// The reference schema has no "lost since" field: completionTime records when the
-		// job stopped being observed, and is cleared when it is tracked again.
-		job.CompletionTime = state.MetaTime(lostSince)
-	case state.IsTerminal(newState):
-		job.CompletionTime = state.MetaTime(c.now)
-	default:
-		job.CompletionTime = nil
+		why := reason
+		if why == "" {
+			why = message
+		}
+		// The Lost timeout counts from this condition's lastTransitionTime.
+		setCondition(&c.st.Conditions, condition(ConditionLost, metav1.ConditionTrue, ConditionReasonJobNotReported, why), lostSince)
+	case prev == v1beta1.JobStateLost:
+		c.setCondition(condition(ConditionLost, metav1.ConditionFalse, ConditionReasonJobTracked, "tracked again: job is "+newState))
 	}
 	if newState == v1beta1.JobStateRunning && prev != v1beta1.JobStateLost {
 		job.StartTime = state.Time(c.now)
@@ -229,6 +247,57 @@ func (c *cycle) writeStatus(ctx context.Context) error {
 	}
 	c.st.LastUpdateTime = state.Time(c.now)
 	return c.r.Client.Status().Patch(ctx, c.fc, client.MergeFrom(c.orig))
+}
+
+// setCondition records a condition at this reconcile's time; see setCondition.
+func (c *cycle) setCondition(cond metav1.Condition) bool {
+	return setCondition(&c.st.Conditions, cond, c.now)
+}
+
+// setConditions derives the conditions that follow from this reconcile's observation and
+// outcome, records an Event when JobManagerReady or Updating changes its status, and stamps
+// every condition with the generation.
+func (c *cycle) setConditions() {
+	c.setCondition(managedCondition(c.fc))
+
+	kind := "Job"
+	var replicas *int32
+	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment {
+		kind = "Deployment"
+		if d := c.obs.jmDeployment; d != nil {
+			replicas = d.Spec.Replicas
+		}
+	}
+	ready := jobManagerReadyCondition(kind, c.obs.wl, replicas, c.obs.pod)
+	if c.setCondition(ready) {
+		reason := ReasonJobManagerNotReady
+		if ready.Status == metav1.ConditionTrue {
+			reason = ReasonJobManagerReady
+		}
+		c.event(corev1.EventTypeNormal, reason, "Observe", "%s", ready.Message)
+	}
+
+	prev := meta.FindStatusCondition(c.st.Conditions, ConditionUpdating)
+	if upd := updatingCondition(prev, c.updateStep, c.updatePending(), c.job().State, c.st.Revision.CurrentRevision); upd != nil {
+		if c.setCondition(*upd) && upd.Status == metav1.ConditionFalse {
+			c.event(corev1.EventTypeNormal, ReasonUpdateFinished, "Update", "update to revision %s finished: job %s",
+				c.st.Revision.CurrentRevision, c.job().State)
+		}
+	}
+
+	if meta.FindStatusCondition(c.st.Conditions, ConditionDeploymentFailed) == nil {
+		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, "no failed JobManager deployment observed"))
+	}
+	if meta.FindStatusCondition(c.st.Conditions, ConditionLost) == nil {
+		c.setCondition(condition(ConditionLost, metav1.ConditionFalse, ConditionReasonJobTracked, "the job is not Lost"))
+	}
+	observedGeneration(c.st.Conditions, c.fc.Generation)
+}
+
+// updateStepf records the update flow's step for the Updating condition.
+func (c *cycle) updateStepf(reason, format string, args ...any) {
+	cond := condition(ConditionUpdating, metav1.ConditionTrue, reason, fmt.Sprintf(format, args...))
+	c.updateStep = &cond
 }
 
 // setClusterState derives status.state and records its transitions.

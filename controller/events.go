@@ -22,6 +22,9 @@ const (
 	ReasonCleanup            = "Cleanup"
 	ReasonDeleting           = "Deleting"
 	ReasonFlinkUnreachable   = "FlinkAPIUnreachable"
+	ReasonJobManagerReady    = "JobManagerReady"
+	ReasonJobManagerNotReady = "JobManagerNotReady"
+	ReasonUpdateFinished     = "UpdateFinished"
 )
 
 // Savepoint states (status.savepoint.state) and trigger reasons.

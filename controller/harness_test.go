@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -129,6 +130,63 @@ func (h *harness) waitJob(state string) *v1beta1.FlinkCluster {
 	return h.get()
 }
 
+// conditionState is a condition as "Type=Status/Reason".
+func conditionState(c metav1.Condition) string {
+	return fmt.Sprintf("%s=%s/%s", c.Type, c.Status, c.Reason)
+}
+
+// missingConditions returns the wanted conditions ("Type=Status/Reason") fc does not have,
+// and conditions not stamped with fc's generation.
+func missingConditions(fc *v1beta1.FlinkCluster, want []string) []string {
+	var missing []string
+	for _, w := range want {
+		typ, _, _ := strings.Cut(w, "=")
+		c := meta.FindStatusCondition(fc.Status.Conditions, typ)
+		switch {
+		case c == nil:
+			missing = append(missing, w+" (absent)")
+		case conditionState(*c) != w:
+			missing = append(missing, w+" (is "+conditionState(*c)+")")
+		case c.ObservedGeneration != fc.Generation:
+			missing = append(missing, fmt.Sprintf("%s (observedGeneration %d, generation %d)", w, c.ObservedGeneration, fc.Generation))
+		}
+	}
+	return missing
+}
+
+// waitConditions waits until the cluster has every wanted condition ("Type=Status/Reason",
+// e.g. "Lost=False/JobTracked"), each stamped with the cluster's generation.
+func (h *harness) waitConditions(want ...string) *v1beta1.FlinkCluster {
+	h.t.Helper()
+	var fc *v1beta1.FlinkCluster
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		fc = h.get()
+		missing := missingConditions(fc, want)
+		if len(missing) == 0 {
+			return fc
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for conditions %v", missing)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// condition returns the cluster's condition of type typ; the test fails when it is absent.
+func (h *harness) condition(typ string) metav1.Condition {
+	h.t.Helper()
+	c := meta.FindStatusCondition(h.get().Status.Conditions, typ)
+	require.NotNil(h.t, c, "condition %s", typ)
+	return *c
+}
+
+// steady are the conditions of a job running undisturbed.
+var steady = []string{
+	"Managed=True/ApplicationMode", "JobManagerReady=True/PodReady", "Updating=False/UpToDate",
+	"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked",
+}
+
 func (h *harness) waitCluster(state string) *v1beta1.FlinkCluster {
 	h.t.Helper()
 	h.eventually("cluster state "+state, func() bool { return h.get().Status.State == state })
@@ -233,6 +291,7 @@ func (h *harness) runJob() (client.Object, *corev1.Pod) {
 	h.fake.SetJobs(flinkclient.Job{ID: h.jobID(), Name: "wordcount", State: flinkclient.JobStateRunning})
 	h.waitJob(v1beta1.JobStateRunning)
 	h.waitCluster(v1beta1.ClusterStateRunning)
+	h.waitConditions(steady...)
 	return wl, pod
 }
 

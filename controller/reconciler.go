@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -51,8 +52,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{}, err
 	}
 	if !fc.Spec.IsApplicationMode() {
-		r.reportNotManaged(fc)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.reportNotManaged(ctx, fc)
 	}
 	if fc.DeletionTimestamp != nil {
 		return r.finalize(ctx, fc)
@@ -75,20 +75,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	return res, err
 }
 
-// reportNotManaged says once per generation that a cluster outside Application mode is left
-// alone. The reference schema has no status conditions, so the Event is the record.
-func (r *Reconciler) reportNotManaged(fc *v1beta1.FlinkCluster) {
+// reportNotManaged says that a cluster outside Application mode is left alone: the Managed
+// condition False, and an Event once per generation.
+func (r *Reconciler) reportNotManaged(ctx context.Context, fc *v1beta1.FlinkCluster) error {
+	orig := fc.DeepCopy()
+	cond := managedCondition(fc)
+	setCondition(&fc.Status.Conditions, cond, r.Options.Clock.Now())
+	observedGeneration(fc.Status.Conditions, fc.Generation)
+	if !equality.Semantic.DeepEqual(orig.Status, fc.Status) {
+		// An update, not a patch: another controller (the Flink operator of session clusters)
+		// may own the rest of this status, so the write carries the resourceVersion and a
+		// conflict is retried rather than overwriting what it wrote. It also sends the whole
+		// status, whose state and components the schema requires.
+		if err := r.Client.Status().Update(ctx, fc); err != nil {
+			return err
+		}
+	}
 	key := types.NamespacedName{Namespace: fc.Namespace, Name: fc.Name}
 	if g, ok := r.notManaged.Load(key); ok && g.(int64) == fc.Generation {
-		return
+		return nil
 	}
 	r.notManaged.Store(key, fc.Generation)
-	mode := "unset"
-	if fc.Spec.Job != nil && fc.Spec.Job.Mode != nil {
-		mode = string(*fc.Spec.Job.Mode)
-	} else if fc.Spec.Job == nil {
-		mode = "session cluster"
-	}
-	r.Recorder.Eventf(fc, nil, corev1.EventTypeNormal, ReasonNotManaged, "Observe",
-		"job mode %s is not managed by this controller: only spec.job.mode Application is", mode)
+	r.Recorder.Eventf(fc, nil, corev1.EventTypeNormal, ReasonNotManaged, "Observe", "%s", cond.Message)
+	return nil
 }

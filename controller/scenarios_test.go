@@ -16,6 +16,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
@@ -115,11 +116,22 @@ func updateTwice(t *testing.T, h *harness) {
 			// The old JobManager stays Terminating in its preStop delay after being deleted.
 			h.hold(pod)
 		}
+		if i == 1 {
+			// Hold the first update's savepoint to see the update stop the job.
+			h.fake.SetSavepointMode(fakeflink.SavepointHold)
+		}
 		h.patch(func(fc *v1beta1.FlinkCluster) {
 			fc.Spec.FlinkProperties["pipeline.name"] = fmt.Sprintf("wordcount-v%d", i)
 		})
 
 		h.eventually("a stop-with-savepoint for this update", func() bool { return h.requests("POST", "/stop") == i })
+		if i == 1 {
+			fc := h.waitConditions("Updating=True/StoppingWithSavepoint", "JobManagerReady=True/PodReady")
+			assert.Equal(t, v1beta1.JobStateUpdating, fc.Status.Components.Job.State)
+			assert.Equal(t, wl.GetUID(), h.workload().GetUID(), "the old JobManager runs until its savepoint is taken")
+			h.fake.SetSavepointMode(fakeflink.SavepointComplete)
+			h.fake.CompleteSavepoints()
+		}
 		h.eventually("the final savepoint", func() bool {
 			sp := h.get().Status.Savepoint
 			return sp != nil && sp.TriggerReason == controller.SavepointReasonUpdate &&
@@ -139,6 +151,8 @@ func updateTwice(t *testing.T, h *harness) {
 				p := &corev1.Pod{}
 				return k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p) == nil && p.DeletionTimestamp != nil
 			})
+			h.waitConditions("Updating=True/WaitingForJobManagerPods", "JobManagerReady=False/JobManagerMissing")
+			assert.Contains(t, h.condition(controller.ConditionUpdating).Message, pod.Name)
 			h.consistently("no replacement and no Succeeded while the old JobManager pod terminates", func() bool {
 				fc := h.get()
 				return h.workload() == nil && fc.Status.Components.Job.State == v1beta1.JobStateUpdating &&
@@ -157,6 +171,8 @@ func updateTwice(t *testing.T, h *harness) {
 		h.eventually("the new revision recorded", func() bool {
 			return h.get().Status.Revision.CurrentRevision == next.GetLabels()[resources.LabelRevision]
 		})
+		h.waitConditions("Updating=True/DeployingNextRevision", "JobManagerReady=False/PodNotReady")
+		assert.Contains(t, h.condition(controller.ConditionUpdating).Message, "restoring savepoint "+loc)
 
 		// The new JobManager restores the savepoint and runs the job again.
 		h.fake.SetJobState(id, flinkclient.JobStateRunning)
@@ -167,6 +183,9 @@ func updateTwice(t *testing.T, h *harness) {
 		assert.Equal(t, fc.Status.Revision.NextRevision, fc.Status.Revision.CurrentRevision, "revisions converge")
 		assert.Equal(t, id, fc.Status.Components.Job.ID)
 		assert.Equal(t, loc, fc.Status.Components.Job.FromSavepoint)
+		h.waitConditions(steady...)
+		assert.Equal(t, "current revision "+fc.Status.Revision.CurrentRevision, h.condition(controller.ConditionUpdating).Message)
+		h.waitEvent(corev1.EventTypeNormal, controller.ReasonUpdateFinished, "update to revision "+fc.Status.Revision.CurrentRevision+" finished: job Running")
 		wl = next
 	}
 	h.waitEvent(corev1.EventTypeNormal, controller.ReasonUpdateStarted, "updating from revision")
@@ -188,6 +207,8 @@ func cancelWithSavepoint(t *testing.T, h *harness) {
 	})
 	assert.NotContains(t, h.get().Annotations, v1beta1.ControlAnnotation, "the annotation is consumed")
 	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.waitConditions("Managed=True/ApplicationMode", "JobManagerReady=False/JobManagerMissing", "Updating=False/UpToDate",
+		"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked")
 	h.eventually("everything removed (afterJobCancelled DeleteCluster)", h.allGone)
 	noResubmission(h, v1beta1.JobStateCancelled, "")
 }
@@ -212,7 +233,8 @@ func nonStoppingSavepoint(t *testing.T, h *harness) {
 		cur := h.workload()
 		p := &corev1.Pod{}
 		return cur != nil && cur.GetUID() == wl.GetUID() && k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p) == nil &&
-			p.UID == pod.UID && p.DeletionTimestamp == nil && h.jobState() == v1beta1.JobStateRunning
+			p.UID == pod.UID && p.DeletionTimestamp == nil && h.jobState() == v1beta1.JobStateRunning &&
+			len(missingConditions(h.get(), steady)) == 0
 	})
 }
 
@@ -281,9 +303,11 @@ func retriesExhaustedWhileRunning(t *testing.T, h *harness) {
 	h.fake.SetJobState(id, flinkclient.JobStateFailed)
 	fc := h.waitJob(v1beta1.JobStateFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "Recovery is suppressed by FixedDelayRestartBackoffTimeStrategy")
+	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked"}), "a job failure, not a failed deployment")
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "Recovery is suppressed")
 	h.jobManagerExits(wl, pod, 1443, "org.apache.flink.runtime.JobException: Recovery is suppressed")
 	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.waitConditions("JobManagerReady=False/JobManagerMissing", "DeploymentFailed=False/NoFailure")
 	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
 	noResubmission(h, v1beta1.JobStateFailed, "")
 }
@@ -298,8 +322,10 @@ func retriesExhaustedFromStartup(t *testing.T, h *harness) {
 	h.fake.SetJobState(id, flinkclient.JobStateFailed)
 	fc := h.waitJob(v1beta1.JobStateFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "ControlledFailureException")
+	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked"}), "a job failure, not a failed deployment")
 	h.jobManagerExits(wl, pod, 1443, "org.example.ControlledFailureException")
 	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.waitConditions("JobManagerReady=False/JobManagerMissing", "DeploymentFailed=False/NoFailure")
 	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
 	noResubmission(h, v1beta1.JobStateFailed, "")
 }
@@ -310,12 +336,16 @@ func deleteJobManagerPodDeployment(t *testing.T, h *harness) {
 	// Force deletion skips preStop: the JobManager is gone at once, the REST API with it.
 	h.fake.SetUnavailable(true)
 	require.NoError(t, k8s.Delete(h.ctx, pod, client.GracePeriodSeconds(0)))
+	h.waitConditions("JobManagerReady=False/PodNotReady", "Lost=False/JobTracked")
 	h.consistently("no premature failure while the JobManager is down", func() bool {
 		fc := h.get()
-		return fc.Status.Components.Job.State == v1beta1.JobStateRunning && len(fc.Status.Components.Job.FailureReasons) == 0
+		return fc.Status.Components.Job.State == v1beta1.JobStateRunning && len(fc.Status.Components.Job.FailureReasons) == 0 &&
+			len(missingConditions(fc, []string{"JobManagerReady=False/PodNotReady", "Lost=False/JobTracked", "DeploymentFailed=False/NoFailure"})) == 0
 	})
 	replacement := h.startPod(wl) // the ReplicaSet's replacement
 	require.NotEqual(t, pod.UID, replacement.UID)
+	h.waitConditions(steady...)
+	assert.Equal(t, "JobManager pod "+replacement.Name+" is ready", h.condition(controller.ConditionJobManagerReady).Message)
 	h.consistently("the restarted JobManager recovering from HA keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
 	h.fake.SetUnavailable(false)
 	h.consistently("same job recovered", func() bool {
@@ -336,7 +366,9 @@ func deleteJobManagerPodJob(t *testing.T, h *harness) {
 	h.setJobCondition(wl, false, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
 	fc := h.waitJob(v1beta1.JobStateFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "BackoffLimitExceeded")
+	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked"}))
 	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.waitConditions("JobManagerReady=False/JobManagerMissing")
 	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
 	noResubmission(h, v1beta1.JobStateFailed, "")
 }
@@ -351,8 +383,10 @@ func deleteJobManagerDeployment(t *testing.T, h *harness) {
 	require.False(t, h.podExists(pod), "the old JobManager pod is gone before the Deployment is created again")
 	fc := h.get()
 	assert.Contains(t, []string{v1beta1.JobStateDeploying, v1beta1.JobStatePending}, fc.Status.Components.Job.State)
+	h.waitConditions("JobManagerReady=False/PodNotReady", "Lost=False/JobTracked", "Updating=False/UpToDate")
 	h.startPod(next)
 	fc = h.waitJob(v1beta1.JobStateRunning)
+	h.waitConditions(steady...)
 	assert.Equal(t, id, fc.Status.Components.Job.ID)
 	assert.Empty(t, fc.Status.Components.Job.FailureReasons, "no premature failure")
 	assert.True(t, h.taskManagerExists(), "no cleanup")
@@ -376,8 +410,11 @@ func mainThrowsCrashLoop(t *testing.T, h *harness) {
 	h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, mainThrows) })
 	fc := h.waitJob(v1beta1.JobStateDeployFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), `java.lang.NumberFormatException: For input string: "not-a-number"`)
+	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=True/CrashLoopBackOff"}))
+	assert.Contains(t, h.condition(controller.ConditionDeploymentFailed).Message, `java.lang.NumberFormatException: For input string: "not-a-number"`)
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "NumberFormatException")
 	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.waitConditions("DeploymentFailed=True/CrashLoopBackOff", "JobManagerReady=False/JobManagerMissing")
 	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
 	noResubmission(h, v1beta1.JobStateDeployFailed, "")
 }
@@ -388,6 +425,7 @@ func mainThrowsJobExits(t *testing.T, h *harness) {
 	h.jobManagerExits(wl, pod, 1, mainThrows)
 	fc := h.waitJob(v1beta1.JobStateDeployFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), `java.lang.NumberFormatException: For input string: "not-a-number"`)
+	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=False/NoFailure"}), "the JobManager ran and exited: the job failed, its deployment did not")
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "NumberFormatException")
 	h.waitCluster(v1beta1.ClusterStateStopped)
 	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
@@ -409,6 +447,7 @@ func mainThrowsApplicationFailed(t *testing.T, h *harness) {
 	fc := h.waitJob(v1beta1.JobStateDeployFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"),
 		`application failed before submitting a job: org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: For input string: "not-a-number"`)
+	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked"}))
 	h.jobManagerExits(wl, pod, 1, mainThrows)
 	h.waitCluster(v1beta1.ClusterStateStopped)
 	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
@@ -439,12 +478,17 @@ func invalidArtifactRun(t *testing.T, h *harness, log, cause string) {
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), cause)
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, cause)
 	if h.deployment() {
+		assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=True/CrashLoopBackOff"}))
+		assert.Contains(t, h.condition(controller.ConditionDeploymentFailed).Message, cause)
 		h.eventually("JobManager Deployment scaled to 0", func() bool {
 			d := h.workload().(*appsv1.Deployment)
 			return ptr.Deref(d.Spec.Replicas, 1) == 0
 		})
+		h.waitConditions("JobManagerReady=False/ScaledToZero", "DeploymentFailed=True/CrashLoopBackOff")
 		// The ReplicaSet controller removes the crash-looping pod.
 		require.NoError(t, k8s.Delete(h.ctx, pod))
+	} else {
+		h.waitConditions("JobManagerReady=False/PodNotReady", "DeploymentFailed=False/NoFailure")
 	}
 	h.waitCluster(v1beta1.ClusterStatePartiallyStopped)
 	assert.True(t, h.taskManagerExists(), "afterJobFails KeepCluster keeps the TaskManagers")
@@ -458,9 +502,11 @@ func invalidArtifactRun(t *testing.T, h *harness, log, cause string) {
 func finiteApplicationSucceeds(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
 	h.fake.SetJobState(h.jobID(), flinkclient.JobStateFinished)
-	h.waitJob(v1beta1.JobStateSucceeded)
+	fc := h.waitJob(v1beta1.JobStateSucceeded)
+	assert.NotNil(t, fc.Status.Components.Job.CompletionTime, "a real completion")
 	h.jobManagerExits(wl, pod, 0, "")
 	h.waitCluster(v1beta1.ClusterStateStopped)
+	h.waitConditions("JobManagerReady=False/JobManagerMissing", "Updating=False/UpToDate", "DeploymentFailed=False/NoFailure", "Lost=False/JobTracked")
 	h.eventually("everything removed (afterJobSucceeds DeleteCluster)", h.allGone)
 	noResubmission(h, v1beta1.JobStateSucceeded, "")
 }
@@ -474,6 +520,8 @@ func crashLoopWhileRunning(t *testing.T, h *harness) {
 	fc := h.waitJob(v1beta1.JobStateFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"),
 		"JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.IllegalStateException: HA storage directory is not accessible")
+	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=True/CrashLoopBackOff"}))
+	assert.Contains(t, h.condition(controller.ConditionDeploymentFailed).Message, "HA storage directory is not accessible")
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "CrashLoopBackOff")
 	h.waitCluster(v1beta1.ClusterStateStopped)
 	noResubmission(h, v1beta1.JobStateFailed, "")
@@ -513,6 +561,9 @@ func notManaged(t *testing.T, h *harness) {
 		fc := h.get()
 		return h.workload() == nil && fc.Status.State == "" && !slices.Contains(fc.Finalizers, controller.Finalizer)
 	})
+	fc := h.waitConditions("Managed=False/NotApplicationMode")
+	assert.Len(t, fc.Status.Conditions, 1, "nothing but Managed: the cluster is left alone")
+	assert.Contains(t, fc.Status.Conditions[0].Message, "job mode Detached is not managed")
 }
 
 // oldLeaderFinishedRace puts an old-revision JobManager that is still Terminating (and
@@ -535,11 +586,14 @@ func oldLeaderFinishedRace(t *testing.T, h *harness) {
 	require.NoError(t, k8s.Delete(h.ctx, stray))
 	h.startPod(next)
 	h.consistently("the old leader's FINISHED is not taken for the new revision", func() bool {
-		return h.jobState() == v1beta1.JobStateDeploying
+		fc := h.get()
+		return fc.Status.Components.Job.State == v1beta1.JobStateDeploying &&
+			len(missingConditions(fc, []string{"Updating=True/DeployingNextRevision"})) == 0
 	})
 	h.release(stray)
 	h.fake.SetJobState(h.jobID(), flinkclient.JobStateRunning)
 	h.waitJob(v1beta1.JobStateRunning)
+	h.waitConditions(steady...)
 }
 
 // fixedSpecRedeploys: the failed-deployment error is raised once, so fixing the spec (a new
@@ -554,14 +608,19 @@ func fixedSpecRedeploys(t *testing.T, h *harness) {
 	}
 	h.waitJob(v1beta1.JobStateDeployFailed)
 	h.waitCluster(v1beta1.ClusterStatePartiallyStopped)
+	if h.deployment() {
+		h.waitConditions("DeploymentFailed=True/CrashLoopBackOff")
+	}
 
 	h.patch(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.ClassName = ptr.To("org.example.Job2") })
 	next := h.waitWorkload(wl.GetUID())
 	assert.Contains(t, strings.Join(podTemplate(next).Spec.Containers[0].Args, " "), "--job-classname org.example.Job2")
+	h.waitConditions("Updating=True/DeployingNextRevision", "DeploymentFailed=False/NoFailure")
 	assert.Zero(t, h.requests("POST", "/stop"), "nothing to stop: the job never ran")
 	h.fake.SetJobs(flinkclient.Job{ID: h.jobID(), State: flinkclient.JobStateRunning})
 	h.startPod(next)
 	fc := h.waitJob(v1beta1.JobStateRunning)
 	assert.Equal(t, fc.Status.Revision.NextRevision, fc.Status.Revision.CurrentRevision)
 	h.waitCluster(v1beta1.ClusterStateRunning)
+	h.waitConditions(steady...)
 }

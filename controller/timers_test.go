@@ -39,20 +39,39 @@ func TestHAGraceAndLostTimeout(t *testing.T) {
 			fakeClock.Step(haGrace - time.Second)
 			h.consistently("state kept within the grace", func() bool { return h.jobState() == kept })
 
+			h.waitConditions("Lost=False/JobTracked")
 			fakeClock.Step(time.Second)
+			lostAt := fakeClock.Now()
 			fc := h.waitJob(v1beta1.JobStateLost)
 			assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "has not reported the job within 5m0s")
+			assert.Empty(t, missingConditions(fc, []string{"Lost=True/JobNotReported"}))
+			lost := h.condition(controller.ConditionLost)
+			assert.True(t, lostAt.Equal(lost.LastTransitionTime.Time), "Lost since %s, condition says %s", lostAt, lost.LastTransitionTime)
+			assert.Contains(t, lost.Message, "has not reported the job within 5m0s")
+			assert.Nil(t, fc.Status.Components.Job.CompletionTime, "a Lost job has not completed")
 			assert.Equal(t, v1beta1.ClusterStateReconciling, h.waitCluster(v1beta1.ClusterStateReconciling).Status.State)
 			h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobLost, "Lost")
 
+			fakeClock.Step(time.Minute)
 			h.fake.SetJobs(flinkclient.Job{ID: h.jobID(), State: flinkclient.JobStateRunning})
 			fc = h.waitJob(v1beta1.JobStateRunning)
 			assert.Nil(t, fc.Status.Components.Job.CompletionTime, "tracked again")
 			h.waitEvent(corev1.EventTypeNormal, controller.ReasonJobStateChanged, "is reported again")
+			h.waitConditions("Lost=False/JobTracked")
+			// A reconcile that read the clock before the step may be the one that saw the job.
+			tracked := h.condition(controller.ConditionLost).LastTransitionTime.Time
+			assert.True(t, !tracked.Before(lostAt) && !tracked.After(fakeClock.Now()), "tracked again at %s", tracked)
 
-			// The job disappears again; the JobManager started long ago, so it is Lost at once.
+			// The job disappears again; the JobManager started long ago, so it is Lost at once,
+			// and the Lost time is now, not the first one.
+			first := lostAt
+			lostAt = fakeClock.Now()
 			h.fake.SetJobs()
 			h.waitJob(v1beta1.JobStateLost)
+			h.waitConditions("Lost=True/JobNotReported")
+			lost = h.condition(controller.ConditionLost)
+			assert.True(t, lostAt.Equal(lost.LastTransitionTime.Time), "Lost again since %s, condition says %s", lostAt, lost.LastTransitionTime)
+			assert.False(t, first.Equal(lost.LastTransitionTime.Time), "the Lost timer starts again")
 			fakeClock.Step(lostTimeout - time.Second)
 			h.consistently("Lost within the timeout, no cleanup", func() bool {
 				fc := h.get()
@@ -62,6 +81,10 @@ func TestHAGraceAndLostTimeout(t *testing.T) {
 			fc = h.waitCluster(v1beta1.ClusterStateStopped)
 			assert.Equal(t, v1beta1.JobStateLost, fc.Status.Components.Job.State)
 			assert.Contains(t, fc.Status.Components.Job.FailureReasons, "job lost: not reported again within 10m0s")
+			assert.Empty(t, missingConditions(fc, []string{"Lost=True/LostTimeout"}))
+			lost = h.condition(controller.ConditionLost)
+			assert.True(t, lostAt.Equal(lost.LastTransitionTime.Time), "the timeout counted from the Lost condition (%s), which it keeps: %s", lostAt, lost.LastTransitionTime)
+			assert.Contains(t, lost.Message, "afterJobFails (DeleteCluster) applies")
 			h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobLost, "job lost: not reported again within 10m0s: afterJobFails (DeleteCluster) applies")
 			h.eventually("afterJobFails DeleteCluster removed everything", h.allGone)
 			noResubmission(h, v1beta1.JobStateLost, "")

@@ -28,11 +28,15 @@ func (c *cycle) update(ctx context.Context) error {
 		}
 		switch ph {
 		case pending:
+			c.updateStepf(ConditionReasonStoppingWithSavepoint, "stopping job %s with a savepoint to update to revision %s",
+				job.ID, c.st.Revision.NextRevision)
 			return nil
 		case failed:
 			if c.flinkReportsRunning() {
 				// The job still runs: try again rather than lose its state.
 				c.requestSavepoint(SavepointReasonUpdate)
+				c.updateStepf(ConditionReasonStoppingWithSavepoint, "the savepoint failed (%s), the job still runs: stopping job %s with a savepoint again",
+					c.st.Savepoint.Message, job.ID)
 				c.poll()
 				return nil
 			}
@@ -44,6 +48,7 @@ func (c *cycle) update(ctx context.Context) error {
 		// failed. Adopt it rather than restart it.
 		c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
 		c.setJobState(v1beta1.JobStateDeploying, "", "next revision's JobManager exists", c.now)
+		c.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", c.st.Revision.CurrentRevision)
 		c.poll()
 		return nil
 	}
@@ -51,14 +56,22 @@ func (c *cycle) update(ctx context.Context) error {
 		if err := c.deleteJobManager(ctx); err != nil {
 			return err
 		}
+		c.updateStepf(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
+			c.obs.wl.Revision, podNames(c.obs.pods))
 		c.poll()
 		return nil
 	}
-	if none, err := c.waitForNoJobManagerPods(ctx); err != nil || !none {
+	none, err := c.waitForNoJobManagerPods(ctx)
+	if err != nil {
 		return err
+	}
+	if !none {
+		c.updateStepf(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager pods to be gone: %s", podNames(c.obs.pods))
+		return nil
 	}
 	if c.obs.wl != nil {
 		// The old workload is still being deleted.
+		c.updateStepf(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager %s to be deleted", c.obs.wl.Revision)
 		c.poll()
 		return nil
 	}
@@ -67,7 +80,15 @@ func (c *cycle) update(ctx context.Context) error {
 	if err := c.applyComponents(ctx); err != nil {
 		return err
 	}
-	return c.createJobManager(ctx, c.restoreFrom())
+	from := c.restoreFrom()
+	if err := c.createJobManager(ctx, from); err != nil {
+		return err
+	}
+	if from == "" {
+		from = "none"
+	}
+	c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s, restoring savepoint %s", c.st.Revision.CurrentRevision, from)
+	return nil
 }
 
 // startUpdate moves the job to Updating and, when it runs, asks for its final savepoint.

@@ -47,6 +47,9 @@ type Input struct {
 	DeploymentType v1beta1.JobManagerDeploymentType
 	// Recorded is the job status recorded so far.
 	Recorded v1beta1.JobStatus
+	// LostSince is when a Lost job became Lost (the Lost condition's lastTransitionTime);
+	// zero counts as Now, so a Lost job without a record of its start is never cut short.
+	LostSince time.Time
 	// Stopping is set once a stop-with-savepoint of the job was requested (update or
 	// cancel): Flink then reports the stopped job FINISHED, which is not a success.
 	Stopping bool
@@ -68,6 +71,10 @@ type Result struct {
 	State string
 	// Reason is the failure reason of a transition to Failed, DeployFailed or Lost.
 	Reason string
+	// DeploymentFailure is the kind of a failed deployment that caused a transition to
+	// DeployFailed or Failed (CrashLoopBackOff, ImagePullBackOff, ErrImagePull,
+	// CreateContainerConfigError, FailedCreate, ...); "" for any other transition.
+	DeploymentFailure string
 	// Message explains a transition, for the Event.
 	Message string
 	// LostSince is when the job became Lost: the recorded time, or Now on the transition.
@@ -162,10 +169,14 @@ func DeriveJob(in Input) Result {
 	}
 
 	if reason := in.Workload.CreateFailure; reason != "" {
-		return fail(failedState(rec), reason)
+		r := fail(failedState(rec), reason)
+		r.DeploymentFailure = FailedCreate
+		return r
 	}
-	if reason := PodFailure(in.Pod); reason != "" {
-		return fail(failedState(rec), reason)
+	if kind, reason := PodFailure(in.Pod); reason != "" {
+		r := fail(failedState(rec), reason)
+		r.DeploymentFailure = kind
+		return r
 	}
 
 	if in.Flink != nil {
@@ -298,10 +309,10 @@ func fromJobWorkload(in Input, rec string) (Result, bool) {
 }
 
 func lostSince(in Input) time.Time {
-	if in.Recorded.CompletionTime != nil {
-		return in.Recorded.CompletionTime.Time
+	if in.LostSince.IsZero() {
+		return in.Now
 	}
-	return in.Now
+	return in.LostSince
 }
 
 // withLostTimeout keeps a Lost job Lost and says when its timeout runs out. A job Lost for

@@ -36,10 +36,6 @@ func flinkJob(s string) *state.Flink {
 
 func recorded(s string) v1beta1.JobStatus { return v1beta1.JobStatus{ID: jobID, State: s} }
 
-func lostAt(t time.Time) v1beta1.JobStatus {
-	return v1beta1.JobStatus{ID: jobID, State: v1beta1.JobStateLost, CompletionTime: &metav1.Time{Time: t}}
-}
-
 func TestDeriveJob(t *testing.T) {
 	wl := &state.Workload{Revision: "wc-r1"}
 	crash := fctest.SetCrashLoop(fctest.Pod("wc", "wc-jm-1", "wc-r1", t0), t0, 3, 20*time.Second, 1,
@@ -51,6 +47,8 @@ func TestDeriveJob(t *testing.T) {
 		want   string
 		reason string
 		timed  bool
+		// kind is the failed deployment's kind (Result.DeploymentFailure).
+		kind string
 	}{
 		// Rule 1: terminal states only from the Flink API in Deployment mode.
 		{name: "Deployment: API unreachable while the JobManager restarts keeps Running",
@@ -109,40 +107,40 @@ func TestDeriveJob(t *testing.T) {
 
 		// Rule 3: Lost is tracked again, or times out.
 		{name: "Lost job reported RUNNING again is Running",
-			in:   state.Input{Now: t0.Add(7 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: wl, Pod: running(t0), Flink: flinkJob("RUNNING")},
+			in:   state.Input{Now: t0.Add(7 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: wl, Pod: running(t0), Flink: flinkJob("RUNNING")},
 			want: "Running"},
 		{name: "Lost job reported INITIALIZING again is Deploying",
-			in:   state.Input{Now: t0.Add(7 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: wl, Pod: running(t0), Flink: flinkJob("INITIALIZING")},
+			in:   state.Input{Now: t0.Add(7 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: wl, Pod: running(t0), Flink: flinkJob("INITIALIZING")},
 			want: "Deploying"},
 		{name: "Lost job within the timeout stays Lost",
-			in:   state.Input{Now: t0.Add(9 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: wl, Pod: running(t0), Flink: &state.Flink{}},
+			in:   state.Input{Now: t0.Add(9 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: wl, Pod: running(t0), Flink: &state.Flink{}},
 			want: "Lost"},
 		{name: "Lost job after the timeout stays Lost and times out (afterJobFails applies)",
-			in:   state.Input{Now: t0.Add(10 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: wl, Pod: running(t0), Flink: &state.Flink{}},
+			in:   state.Input{Now: t0.Add(10 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: wl, Pod: running(t0), Flink: &state.Flink{}},
 			want: "Lost", timed: true},
 		{name: "Lost job times out also while the API is unreachable",
-			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: wl},
+			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: wl},
 			want: "Lost", timed: true},
 		{name: "Lost job past the timeout is not tracked again (its cleanup ran)",
-			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: wl, Pod: running(t0), Flink: flinkJob("RUNNING")},
+			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: wl, Pod: running(t0), Flink: flinkJob("RUNNING")},
 			want: "Lost", timed: true},
 		{name: "Deployment: Lost job past the timeout whose Deployment is missing stays Lost, not created again",
-			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: nil},
+			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: nil},
 			want: "Lost", timed: true},
 		{name: "Deployment: Lost job within the timeout whose Deployment is missing goes back to Pending",
-			in:   state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: lostAt(t0), Workload: nil},
+			in:   state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: nil},
 			want: "Pending"},
 		{name: "Job: Lost job whose Job is missing stays Lost within the timeout",
-			in:   state.Input{Now: t0.Add(time.Minute), DeploymentType: job, Recorded: lostAt(t0), Workload: nil},
+			in:   state.Input{Now: t0.Add(time.Minute), DeploymentType: job, Recorded: recorded("Lost"), LostSince: t0, Workload: nil},
 			want: "Lost"},
 
 		// Rule 4: failed deployments.
 		{name: "Deployment: CrashLoopBackOff after 3 short runs makes a deploying job DeployFailed",
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: crash},
-			want: "DeployFailed", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing"},
+			want: "DeployFailed", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing", kind: "CrashLoopBackOff"},
 		{name: "Deployment: CrashLoopBackOff of a running job's JobManager is Failed",
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: crash},
-			want: "Failed", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing"},
+			want: "Failed", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing", kind: "CrashLoopBackOff"},
 		{name: "Deployment: CrashLoopBackOff after 2 restarts is not yet a failure",
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetCrashLoop(fctest.Pod("wc", "p", "r", t0), t0, 2, time.Second, 1, "x")},
 			want: "Deploying"},
@@ -151,13 +149,16 @@ func TestDeriveJob(t *testing.T) {
 			want: "Running"},
 		{name: "Deployment: ImagePullBackOff makes a deploying job DeployFailed",
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetWaiting(fctest.Pod("wc", "p", "r", t0), t0, "ImagePullBackOff", "Back-off pulling image \"flink:nope\"")},
-			want: "DeployFailed", reason: "container jobmanager: ImagePullBackOff: Back-off pulling image \"flink:nope\""},
+			want: "DeployFailed", reason: "container jobmanager: ImagePullBackOff: Back-off pulling image \"flink:nope\"", kind: "ImagePullBackOff"},
 		{name: "Deployment: CreateContainerConfigError makes a deploying job DeployFailed",
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetWaiting(fctest.Pod("wc", "p", "r", t0), t0, "CreateContainerConfigError", "secret \"creds\" not found")},
-			want: "DeployFailed", reason: "container jobmanager: CreateContainerConfigError: secret \"creds\" not found"},
+			want: "DeployFailed", reason: "container jobmanager: CreateContainerConfigError: secret \"creds\" not found", kind: "CreateContainerConfigError"},
+		{name: "Job: ErrImagePull makes a deploying job DeployFailed",
+			in:   state.Input{DeploymentType: job, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetWaiting(fctest.Pod("wc", "p", "r", t0), t0, "ErrImagePull", "manifest unknown")},
+			want: "DeployFailed", reason: "container jobmanager: ErrImagePull: manifest unknown", kind: "ErrImagePull"},
 		{name: "Deployment: ReplicaFailure FailedCreate makes a deploying job DeployFailed",
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: &state.Workload{CreateFailure: "JobManager pod cannot be created: exceeded quota"}},
-			want: "DeployFailed", reason: "JobManager pod cannot be created: exceeded quota"},
+			want: "DeployFailed", reason: "JobManager pod cannot be created: exceeded quota", kind: "FailedCreate"},
 
 		// Rule 5: a missing Deployment is created again.
 		{name: "Deployment: running job whose Deployment is missing goes back to Pending, not Lost",
@@ -205,6 +206,7 @@ func TestDeriveJob(t *testing.T) {
 			assert.Equal(t, tc.want, got.State)
 			assert.Equal(t, tc.reason, got.Reason)
 			assert.Equal(t, tc.timed, got.LostTimedOut, "lost timed out")
+			assert.Equal(t, tc.kind, got.DeploymentFailure, "deployment failure kind")
 		})
 	}
 }
@@ -219,11 +221,29 @@ func TestDeriveJobTimers(t *testing.T) {
 	assert.Equal(t, t0.Add(5*time.Minute), r.LostSince, "Lost since now")
 	assert.Equal(t, lost, r.RequeueAfter, "requeue when the Lost timeout ends")
 
-	in.Recorded = lostAt(t0.Add(5 * time.Minute))
+	in.Recorded, in.LostSince = recorded("Lost"), t0.Add(5*time.Minute)
 	in.Now = t0.Add(12 * time.Minute)
 	r = state.DeriveJob(in)
 	assert.Equal(t, t0.Add(5*time.Minute), r.LostSince, "the recorded Lost time is kept")
 	assert.Equal(t, 3*time.Minute, r.RequeueAfter)
+}
+
+// TestLostSinceComesFromTheCondition: the Lost timer runs from Input.LostSince (the Lost
+// condition's lastTransitionTime). completionTime is for jobs that completed and never
+// shortens the timer.
+func TestLostSinceComesFromTheCondition(t *testing.T) {
+	in := state.Input{Now: t0.Add(time.Hour), DeploymentType: dep, Workload: &state.Workload{}, Pod: running(t0), Flink: &state.Flink{},
+		HARecoveryGrace: grace, LostTimeout: lost,
+		Recorded: v1beta1.JobStatus{ID: jobID, State: v1beta1.JobStateLost, CompletionTime: &metav1.Time{Time: t0}}}
+	r := state.DeriveJob(in)
+	assert.False(t, r.LostTimedOut, "an hour-old completionTime does not end a Lost job")
+	assert.Equal(t, in.Now, r.LostSince, "without a Lost time the job counts as Lost since now")
+	assert.Equal(t, lost, r.RequeueAfter)
+
+	in.LostSince = t0.Add(50 * time.Minute)
+	r = state.DeriveJob(in)
+	assert.True(t, r.LostTimedOut, "ten minutes after the recorded Lost time")
+	assert.Equal(t, t0.Add(50*time.Minute), r.LostSince)
 }
 
 func TestTrusted(t *testing.T) {

@@ -26,6 +26,13 @@ const ShortRun = 5 * time.Minute
 // tail of a log).
 const maxReasonLength = 512
 
+// crashLoopBackOff is the kubelet's waiting reason of a container it restarts with back-off.
+const crashLoopBackOff = "CrashLoopBackOff"
+
+// FailedCreate is the kind of a failed deployment whose JobManager pod cannot be created (the
+// reason of the Deployment's ReplicaFailure condition).
+const FailedCreate = "FailedCreate"
+
 // waitingFailures are container waiting reasons that never resolve without a spec change.
 var waitingFailures = []string{"ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "InvalidImageName", "CreateContainerError"}
 
@@ -104,27 +111,29 @@ func StartTime(pod *corev1.Pod) time.Time {
 	return t
 }
 
-// PodFailure returns why a JobManager pod cannot run, or "" when it can: a container stuck
-// in an image or configuration error, or a JobManager container in CrashLoopBackOff after
-// CrashLoopRestarts short runs. These are the Flink Kubernetes operator's
-// DeploymentFailedException cases.
-func PodFailure(pod *corev1.Pod) string {
+// PodFailure returns why a JobManager pod cannot run: kind is the cause (a container waiting
+// reason such as ImagePullBackOff or CreateContainerConfigError, or CrashLoopBackOff) and
+// message the reason for the status; both are "" when it can run. These are the Flink
+// Kubernetes operator's DeploymentFailedException cases: a container stuck in an image or
+// configuration error, or a JobManager container in CrashLoopBackOff after CrashLoopRestarts
+// short runs.
+func PodFailure(pod *corev1.Pod) (kind, message string) {
 	if pod == nil {
-		return ""
+		return "", ""
 	}
 	all := append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...)
 	for _, cs := range all {
 		if w := cs.State.Waiting; w != nil && slices.Contains(waitingFailures, w.Reason) {
-			return truncate(fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message))
+			return w.Reason, truncate(fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message))
 		}
 	}
 	cs := jobManagerStatus(pod)
-	if cs == nil || cs.State.Waiting == nil || cs.State.Waiting.Reason != "CrashLoopBackOff" || cs.RestartCount < CrashLoopRestarts {
-		return ""
+	if cs == nil || cs.State.Waiting == nil || cs.State.Waiting.Reason != crashLoopBackOff || cs.RestartCount < CrashLoopRestarts {
+		return "", ""
 	}
 	last := cs.LastTerminationState.Terminated
 	if last != nil && !last.StartedAt.IsZero() && !last.FinishedAt.IsZero() && last.FinishedAt.Sub(last.StartedAt.Time) > ShortRun {
-		return ""
+		return "", ""
 	}
 	reason := fmt.Sprintf("JobManager container in CrashLoopBackOff after %d restarts", cs.RestartCount)
 	if last != nil {
@@ -135,7 +144,7 @@ func PodFailure(pod *corev1.Pod) string {
 			reason += ": " + last.Reason
 		}
 	}
-	return truncate(reason)
+	return crashLoopBackOff, truncate(reason)
 }
 
 // TerminatedFailure returns why a JobManager container ended with a failure (Job mode), or "".
@@ -196,7 +205,7 @@ func DeploymentFailure(dep *appsv1.Deployment) string {
 		return ""
 	}
 	for _, c := range dep.Status.Conditions {
-		if c.Type == appsv1.DeploymentReplicaFailure && c.Reason == "FailedCreate" && c.Status == corev1.ConditionTrue {
+		if c.Type == appsv1.DeploymentReplicaFailure && c.Reason == FailedCreate && c.Status == corev1.ConditionTrue {
 			return truncate("JobManager pod cannot be created: " + c.Message)
 		}
 	}

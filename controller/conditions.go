@@ -1,0 +1,173 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/state"
+)
+
+// Condition types of status.conditions. Together with the Events they record every lifecycle
+// transition; each condition's lastTransitionTime says when its status last changed.
+const (
+	// ConditionManaged is True for an application-mode cluster this controller runs, and False
+	// (reason NotApplicationMode) for a cluster it leaves alone.
+	ConditionManaged = "Managed"
+	// ConditionJobManagerReady is True while the current JobManager workload's pod is ready,
+	// which is when the JobManager Service routes the Flink REST API to it.
+	ConditionJobManagerReady = "JobManagerReady"
+	// ConditionUpdating is True from the start of an update (a new spec revision) through the
+	// stop-with-savepoint, the wait for every old JobManager pod to be gone and the deployment
+	// of the next revision, until that revision's job runs or ends; then False.
+	ConditionUpdating = "Updating"
+	// ConditionDeploymentFailed is True once the JobManager could not be deployed: a crash
+	// loop, an image pull or container configuration error, or pods the Deployment cannot
+	// create. Its reason is the kind of failure and its message the failure reason. It turns
+	// False when a JobManager is created again (a fixed spec, a restart).
+	ConditionDeploymentFailed = "DeploymentFailed"
+	// ConditionLost is True while the job is Lost. Its lastTransitionTime is when the job
+	// became Lost: the Lost timeout counts from it.
+	ConditionLost = "Lost"
+)
+
+// Condition reasons. A True DeploymentFailed condition has the kind of failure as its reason
+// instead: CrashLoopBackOff, ImagePullBackOff, ErrImagePull, CreateContainerConfigError,
+// InvalidImageName, CreateContainerError or FailedCreate.
+const (
+	// ConditionReasonApplicationMode: Managed is True.
+	ConditionReasonApplicationMode = "ApplicationMode"
+	// ConditionReasonNotApplicationMode: Managed is False, the cluster is left alone.
+	ConditionReasonNotApplicationMode = "NotApplicationMode"
+
+	// ConditionReasonPodReady: the JobManager pod is ready.
+	ConditionReasonPodReady = "PodReady"
+	// ConditionReasonPodNotReady: the JobManager pod is missing, starting, failing or ended.
+	ConditionReasonPodNotReady = "PodNotReady"
+	// ConditionReasonJobManagerMissing: there is no JobManager workload, or it is being deleted.
+	ConditionReasonJobManagerMissing = "JobManagerMissing"
+	// ConditionReasonScaledToZero: the JobManager Deployment of an ended job is scaled to 0.
+	ConditionReasonScaledToZero = "ScaledToZero"
+
+	// ConditionReasonStoppingWithSavepoint: the update waits for the job's final savepoint.
+	ConditionReasonStoppingWithSavepoint = "StoppingWithSavepoint"
+	// ConditionReasonWaitingForJobManagerPods: the update deleted the old JobManager workload
+	// and waits until every old JobManager pod, terminating ones included, is gone.
+	ConditionReasonWaitingForJobManagerPods = "WaitingForJobManagerPods"
+	// ConditionReasonDeployingNextRevision: the next revision's JobManager is deploying.
+	ConditionReasonDeployingNextRevision = "DeployingNextRevision"
+	// ConditionReasonUpToDate: Updating is False, the current revision is the spec's.
+	ConditionReasonUpToDate = "UpToDate"
+
+	// ConditionReasonNoFailure: DeploymentFailed is False.
+	ConditionReasonNoFailure = "NoFailure"
+
+	// ConditionReasonJobNotReported: the job is Lost, within its timeout.
+	ConditionReasonJobNotReported = "JobNotReported"
+	// ConditionReasonLostTimeout: the job stayed Lost for the Lost timeout; afterJobFails applies.
+	ConditionReasonLostTimeout = "LostTimeout"
+	// ConditionReasonJobTracked: Lost is False, the job is tracked.
+	ConditionReasonJobTracked = "JobTracked"
+)
+
+// condition builds a condition of this controller.
+func condition(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message}
+}
+
+// setCondition records cond with meta.SetStatusCondition. A changed status takes at as its
+// lastTransitionTime (the injected clock, never time.Now); an unchanged status keeps its own.
+// It reports whether a recorded condition changed its status.
+func setCondition(conds *[]metav1.Condition, cond metav1.Condition, at time.Time) (flipped bool) {
+	prev := meta.FindStatusCondition(*conds, cond.Type)
+	flipped = prev != nil && prev.Status != cond.Status
+	cond.LastTransitionTime = metav1.NewTime(at)
+	meta.SetStatusCondition(conds, cond)
+	return flipped
+}
+
+// observedGeneration stamps every condition with the generation it was derived from.
+func observedGeneration(conds []metav1.Condition, generation int64) {
+	for i := range conds {
+		conds[i].ObservedGeneration = generation
+	}
+}
+
+// lostSince is when the job became Lost: the True Lost condition's lastTransitionTime; zero
+// when the job is not Lost.
+func lostSince(conds []metav1.Condition) time.Time {
+	if c := meta.FindStatusCondition(conds, ConditionLost); c != nil && c.Status == metav1.ConditionTrue {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
+}
+
+// managedCondition says whether this controller runs the cluster.
+func managedCondition(fc *v1beta1.FlinkCluster) metav1.Condition {
+	if fc.Spec.IsApplicationMode() {
+		return condition(ConditionManaged, metav1.ConditionTrue, ConditionReasonApplicationMode,
+			"spec.job.mode is Application: this controller runs the cluster")
+	}
+	return condition(ConditionManaged, metav1.ConditionFalse, ConditionReasonNotApplicationMode,
+		fmt.Sprintf("job mode %s is not managed by this controller: only spec.job.mode Application is", jobMode(fc)))
+}
+
+// jobMode names a cluster's job mode for messages.
+func jobMode(fc *v1beta1.FlinkCluster) string {
+	switch {
+	case fc.Spec.Job == nil:
+		return "session cluster"
+	case fc.Spec.Job.Mode == nil:
+		return "unset"
+	}
+	return string(*fc.Spec.Job.Mode)
+}
+
+// jobManagerReadyCondition derives JobManagerReady from the JobManager workload (kind Job or
+// Deployment; nil when missing), the Deployment's desired replicas and the selected pod.
+func jobManagerReadyCondition(kind string, wl *state.Workload, replicas *int32, pod *corev1.Pod) metav1.Condition {
+	notReady := func(reason, format string, args ...any) metav1.Condition {
+		return condition(ConditionJobManagerReady, metav1.ConditionFalse, reason, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case wl == nil:
+		return notReady(ConditionReasonJobManagerMissing, "no JobManager %s", kind)
+	case wl.Deleting:
+		return notReady(ConditionReasonJobManagerMissing, "the JobManager %s is being deleted", kind)
+	case replicas != nil && *replicas == 0:
+		return notReady(ConditionReasonScaledToZero, "the JobManager Deployment is scaled to 0")
+	case pod == nil:
+		return notReady(ConditionReasonPodNotReady, "no JobManager pod yet")
+	case !state.Ready(pod):
+		phase := string(pod.Status.Phase)
+		if phase == "" {
+			phase = "not started"
+		}
+		return notReady(ConditionReasonPodNotReady, "JobManager pod %s is %s, not ready", pod.Name, phase)
+	}
+	return condition(ConditionJobManagerReady, metav1.ConditionTrue, ConditionReasonPodReady,
+		fmt.Sprintf("JobManager pod %s is ready", pod.Name))
+}
+
+// updatingCondition derives Updating. step is the update flow's step in this reconcile (nil
+// when the flow did not run); pending reports an update in progress (revisions differ or
+// the job is Updating); prev is the recorded condition. nil leaves the recorded condition
+// as it is: an update whose step was not reached (an error), or the next revision's job
+// still deploying.
+func updatingCondition(prev, step *metav1.Condition, pending bool, jobState, revision string) *metav1.Condition {
+	switch {
+	case step != nil:
+		return step
+	case pending:
+		return nil
+	case prev != nil && prev.Status == metav1.ConditionTrue &&
+		(jobState == v1beta1.JobStateDeploying || jobState == v1beta1.JobStatePending):
+		return nil
+	}
+	c := condition(ConditionUpdating, metav1.ConditionFalse, ConditionReasonUpToDate, "current revision "+revision)
+	return &c
+}
