@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,19 +50,30 @@ func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current
 	ann[specHashAnnotation] = hash
 	desired.SetAnnotations(ann)
 
-	if err := c.r.Client.Get(ctx, client.ObjectKeyFromObject(desired), current); err != nil {
+	key := client.ObjectKeyFromObject(desired)
+	if err := c.r.Client.Get(ctx, key, current); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return false, err
 		}
-		if err := c.r.Client.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
+		err := c.r.Client.Create(ctx, desired)
+		if err == nil {
+			return true, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
 			return false, fmt.Errorf("creating %T %s: %w", desired, desired.GetName(), err)
 		}
-		return true, nil
+		// The API server has it, the cache does not: an object without the label the cache
+		// selects (CacheOptions) — someone else's, or ours with the label removed — or one
+		// the cache has not seen yet. Read it from the API server.
+		if err := c.r.Reader.Get(ctx, key, current); err != nil {
+			return false, fmt.Errorf("reading %T %s: %w", desired, desired.GetName(), err)
+		}
 	}
 	if !metav1.IsControlledBy(current, c.fc) {
 		return false, fmt.Errorf("%T %s exists and is not owned by FlinkCluster %s", current, current.GetName(), c.fc.Name)
 	}
-	if current.GetAnnotations()[specHashAnnotation] == hash {
+	if current.GetAnnotations()[specHashAnnotation] == hash &&
+		labels.SelectorFromSet(desired.GetLabels()).Matches(labels.Set(current.GetLabels())) {
 		return true, nil
 	}
 	merge(current, desired)

@@ -34,7 +34,10 @@ const (
 )
 
 var (
-	k8s       client.Client
+	k8s client.Client
+	// cached is the manager's client: it reads through the cache restricted by
+	// controller.CacheOptions, as the controller does.
+	cached    client.Client
 	scheme    = runtime.NewScheme()
 	fakeClock = clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	// fakes maps "namespace/name" of a FlinkCluster to the fake Flink REST server standing in
@@ -78,6 +81,7 @@ func run(m *testing.M) int {
 
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  controller.CacheOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})
@@ -95,6 +99,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	cached = mgr.GetClient()
 	k8s, err = client.New(env.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -248,6 +250,16 @@ func deleteRunningCluster(t *testing.T, h *harness) {
 	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-cluster-config-map", Namespace: h.ns,
 		Labels: map[string]string{"app": "other", "configmap-type": "high-availability"}}}
 	require.NoError(t, k8s.Create(h.ctx, other))
+	// The manager's cache holds only the controller's own objects: once it has seen a
+	// ConfigMap created after the HA ConfigMaps, it has still not seen them. Their cleanup
+	// must find them on the API server.
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: h.ns, Labels: map[string]string{resources.LabelApp: resources.AppFlink}}}
+	require.NoError(t, k8s.Create(h.ctx, probe))
+	h.eventually("the cache saw the probe", func() bool { return cached.Get(h.ctx, client.ObjectKeyFromObject(probe), &corev1.ConfigMap{}) == nil })
+	require.True(t, apierrors.IsNotFound(cached.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: h.name + "-cluster-config-map"}, &corev1.ConfigMap{})),
+		"HA ConfigMaps are outside the manager's cache")
+	require.NoError(t, cached.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: resources.ConfigMapName(h.name)}, &corev1.ConfigMap{}),
+		"the cluster's own ConfigMap is in it")
 
 	require.NoError(t, k8s.Delete(h.ctx, h.get()))
 	h.eventually("JobManager workload deleted and its pod terminating", func() bool {

@@ -6,8 +6,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -65,6 +67,25 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Complete(r)
+}
+
+// CacheOptions restricts the manager's cache for the kinds the controller owns or watches
+// (Pod, ConfigMap, Service, Job, Deployment, StatefulSet) to the objects that carry the
+// label every object and pod of a cluster carries (app=flink), so that the controller does
+// not hold every pod and ConfigMap of the cluster in memory. Objects without it are
+// invisible to the manager's client: what the controller must read regardless — the
+// JobManager pods, and the HA ConfigMaps Flink creates with its own labels — it reads from
+// the API server (Reconciler.Reader).
+func CacheOptions() cache.Options {
+	by := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{resources.LabelApp: resources.AppFlink})}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}:         by,
+		&corev1.ConfigMap{}:   by,
+		&corev1.Service{}:     by,
+		&batchv1.Job{}:        by,
+		&appsv1.Deployment{}:  by,
+		&appsv1.StatefulSet{}: by,
+	}}
 }
 
 // podToCluster maps a Flink pod to its FlinkCluster.
