@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -162,6 +163,16 @@ func (o *Options) Validate() error {
 // webhook-only deployment does not take part in an election at all.
 func (o *Options) leaderElection() bool { return o.LeaderElect && o.EnableController }
 
+// cacheOptions are the manager's cache settings: with the controller, its owned kinds are
+// cached only for the objects carrying the controller's label (controller.CacheOptions), not
+// every pod and ConfigMap of the cluster. The webhooks read nothing through the cache.
+func (o *Options) cacheOptions() cache.Options {
+	if !o.EnableController {
+		return cache.Options{}
+	}
+	return controller.CacheOptions()
+}
+
 // Run builds the server and runs it until ctx is done (graceful shutdown: the webhook server
 // finishes the requests in flight).
 func Run(ctx context.Context, o Options) error {
@@ -220,6 +231,7 @@ func New(o Options) (*Server, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Logger: log,
+		Cache:  o.cacheOptions(),
 		WebhookServer: crwebhook.NewServer(crwebhook.Options{
 			Host: o.WebhookHost,
 			Port: o.WebhookPort,

@@ -2,6 +2,7 @@ package server
 
 import (
 	"flag"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // TestServeFlagDefaults pins the defaults of `flink-admission serve` to deploy's contract:
@@ -112,6 +114,22 @@ func TestLeaderElectionOnlyForTheController(t *testing.T) {
 	assert.True(t, (&Options{LeaderElect: true, EnableController: true}).leaderElection())
 	assert.False(t, (&Options{LeaderElect: true, EnableController: false}).leaderElection())
 	assert.False(t, (&Options{LeaderElect: false, EnableController: true}).leaderElection())
+}
+
+// TestCacheRestrictedOnlyForTheController: with the controller, the manager caches the kinds
+// it owns only for objects with the controller's label; without it nothing is restricted.
+func TestCacheRestrictedOnlyForTheController(t *testing.T) {
+	assert.Empty(t, (&Options{EnableController: false}).cacheOptions().ByObject)
+
+	by := (&Options{EnableController: true}).cacheOptions().ByObject
+	var kinds []string
+	for obj, o := range by {
+		kinds = append(kinds, fmt.Sprintf("%T", obj))
+		require.NotNil(t, o.Label, "%T", obj)
+		assert.True(t, o.Label.Matches(labels.Set{"app": "flink", "cluster": "wc"}), "%T: the controller's objects are cached", obj)
+		assert.False(t, o.Label.Matches(labels.Set{"app": "wc", "configmap-type": "high-availability"}), "%T: other objects are not", obj)
+	}
+	assert.ElementsMatch(t, []string{"*v1.Pod", "*v1.ConfigMap", "*v1.Service", "*v1.Job", "*v1.Deployment", "*v1.StatefulSet"}, kinds)
 }
 
 func TestParseLogLevel(t *testing.T) {
