@@ -163,7 +163,7 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 	var warnings []string
 	if oldDoc == nil {
 		errs, warnings = c.policy.ValidateCreate(cur.typed)
-		errs = appendUnique(errs, c.cel.Validate(ctx, cur.obj, nil))
+		errs = celrules.Merge(errs, c.cel.Validate(ctx, cur.obj, nil))
 	} else {
 		r.Operation = "UPDATE"
 		old, ferr := c.mutate(oldDoc.Object)
@@ -173,7 +173,7 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 			return r
 		}
 		errs, warnings = c.policy.ValidateUpdate(old.typed, cur.typed)
-		errs = appendUnique(errs, c.cel.Validate(ctx, cur.obj, old.obj))
+		errs = celrules.Merge(errs, c.cel.Validate(ctx, cur.obj, old.obj))
 	}
 	for _, e := range errs {
 		r.Errors = append(r.Errors, toFieldError(e))
@@ -183,21 +183,6 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 	}
 	r.Allowed = len(r.Errors) == 0
 	return r
-}
-
-// appendUnique adds the CEL errors that policy did not already report for the same field
-// and reason, so that a rule enforced by both shows once.
-func appendUnique(errs, more field.ErrorList) field.ErrorList {
-	seen := make(map[string]bool, len(errs))
-	for _, e := range errs {
-		seen[e.Field+"|"+string(e.Type)] = true
-	}
-	for _, e := range more {
-		if !seen[e.Field+"|"+string(e.Type)] {
-			errs = append(errs, e)
-		}
-	}
-	return errs
 }
 
 func toFieldError(e *field.Error) FieldError {

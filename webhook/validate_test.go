@@ -165,35 +165,6 @@ func TestValidateNoDuplicateCauses(t *testing.T) {
 	}
 }
 
-func TestMergeErrors(t *testing.T) {
-	tests := []struct {
-		name        string
-		policy, cel []string // "field type detail"
-		want        []string
-	}{
-		{name: "no CEL errors: the policy's", policy: []string{"a Invalid p"}, want: []string{"a Invalid p"}},
-		{name: "no policy errors: the CEL rules'", cel: []string{"a Invalid c"}, want: []string{"a Invalid c"}},
-		{name: "same field and type: the policy's detail", policy: []string{"a Invalid p"}, cel: []string{"a Invalid c"}, want: []string{"a Invalid p"}},
-		{name: "same field, other type: both", policy: []string{"a Invalid p"}, cel: []string{"a Forbidden c"}, want: []string{"a Invalid p", "a Forbidden c"}},
-		{name: "other field: both", policy: []string{"a Invalid p"}, cel: []string{"b Invalid c"}, want: []string{"a Invalid p", "b Invalid c"}},
-		{name: "two policy errors on one field stay", policy: []string{"a Invalid p1", "a Invalid p2"}, cel: []string{"a Invalid c"}, want: []string{"a Invalid p1", "a Invalid p2"}},
-		{name: "root CEL error with the policy's message: the policy's", policy: []string{"metadata.name Invalid bad name"}, cel: []string{"<nil> Invalid bad name"}, want: []string{"metadata.name Invalid bad name"}},
-		{name: "root CEL error with another message: both", policy: []string{"metadata.name Invalid bad name"}, cel: []string{"<nil> Invalid too long"}, want: []string{"metadata.name Invalid bad name", "<nil> Invalid too long"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := mergeErrors(errorList(tt.policy), errorList(tt.cel))
-			var gotS []string
-			for _, e := range got {
-				gotS = append(gotS, e.Field+" "+typeName(e.Type)+" "+e.Detail)
-			}
-			if diff := cmp.Diff(tt.want, gotS); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestRuleLabel(t *testing.T) {
 	tests := []struct {
 		name string
