@@ -2,8 +2,8 @@
 // pipelines and reviews: `flink-admission check -f manifests/`. Each FlinkCluster goes
 // through the same steps as on a cluster: the CRD's structural defaults (as the API server
 // applies them), the mutating webhook (policy.Default), then validation by package policy
-// and by the CRD's CEL rules (package celrules) — as a create, or as an update when the
-// previous version of the manifest is given.
+// and by the CRD's CEL rules (package celrules), in the order the API server runs them — as
+// a create, or as an update when the previous version of the manifest is given.
 package check
 
 import (
@@ -162,8 +162,7 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 	var errs field.ErrorList
 	var warnings []string
 	if oldDoc == nil {
-		errs, warnings = c.policy.ValidateCreate(cur.typed)
-		errs = celrules.Merge(errs, c.cel.Validate(ctx, cur.obj, nil))
+		errs, warnings = c.admit(ctx, cur, nil)
 	} else {
 		r.Operation = "UPDATE"
 		old, ferr := c.mutate(oldDoc.Object)
@@ -172,8 +171,7 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 			r.Errors = append(r.Errors, toFieldError(ferr))
 			return r
 		}
-		errs, warnings = c.policy.ValidateUpdate(old.typed, cur.typed)
-		errs = celrules.Merge(errs, c.cel.Validate(ctx, cur.obj, old.obj))
+		errs, warnings = c.admit(ctx, cur, old)
 	}
 	for _, e := range errs {
 		r.Errors = append(r.Errors, toFieldError(e))
@@ -183,6 +181,25 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 	}
 	r.Allowed = len(r.Errors) == 0
 	return r
+}
+
+// admit validates as a cluster does, in the API server's order: the CRD's rules run before
+// any validating webhook, and when they deny, the webhook is not called, so the denial
+// carries only the CRD's errors (and no webhook warnings). Otherwise the validating
+// webhook's verdict stands: the policy, merged with the CEL rules it mirrors.
+func (c *Checker) admit(ctx context.Context, cur, old *admitted) (field.ErrorList, []string) {
+	var oldObj map[string]any
+	if old != nil {
+		oldObj = old.obj
+	}
+	celErrs := c.cel.Validate(ctx, cur.obj, oldObj)
+	if len(celErrs) > 0 {
+		return celErrs, nil
+	}
+	if old == nil {
+		return c.policy.ValidateCreate(cur.typed)
+	}
+	return c.policy.ValidateUpdate(old.typed, cur.typed)
 }
 
 func toFieldError(e *field.Error) FieldError {
