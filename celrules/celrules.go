@@ -22,6 +22,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -41,7 +42,10 @@ type Validator struct {
 	// serving (defaults must not carry unknown fields).
 	defaults *structuralschema.Structural
 	cel      *schemacel.Validator
-	rules    []Rule
+	// openAPI checks types, enums, bounds and required fields, as the API server does
+	// before it runs the CEL rules.
+	openAPI apiservervalidation.SchemaValidator
+	rules   []Rule
 }
 
 // New parses the embedded CRD, compiles every x-kubernetes-validations rule of the
@@ -96,9 +100,15 @@ func newFromSchema(props *apiextensionsv1.JSONSchemaProps, version string) (*Val
 		return nil, fmt.Errorf("pruning the %s schema defaults: %w", version, err)
 	}
 
+	openAPI, _, err := apiservervalidation.NewSchemaValidator(internal)
+	if err != nil {
+		return nil, fmt.Errorf("building the %s OpenAPI schema validator: %w", version, err)
+	}
+
 	return &Validator{
 		schema:   ss,
 		defaults: defaults,
+		openAPI:  openAPI,
 		// The same call the API server's custom resource strategy makes, with its limit.
 		cel:   schemacel.NewValidator(ss, true, celconfig.PerCallLimit),
 		rules: rules,
@@ -131,6 +141,21 @@ func (v *Validator) Validate(ctx context.Context, obj, old map[string]any) field
 	correlated := common.NewCorrelatedObject(obj, old, &model.Structural{Structural: v.schema})
 	errs, _ := v.cel.Validate(ctx, nil, v.schema, obj, old, celconfig.RuntimeCELCostBudget, schemacel.WithRatcheting(correlated))
 	return errs
+}
+
+// ValidateSchema checks obj against the CRD's OpenAPI schema (types, enums, minimum and
+// maximum, required fields), the validation the API server runs beside the CEL rules. On
+// update (old not nil) an error on a value that did not change is dropped, as the API
+// server's validation ratcheting does. Call Default first, as for Validate.
+func (v *Validator) ValidateSchema(obj, old map[string]any) field.ErrorList {
+	if obj == nil {
+		return field.ErrorList{field.Required(field.NewPath(""), "an object to validate is required")}
+	}
+	if old == nil {
+		return apiservervalidation.ValidateCustomResource(nil, obj, v.openAPI)
+	}
+	correlated := common.NewCorrelatedObject(obj, old, &model.Structural{Structural: v.schema})
+	return apiservervalidation.ValidateCustomResourceUpdate(nil, obj, old, v.openAPI, apiservervalidation.WithRatcheting(correlated))
 }
 
 // ValidateTyped converts obj (and old, nil on create) to unstructured JSON and validates

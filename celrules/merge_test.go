@@ -36,3 +36,44 @@ func TestMerge(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateSchema(t *testing.T) {
+	v, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := func(replicas any, pullPolicy string) map[string]any {
+		return map[string]any{
+			"apiVersion": "flinkoperator.k8s.io/v1beta1", "kind": "FlinkCluster",
+			"metadata": map[string]any{"name": "app", "namespace": "ns"},
+			"spec": map[string]any{
+				"flinkVersion": "2.2.1",
+				"image":        map[string]any{"name": "flink:2.2.1", "pullPolicy": pullPolicy},
+				"jobManager":   map[string]any{"replicas": replicas},
+			},
+		}
+	}
+	tests := []struct {
+		name     string
+		obj, old map[string]any
+		want     []string
+	}{
+		{name: "allow: a valid object", obj: obj(int64(1), "Always")},
+		{name: "deny: jobManager replicas above the maximum", obj: obj(int64(2), "Always"), want: []string{"spec.jobManager.replicas"}},
+		{name: "deny: pullPolicy outside the enum", obj: obj(int64(1), "Sometimes"), want: []string{"spec.image.pullPolicy"}},
+		{name: "deny: a wrong type", obj: obj("one", "Always"), want: []string{"spec.jobManager.replicas"}},
+		{name: "allow: an unchanged violation on update (ratcheting)", obj: obj(int64(2), "Never"), old: obj(int64(2), "Always")},
+		{name: "deny: a new violation on update", obj: obj(int64(2), "Always"), old: obj(int64(1), "Always"), want: []string{"spec.jobManager.replicas"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range v.ValidateSchema(tt.obj, tt.old) {
+				got = append(got, e.Field)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

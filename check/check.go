@@ -183,7 +183,7 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 	return r
 }
 
-// admit validates as a cluster does, in the API server's order: the CRD's rules run before
+// admit validates as a cluster does, in the API server's order: the CRD's schema and rules run before
 // any validating webhook, and when they deny, the webhook is not called, so the denial
 // carries only the CRD's errors (and no webhook warnings). Otherwise the validating
 // webhook's verdict stands: the policy, merged with the CEL rules it mirrors.
@@ -192,9 +192,9 @@ func (c *Checker) admit(ctx context.Context, cur, old *admitted) (field.ErrorLis
 	if old != nil {
 		oldObj = old.obj
 	}
-	celErrs := c.cel.Validate(ctx, cur.obj, oldObj)
-	if len(celErrs) > 0 {
-		return celErrs, nil
+	crdErrs := append(c.cel.ValidateSchema(cur.obj, oldObj), c.cel.Validate(ctx, cur.obj, oldObj)...)
+	if len(crdErrs) > 0 {
+		return crdErrs, nil
 	}
 	if old == nil {
 		return c.policy.ValidateCreate(cur.typed)
