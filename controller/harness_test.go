@@ -439,6 +439,7 @@ func (h *harness) requests(method, suffix string) int {
 func (h *harness) dump() {
 	fc := &v1beta1.FlinkCluster{}
 	if err := k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: h.name}, fc); err == nil {
+		h.t.Logf("cluster: generation %d, resourceVersion %s, finalizers %v, created %s", fc.Generation, fc.ResourceVersion, fc.Finalizers, fc.CreationTimestamp)
 		h.t.Logf("status: %+v", fc.Status)
 		if j := fc.Status.Components.Job; j != nil {
 			h.t.Logf("job: %+v", *j)

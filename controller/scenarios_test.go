@@ -602,8 +602,10 @@ func oldLeaderFinishedRace(t *testing.T, h *harness) {
 		return fc.Status.Components.Job.State == v1beta1.JobStateDeploying &&
 			len(missingConditions(fc, []string{"Updating=True/DeployingNextRevision"})) == 0
 	})
-	h.release(stray)
+	// The new JobManager restores the savepoint and runs the job: script its answer before
+	// the old leader goes, else the first trusted read would still be the old FINISHED.
 	h.fake.SetJobState(h.jobID(), flinkclient.JobStateRunning)
+	h.release(stray)
 	h.waitJob(v1beta1.JobStateRunning)
 	h.waitConditions(steady...)
 }
