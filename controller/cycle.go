@@ -259,23 +259,7 @@ func (c *cycle) setCondition(cond metav1.Condition) bool {
 // every condition with the generation.
 func (c *cycle) setConditions() {
 	c.setCondition(managedCondition(c.fc))
-
-	kind := "Job"
-	var replicas *int32
-	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment {
-		kind = "Deployment"
-		if d := c.obs.jmDeployment; d != nil {
-			replicas = d.Spec.Replicas
-		}
-	}
-	ready := jobManagerReadyCondition(kind, c.obs.wl, replicas, c.obs.pod)
-	if c.setCondition(ready) {
-		reason := ReasonJobManagerNotReady
-		if ready.Status == metav1.ConditionTrue {
-			reason = ReasonJobManagerReady
-		}
-		c.event(corev1.EventTypeNormal, reason, "Observe", "%s", ready.Message)
-	}
+	c.setJobManagerReady()
 
 	prev := meta.FindStatusCondition(c.st.Conditions, ConditionUpdating)
 	if upd := updatingCondition(prev, c.updateStep, c.updatePending(), c.job().State, c.st.Revision.CurrentRevision); upd != nil {
@@ -292,6 +276,27 @@ func (c *cycle) setConditions() {
 		c.setCondition(condition(ConditionLost, metav1.ConditionFalse, ConditionReasonJobTracked, "the job is not Lost"))
 	}
 	observedGeneration(c.st.Conditions, c.fc.Generation)
+}
+
+// setJobManagerReady derives JobManagerReady from the observed workload and pod, with an
+// Event when its status changes.
+func (c *cycle) setJobManagerReady() {
+	kind := "Job"
+	var replicas *int32
+	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment {
+		kind = "Deployment"
+		if d := c.obs.jmDeployment; d != nil {
+			replicas = d.Spec.Replicas
+		}
+	}
+	ready := jobManagerReadyCondition(kind, c.obs.wl, replicas, c.obs.pod)
+	if c.setCondition(ready) {
+		reason := ReasonJobManagerNotReady
+		if ready.Status == metav1.ConditionTrue {
+			reason = ReasonJobManagerReady
+		}
+		c.event(corev1.EventTypeNormal, reason, "Observe", "%s", ready.Message)
+	}
 }
 
 // updateStepf records the update flow's step for the Updating condition.

@@ -45,6 +45,8 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (ct
 	}
 	if len(c.obs.pods) > 0 {
 		// JobManager pods still terminate: they may still write HA metadata.
+		c.setJobManagerReady()
+		observedGeneration(c.st.Conditions, fc.Generation)
 		if err := c.writeStatus(ctx); err != nil {
 			return ctrl.Result{}, err
 		}

@@ -266,9 +266,11 @@ func deleteRunningCluster(t *testing.T, h *harness) {
 		p := &corev1.Pod{}
 		return h.workload() == nil && k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p) == nil && p.DeletionTimestamp != nil
 	})
+	h.waitConditions("JobManagerReady=False/JobManagerMissing")
 	h.consistently("finalizer held while the JobManager pod terminates, no replacement", func() bool {
 		fc := &v1beta1.FlinkCluster{}
-		return h.exists(fc, h.name) && fc.DeletionTimestamp != nil && h.workload() == nil && len(h.jmPods()) == 1
+		return h.exists(fc, h.name) && fc.DeletionTimestamp != nil && h.workload() == nil && len(h.jmPods()) == 1 &&
+			len(missingConditions(fc, []string{"JobManagerReady=False/JobManagerMissing"})) == 0
 	})
 	h.release(pod)
 	h.eventually("FlinkCluster gone", func() bool { return !h.exists(&v1beta1.FlinkCluster{}, h.name) })
