@@ -1,10 +1,15 @@
 package docs
 
 import (
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The console block convention of the docs:
@@ -54,9 +59,14 @@ func isFlinkAdmission(command string) bool {
 	return command == "flink-admission" || strings.HasPrefix(command, "flink-admission ")
 }
 
+// update rewrites the outputs the docs show with what the commands print:
+// `go test ./docs/ -run TestConsoleBlocks -update`, then review the diff.
+var update = flag.Bool("update", false, "rewrite the outputs of the docs' console blocks with what the commands print")
+
 func TestConsoleBlocks(t *testing.T) {
 	ran := 0
 	for _, doc := range readDocs(t) {
+		var edits []outputEdit
 		for _, block := range doc.blocks {
 			if block.lang() != "console" {
 				continue
@@ -73,9 +83,12 @@ func TestConsoleBlocks(t *testing.T) {
 			}
 			name := fmt.Sprintf("%s:%d", doc.path, block.line)
 			t.Run(name, func(t *testing.T) {
-				runConsoleBlock(t, cmds)
+				edits = append(edits, runConsoleBlock(t, cmds)...)
 			})
 			ran++
+		}
+		if *update && len(edits) > 0 {
+			rewriteOutputs(t, doc, edits)
 		}
 	}
 	if ran == 0 {
@@ -83,7 +96,34 @@ func TestConsoleBlocks(t *testing.T) {
 	}
 }
 
-func runConsoleBlock(t *testing.T, cmds []consoleCommand) {
+// outputEdit replaces the output lines the docs show for one command.
+type outputEdit struct {
+	// first is the 0-based index of the first output line; count how many there are.
+	first, count int
+	lines        []string
+}
+
+// rewriteOutputs writes doc back with the edits applied (-update).
+func rewriteOutputs(t *testing.T, doc *mdFile, edits []outputEdit) {
+	t.Helper()
+	lines := append([]string(nil), doc.lines...)
+	for i := len(edits) - 1; i >= 0; i-- {
+		e := edits[i]
+		lines = append(lines[:e.first], append(append([]string(nil), e.lines...), lines[e.first+e.count:]...)...)
+	}
+	path := filepath.Join(repoRoot, filepath.FromSlash(doc.path))
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runConsoleBlock runs the commands of a block, compares their outputs with the docs, and
+// returns the edits that would make the docs match.
+func runConsoleBlock(t *testing.T, cmds []consoleCommand) []outputEdit {
+	var edits []outputEdit
+	edit := func(c consoleCommand, out string) {
+		edits = append(edits, outputEdit{first: c.line, count: len(c.output), lines: normalizeLines(strings.Split(out, "\n"))})
+	}
 	lastStatus := -1
 	for i, c := range cmds {
 		switch {
@@ -93,6 +133,7 @@ func runConsoleBlock(t *testing.T, cmds []consoleCommand) {
 				continue
 			}
 			compareOutput(t, c, strconv.Itoa(lastStatus)+"\n")
+			edit(c, strconv.Itoa(lastStatus))
 			lastStatus = -1
 		case isFlinkAdmission(c.command):
 			sub := strings.Fields(c.command)
@@ -105,24 +146,29 @@ func runConsoleBlock(t *testing.T, cmds []consoleCommand) {
 			}
 			out, status := runShell(t, c.command)
 			compareOutput(t, c, out)
+			edit(c, out)
 			lastStatus = status
 		default:
 			t.Errorf("line %d: %q: a console block that runs flink-admission may only hold flink-admission check and `echo $?`", c.line, c.command)
 		}
 	}
+	return edits
 }
 
 // compareOutput compares the output of a command with the lines the docs show, ignoring
 // trailing white space on each line and trailing empty lines.
 func compareOutput(t *testing.T, c consoleCommand, got string) {
 	t.Helper()
+	if *update {
+		return
+	}
 	want := normalizeLines(c.output)
 	have := normalizeLines(strings.Split(got, "\n"))
 	if strings.Join(want, "\n") == strings.Join(have, "\n") {
 		return
 	}
-	t.Errorf("line %d: `%s`: the docs show\n%s\n\nbut the command prints\n%s\n\nfirst difference at output line %d",
-		c.line, c.command, strings.Join(want, "\n"), strings.Join(have, "\n"), firstDifference(want, have)+1)
+	t.Errorf("line %d: `%s`: its output differs from the docs from output line %d on (-docs +program):\n%s",
+		c.line, c.command, firstDifference(want, have)+1, cmp.Diff(want, have))
 }
 
 func normalizeLines(lines []string) []string {

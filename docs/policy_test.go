@@ -80,16 +80,19 @@ type ruleDoc struct {
 	name       string
 	line       int
 	enforcedBy string // "webhook" or "both"
+	bySchema   bool   // "both — the webhook and the CRD's schema": the OpenAPI schema, not a CEL rule
 	field      string
 	errType    string // "Invalid value", "Forbidden", ...
 	message    string
+	crdField   string // "" when it is the same as field
 	crdMessage string // "" when it is the same as message
 	create     []string
 	old, new   []string
 }
 
 var (
-	enforcedRE   = regexp.MustCompile(`^- \*\*Enforced by:\*\* (webhook|both)\b`)
+	enforcedRE   = regexp.MustCompile(`^- \*\*Enforced by:\*\* (webhook|both)\b(.*)$`)
+	crdFieldRE   = regexp.MustCompile("^- \\*\\*CRD field:\\*\\* `([^`]+)`")
 	fieldLineRE  = regexp.MustCompile("^- \\*\\*Field:\\*\\* `([^`]+)` \\(([^;)]+)")
 	messageRE    = regexp.MustCompile("^- \\*\\*Message:\\*\\* `([^`]+)`$")
 	crdMessageRE = regexp.MustCompile("^- \\*\\*CRD message:\\*\\* `([^`]+)`$")
@@ -121,6 +124,10 @@ func parseRuleDocs(t *testing.T, doc *mdFile) (map[string]*ruleDoc, []fence) {
 			line = strings.TrimSpace(line)
 			if m := enforcedRE.FindStringSubmatch(line); m != nil {
 				r.enforcedBy = m[1]
+				r.bySchema = m[1] == "both" && strings.HasPrefix(strings.TrimSpace(m[2]), "— the webhook and the CRD's schema")
+			}
+			if m := crdFieldRE.FindStringSubmatch(line); m != nil {
+				r.crdField = m[1]
 			}
 			if m := fieldLineRE.FindStringSubmatch(line); m != nil {
 				r.field, r.errType = m[1], strings.TrimSpace(m[2])
@@ -255,15 +262,27 @@ func checkRuleDoc(ctx context.Context, t *testing.T, checker *check.Checker, cel
 	if res.Allowed {
 		t.Fatalf("%s: check allows the example; want it denied with %s", where, r.field)
 	}
+	// What kubectl and check show: the API server checks the CRD (schema and CEL rules) before
+	// it calls the validating webhook, so a rule the CRD enforces too is reported as the CRD
+	// reports it.
+	wantField, wantMessage := r.field, r.message
+	if r.enforcedBy == "both" {
+		if r.crdField != "" {
+			wantField = r.crdField
+		}
+		if r.crdMessage != "" {
+			wantMessage = r.crdMessage
+		}
+	}
 	found := false
 	for _, e := range res.Errors {
-		if e.Field == r.field && field.ErrorType(e.Type).String() == r.errType && e.Message == r.message {
+		if e.Field == wantField && field.ErrorType(e.Type).String() == r.errType && e.Message == wantMessage {
 			found = true
 		}
 	}
 	if !found {
 		t.Errorf("%s: check denies the example, but not with %s (%s): %q; its errors:\n%s",
-			where, r.field, r.errType, r.message, formatErrors(res.Errors))
+			where, wantField, r.errType, wantMessage, formatErrors(res.Errors))
 	}
 
 	// The rule named by the section is the one that fires.
@@ -290,31 +309,43 @@ func checkRuleDoc(ctx context.Context, t *testing.T, checker *check.Checker, cel
 		t.Errorf("%s: rule %s does not fire on %s for the example; package policy reports:\n%s", where, r.name, r.field, formatFieldErrors(policyErrs))
 	}
 
-	// Where the rule is enforced: the CRD's CEL rules deny the example ("both") or not.
+	// Where the rule is enforced: by the webhook alone, or also by a CEL rule or the OpenAPI
+	// schema of the CRD.
 	celErrs := cel.Validate(ctx, newObj, oldObj)
-	switch r.enforcedBy {
-	case "both":
-		want := r.crdMessage
-		if want == "" {
-			want = r.message
+	schemaErrs := cel.ValidateSchema(newObj, oldObj)
+	switch {
+	case r.enforcedBy == "webhook":
+		if r.crdMessage != "" || r.crdField != "" {
+			t.Errorf("%s: a CRD message or field for a rule enforced by the webhook only", where)
+		}
+		if len(celErrs)+len(schemaErrs) > 0 {
+			t.Errorf("%s: documented as enforced by the webhook only, but the CRD denies the example too:\n%s",
+				where, formatFieldErrors(append(celErrs, schemaErrs...)))
+		}
+	case r.bySchema:
+		if len(celErrs) > 0 {
+			t.Errorf("%s: documented as enforced by the CRD's schema, but a CEL rule denies the example:\n%s", where, formatFieldErrors(celErrs))
 		}
 		hit := false
-		for _, e := range celErrs {
-			if e.Detail == want {
+		for _, e := range schemaErrs {
+			if e.Field == r.field {
 				hit = true
 			}
 		}
 		if !hit {
-			t.Errorf("%s: documented as enforced by both, but the CRD's CEL rules do not deny the example with %q; they report:\n%s",
-				where, want, formatFieldErrors(celErrs))
+			t.Errorf("%s: documented as enforced by the CRD's schema, but the schema does not deny %s; it reports:\n%s",
+				where, r.field, formatFieldErrors(schemaErrs))
 		}
-	case "webhook":
-		if r.crdMessage != "" {
-			t.Errorf("%s: a CRD message for a rule enforced by the webhook only", where)
+	default:
+		hit := false
+		for _, e := range celErrs {
+			if e.Detail == wantMessage {
+				hit = true
+			}
 		}
-		if len(celErrs) > 0 {
-			t.Errorf("%s: documented as enforced by the webhook only, but the CRD's CEL rules deny the example too:\n%s",
-				where, formatFieldErrors(celErrs))
+		if !hit {
+			t.Errorf("%s: documented as enforced by a CRD rule, but the CRD's CEL rules do not deny the example with %q; they report:\n%s",
+				where, wantMessage, formatFieldErrors(celErrs))
 		}
 	}
 }
