@@ -29,7 +29,7 @@ import (
 )
 
 const (
-	waitTimeout = 20 * time.Second
+	waitTimeout = 45 * time.Second
 	// quiet is how long "nothing happens" is watched: many poll intervals.
 	quiet = 1 * time.Second
 	// holdFinalizer keeps a deleted pod Terminating, as a JobManager in its preStop delay.

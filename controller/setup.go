@@ -2,12 +2,14 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,7 +67,13 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		// JobManager pods are owned by a Job or a ReplicaSet, not by the FlinkCluster: map
 		// them to their cluster by label.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+			// The default per-item backoff grows to 1000 s: a cluster whose reconciles failed a
+			// dozen times in a row (API server restarts, conflicts under load) would then not be
+			// looked at for minutes while its JobManager may be failing. Cap it at 30 s.
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 30*time.Second),
+		}).
 		Complete(r)
 }
 
