@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 
 	"gomodules.xyz/jsonpatch/v2"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +19,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/celrules"
 	"github.com/flink-admission/flink-admission/policy"
+	"github.com/flink-admission/flink-admission/webhook"
 )
 
 // FieldError is one reason for a denial.
@@ -118,22 +118,18 @@ func (c *Checker) mutate(doc map[string]any) (*admitted, *field.Error) {
 	if err != nil {
 		return nil, field.InternalError(nil, err)
 	}
-	typed := &v1beta1.FlinkCluster{}
-	if err := json.Unmarshal(before, typed); err != nil {
+	sent := &v1beta1.FlinkCluster{}
+	if err := json.Unmarshal(before, sent); err != nil {
 		return nil, field.Invalid(field.NewPath("spec"), nil, fmt.Sprintf("the object does not decode as a FlinkCluster: %v", err))
 	}
+	typed := sent.DeepCopy()
 	policy.Default(typed)
+	// The same patch the mutating webhook returns for this object.
+	patch := webhook.DefaultingPatch(sent, typed)
 	after, err := json.Marshal(typed)
 	if err != nil {
 		return nil, field.InternalError(nil, err)
 	}
-	patch, err := jsonpatch.CreatePatch(before, after)
-	if err != nil {
-		return nil, field.InternalError(nil, err)
-	}
-	// CreatePatch walks maps in random order; sorted paths give a stable report (and keep a
-	// parent's operation before its children's).
-	sort.Slice(patch, func(i, j int) bool { return patch[i].Path < patch[j].Path })
 	// utiljson keeps integers as int64, as the API server hands them to CEL.
 	mutated := map[string]any{}
 	if err := utiljson.Unmarshal(after, &mutated); err != nil {
@@ -202,10 +198,8 @@ func (c *Checker) admit(ctx context.Context, cur, old *admitted) (field.ErrorLis
 	return c.policy.ValidateUpdate(old.typed, cur.typed)
 }
 
+// toFieldError reports e the way the API server reports a cause of a denial, so that
+// check's messages read exactly as kubectl prints them.
 func toFieldError(e *field.Error) FieldError {
-	msg := e.Detail
-	if msg == "" {
-		msg = e.ErrorBody()
-	}
-	return FieldError{Field: e.Field, Type: string(e.Type), Message: msg}
+	return FieldError{Field: e.Field, Type: string(e.Type), Message: e.ErrorBody()}
 }

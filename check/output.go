@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
 
@@ -48,7 +47,7 @@ func writeText(w io.Writer, results []Result, skipped []Skipped) error {
 		fmt.Fprintf(&b, "%s %s/%s (%s, %s document %d)\n", verdict, r.Namespace, r.Name,
 			strings.ToLower(r.Operation), r.Source, r.Index)
 		for _, e := range r.Errors {
-			fmt.Fprintf(&b, "  error:    %s: %s: %s\n", e.Field, field.ErrorType(e.Type).String(), e.Message)
+			fmt.Fprintf(&b, "  error:    %s: %s\n", e.Field, e.Message)
 		}
 		for _, wn := range r.Warnings {
 			fmt.Fprintf(&b, "  warning:  %s\n", wn)

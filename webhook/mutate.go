@@ -12,7 +12,7 @@ import (
 
 // mutator is the mutating webhook's admission.Handler: it applies policy.Default and
 // answers with the JSON patch from the object as sent to the defaulted one (see
-// defaultingPatch). It never denies a FlinkCluster for its content (that is the validating
+// DefaultingPatch). It never denies a FlinkCluster for its content (that is the validating
 // webhook's job), only a review it cannot judge. It keeps no state between requests.
 type mutator struct{}
 
@@ -34,11 +34,11 @@ func (m *mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		return refuse(ctx, st, webhookMutate, &req, &refusal{rule: ruleUndecodableObject, msg: fmt.Sprintf(msgObjectUndecodableFmt, err)})
 	}
 
-	// defaultingPatch needs the object as sent; a deep copy is far cheaper than encoding
+	// DefaultingPatch needs the object as sent; a deep copy is far cheaper than encoding
 	// both and diffing the JSON documents.
 	original := fc.DeepCopy()
 	policy.Default(fc)
-	ops := defaultingPatch(original, fc)
+	ops := DefaultingPatch(original, fc)
 	// Set only now: a panic above is answered by admission.Webhook with a denial.
 	st.allowed = true
 	if len(ops) == 0 {

@@ -12,7 +12,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
-// defaultingPatch returns the JSON patch (RFC 6902) that turns the object as sent into the
+// DefaultingPatch returns the JSON patch (RFC 6902) that turns the object as sent into the
 // defaulted one, given before (the sent object, decoded) and after (the same, defaulted).
 //
 // The generic way, controller-runtime's PatchResponseFromRaw, encodes after and diffs the
@@ -31,7 +31,7 @@ import (
 //
 // A field that was set and is cleared in after is removed. policy.Default never clears
 // anything; the case is there so that the patch is right whatever the defaulting does.
-func defaultingPatch(before, after *v1beta1.FlinkCluster) []jsonpatch.JsonPatchOperation {
+func DefaultingPatch(before, after *v1beta1.FlinkCluster) []jsonpatch.JsonPatchOperation {
 	d := differ{}
 	d.value("", reflect.ValueOf(before).Elem(), reflect.ValueOf(after).Elem())
 	return d.ops

@@ -15,7 +15,7 @@ import (
 )
 
 // patchCases are objects as the API server might send them, shaped to exercise the places
-// where defaultingPatch must not assume what the sent JSON holds.
+// where DefaultingPatch must not assume what the sent JSON holds.
 func patchCases(t testing.TB) map[string][]byte {
 	cases := map[string][]byte{
 		"job cluster":                             mustJSON(jobCluster()),
@@ -88,7 +88,7 @@ func checkDefaultingPatch(t *testing.T, raw []byte) {
 	before := fc.DeepCopy()
 	policy.Default(fc)
 
-	ops := defaultingPatch(before, fc)
+	ops := DefaultingPatch(before, fc)
 	if !equality.Semantic.DeepEqual(before, fc) && len(ops) == 0 {
 		t.Fatal("defaulting changed the object but the patch is empty")
 	}
@@ -117,7 +117,7 @@ func checkDefaultingPatch(t *testing.T, raw []byte) {
 	// Defaulting is idempotent, so the defaulted object gets no patch.
 	again := got.DeepCopy()
 	policy.Default(again)
-	if ops := defaultingPatch(got, again); len(ops) != 0 {
+	if ops := DefaultingPatch(got, again); len(ops) != 0 {
 		t.Fatalf("the defaulted object got a patch: %s", mustJSON(ops))
 	}
 }
