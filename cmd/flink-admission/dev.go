@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,15 +43,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Starts a local kube-apiserver and etcd with the FlinkCluster CRD and both webhook configurations pointing at this process, serves them, and prints kubectl commands to try. Ctrl-C stops everything.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "dev: unexpected arguments %q\n", fs.Args())
-		return exitUsage
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
 	}
 	if _, err := server.ParseLogLevel(o.LogLevel); err != nil {
 		fmt.Fprintf(stderr, "dev: %v\n", err)
