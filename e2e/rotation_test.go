@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -24,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cert-manager/cert-manager/pkg/util/pki"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -33,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/internal/testcerts"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -45,7 +43,7 @@ import (
 // fail, and every replacement must be picked up.
 func TestFileCertificateReplacedWhileRequestsFlow(t *testing.T) {
 	bin := binary(t)
-	ca := newTestCA(t)
+	ca := testcerts.NewCA(t)
 	vol := newCertVolume(t)
 	serial := vol.publish(t, ca)
 
@@ -65,7 +63,7 @@ func TestFileCertificateReplacedWhileRequestsFlow(t *testing.T) {
 
 	// The API server calls this server for FlinkClusters in one labelled namespace only.
 	ns := newNamespace(t, map[string]string{"e2e.flink-admission.io/files-mode": "true"})
-	installFilesModeWebhook(t, "https://"+addr, ca.certPEM, "e2e.flink-admission.io/files-mode")
+	installFilesModeWebhook(t, "https://"+addr, ca.CertPEM, "e2e.flink-admission.io/files-mode")
 	c := crClient(t)
 	probe := readSample(t, "deployment-mode.yaml")
 	probe.Namespace = ns
@@ -82,7 +80,7 @@ func TestFileCertificateReplacedWhileRequestsFlow(t *testing.T) {
 	})
 
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
+	pool.AddCert(ca.Cert)
 	direct := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: pool},
 		// A new connection, so a new handshake with the certificate of the moment, per request.
@@ -305,48 +303,6 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// testCA signs serving certificates for 127.0.0.1.
-type testCA struct {
-	cert    *x509.Certificate
-	key     crypto.Signer
-	certPEM []byte
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	key, err := pki.GenerateECPrivateKey(256)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		Subject: pkix.Name{CommonName: "e2e-ca"}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage:  x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
-	_, cert, err := pki.SignCertificate(tmpl, tmpl, key.Public(), key)
-	require.NoError(t, err)
-	certPEM, err := pki.EncodeX509(cert)
-	require.NoError(t, err)
-	return &testCA{cert: cert, key: key, certPEM: certPEM}
-}
-
-// issue signs a new key for 127.0.0.1 and returns the PEM pair and the serial.
-func (ca *testCA) issue(t *testing.T) (certPEM, keyPEM []byte, serial *big.Int) {
-	t.Helper()
-	key, err := pki.GenerateECPrivateKey(256)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		Subject: pkix.Name{CommonName: "127.0.0.1"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
-	_, cert, err := pki.SignCertificate(tmpl, ca.cert, key.Public(), ca.key)
-	require.NoError(t, err)
-	certPEM, err = pki.EncodeX509(cert)
-	require.NoError(t, err)
-	keyPEM, err = pki.EncodePKCS8PrivateKey(key)
-	require.NoError(t, err)
-	return certPEM, keyPEM, cert.SerialNumber
-}
-
 // certVolume lays out a directory as kubelet does for a Secret volume: tls.crt and tls.key
 // are symlinks into ..data, itself a symlink to a timestamped directory that each update
 // replaces atomically.
@@ -361,9 +317,9 @@ func newCertVolume(t *testing.T) *certVolume {
 }
 
 // publish issues a new pair and swaps it in; it returns the new serial.
-func (v *certVolume) publish(t *testing.T, ca *testCA) *big.Int {
+func (v *certVolume) publish(t *testing.T, ca *testcerts.CA) *big.Int {
 	t.Helper()
-	certPEM, keyPEM, serial := ca.issue(t)
+	certPEM, keyPEM, serial := ca.Issue(t)
 	v.n++
 	next := fmt.Sprintf("..2026_01_01_00_00_%02d.%d", v.n, v.n)
 	require.NoError(t, os.Mkdir(filepath.Join(v.dir, next), 0o755))

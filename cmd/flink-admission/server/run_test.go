@@ -3,20 +3,15 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/cert-manager/cert-manager/pkg/util/pki"
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,59 +20,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
+	"github.com/flink-admission/flink-admission/internal/testcerts"
 	"github.com/flink-admission/flink-admission/webhook"
 )
-
-// testCA signs serving certificates for the tests.
-type testCA struct {
-	cert    *x509.Certificate
-	key     crypto.Signer
-	certPEM []byte
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	key, err := pki.GenerateECPrivateKey(256)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		Subject: pkix.Name{CommonName: "test-ca"}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage:  x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
-	_, cert, err := pki.SignCertificate(tmpl, tmpl, key.Public(), key)
-	require.NoError(t, err)
-	certPEM, err := pki.EncodeX509(cert)
-	require.NoError(t, err)
-	return &testCA{cert: cert, key: key, certPEM: certPEM}
-}
-
-// writeServing writes a serving certificate for 127.0.0.1 and its key into dir.
-func (ca *testCA) writeServing(t *testing.T, dir string) {
-	t.Helper()
-	key, err := pki.GenerateECPrivateKey(256)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		Subject: pkix.Name{CommonName: "127.0.0.1"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
-	_, cert, err := pki.SignCertificate(tmpl, ca.cert, key.Public(), ca.key)
-	require.NoError(t, err)
-	certPEM, err := pki.EncodeX509(cert)
-	require.NoError(t, err)
-	keyPEM, err := pki.EncodePKCS8PrivateKey(key)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "tls.crt"), certPEM, 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "tls.key"), keyPEM, 0o600))
-}
 
 // TestRunFilesMode runs the serve code path in files mode, webhook only (no API server call
 // is needed): the health endpoints, TLS 1.2 as the minimum, both webhook paths, and a
 // graceful stop when the context ends.
 func TestRunFilesMode(t *testing.T) {
 	dir := t.TempDir()
-	ca := newTestCA(t)
-	ca.writeServing(t, dir)
+	ca := testcerts.NewCA(t)
+	ca.WriteServing(t, dir)
 	webhookPort, err := freePort()
 	require.NoError(t, err)
 	health, err := resolvePort("127.0.0.1:0")
@@ -104,7 +57,7 @@ func TestRunFilesMode(t *testing.T) {
 	assert.Equal(t, http.StatusOK, httpStatus(healthURL+"/healthz"))
 
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
+	pool.AddCert(ca.Cert)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(webhookPort))
 
 	_, err = tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11})
