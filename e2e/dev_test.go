@@ -127,19 +127,7 @@ func shell(t *testing.T, dir, line string) result {
 	t.Helper()
 	cmd := exec.Command("bash", "-c", line)
 	cmd.Dir = dir
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := result{stdout: stdout.String(), stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		r.exitCode = exit.ExitCode()
-	case err != nil:
-		t.Fatalf("running %s: %v", line, err)
-	}
-	t.Logf("$ %s\n%s", line, r)
-	return r
+	return runCommand(t, cmd, line)
 }
 
 // childProcesses returns the direct children of pid (pid -> command name), from /proc.

@@ -41,7 +41,13 @@ func withNewline(s string) string {
 // kubectl runs kubectl against the local API server as a cluster admin.
 func kubectl(t *testing.T, args ...string) result {
 	t.Helper()
-	cmd := dev.Env.Kubectl(args...)
+	return runCommand(t, dev.Env.Kubectl(args...), "kubectl "+strings.Join(args, " "))
+}
+
+// runCommand runs cmd, logs it as line with what it printed, and returns the result; a
+// non-zero exit is a result, a command that cannot start fails the test.
+func runCommand(t *testing.T, cmd *exec.Cmd, line string) result {
+	t.Helper()
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -51,9 +57,9 @@ func kubectl(t *testing.T, args ...string) result {
 	case errors.As(err, &exit):
 		r.exitCode = exit.ExitCode()
 	case err != nil:
-		t.Fatalf("running kubectl %s: %v", strings.Join(args, " "), err)
+		t.Fatalf("running %s: %v", line, err)
 	}
-	t.Logf("$ kubectl %s\n%s", strings.Join(args, " "), r)
+	t.Logf("$ %s\n%s", line, r)
 	return r
 }
 
