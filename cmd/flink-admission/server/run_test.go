@@ -28,39 +28,11 @@ import (
 // is needed): the health endpoints, TLS 1.2 as the minimum, both webhook paths, and a
 // graceful stop when the context ends.
 func TestRunFilesMode(t *testing.T) {
-	dir := t.TempDir()
-	ca := testcerts.NewCA(t)
-	ca.WriteServing(t, dir)
-	webhookPort, err := freePort()
-	require.NoError(t, err)
-	health, err := resolvePort("127.0.0.1:0")
-	require.NoError(t, err)
+	ts := startFilesServer(t, nil)
+	assert.Equal(t, http.StatusOK, httpStatus(ts.healthURL+"/healthz"))
+	pool, addr := ts.pool, ts.addr
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			WebhookHost: "127.0.0.1", WebhookPort: webhookPort,
-			CertMode: CertModeFiles, CertDir: dir, CertName: "tls.crt", KeyName: "tls.key",
-			MetricsBindAddress: "0", HealthProbeBindAddress: health, LogLevel: "info",
-			EnableController: false, LeaderElect: true, // no election without the controller
-			// Nothing listens there: the webhook-only server must not need the API server.
-			Config: &rest.Config{Host: "https://127.0.0.1:1"},
-			Log:    logr.Discard(),
-		})
-	}()
-
-	healthURL := httpURL(health)
-	require.Eventually(t, func() bool { return httpStatus(healthURL+"/readyz") == http.StatusOK },
-		10*time.Second, 50*time.Millisecond, "/readyz turns ready once the certificate is loaded and the listener is up")
-	assert.Equal(t, http.StatusOK, httpStatus(healthURL+"/healthz"))
-
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.Cert)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(webhookPort))
-
-	_, err = tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11})
+	_, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, MaxVersion: tls.VersionTLS11})
 	assert.Error(t, err, "TLS 1.1 is refused")
 	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
 	require.NoError(t, err, "the certificate from the files verifies against the CA")
@@ -86,15 +58,71 @@ func TestRunFilesMode(t *testing.T) {
 		}
 	}
 
-	cancel()
+	ts.cancel()
 	select {
-	case err := <-done:
-		assert.NoError(t, err, "a cancelled context is a clean stop")
+	case <-ts.stopped:
+		assert.NoError(t, ts.runErr, "a cancelled context is a clean stop")
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return after the context was cancelled")
 	}
 	_, err = net.DialTimeout("tcp", addr, time.Second)
 	assert.Error(t, err, "the webhook server no longer listens")
+}
+
+// testServer is Run in files mode, webhook only, on 127.0.0.1.
+type testServer struct {
+	ca        *testcerts.CA
+	pool      *x509.CertPool
+	addr      string // host:port of the webhook server
+	healthURL string
+	cancel    context.CancelFunc
+	stopped   chan struct{} // closed when Run returned, with runErr
+	runErr    error
+}
+
+// startFilesServer runs Run in files mode (no API server call is needed), with modify applied
+// to the options, and waits until /readyz passes. The server stops when the test ends.
+func startFilesServer(t *testing.T, modify func(*Options)) *testServer {
+	t.Helper()
+	dir := t.TempDir()
+	ca := testcerts.NewCA(t)
+	ca.WriteServing(t, dir)
+	webhookPort, err := freePort()
+	require.NoError(t, err)
+	health, err := resolvePort("127.0.0.1:0")
+	require.NoError(t, err)
+	o := Options{
+		WebhookHost: "127.0.0.1", WebhookPort: webhookPort,
+		CertMode: CertModeFiles, CertDir: dir, CertName: "tls.crt", KeyName: "tls.key",
+		MetricsBindAddress: "0", HealthProbeBindAddress: health, LogLevel: "info",
+		EnableController: false, LeaderElect: true, // no election without the controller
+		// Nothing listens there: the webhook-only server must not need the API server.
+		Config: &rest.Config{Host: "https://127.0.0.1:1"},
+		Log:    logr.Discard(),
+	}
+	if modify != nil {
+		modify(&o)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ts := &testServer{ca: ca, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(webhookPort)), cancel: cancel, stopped: make(chan struct{})}
+	go func() {
+		defer close(ts.stopped)
+		ts.runErr = Run(ctx, o)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-ts.stopped:
+		case <-time.After(time.Minute):
+			t.Error("Run did not return within a minute after the context was cancelled")
+		}
+	})
+	ts.healthURL = httpURL(health)
+	require.Eventually(t, func() bool { return httpStatus(ts.healthURL+"/readyz") == http.StatusOK },
+		10*time.Second, 50*time.Millisecond, "/readyz turns ready once the certificate is loaded and the listener is up")
+	ts.pool = x509.NewCertPool()
+	ts.pool.AddCert(ca.Cert)
+	return ts
 }
 
 func httpStatus(url string) int {

@@ -22,11 +22,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/certs"
@@ -78,6 +78,17 @@ type Options struct {
 	// LogLevel is --log-level (see ParseLogLevel).
 	LogLevel string
 
+	// ClientCAFile is --client-ca-file: when set, the webhook server accepts only clients
+	// presenting a certificate signed by a CA in this PEM file (the API server's webhook
+	// client certificate, from its admission configuration).
+	ClientCAFile string
+	// MaxConnections is --max-connections: the webhook server's limit on open connections
+	// (DefaultMaxConnections when zero).
+	MaxConnections int
+	// ShutdownDrain is --shutdown-drain: after SIGTERM, how long the server goes on serving,
+	// unready, before it closes its listener. Zero stops at once (dev and tests).
+	ShutdownDrain time.Duration
+
 	// EnableController runs the FlinkCluster controller; false serves the webhooks only.
 	EnableController bool
 	// LeaderElect elects one replica to run the controller.
@@ -96,6 +107,9 @@ type Options struct {
 	// FilePollInterval overrides how often files mode re-reads the certificate without a file
 	// system event (tests); zero keeps certs.DefaultFilePollInterval.
 	FilePollInterval time.Duration
+	// SelfSigned adjusts the self-signed source's options after they are filled in from the
+	// fields above: tests shorten the lifetimes to see renewals and CA rotations happen.
+	SelfSigned func(*certs.SelfSignedOptions)
 }
 
 // BindFlags registers the flags of `flink-admission serve` (deploy's contract) on fs, with
@@ -118,6 +132,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (/metrics); 0 turns it off")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: error, info, debug, or a number N for V(N) verbosity")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", "",
+		"PEM file of CAs: when set, the webhook server accepts only clients presenting a certificate they signed (the API server's, from its admission configuration)")
+	fs.IntVar(&o.MaxConnections, "max-connections", DefaultMaxConnections, "most connections the webhook server keeps open at once; more wait to be accepted")
+	fs.DurationVar(&o.ShutdownDrain, "shutdown-drain", DefaultShutdownDrain,
+		"after SIGTERM, how long to go on serving while unready, so that the endpoint removal reaches the API servers first")
 	fs.BoolVar(&o.EnableController, "enable-controller", true,
 		"run the FlinkCluster controller on the elected leader; false serves the webhooks only (beside another operator)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect one replica to run the controller (Lease "+LeaderElectionID+" in --namespace)")
@@ -155,6 +174,12 @@ func (o *Options) Validate() error {
 	if _, err := ParseLogLevel(o.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
+	if o.MaxConnections < 0 {
+		errs = append(errs, fmt.Errorf("--max-connections %d is negative", o.MaxConnections))
+	}
+	if o.ShutdownDrain < 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-drain %s is negative", o.ShutdownDrain))
+	}
 	return errors.Join(errs...)
 }
 
@@ -173,14 +198,44 @@ func (o *Options) cacheOptions() cache.Options {
 	return controller.CacheOptions()
 }
 
-// Run builds the server and runs it until ctx is done (graceful shutdown: the webhook server
-// finishes the requests in flight).
+// Run builds the server and runs it until ctx is done, then shuts down gracefully (see
+// Server.Start).
 func Run(ctx context.Context, o Options) error {
 	srv, err := New(o)
 	if err != nil {
 		return err
 	}
-	return srv.Manager.Start(ctx)
+	return srv.Start(ctx)
+}
+
+// Start runs the manager until ctx is done, then shuts down in this order: /readyz fails at
+// once and the webhook server closes each connection after its current request, while it
+// goes on serving for Options.ShutdownDrain (the time the pod's removal from the Service
+// takes to reach every API server); then the listener closes, the requests in flight finish,
+// and the leader releases its Lease.
+func (s *Server) Start(ctx context.Context) error {
+	mgrCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- s.Manager.Start(mgrCtx) }()
+	select {
+	case err := <-done:
+		return err // the manager failed on its own
+	case <-ctx.Done():
+	}
+	s.webhooks.Drain()
+	log := s.Manager.GetLogger()
+	log.Info("shutdown requested: not ready any more, serving during the drain period", "drain", s.Options.ShutdownDrain)
+	drain := time.NewTimer(s.Options.ShutdownDrain)
+	select {
+	case err := <-done:
+		drain.Stop()
+		return err
+	case <-drain.C:
+	}
+	log.Info("drain period over: stopping")
+	stop()
+	return <-done
 }
 
 // Server is a manager with the webhooks, the certificate source and, when enabled, the
@@ -192,6 +247,8 @@ type Server struct {
 	Source certs.Source
 	// Options are the settings the server was built with.
 	Options Options
+
+	webhooks *httpsServer
 }
 
 // New builds the manager serve and dev share: one controller-runtime manager with the
@@ -228,25 +285,29 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 
+	tlsConfig := certs.TLSConfig(src)
+	// HTTP/2 is off (as in kubebuilder's scaffold): its stream multiplexing has a history of
+	// denial-of-service bugs (rapid reset, CVE-2023-44487), and the API server calls webhooks
+	// over HTTP/1.1 just as well.
+	tlsConfig.NextProtos = []string{"http/1.1"}
+	if o.ClientCAFile != "" {
+		pool, err := loadClientCAs(o.ClientCAFile)
+		if err != nil {
+			return nil, err
+		}
+		tlsConfig.ClientCAs = pool
+		tlsConfig.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	webhooks := newHTTPSServer(o, tlsConfig, log.WithName("webhook-server"))
+
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme,
-		Logger: log,
-		Cache:  o.cacheOptions(),
-		WebhookServer: crwebhook.NewServer(crwebhook.Options{
-			Host: o.WebhookHost,
-			Port: o.WebhookPort,
-			// GetCertificate is set, so the server never reads certificates from its own
-			// CertDir: the source is the only place the serving certificate comes from.
-			TLSOpts: []func(*tls.Config){func(c *tls.Config) {
-				base := certs.TLSConfig(src)
-				c.MinVersion = base.MinVersion
-				c.GetCertificate = base.GetCertificate
-				// HTTP/2 is off (as in kubebuilder's scaffold): its stream multiplexing has a
-				// history of denial-of-service bugs (rapid reset, CVE-2023-44487), and the API
-				// server calls webhooks over HTTP/1.1 just as well.
-				c.NextProtos = []string{"http/1.1"}
-			}},
-		}),
+		Scheme:        scheme,
+		Logger:        log,
+		Cache:         o.cacheOptions(),
+		WebhookServer: webhooks,
+		// The webhook server may need shutdownTimeout for the requests in flight; the other
+		// runnables stop in moments.
+		GracefulShutdownTimeout:       ptr.To(shutdownTimeout + 5*time.Second),
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		LeaderElection:                o.leaderElection(),
@@ -267,8 +328,12 @@ func New(o Options) (*Server, error) {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	// Ready also needs the HTTPS listener to accept a handshake, not only a loaded certificate.
-	if err := mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker()); err != nil {
+	// Ready also needs the HTTPS listener to be up, not only a loaded certificate; and not
+	// shutting down.
+	if err := mgr.AddReadyzCheck("webhook-server", webhooks.StartedChecker()); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("shutdown", webhooks.DrainChecker()); err != nil {
 		return nil, err
 	}
 	if o.EnableController {
@@ -276,7 +341,7 @@ func New(o Options) (*Server, error) {
 			return nil, fmt.Errorf("setting up the controller: %w", err)
 		}
 	}
-	return &Server{Manager: mgr, Source: src, Options: o}, nil
+	return &Server{Manager: mgr, Source: src, Options: o, webhooks: webhooks}, nil
 }
 
 // newCertSource builds the serving certificate source of --cert-mode.
@@ -295,7 +360,7 @@ func newCertSource(o Options, cfg *rest.Config, log logr.Logger) (certs.Source, 
 		if err != nil {
 			return nil, fmt.Errorf("creating a client for the self-signed certificate source: %w", err)
 		}
-		return certs.NewSelfSignedSource(certs.SelfSignedOptions{
+		opts := certs.SelfSignedOptions{
 			Client:                             cs,
 			Namespace:                          o.Namespace,
 			SecretName:                         o.CASecretName,
@@ -304,7 +369,11 @@ func newCertSource(o Options, cfg *rest.Config, log logr.Logger) (certs.Source, 
 			MutatingWebhookConfigurationName:   o.MutatingWebhookConfiguration,
 			ValidatingWebhookConfigurationName: o.ValidatingWebhookConfiguration,
 			Log:                                log,
-		})
+		}
+		if o.SelfSigned != nil {
+			o.SelfSigned(&opts)
+		}
+		return certs.NewSelfSignedSource(opts)
 	default:
 		return nil, fmt.Errorf("--cert-mode %q is not supported", o.CertMode)
 	}
