@@ -152,8 +152,14 @@ func TestFileSourceReloadsWithoutFailingRequests(t *testing.T) {
 	// the files hold the new certificate with the old key (and each may be empty or half
 	// written). That state must be rejected while the old pair keeps serving.
 	certPEM, keyPEM = pemPair(t, second)
+	errorsBefore := testutil.ToFloat64(metrics.ReadCertificateErrors)
 	writeFile(t, certFile, certPEM)
-	time.Sleep(300 * time.Millisecond) // several polls see the mismatched pair
+	// Two failed reads: at least one of them started after the certificate was written, so
+	// the watcher has seen (and rejected) the mismatched pair; then requests made after that.
+	require.Eventually(t, func() bool { return testutil.ToFloat64(metrics.ReadCertificateErrors) >= errorsBefore+2 }, 5*time.Second, 10*time.Millisecond,
+		"the watcher read the mismatched pair")
+	before := requests.Load()
+	require.Eventually(t, func() bool { return requests.Load() >= before+5 }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, first.Leaf.SerialNumber, lastServed(), "a certificate with the wrong key must not be served")
 	writeFile(t, keyFile, keyPEM)
 	require.Eventually(t, func() bool { return second.Leaf.SerialNumber.Cmp(nonNil(lastServed())) == 0 }, 5*time.Second, 10*time.Millisecond,

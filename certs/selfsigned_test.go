@@ -251,16 +251,22 @@ func TestSelfSignedReplicasConvergeOnOneCA(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return allInjected(t, client, webhooks, ca.bundle) }, eventually, poll)
 
-	// The Secret was created once and never overwritten.
+	// The Secret was created once and never overwritten: every replica has read or written it
+	// (each is healthy), so the watch must have delivered every write up to the Secret's
+	// current version, and that is one creation.
+	secret, _ := readCA(t, client, ns)
 	var events []watch.EventType
-	timeout := time.After(time.Second)
+	deadline := time.After(eventually)
 collect:
 	for {
 		select {
 		case ev := <-w.ResultChan():
 			events = append(events, ev.Type)
-		case <-timeout:
-			break collect
+			if obj, ok := ev.Object.(metav1.Object); ok && obj.GetResourceVersion() == secret.ResourceVersion {
+				break collect
+			}
+		case <-deadline:
+			t.Fatalf("the watch did not deliver the Secret's current version %s; got %v", secret.ResourceVersion, events)
 		}
 	}
 	assert.Equal(t, []watch.EventType{watch.Added}, events, "the CA secret was written exactly once")

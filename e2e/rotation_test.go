@@ -120,8 +120,20 @@ func TestFileCertificateReplacedWhileRequestsFlow(t *testing.T) {
 		})
 	}
 
+	// flowed waits until both loops made a few more requests, so that each replacement
+	// happens under load rather than after some time that may have seen none.
+	flowed := func() {
+		t.Helper()
+		api, https := viaAPI.Load(), viaHTTPS.Load()
+		eventually(t, 30*time.Second, "requests flow", func() error {
+			if viaAPI.Load() < api+3 || viaHTTPS.Load() < https+3 {
+				return fmt.Errorf("%d through the API server, %d straight since", viaAPI.Load()-api, viaHTTPS.Load()-https)
+			}
+			return nil
+		})
+	}
 	for range 3 {
-		time.Sleep(300 * time.Millisecond)
+		flowed()
 		old := serial
 		serial = vol.publish(t, ca)
 		require.NotEqual(t, old, serial)
@@ -138,7 +150,7 @@ func TestFileCertificateReplacedWhileRequestsFlow(t *testing.T) {
 		})
 		t.Logf("certificate replaced: serving serial %s after %s", serial, time.Since(start).Round(time.Millisecond))
 	}
-	time.Sleep(300 * time.Millisecond)
+	flowed()
 	stop.Store(true)
 	wg.Wait()
 

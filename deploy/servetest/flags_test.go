@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,10 +23,8 @@ const (
 	serviceAccount = "flink-admission"
 )
 
-// overlayOptions renders an overlay and parses its Deployment's container arguments with the
-// flag set of `flink-admission serve`, as the binary does at start-up, with POD_NAMESPACE set
-// as the Deployment sets it from the downward API.
-func overlayOptions(t *testing.T, overlay string) server.Options {
+// overlayDeployment renders an overlay and returns its Deployment.
+func overlayDeployment(t *testing.T, overlay string) appsv1.Deployment {
 	t.Helper()
 	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), overlayDir(overlay))
 	require.NoError(t, err)
@@ -36,6 +35,15 @@ func overlayOptions(t *testing.T, overlay string) server.Options {
 	require.NoError(t, err)
 	var d appsv1.Deployment
 	require.NoError(t, yaml.Unmarshal(y, &d))
+	return d
+}
+
+// overlayOptions renders an overlay and parses its Deployment's container arguments with the
+// flag set of `flink-admission serve`, as the binary does at start-up, with POD_NAMESPACE set
+// as the Deployment sets it from the downward API.
+func overlayOptions(t *testing.T, overlay string) server.Options {
+	t.Helper()
+	d := overlayDeployment(t, overlay)
 	require.Len(t, d.Spec.Template.Spec.Containers, 1)
 	args := d.Spec.Template.Spec.Containers[0].Args
 	require.NotEmpty(t, args)
@@ -71,6 +79,25 @@ func TestOverlayArgsParse(t *testing.T) {
 			assert.Equal(t, 9443, o.WebhookPort)
 			assert.True(t, o.EnableController)
 			assert.True(t, o.LeaderElect)
+		})
+	}
+}
+
+// TestGracePeriodCoversShutdown: the kubelet kills the container terminationGracePeriodSeconds
+// after SIGTERM. That must leave serve its whole shutdown (the drain, then the requests in
+// flight), or requests still being answered are cut. With the drain in-process there is no
+// preStop hook to add to it.
+func TestGracePeriodCoversShutdown(t *testing.T) {
+	for _, overlay := range []string{"cert-manager", "self-signed"} {
+		t.Run(overlay, func(t *testing.T) {
+			d := overlayDeployment(t, overlay)
+			o := overlayOptions(t, overlay)
+			spec := d.Spec.Template.Spec
+			require.NotNil(t, spec.TerminationGracePeriodSeconds)
+			grace := time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
+			assert.Positive(t, o.ShutdownDrain, "the overlay drains before stopping")
+			assert.GreaterOrEqual(t, grace, o.ShutdownBound(), "terminationGracePeriodSeconds covers --shutdown-drain and the graceful stop")
+			assert.Nil(t, spec.Containers[0].Lifecycle, "no preStop hook: the drain is in-process (and the image has no shell)")
 		})
 	}
 }

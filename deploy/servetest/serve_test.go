@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,15 +131,61 @@ func TestServeAsServiceAccount(t *testing.T) {
 			time.Sleep(250 * time.Millisecond)
 		}
 	}
-	// Let the informers and the controller settle, then look for refusals.
-	time.Sleep(3 * time.Second)
+	// Refusals show up only once a request is made, so rather than waiting some time, wait
+	// until the requests that run after start-up have been made at least once: the watches
+	// of the certificate source and of the controller's caches, and a renewal of the Lease.
+	for _, want := range []struct{ what, method, path string }{
+		{"watch of the CA Secret", "WATCH", "/namespaces/" + namespace + "/secrets"},
+		{"watch of the MutatingWebhookConfiguration", "WATCH", "/mutatingwebhookconfigurations"},
+		{"watch of the ValidatingWebhookConfiguration", "WATCH", "/validatingwebhookconfigurations"},
+		{"watch of FlinkClusters", "WATCH", "/flinkclusters"},
+		{"watch of Deployments", "WATCH", "/deployments"},
+		{"watch of Pods", "WATCH", "/pods"},
+		{"renewal of the Lease", "PUT", "/leases/" + server.LeaderElectionID},
+	} {
+		for !rec.made(want.method, want.path) {
+			require.Empty(t, rec.list(), "requests the service account's RBAC refused, waiting for: %s", want.what)
+			require.True(t, time.Now().Before(deadline), "timed out waiting for a %s", want.what)
+			time.Sleep(250 * time.Millisecond)
+		}
+		t.Logf("made: %s", want.what)
+	}
 	assert.Empty(t, rec.list(), "requests the service account's RBAC refused")
 }
 
-// forbiddenRecorder collects the requests the API server refused with 403 Forbidden.
+// forbiddenRecorder collects the requests the API server refused with 403 Forbidden, and
+// which kinds of request were made at all.
 type forbiddenRecorder struct {
 	mu   sync.Mutex
 	seen []string
+	// requests holds "METHOD path" of every request (WATCH for a GET with watch=true).
+	requests map[string]bool
+}
+
+func (r *forbiddenRecorder) request(req *http.Request) {
+	method := req.Method
+	if req.URL.Query().Get("watch") == "true" {
+		method = "WATCH"
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.requests == nil {
+		r.requests = map[string]bool{}
+	}
+	r.requests[method+" "+req.URL.Path] = true
+}
+
+// made reports whether a request with method was made to a path containing path.
+func (r *forbiddenRecorder) made(method, path string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for req := range r.requests {
+		m, p, _ := strings.Cut(req, " ")
+		if m == method && strings.Contains(p, path) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *forbiddenRecorder) add(s string) {
@@ -161,6 +208,7 @@ type forbiddenRoundTripper struct {
 }
 
 func (f *forbiddenRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.rec.request(req)
 	resp, err := f.next.RoundTrip(req)
 	if err == nil && resp.StatusCode == http.StatusForbidden {
 		f.rec.add(req.Method + " " + req.URL.RequestURI())

@@ -198,6 +198,15 @@ func (o *Options) cacheOptions() cache.Options {
 	return controller.CacheOptions()
 }
 
+// gracefulShutdownTimeout bounds the manager's stop after the drain: the webhook server may
+// need shutdownTimeout for the requests in flight; the other runnables stop in moments.
+const gracefulShutdownTimeout = shutdownTimeout + 5*time.Second
+
+// ShutdownBound is the longest serve takes from SIGTERM to its exit: the drain, then the
+// manager's graceful stop. A pod's terminationGracePeriodSeconds must be at least this, or
+// the kubelet kills requests in flight.
+func (o *Options) ShutdownBound() time.Duration { return o.ShutdownDrain + gracefulShutdownTimeout }
+
 // Run builds the server and runs it until ctx is done, then shuts down gracefully (see
 // Server.Start).
 func Run(ctx context.Context, o Options) error {
@@ -301,13 +310,11 @@ func New(o Options) (*Server, error) {
 	webhooks := newHTTPSServer(o, tlsConfig, log.WithName("webhook-server"))
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:        scheme,
-		Logger:        log,
-		Cache:         o.cacheOptions(),
-		WebhookServer: webhooks,
-		// The webhook server may need shutdownTimeout for the requests in flight; the other
-		// runnables stop in moments.
-		GracefulShutdownTimeout:       ptr.To(shutdownTimeout + 5*time.Second),
+		Scheme:                        scheme,
+		Logger:                        log,
+		Cache:                         o.cacheOptions(),
+		WebhookServer:                 webhooks,
+		GracefulShutdownTimeout:       ptr.To(gracefulShutdownTimeout),
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		LeaderElection:                o.leaderElection(),
