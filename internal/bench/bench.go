@@ -54,7 +54,7 @@ func ConfigFromEnv(root string) Config {
 	c := Config{
 		Root: root, OutDir: filepath.Join(root, ".bench"), Filter: ".",
 		Objects: 500, Warmup: 20,
-		HTTPSRequests: map[int]int{1: 2_000, 16: 5_000, 64: 10_000}, HTTPSWarmup: 200,
+		HTTPSRequests: map[int]int{1: 1_000, 16: 3_000, 64: 6_000}, HTTPSWarmup: 100,
 		ControllerWait: 3 * time.Minute,
 		Progress:       os.Stderr,
 	}
