@@ -74,3 +74,9 @@ run: | $(LOCALBIN)
 .PHONY: bench
 bench: envtest
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" $(GO) run ./hack/bench
+
+## soak: the long versions of the load tests (figures, not pass/fail timings): 100,000 reviews
+## at concurrency 64 over HTTPS against the real binary, 0 errors, memory back to idle.
+.PHONY: soak
+soak: envtest
+	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" $(GO) test -count=1 -timeout 60m -v -run '^TestSustainedLoad$$' ./e2e/ -args -load-reviews=100000
