@@ -68,3 +68,23 @@ func (ca *CA) WriteServing(t testing.TB, dir string) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tls.crt"), certPEM, 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tls.key"), keyPEM, 0o600))
 }
+
+// IssueClient signs a new client certificate (for TLS client authentication) for
+// commonName and returns the PEM pair.
+func (ca *CA) IssueClient(t testing.TB, commonName string) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := pki.GenerateECPrivateKey(256)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		Subject:  pkix.Name{CommonName: commonName},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+	}
+	_, cert, err := pki.SignCertificate(tmpl, ca.Cert, key.Public(), ca.Key)
+	require.NoError(t, err)
+	certPEM, err = pki.EncodeX509(cert)
+	require.NoError(t, err)
+	keyPEM, err = pki.EncodePKCS8PrivateKey(key)
+	require.NoError(t, err)
+	return certPEM, keyPEM
+}

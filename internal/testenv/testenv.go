@@ -40,6 +40,9 @@ type Options struct {
 	KubeconfigDir string
 	// Webhooks are webhook configurations envtest installs, pointing at a local server.
 	Webhooks envtest.WebhookInstallOptions
+	// APIServerFlags are set on kube-apiserver's command line (name without dashes → value),
+	// e.g. admission-control-config-file.
+	APIServerFlags map[string]string
 }
 
 // CRD returns the generated FlinkCluster CRD.
@@ -93,6 +96,9 @@ func Start(opts Options) (*Env, error) {
 		// test packages start their own control plane at once) that is not enough.
 		ControlPlaneStartTimeout: 3 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
+	}
+	for name, value := range opts.APIServerFlags {
+		env.ControlPlane.GetAPIServer().Configure().Set(name, value)
 	}
 	if !opts.WithoutCRD {
 		crd, err := CRD()
