@@ -120,18 +120,8 @@ func TestFileCertificateReplacedWhileRequestsFlow(t *testing.T) {
 		})
 	}
 
-	// flowed waits until both loops made a few more requests, so that each replacement
-	// happens under load rather than after some time that may have seen none.
-	flowed := func() {
-		t.Helper()
-		api, https := viaAPI.Load(), viaHTTPS.Load()
-		eventually(t, 30*time.Second, "requests flow", func() error {
-			if viaAPI.Load() < api+3 || viaHTTPS.Load() < https+3 {
-				return fmt.Errorf("%d through the API server, %d straight since", viaAPI.Load()-api, viaHTTPS.Load()-https)
-			}
-			return nil
-		})
-	}
+	// Each replacement happens under load, rather than after some time that may have seen none.
+	flowed := func() { requestsFlow(t, 3, &viaAPI, &viaHTTPS) }
 	for range 3 {
 		flowed()
 		old := serial
@@ -164,6 +154,24 @@ func TestFileCertificateReplacedWhileRequestsFlow(t *testing.T) {
 	// SIGTERM: a graceful shutdown, exit 0.
 	require.NoError(t, proc.Process.Signal(syscall.SIGTERM))
 	assert.NoError(t, waitExit(proc, 60*time.Second), "serve exits 0 on SIGTERM")
+}
+
+// requestsFlow waits until each counter has grown by n: the loops behind them made that
+// many more requests.
+func requestsFlow(t *testing.T, n int64, counters ...*atomic.Int64) {
+	t.Helper()
+	start := make([]int64, len(counters))
+	for i, c := range counters {
+		start[i] = c.Load()
+	}
+	eventually(t, 30*time.Second, "requests flow", func() error {
+		for i, c := range counters {
+			if c.Load() < start[i]+n {
+				return fmt.Errorf("loop %d made %d requests, want %d", i, c.Load()-start[i], n)
+			}
+		}
+		return nil
+	})
 }
 
 // startServe starts `flink-admission serve` and stops it (SIGKILL) when the test ends if it

@@ -153,16 +153,7 @@ func TestSelfSignedRotationWhileRequestsFlow(t *testing.T) {
 			}
 		})
 	}
-	flowed := func() {
-		t.Helper()
-		api, https := viaAPI.Load(), viaHTTPS.Load()
-		eventually(t, 30*time.Second, "requests flow", func() error {
-			if viaAPI.Load() < api+10 || viaHTTPS.Load() < https+10 {
-				return fmt.Errorf("%d through the API server, %d straight since", viaAPI.Load()-api, viaHTTPS.Load()-https)
-			}
-			return nil
-		})
-	}
+	flowed := func() { requestsFlow(t, 10, &viaAPI, &viaHTTPS) }
 	servingSerial := func() *big.Int {
 		cert, err := src.GetCertificate(nil)
 		require.NoError(t, err)

@@ -44,13 +44,20 @@ func NewCA(t testing.TB) *CA {
 // Issue signs a new key for 127.0.0.1 and returns the PEM pair and the serial number.
 func (ca *CA) Issue(t testing.TB) (certPEM, keyPEM []byte, serial *big.Int) {
 	t.Helper()
+	return ca.sign(t, &x509.Certificate{
+		Subject: pkix.Name{CommonName: "127.0.0.1"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
+}
+
+// sign signs a new key for tmpl, valid for an hour around now, and returns the PEM pair and
+// the serial number.
+func (ca *CA) sign(t testing.TB, tmpl *x509.Certificate) (certPEM, keyPEM []byte, serial *big.Int) {
+	t.Helper()
 	key, err := pki.GenerateECPrivateKey(256)
 	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		Subject: pkix.Name{CommonName: "127.0.0.1"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
 	_, cert, err := pki.SignCertificate(tmpl, ca.Cert, key.Public(), ca.Key)
 	require.NoError(t, err)
 	certPEM, err = pki.EncodeX509(cert)
@@ -73,18 +80,8 @@ func (ca *CA) WriteServing(t testing.TB, dir string) {
 // commonName and returns the PEM pair.
 func (ca *CA) IssueClient(t testing.TB, commonName string) (certPEM, keyPEM []byte) {
 	t.Helper()
-	key, err := pki.GenerateECPrivateKey(256)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		Subject:  pkix.Name{CommonName: commonName},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
-	_, cert, err := pki.SignCertificate(tmpl, ca.Cert, key.Public(), ca.Key)
-	require.NoError(t, err)
-	certPEM, err = pki.EncodeX509(cert)
-	require.NoError(t, err)
-	keyPEM, err = pki.EncodePKCS8PrivateKey(key)
-	require.NoError(t, err)
+	certPEM, keyPEM, _ = ca.sign(t, &x509.Certificate{
+		Subject: pkix.Name{CommonName: commonName}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
 	return certPEM, keyPEM
 }
