@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -151,4 +153,24 @@ func reviewOf(t *testing.T, object []byte) []byte {
 	raw, err := json.Marshal(review)
 	require.NoError(t, err)
 	return raw
+}
+
+// TestClientCAFileMustHoldACertificate: a --client-ca-file that cannot be read, or that holds
+// no certificate, stops serve at start rather than refusing every client later.
+func TestClientCAFileMustHoldACertificate(t *testing.T) {
+	dir := t.TempDir()
+	testcerts.NewCA(t).WriteServing(t, dir)
+	empty := filepath.Join(dir, "empty.pem")
+	require.NoError(t, os.WriteFile(empty, []byte("not a certificate\n"), 0o600))
+	for file, want := range map[string]string{
+		empty:                             "holds no PEM certificate",
+		filepath.Join(dir, "missing.pem"): "reading --client-ca-file",
+	} {
+		_, err := New(Options{
+			WebhookPort: 9443, CertMode: CertModeFiles, CertDir: dir, CertName: "tls.crt", KeyName: "tls.key",
+			ClientCAFile: file, MetricsBindAddress: "0", HealthProbeBindAddress: "0", LogLevel: "info",
+			Config: &rest.Config{Host: "https://127.0.0.1:1"},
+		})
+		assert.ErrorContains(t, err, want, file)
+	}
 }

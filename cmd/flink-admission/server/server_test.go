@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,6 +39,9 @@ func TestServeFlagDefaults(t *testing.T) {
 		"log-level":                        "info",
 		"enable-controller":                "true",
 		"leader-elect":                     "true",
+		"client-ca-file":                   "",
+		"max-connections":                  "1000",
+		"shutdown-drain":                   "10s",
 	}
 	for name, def := range want {
 		f := fs.Lookup(name)
@@ -90,6 +94,9 @@ func TestValidate(t *testing.T) {
 			o.CertMode, o.ServiceName = CertModeSelfSigned, ""
 		}, wantErr: "self-signed mode needs --service-name"},
 		{name: "deny: leader election without a namespace", modify: func(o *Options) { o.Namespace = "" }, wantErr: "leader election needs --namespace"},
+		{name: "allow: no drain", modify: func(o *Options) { o.ShutdownDrain = 0 }},
+		{name: "deny: negative drain", modify: func(o *Options) { o.ShutdownDrain = -time.Second }, wantErr: "--shutdown-drain -1s is negative"},
+		{name: "deny: negative connection limit", modify: func(o *Options) { o.MaxConnections = -1 }, wantErr: "--max-connections -1 is negative"},
 		{name: "deny: unknown log level", modify: func(o *Options) { o.LogLevel = "loud" }, wantErr: `--log-level "loud"`},
 	}
 	for _, tt := range tests {
