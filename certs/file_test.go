@@ -197,7 +197,8 @@ func TestFileSourceReloadsWithoutFailingRequests(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Empty(t, failures, "no request may fail while the files change")
-	assert.Greater(t, requests.Load(), int64(50), "the client loop ran throughout")
+	// Every phase above waited for 5 requests of its own: 4 phases.
+	assert.GreaterOrEqual(t, requests.Load(), int64(20), "the client loop ran throughout")
 	t.Logf("%d requests, %d failed", requests.Load(), len(failures))
 }
 
