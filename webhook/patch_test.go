@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/flink-admission/flink-admission/pipeline"
 	"github.com/flink-admission/flink-admission/policy"
 )
 
@@ -88,7 +89,7 @@ func checkDefaultingPatch(t *testing.T, raw []byte) {
 	before := fc.DeepCopy()
 	policy.Default(fc)
 
-	ops := DefaultingPatch(before, fc)
+	ops := pipeline.DefaultingPatch(before, fc)
 	if !equality.Semantic.DeepEqual(before, fc) && len(ops) == 0 {
 		t.Fatal("defaulting changed the object but the patch is empty")
 	}
@@ -117,7 +118,7 @@ func checkDefaultingPatch(t *testing.T, raw []byte) {
 	// Defaulting is idempotent, so the defaulted object gets no patch.
 	again := got.DeepCopy()
 	policy.Default(again)
-	if ops := DefaultingPatch(got, again); len(ops) != 0 {
+	if ops := pipeline.DefaultingPatch(got, again); len(ops) != 0 {
 		t.Fatalf("the defaulted object got a patch: %s", mustJSON(ops))
 	}
 }
@@ -136,12 +137,4 @@ func applyOps(t *testing.T, raw, ops []byte) []byte {
 		t.Fatalf("the patch does not apply to the object as sent: %v\npatch: %s\nobject: %s", err, ops, raw)
 	}
 	return out
-}
-
-func TestEscapePointer(t *testing.T) {
-	for in, want := range map[string]string{"a": "a", "a/b": "a~1b", "c~d": "c~0d", "~/": "~0~1", "execution.x": "execution.x"} {
-		if got := escapePointer(in); got != want {
-			t.Errorf("escapePointer(%q) = %q, want %q", in, got, want)
-		}
-	}
 }

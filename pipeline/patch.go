@@ -1,4 +1,4 @@
-package webhook
+package pipeline
 
 import (
 	"encoding/json"
