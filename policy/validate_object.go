@@ -282,32 +282,31 @@ func validatePorts(p *field.Path, extra []v1beta1.NamedPort, named ...portField)
 	var errs field.ErrorList
 	numbers := make(map[int32]struct{}, len(named)+len(extra))
 	names := make(map[string]struct{}, len(named)+len(extra))
+	// Field paths are built only for an error: this runs on every review.
 	for _, pf := range named {
-		fp := p.Child("ports", pf.name)
 		port := pf.def
 		if pf.value != nil {
 			port = *pf.value
 			if port < MinPort {
-				errs = append(errs, field.Invalid(fp, port, "must be greater than 1024").WithOrigin(RulePort))
+				errs = append(errs, field.Invalid(p.Child("ports", pf.name), port, "must be greater than 1024").WithOrigin(RulePort))
 			}
 		}
 		if _, dup := numbers[port]; dup {
-			errs = append(errs, field.Duplicate(fp, port).WithOrigin(RuleDuplicatePort))
+			errs = append(errs, field.Duplicate(p.Child("ports", pf.name), port).WithOrigin(RuleDuplicatePort))
 		}
 		numbers[port] = struct{}{}
 		names[pf.name] = struct{}{}
 	}
 	for i, ep := range extra {
-		fp := p.Child("extraPorts").Index(i)
 		if _, dup := numbers[ep.ContainerPort]; dup {
-			errs = append(errs, field.Duplicate(fp.Child("containerPort"), ep.ContainerPort).WithOrigin(RuleDuplicatePort))
+			errs = append(errs, field.Duplicate(p.Child("extraPorts").Index(i).Child("containerPort"), ep.ContainerPort).WithOrigin(RuleDuplicatePort))
 		}
 		numbers[ep.ContainerPort] = struct{}{}
 		if ep.Name == "" {
 			continue
 		}
 		if _, dup := names[ep.Name]; dup {
-			errs = append(errs, field.Duplicate(fp.Child("name"), ep.Name).WithOrigin(RuleDuplicatePort))
+			errs = append(errs, field.Duplicate(p.Child("extraPorts").Index(i).Child("name"), ep.Name).WithOrigin(RuleDuplicatePort))
 		}
 		names[ep.Name] = struct{}{}
 	}

@@ -5,35 +5,30 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flink-admission/flink-admission/internal/benchdata"
 )
 
-// benchReviews returns the benchmark review bodies of testdata/bench by name (copies of
-// the shared bench/reviews, plus the large ones made by TestLargeBenchReviews).
+// benchReviews returns the benchmark review bodies (package benchdata) by name.
 func benchReviews(tb testing.TB) map[string][]byte {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "bench", "*.json"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no benchmark reviews in testdata/bench: %v", err)
+	reviews, err := benchdata.Reviews()
+	if err != nil || len(reviews) == 0 {
+		tb.Fatalf("no benchmark reviews: %v", err)
 	}
 	out := map[string][]byte{}
-	for _, f := range files {
-		body, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out[strings.TrimSuffix(filepath.Base(f), ".json")] = body
+	for _, r := range reviews {
+		out[r.Name] = r.Body
 	}
 	return out
 }
 
 // BenchmarkServeHTTP measures one admission review through the whole in-process
-// http.Handler (reading, decoding, pipeline, encoding), on the benchmark bodies in
-// testdata/bench: BenchmarkServeHTTP/<size>-<webhook>-<operation>.
+// http.Handler (reading, decoding, pipeline, encoding), on the benchmark bodies of package
+// benchdata: BenchmarkServeHTTP/<size>-<webhook>-<operation>.
 func BenchmarkServeHTTP(b *testing.B) {
 	h, err := NewHandlers(Options{})
 	if err != nil {

@@ -2,8 +2,6 @@ package webhook
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -42,19 +40,14 @@ func patchCases(t testing.TB) map[string][]byte {
 		"hadoopConfig without mountPath":          mustJSON(set(jobCluster(), "spec.hadoopConfig", obj{"configMapName": "hadoop"})),
 		"Deployment with the user's shutdown key": mustJSON(set(deploymentCluster(), "spec.flinkProperties.execution\\.shutdown-on-application-finish", "false")),
 	}
-	files, _ := filepath.Glob(filepath.Join("testdata", "bench", "*.json"))
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, body := range benchReviews(t) {
 		var review struct {
 			Request struct{ Object json.RawMessage }
 		}
-		if err := json.Unmarshal(b, &review); err != nil {
+		if err := json.Unmarshal(body, &review); err != nil {
 			t.Fatal(err)
 		}
-		cases[filepath.Base(f)] = review.Request.Object
+		cases[name] = review.Request.Object
 	}
 	return cases
 }

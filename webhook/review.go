@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionv1beta1 "k8s.io/api/admission/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,9 +35,15 @@ const reviewKind = "AdmissionReview"
 // decodeOptions are the API server's JSON semantics (those of sigs.k8s.io/json, which it
 // decodes with), in the decoder this package uses, which is several times faster than
 // encoding/json: field names are case-sensitive (the decoder's default), the last of
-// duplicate names wins, and invalid UTF-8 is replaced rather than refused. Integers out of
-// their type's range, and numbers with a fraction for an integer, are errors in both.
-var decodeOptions = json.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+// duplicate names wins and merges into the earlier value as encoding/json does (a later
+// null keeps it), and invalid UTF-8 is replaced rather than refused. Integers out of their
+// type's range, and numbers with a fraction for an integer, are errors in both. The
+// differential fuzz test FuzzDecodeCluster holds the two decoders to the same results.
+var decodeOptions = json.JoinOptions(
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+	jsonv1.MergeWithLegacySemantics(true),
+)
 
 // strictOptions add to decodeOptions the refusal of unknown fields, for the objects: the
 // API server has already pruned unknown fields from a FlinkCluster (its schema is
