@@ -3,30 +3,33 @@ package policy
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
 // Defaults that Default writes and that validation assumes for unset fields. They match the
-// CRD's structural defaults and the flink-on-k8s-operator's defaulting webhook.
+// CRD's structural defaults and the flink-on-k8s-operator's defaulting webhook; those the
+// controller reads too are defined once, in package v1beta1, with their accessors.
 const (
 	// DefaultJobManagerReplicas is the JobManager replica count; it is also the only one allowed.
-	DefaultJobManagerReplicas int32 = 1
+	DefaultJobManagerReplicas = v1beta1.DefaultJobManagerReplicas
 	// DefaultTaskManagerReplicas is the TaskManager replica count.
-	DefaultTaskManagerReplicas int32 = 3
+	DefaultTaskManagerReplicas = v1beta1.DefaultTaskManagerReplicas
 
 	// DefaultJobManagerRPCPort is the JobManager RPC port.
-	DefaultJobManagerRPCPort int32 = 6123
+	DefaultJobManagerRPCPort = v1beta1.DefaultJobManagerRPCPort
 	// DefaultJobManagerBlobPort is the JobManager blob server port.
-	DefaultJobManagerBlobPort int32 = 6124
+	DefaultJobManagerBlobPort = v1beta1.DefaultJobManagerBlobPort
 	// DefaultJobManagerQueryPort is the JobManager queryable state port.
-	DefaultJobManagerQueryPort int32 = 6125
+	DefaultJobManagerQueryPort = v1beta1.DefaultJobManagerQueryPort
 	// DefaultJobManagerUIPort is the JobManager web UI and REST port.
-	DefaultJobManagerUIPort int32 = 8081
+	DefaultJobManagerUIPort = v1beta1.DefaultJobManagerUIPort
 	// DefaultTaskManagerDataPort is the TaskManager data port.
-	DefaultTaskManagerDataPort int32 = 6121
+	DefaultTaskManagerDataPort = v1beta1.DefaultTaskManagerDataPort
 	// DefaultTaskManagerRPCPort is the TaskManager RPC port.
-	DefaultTaskManagerRPCPort int32 = 6122
+	DefaultTaskManagerRPCPort = v1beta1.DefaultTaskManagerRPCPort
 	// DefaultTaskManagerQueryPort is the TaskManager queryable state port.
-	DefaultTaskManagerQueryPort int32 = 6125
+	DefaultTaskManagerQueryPort = v1beta1.DefaultTaskManagerQueryPort
 	// MinPort is the lowest port a Flink port may use: ports up to 1024 are privileged.
 	MinPort int32 = 1025
 
@@ -42,7 +45,7 @@ const (
 	DefaultMemoryOffHeapMin = "600M"
 
 	// DefaultHadoopConfigMountPath is where the Hadoop configuration is mounted.
-	DefaultHadoopConfigMountPath = "/etc/hadoop/conf"
+	DefaultHadoopConfigMountPath = v1beta1.DefaultHadoopConfigMountPath
 
 	// DefaultPreStopDelaySeconds is the JobManager preStop delay of a Deployment JobManager:
 	// long enough for in-flight REST calls and the leader hand-over to finish.

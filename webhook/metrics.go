@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/flink-admission/flink-admission/policy"
 )
 
 // Metric label values. Labels never carry raw request data (an operation name, a map key
@@ -104,8 +106,11 @@ type webhookMetrics struct {
 	warnings prometheus.Counter
 	// requests[operation][allowed]
 	requests map[string][2]prometheus.Counter
-	m        *Metrics
-	webhook  string
+	// denials by rule: every rule of the policy and of the transport, so that each has a
+	// series from the start (a dashboard sees 0, not nothing).
+	denials map[string]prometheus.Counter
+	m       *Metrics
+	webhook string
 }
 
 func (m *Metrics) forWebhook(name string) *webhookMetrics {
@@ -113,8 +118,17 @@ func (m *Metrics) forWebhook(name string) *webhookMetrics {
 		duration: m.duration.WithLabelValues(name),
 		warnings: m.warnings.WithLabelValues(name),
 		requests: map[string][2]prometheus.Counter{},
+		denials:  map[string]prometheus.Counter{},
 		m:        m,
 		webhook:  name,
+	}
+	rules := []string{ruleMalformedRequest, ruleWrongResource, ruleWrongKind, ruleUnsupportedOp, ruleMissingObject,
+		ruleMissingOldObject, ruleUndecodableObject, policy.RuleNoObject}
+	for _, r := range policy.Rules() {
+		rules = append(rules, r.Name)
+	}
+	for _, r := range rules {
+		wm.denials[r] = m.denials.WithLabelValues(name, r)
 	}
 	for _, op := range []string{string(admissionv1.Create), string(admissionv1.Update), string(admissionv1.Delete),
 		string(admissionv1.Connect), operationNone, operationOther} {
@@ -137,6 +151,10 @@ func (wm *webhookMetrics) request(operation string, allowed bool) {
 
 // denial counts one reason of a denial.
 func (wm *webhookMetrics) denial(rule string) {
+	if c, ok := wm.denials[rule]; ok {
+		c.Inc()
+		return
+	}
 	wm.m.denials.WithLabelValues(wm.webhook, rule).Inc()
 }
 
