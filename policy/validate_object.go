@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-version"
@@ -128,7 +129,7 @@ func validateImage(img *v1beta1.ImageSpec, p *field.Path) field.ErrorList {
 	if img.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), "the Flink image is required").WithOrigin(RuleImage))
 	}
-	if img.PullPolicy != "" && !oneOf(img.PullPolicy, pullPolicies) {
+	if img.PullPolicy != "" && !slices.Contains(pullPolicies, img.PullPolicy) {
 		errs = append(errs, field.NotSupported(p.Child("pullPolicy"), img.PullPolicy, pullPolicies).WithOrigin(RuleImage))
 	}
 	return errs
@@ -156,7 +157,7 @@ func validateJobManager(s *v1beta1.FlinkClusterSpec, ver *version.Version, p *fi
 		errs = append(errs, field.Invalid(p.Child("replicas"), *jm.Replicas, "jobManager replicas must be 1").
 			WithOrigin(RuleJobManagerReplicas))
 	}
-	if jm.AccessScope != "" && !oneOf(jm.AccessScope, accessScopes) {
+	if jm.AccessScope != "" && !slices.Contains(accessScopes, jm.AccessScope) {
 		errs = append(errs, field.NotSupported(p.Child("accessScope"), jm.AccessScope, accessScopes).WithOrigin(RuleAccessScope))
 	}
 	errs = append(errs, validatePorts(p, jm.ExtraPorts,
@@ -236,7 +237,7 @@ func validateJob(j *v1beta1.JobSpec, p *field.Path) field.ErrorList {
 	}
 
 	// The reference webhook's enum checks; unset means the default.
-	if j.RestartPolicy != nil && !oneOf(*j.RestartPolicy, restartPolicies) {
+	if j.RestartPolicy != nil && !slices.Contains(restartPolicies, *j.RestartPolicy) {
 		errs = append(errs, field.NotSupported(p.Child("restartPolicy"), *j.RestartPolicy, restartPolicies).WithOrigin(RuleRestartPolicy))
 	}
 	if c := j.CleanupPolicy; c != nil {
@@ -245,12 +246,12 @@ func validateJob(j *v1beta1.JobSpec, p *field.Path) field.ErrorList {
 			name   string
 			action v1beta1.CleanupAction
 		}{{"afterJobSucceeds", c.AfterJobSucceeds}, {"afterJobFails", c.AfterJobFails}, {"afterJobCancelled", c.AfterJobCancelled}} {
-			if a.action != "" && !oneOf(a.action, cleanupActions) {
+			if a.action != "" && !slices.Contains(cleanupActions, a.action) {
 				errs = append(errs, field.NotSupported(cp.Child(a.name), a.action, cleanupActions).WithOrigin(RuleCleanupPolicy))
 			}
 		}
 	}
-	if j.Mode != nil && !oneOf(*j.Mode, jobModes) {
+	if j.Mode != nil && !slices.Contains(jobModes, *j.Mode) {
 		errs = append(errs, field.NotSupported(p.Child("mode"), *j.Mode, jobModes).WithOrigin(RuleJobMode))
 	}
 	return errs
@@ -380,13 +381,4 @@ func validatePercent(v *int32, p *field.Path) field.ErrorList {
 		return nil
 	}
 	return field.ErrorList{field.Invalid(p, *v, "must be a percentage between 0 and 100").WithOrigin(RuleMemory)}
-}
-
-func oneOf[T comparable](v T, allowed []T) bool {
-	for _, a := range allowed {
-		if v == a {
-			return true
-		}
-	}
-	return false
 }
