@@ -118,3 +118,61 @@ func compareDecoders(t *testing.T, raw []byte) {
 		t.Fatalf("decoded %q differently (-reference +ours):\n%s", raw, cmp.Diff(want, got))
 	}
 }
+
+// TestDecodeOldLikeReference checks that the old object of every benchmark UPDATE review,
+// decoded with the members it shares with the new one, is what the reference decoder
+// makes of it alone.
+func TestDecodeOldLikeReference(t *testing.T) {
+	for name, body := range benchReviews(t) {
+		if !strings.HasSuffix(name, "-update") {
+			continue
+		}
+		var rv struct {
+			Request struct{ Object, OldObject json.RawMessage }
+		}
+		if err := json.Unmarshal(body, &rv); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(name, func(t *testing.T) { compareOld(t, rv.Request.Object, rv.Request.OldObject) })
+	}
+}
+
+// FuzzDecodeOld is the differential test of decodeOld: whatever the two objects of an
+// UPDATE, the old one decodes exactly as the reference decoder decodes it alone.
+func FuzzDecodeOld(f *testing.F) {
+	for name, body := range benchReviews(f) {
+		if !strings.HasSuffix(name, "-update") {
+			continue
+		}
+		var rv struct {
+			Request struct{ Object, OldObject json.RawMessage }
+		}
+		if err := json.Unmarshal(body, &rv); err != nil {
+			f.Fatal(err)
+		}
+		f.Add([]byte(rv.Request.Object), []byte(rv.Request.OldObject))
+	}
+	d := mustJSON(deploymentCluster())
+	f.Add(d, mustJSON(set(deploymentCluster(), "spec.taskManager.replicas", int64(4))))
+	f.Add(d, []byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"flinkVersion":"1.14","flinkVersion":"1.20"}}`))
+	f.Add(d, []byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"image":{"name":"a"},"image":null}}`))
+	f.Add(d, []byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"\u0069mage":{"name":"a"}}}`))
+	f.Fuzz(compareOld)
+}
+
+func compareOld(t *testing.T, newRaw, oldRaw []byte) {
+	if _, err := referenceDecode(newRaw); err != nil || strings.TrimSpace(string(oldRaw)) == "null" {
+		return
+	}
+	want, wantErr := referenceDecode(oldRaw)
+	body := []byte(`{"request":{"uid":"u","object":` + string(newRaw) + `,"oldObject":` + string(oldRaw) + `}}`)
+	_, rv, objErr, err := decodeReview(body, false)
+	switch {
+	case wantErr == nil && (err != nil || objErr != nil):
+		t.Fatalf("refused the old object %q, which the reference decodes: %v %v", oldRaw, err, objErr)
+	case wantErr != nil && err == nil && objErr == nil:
+		t.Fatalf("decoded the old object %q, which the reference refuses: %v", oldRaw, wantErr)
+	case wantErr == nil && !equality.Semantic.DeepEqual(want, rv.Request.OldObject.fc):
+		t.Fatalf("decoded the old object %q differently (-reference +ours):\n%s", oldRaw, cmp.Diff(want, rv.Request.OldObject.fc))
+	}
+}

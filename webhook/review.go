@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -85,6 +86,12 @@ type object struct {
 	// skip makes the object only checked for presence, not decoded (the mutating webhook
 	// has no use for the old object).
 	skip bool
+	// raw is the object's JSON, a part of body.
+	raw []byte
+	// body is the review body being decoded.
+	body []byte
+	// pair is, for the old object, the new one: what decodeOld shares members with.
+	pair *object
 }
 
 // errObject marks an object that is well-formed JSON but not a FlinkCluster; it stops the
@@ -108,6 +115,20 @@ func (o *object) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if o.skip {
 		return dec.SkipValue()
 	}
+	start := dec.InputOffset()
+	if o.pair != nil && o.pair.fc != nil && o.pair.raw != nil {
+		val, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		end := dec.InputOffset()
+		fc, err := decodeOld(o.body[end-int64(len(val)):end], o.pair.raw, o.pair.fc)
+		if err != nil {
+			return &errObject{err: err}
+		}
+		o.fc = fc
+		return nil
+	}
 	fc := &v1beta1.FlinkCluster{}
 	base := dec.StackPointer()
 	if err := json.UnmarshalDecode(dec, fc, strictOptions); err != nil {
@@ -121,6 +142,9 @@ func (o *object) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return &errObject{err: err}
 	}
 	o.fc = fc
+	if o.body != nil {
+		o.raw = bytes.TrimLeft(o.body[start:dec.InputOffset()], " \t\r\n:")
+	}
 	return nil
 }
 
@@ -162,6 +186,12 @@ func decodeCluster(raw []byte) (*v1beta1.FlinkCluster, error) {
 // the body is not an AdmissionReview.
 func decodeReview(body []byte, skipOld bool) (schema.GroupVersionKind, *review, *errObject, error) {
 	rv := &review{Request: &reviewRequest{OldObject: object{skip: skipOld}}}
+	if !skipOld {
+		// The validating webhook decodes the old object sharing what it has in common
+		// with the new one (see decodeOld).
+		rv.Request.Object.body = body
+		rv.Request.OldObject.body, rv.Request.OldObject.pair = body, &rv.Request.Object
+	}
 	err := json.Unmarshal(body, rv, decodeOptions)
 	var objErr *errObject
 	if err != nil && !errors.As(err, &objErr) {
@@ -176,7 +206,9 @@ func decodeReview(body []byte, skipOld bool) (schema.GroupVersionKind, *review, 
 	if err != nil {
 		return schema.GroupVersionKind{}, nil, nil, err
 	}
-	if rv.Request != nil && *rv.Request == (reviewRequest{OldObject: object{skip: skipOld}}) {
+	if r := rv.Request; r != nil && r.UID == "" && r.Kind == (metav1.GroupVersionKind{}) && r.Resource == (metav1.GroupVersionResource{}) &&
+		r.SubResource == "" && r.Name == "" && r.Namespace == "" && r.Operation == "" && r.DryRun == nil &&
+		!r.Object.present && !r.OldObject.present {
 		// "request": null, or no request member at all.
 		rv.Request = nil
 	}
