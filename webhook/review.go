@@ -117,13 +117,16 @@ func (o *object) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	start := dec.InputOffset()
 	if o.pair != nil && o.pair.fc != nil && o.pair.raw != nil {
-		val, err := dec.ReadValue()
+		fc, err := decodeOld(dec, o.body, o.pair.raw, o.pair.fc)
 		if err != nil {
-			return err
-		}
-		end := dec.InputOffset()
-		fc, err := decodeOld(o.body[end-int64(len(val)):end], o.pair.raw, o.pair.fc)
-		if err != nil {
+			var objErr *errObject
+			if errors.As(err, &objErr) {
+				return err
+			}
+			var syntax *jsontext.SyntacticError
+			if errors.As(err, &syntax) {
+				return err
+			}
 			return &errObject{err: err}
 		}
 		o.fc = fc

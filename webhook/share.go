@@ -37,37 +37,66 @@ type member struct {
 	name, value []byte
 }
 
-// members returns the members of the JSON object raw, as written. ok is false when raw
-// is not an object, or when a name is escaped or repeated: then names cannot be compared
-// as bytes, and the caller decodes the whole object.
-func members(raw []byte) (ms []member, ok bool) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), decodeOptions)
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, false
+// splitObject reads one JSON object from dec, whose input is raw from offset base on, and
+// returns its members and those of its "spec" member, as written, without decoding them.
+// ok is false when the object or its spec is not an object, or when a name is escaped or
+// repeated: then names cannot be compared as bytes, and the caller decodes the whole
+// object (a later one: dec has consumed the object whatever the answer, unless err).
+func splitObject(dec *jsontext.Decoder, raw []byte, base int64) (top, spec []member, ok bool, err error) {
+	if dec.PeekKind() != '{' {
+		_, err := dec.ReadValue()
+		return nil, nil, false, err
 	}
+	specOK := false
+	top, ok, err = readMembers(dec, raw, base, func(name []byte) bool {
+		if string(name) != `"spec"` || dec.PeekKind() != '{' {
+			return false
+		}
+		// An error here leaves dec broken: the next read of readMembers reports it.
+		spec, specOK, _ = readMembers(dec, raw, base, nil)
+		return true
+	})
+	return top, spec, ok && specOK, err
+}
+
+// readMembers reads the members of the object dec is at. inline, when not nil, may read a
+// member's value itself (and returns true when it did).
+func readMembers(dec *jsontext.Decoder, raw []byte, base int64, inline func(name []byte) bool) (ms []member, ok bool, err error) {
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, false, err
+	}
+	ok = true
 	ms = make([]member, 0, 16)
 	for dec.PeekKind() != '}' {
 		before := dec.InputOffset()
 		if _, err := dec.ReadToken(); err != nil {
-			return nil, false
+			return nil, false, err
 		}
-		name := bytes.TrimLeft(raw[before:dec.InputOffset()], " \t\r\n,")
+		name := bytes.TrimLeft(raw[before-base:dec.InputOffset()-base], " \t\r\n,")
 		if bytes.IndexByte(name, '\\') >= 0 {
-			return nil, false
+			ok = false
+		}
+		for _, m := range ms {
+			if bytes.Equal(m.name, name) {
+				ok = false
+			}
+		}
+		start := dec.InputOffset()
+		if inline != nil && inline(name) {
+			ms = append(ms, member{name: name, value: bytes.TrimLeft(raw[start-base:dec.InputOffset()-base], " \t\r\n:")})
+			continue
 		}
 		val, err := dec.ReadValue()
 		if err != nil {
-			return nil, false
+			return nil, false, err
 		}
 		end := dec.InputOffset()
-		for _, m := range ms {
-			if bytes.Equal(m.name, name) {
-				return nil, false
-			}
-		}
-		ms = append(ms, member{name: name, value: raw[end-int64(len(val)) : end]})
+		ms = append(ms, member{name: name, value: raw[end-base-int64(len(val)) : end-base]})
 	}
-	return ms, true
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, false, err
+	}
+	return ms, ok, nil
 }
 
 func find(ms []member, name string) []byte {
@@ -79,18 +108,22 @@ func find(ms []member, name string) []byte {
 	return nil
 }
 
-// decodeOld decodes oldRaw, the old object of an UPDATE whose new object fc was decoded
-// from newRaw, strictly, sharing the spec members the two have in common.
-func decodeOld(oldRaw, newRaw []byte, fc *v1beta1.FlinkCluster) (*v1beta1.FlinkCluster, error) {
-	oldTop, ok1 := members(oldRaw)
-	newTop, ok2 := members(newRaw)
-	oldSpecRaw, newSpecRaw := find(oldTop, `"spec"`), find(newTop, `"spec"`)
-	if !ok1 || !ok2 || oldSpecRaw == nil || newSpecRaw == nil {
+// decodeOld reads the old object of an UPDATE from dec, whose input is body, and decodes
+// it strictly, sharing the spec members it has in common with fc, the new object, decoded
+// from newRaw.
+func decodeOld(dec *jsontext.Decoder, body, newRaw []byte, fc *v1beta1.FlinkCluster) (*v1beta1.FlinkCluster, error) {
+	start := dec.InputOffset()
+	oldTop, oldSpec, ok, err := splitObject(dec, body, 0)
+	if err != nil {
+		return nil, err
+	}
+	oldRaw := bytes.TrimLeft(body[start:dec.InputOffset()], " \t\r\n:")
+	if !ok {
 		return decodeCluster(oldRaw)
 	}
-	oldSpec, ok1 := members(oldSpecRaw)
-	newSpec, ok2 := members(newSpecRaw)
-	if !ok1 || !ok2 {
+	newDec := jsontext.NewDecoder(bytes.NewBuffer(newRaw), decodeOptions)
+	_, newSpec, ok, err := splitObject(newDec, newRaw, 0)
+	if err != nil || !ok {
 		return decodeCluster(oldRaw)
 	}
 
@@ -124,10 +157,10 @@ func decodeOld(oldRaw, newRaw []byte, fc *v1beta1.FlinkCluster) (*v1beta1.FlinkC
 
 	old := &v1beta1.FlinkCluster{}
 	if err := json.Unmarshal(buf, old, strictOptions); err != nil {
-		return nil, objectError(err, "")
+		return nil, &errObject{err: objectError(err, "")}
 	}
 	if err := checkTypeMeta(old); err != nil {
-		return nil, err
+		return nil, &errObject{err: err}
 	}
 	from, to := reflect.ValueOf(&fc.Spec).Elem(), reflect.ValueOf(&old.Spec).Elem()
 	for _, i := range shared {
