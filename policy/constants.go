@@ -3,33 +3,13 @@ package policy
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
 // Defaults that Default writes and that validation assumes for unset fields. They match the
 // CRD's structural defaults and the flink-on-k8s-operator's defaulting webhook; those the
-// controller reads too are defined once, in package v1beta1, with their accessors.
+// controller reads too (replicas, ports, the Hadoop mount path) are defined once, in
+// package v1beta1, with their accessors.
 const (
-	// DefaultJobManagerReplicas is the JobManager replica count; it is also the only one allowed.
-	DefaultJobManagerReplicas = v1beta1.DefaultJobManagerReplicas
-	// DefaultTaskManagerReplicas is the TaskManager replica count.
-	DefaultTaskManagerReplicas = v1beta1.DefaultTaskManagerReplicas
-
-	// DefaultJobManagerRPCPort is the JobManager RPC port.
-	DefaultJobManagerRPCPort = v1beta1.DefaultJobManagerRPCPort
-	// DefaultJobManagerBlobPort is the JobManager blob server port.
-	DefaultJobManagerBlobPort = v1beta1.DefaultJobManagerBlobPort
-	// DefaultJobManagerQueryPort is the JobManager queryable state port.
-	DefaultJobManagerQueryPort = v1beta1.DefaultJobManagerQueryPort
-	// DefaultJobManagerUIPort is the JobManager web UI and REST port.
-	DefaultJobManagerUIPort = v1beta1.DefaultJobManagerUIPort
-	// DefaultTaskManagerDataPort is the TaskManager data port.
-	DefaultTaskManagerDataPort = v1beta1.DefaultTaskManagerDataPort
-	// DefaultTaskManagerRPCPort is the TaskManager RPC port.
-	DefaultTaskManagerRPCPort = v1beta1.DefaultTaskManagerRPCPort
-	// DefaultTaskManagerQueryPort is the TaskManager queryable state port.
-	DefaultTaskManagerQueryPort = v1beta1.DefaultTaskManagerQueryPort
 	// MinPort is the lowest port a Flink port may use: ports up to 1024 are privileged.
 	MinPort int32 = 1025
 
@@ -43,9 +23,6 @@ const (
 	DefaultMemoryOffHeapRatio int32 = 25
 	// DefaultMemoryOffHeapMin is the minimum off-heap memory, as a quantity.
 	DefaultMemoryOffHeapMin = "600M"
-
-	// DefaultHadoopConfigMountPath is where the Hadoop configuration is mounted.
-	DefaultHadoopConfigMountPath = v1beta1.DefaultHadoopConfigMountPath
 
 	// DefaultPreStopDelaySeconds is the JobManager preStop delay of a Deployment JobManager:
 	// long enough for in-flight REST calls and the leader hand-over to finish.

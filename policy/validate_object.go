@@ -152,7 +152,7 @@ func validateJobManager(s *v1beta1.FlinkClusterSpec, ver *version.Version, p *fi
 
 	// A Deployment JobManager has its own rule for this (validateDeployment), ratcheted
 	// as its CEL rule; here the reference webhook's rule for the other workloads.
-	if jm.Replicas != nil && *jm.Replicas != DefaultJobManagerReplicas &&
+	if jm.Replicas != nil && *jm.Replicas != v1beta1.DefaultJobManagerReplicas &&
 		s.GetDeploymentType() != v1beta1.JobManagerDeploymentTypeDeployment {
 		errs = append(errs, field.Invalid(p.Child("replicas"), *jm.Replicas, "jobManager replicas must be 1").
 			WithOrigin(RuleJobManagerReplicas))
@@ -161,10 +161,10 @@ func validateJobManager(s *v1beta1.FlinkClusterSpec, ver *version.Version, p *fi
 		errs = append(errs, field.NotSupported(p.Child("accessScope"), jm.AccessScope, accessScopes).WithOrigin(RuleAccessScope))
 	}
 	errs = append(errs, validatePorts(p, jm.ExtraPorts,
-		portField{"rpc", jm.Ports.RPC, DefaultJobManagerRPCPort},
-		portField{"blob", jm.Ports.Blob, DefaultJobManagerBlobPort},
-		portField{"query", jm.Ports.Query, DefaultJobManagerQueryPort},
-		portField{"ui", jm.Ports.UI, DefaultJobManagerUIPort},
+		portField{"rpc", jm.Ports.RPC, v1beta1.DefaultJobManagerRPCPort},
+		portField{"blob", jm.Ports.Blob, v1beta1.DefaultJobManagerBlobPort},
+		portField{"query", jm.Ports.Query, v1beta1.DefaultJobManagerQueryPort},
+		portField{"ui", jm.Ports.UI, v1beta1.DefaultJobManagerUIPort},
 	)...)
 	errs = append(errs, validateResources(jm.Resources, p.Child("resources"))...)
 	errs = append(errs, validateMemory(ver, jm.MemoryProcessRatio, jm.MemoryOffHeapRatio, jm.MemoryOffHeapMin, jm.Resources, p)...)
@@ -192,9 +192,9 @@ func validateTaskManager(tm *v1beta1.TaskManagerSpec, ver *version.Version, p *f
 			WithOrigin(RuleTaskManagerReplicas))
 	}
 	errs = append(errs, validatePorts(p, tm.ExtraPorts,
-		portField{"rpc", tm.Ports.RPC, DefaultTaskManagerRPCPort},
-		portField{"data", tm.Ports.Data, DefaultTaskManagerDataPort},
-		portField{"query", tm.Ports.Query, DefaultTaskManagerQueryPort},
+		portField{"rpc", tm.Ports.RPC, v1beta1.DefaultTaskManagerRPCPort},
+		portField{"data", tm.Ports.Data, v1beta1.DefaultTaskManagerDataPort},
+		portField{"query", tm.Ports.Query, v1beta1.DefaultTaskManagerQueryPort},
 	)...)
 	errs = append(errs, validateResources(tm.Resources, p.Child("resources"))...)
 	errs = append(errs, validateMemory(ver, tm.MemoryProcessRatio, tm.MemoryOffHeapRatio, tm.MemoryOffHeapMin, tm.Resources, p)...)

@@ -1,8 +1,6 @@
 package webhook
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admission/v1"
 
@@ -43,8 +41,7 @@ type Metrics struct {
 }
 
 // NewMetrics builds the webhooks' metrics and registers them on reg; a nil reg registers
-// nothing. Metrics already registered on reg under the same names (Setup called twice in
-// one process) are reused.
+// nothing.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -69,34 +66,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	var err error
-	if m.requests, err = register(reg, m.requests); err != nil {
-		return nil, err
-	}
-	if m.duration, err = register(reg, m.duration); err != nil {
-		return nil, err
-	}
-	if m.denials, err = register(reg, m.denials); err != nil {
-		return nil, err
-	}
-	if m.warnings, err = register(reg, m.warnings); err != nil {
-		return nil, err
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.denials, m.warnings} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
-}
-
-// register registers c, or returns the collector already registered under its name.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }
 
 // webhookMetrics are one webhook's children of Metrics, resolved once: looking a child up

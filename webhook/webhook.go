@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
@@ -72,7 +73,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return errors.New("webhook.Options.CertHealthy is required: readiness depends on the serving certificate")
 	}
 	if opts.Metrics == nil {
-		m, err := NewMetrics(crmetrics.Registry)
+		m, err := registryMetrics()
 		if err != nil {
 			return fmt.Errorf("registering the webhook metrics: %w", err)
 		}
@@ -90,6 +91,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	return nil
 }
+
+// registryMetrics are the metrics on controller-runtime's registry, registered once per
+// process however many managers Setup is called with (tests build several).
+var registryMetrics = sync.OnceValues(func() (*Metrics, error) { return NewMetrics(crmetrics.Registry) })
 
 // ReadyCheck returns a readiness check that passes once certHealthy returns nil. A nil
 // certHealthy is never ready.
