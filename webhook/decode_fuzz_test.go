@@ -72,14 +72,8 @@ func TestDecodeLikeReference(t *testing.T) {
 	for name, s := range decodeCases {
 		cases[name] = []byte(s)
 	}
-	for name, body := range benchReviews(t) {
-		var rv struct {
-			Request struct{ Object, OldObject json.RawMessage }
-		}
-		if err := json.Unmarshal(body, &rv); err != nil {
-			t.Fatal(err)
-		}
-		cases[name] = rv.Request.Object
+	for name, objs := range benchObjects(t) {
+		cases[name] = objs[0]
 	}
 	for name, raw := range cases {
 		t.Run(name, func(t *testing.T) { compareDecoders(t, raw) })
@@ -92,14 +86,8 @@ func FuzzDecodeCluster(f *testing.F) {
 	for _, s := range decodeCases {
 		f.Add([]byte(s))
 	}
-	for _, body := range benchReviews(f) {
-		var rv struct {
-			Request struct{ Object json.RawMessage }
-		}
-		if err := json.Unmarshal(body, &rv); err != nil {
-			f.Fatal(err)
-		}
-		f.Add([]byte(rv.Request.Object))
+	for _, objs := range benchObjects(f) {
+		f.Add(objs[0])
 	}
 	f.Add(mustJSON(jobCluster()))
 	f.Add(mustJSON(deploymentCluster()))
@@ -123,34 +111,20 @@ func compareDecoders(t *testing.T, raw []byte) {
 // decoded with the members it shares with the new one, is what the reference decoder
 // makes of it alone.
 func TestDecodeOldLikeReference(t *testing.T) {
-	for name, body := range benchReviews(t) {
-		if !strings.HasSuffix(name, "-update") {
-			continue
+	for name, objs := range benchObjects(t) {
+		if objs[1] != nil {
+			t.Run(name, func(t *testing.T) { compareOld(t, objs[0], objs[1]) })
 		}
-		var rv struct {
-			Request struct{ Object, OldObject json.RawMessage }
-		}
-		if err := json.Unmarshal(body, &rv); err != nil {
-			t.Fatal(err)
-		}
-		t.Run(name, func(t *testing.T) { compareOld(t, rv.Request.Object, rv.Request.OldObject) })
 	}
 }
 
 // FuzzDecodeOld is the differential test of decodeOld: whatever the two objects of an
 // UPDATE, the old one decodes exactly as the reference decoder decodes it alone.
 func FuzzDecodeOld(f *testing.F) {
-	for name, body := range benchReviews(f) {
-		if !strings.HasSuffix(name, "-update") {
-			continue
+	for _, objs := range benchObjects(f) {
+		if objs[1] != nil {
+			f.Add(objs[0], objs[1])
 		}
-		var rv struct {
-			Request struct{ Object, OldObject json.RawMessage }
-		}
-		if err := json.Unmarshal(body, &rv); err != nil {
-			f.Fatal(err)
-		}
-		f.Add([]byte(rv.Request.Object), []byte(rv.Request.OldObject))
 	}
 	d := mustJSON(deploymentCluster())
 	f.Add(d, mustJSON(set(deploymentCluster(), "spec.taskManager.replicas", int64(4))))
@@ -175,4 +149,21 @@ func compareOld(t *testing.T, newRaw, oldRaw []byte) {
 	case wantErr == nil && !equality.Semantic.DeepEqual(want, rv.Request.OldObject.fc):
 		t.Fatalf("decoded the old object %q differently (-reference +ours):\n%s", oldRaw, cmp.Diff(want, rv.Request.OldObject.fc))
 	}
+}
+
+// benchObjects returns the objects of each benchmark review as sent: the object and the
+// old object (nil on create).
+func benchObjects(tb testing.TB) map[string][2][]byte {
+	tb.Helper()
+	out := map[string][2][]byte{}
+	for name, body := range benchReviews(tb) {
+		var rv struct {
+			Request struct{ Object, OldObject json.RawMessage }
+		}
+		if err := json.Unmarshal(body, &rv); err != nil {
+			tb.Fatal(err)
+		}
+		out[name] = [2][]byte{rv.Request.Object, rv.Request.OldObject}
+	}
+	return out
 }
