@@ -1,9 +1,10 @@
 // Package check runs the admission policy offline, the way the server would, for CI
 // pipelines and reviews: `flink-admission check -f manifests/`. Each FlinkCluster goes
 // through the same steps as on a cluster: the CRD's structural defaults (as the API server
-// applies them), the mutating webhook (policy.Default), then validation by package policy
-// and by the CRD's CEL rules (package celrules), in the order the API server runs them — as
-// a create, or as an update when the previous version of the manifest is given.
+// applies them), the mutating webhook (pipeline.Admit with pipeline.Default), the CRD's
+// schema and CEL rules (package celrules), then the validating webhook (pipeline.Admit with
+// pipeline.Validate), in the order the API server runs them — as a create, or as an update
+// when the previous version of the manifest is given.
 package check
 
 import (
@@ -18,8 +19,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/celrules"
-	"github.com/flink-admission/flink-admission/policy"
-	"github.com/flink-admission/flink-admission/webhook"
+	"github.com/flink-admission/flink-admission/pipeline"
 )
 
 // FieldError is one reason for a denial.
@@ -45,8 +45,8 @@ type Result struct {
 
 // Checker evaluates manifests; build it once with New (it compiles the CEL rules).
 type Checker struct {
-	cel    *celrules.Validator
-	policy policy.Validator
+	cel      *celrules.Validator
+	pipeline pipeline.Pipeline
 	// Namespace is used for manifests without metadata.namespace, as kubectl would use the
 	// namespace of its context.
 	Namespace string
@@ -122,10 +122,9 @@ func (c *Checker) mutate(doc map[string]any) (*admitted, *field.Error) {
 	if err := json.Unmarshal(before, sent); err != nil {
 		return nil, field.Invalid(field.NewPath("spec"), nil, fmt.Sprintf("the object does not decode as a FlinkCluster: %v", err))
 	}
-	typed := sent.DeepCopy()
-	policy.Default(typed)
-	// The same patch the mutating webhook returns for this object.
-	patch := webhook.DefaultingPatch(sent, typed)
+	// The mutating webhook's own step, and so its patch.
+	v := c.pipeline.Admit(nil, sent, pipeline.Default)
+	typed, patch := v.Object, v.Patch
 	after, err := json.Marshal(typed)
 	if err != nil {
 		return nil, field.InternalError(nil, err)
@@ -182,7 +181,7 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 // admit validates as a cluster does, in the API server's order: the CRD's schema and rules run before
 // any validating webhook, and when they deny, the webhook is not called, so the denial
 // carries only the CRD's errors (and no webhook warnings). Otherwise the validating
-// webhook's verdict stands: the policy, merged with the CEL rules it mirrors.
+// webhook's verdict stands.
 func (c *Checker) admit(ctx context.Context, cur, old *admitted) (field.ErrorList, []string) {
 	var oldObj map[string]any
 	if old != nil {
@@ -192,10 +191,13 @@ func (c *Checker) admit(ctx context.Context, cur, old *admitted) (field.ErrorLis
 	if len(crdErrs) > 0 {
 		return crdErrs, nil
 	}
-	if old == nil {
-		return c.policy.ValidateCreate(cur.typed)
+	var oldTyped *v1beta1.FlinkCluster
+	if old != nil {
+		oldTyped = old.typed
 	}
-	return c.policy.ValidateUpdate(old.typed, cur.typed)
+	// The validating webhook's own step.
+	v := c.pipeline.Admit(oldTyped, cur.typed, pipeline.Validate)
+	return v.Errors, v.Warnings
 }
 
 // toFieldError reports e the way the API server reports a cause of a denial, so that

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules"
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
+	"k8s.io/utils/ptr"
 
 	"github.com/flink-admission/flink-admission/internal/testenv"
 	"github.com/flink-admission/flink-admission/webhook"
@@ -268,16 +269,16 @@ func TestDeployment(t *testing.T) {
 			// Hardening, on the pod and on the container.
 			psc := pod.SecurityContext
 			require.NotNil(t, psc)
-			assert.Equal(t, ptrTo(true), psc.RunAsNonRoot)
-			assert.Equal(t, ptrTo(int64(65532)), psc.RunAsUser)
+			assert.Equal(t, ptr.To(true), psc.RunAsNonRoot)
+			assert.Equal(t, ptr.To(int64(65532)), psc.RunAsUser)
 			require.NotNil(t, psc.SeccompProfile)
 			assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, psc.SeccompProfile.Type)
 			assert.False(t, pod.HostNetwork || pod.HostPID || pod.HostIPC)
 			csc := c.SecurityContext
 			require.NotNil(t, csc)
-			assert.Equal(t, ptrTo(false), csc.AllowPrivilegeEscalation)
-			assert.Equal(t, ptrTo(true), csc.ReadOnlyRootFilesystem)
-			assert.NotEqual(t, ptrTo(true), csc.Privileged)
+			assert.Equal(t, ptr.To(false), csc.AllowPrivilegeEscalation)
+			assert.Equal(t, ptr.To(true), csc.ReadOnlyRootFilesystem)
+			assert.NotEqual(t, ptr.To(true), csc.Privileged)
 			require.NotNil(t, csc.Capabilities)
 			assert.Equal(t, []corev1.Capability{"ALL"}, csc.Capabilities.Drop)
 			assert.Empty(t, csc.Capabilities.Add)
@@ -346,8 +347,6 @@ func TestDeployment(t *testing.T) {
 		})
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // assertSelects asserts that a label selector selects the pod labels.
 func assertSelects(t *testing.T, ls *metav1.LabelSelector, podLabels labels.Set, what string) {

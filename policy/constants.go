@@ -6,27 +6,10 @@ import (
 )
 
 // Defaults that Default writes and that validation assumes for unset fields. They match the
-// CRD's structural defaults and the flink-on-k8s-operator's defaulting webhook.
+// CRD's structural defaults and the flink-on-k8s-operator's defaulting webhook; those the
+// controller reads too (replicas, ports, the Hadoop mount path) are defined once, in
+// package v1beta1, with their accessors.
 const (
-	// DefaultJobManagerReplicas is the JobManager replica count; it is also the only one allowed.
-	DefaultJobManagerReplicas int32 = 1
-	// DefaultTaskManagerReplicas is the TaskManager replica count.
-	DefaultTaskManagerReplicas int32 = 3
-
-	// DefaultJobManagerRPCPort is the JobManager RPC port.
-	DefaultJobManagerRPCPort int32 = 6123
-	// DefaultJobManagerBlobPort is the JobManager blob server port.
-	DefaultJobManagerBlobPort int32 = 6124
-	// DefaultJobManagerQueryPort is the JobManager queryable state port.
-	DefaultJobManagerQueryPort int32 = 6125
-	// DefaultJobManagerUIPort is the JobManager web UI and REST port.
-	DefaultJobManagerUIPort int32 = 8081
-	// DefaultTaskManagerDataPort is the TaskManager data port.
-	DefaultTaskManagerDataPort int32 = 6121
-	// DefaultTaskManagerRPCPort is the TaskManager RPC port.
-	DefaultTaskManagerRPCPort int32 = 6122
-	// DefaultTaskManagerQueryPort is the TaskManager queryable state port.
-	DefaultTaskManagerQueryPort int32 = 6125
 	// MinPort is the lowest port a Flink port may use: ports up to 1024 are privileged.
 	MinPort int32 = 1025
 
@@ -40,9 +23,6 @@ const (
 	DefaultMemoryOffHeapRatio int32 = 25
 	// DefaultMemoryOffHeapMin is the minimum off-heap memory, as a quantity.
 	DefaultMemoryOffHeapMin = "600M"
-
-	// DefaultHadoopConfigMountPath is where the Hadoop configuration is mounted.
-	DefaultHadoopConfigMountPath = "/etc/hadoop/conf"
 
 	// DefaultPreStopDelaySeconds is the JobManager preStop delay of a Deployment JobManager:
 	// long enough for in-flight REST calls and the leader hand-over to finish.

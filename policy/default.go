@@ -56,7 +56,7 @@ func defaultSpec(s *v1beta1.FlinkClusterSpec) {
 	defaultTaskManager(s.TaskManager, ver)
 	defaultJob(s.Job)
 	if s.HadoopConfig != nil && s.HadoopConfig.MountPath == "" {
-		s.HadoopConfig.MountPath = DefaultHadoopConfigMountPath
+		s.HadoopConfig.MountPath = v1beta1.DefaultHadoopConfigMountPath
 	}
 	if s.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment {
 		defaultDeployment(s)
@@ -65,7 +65,7 @@ func defaultSpec(s *v1beta1.FlinkClusterSpec) {
 
 func defaultJobManager(jm *v1beta1.JobManagerSpec, ver *version.Version) {
 	if jm.Replicas == nil {
-		jm.Replicas = ptr.To(DefaultJobManagerReplicas)
+		jm.Replicas = ptr.To(v1beta1.DefaultJobManagerReplicas)
 	}
 	if jm.AccessScope == "" {
 		jm.AccessScope = v1beta1.AccessScopeCluster
@@ -73,10 +73,10 @@ func defaultJobManager(jm *v1beta1.JobManagerSpec, ver *version.Version) {
 	if jm.Ingress != nil && jm.Ingress.UseTLS == nil {
 		jm.Ingress.UseTLS = ptr.To(false)
 	}
-	defaultPort(&jm.Ports.RPC, DefaultJobManagerRPCPort)
-	defaultPort(&jm.Ports.Blob, DefaultJobManagerBlobPort)
-	defaultPort(&jm.Ports.Query, DefaultJobManagerQueryPort)
-	defaultPort(&jm.Ports.UI, DefaultJobManagerUIPort)
+	defaultPort(&jm.Ports.RPC, v1beta1.DefaultJobManagerRPCPort)
+	defaultPort(&jm.Ports.Blob, v1beta1.DefaultJobManagerBlobPort)
+	defaultPort(&jm.Ports.Query, v1beta1.DefaultJobManagerQueryPort)
+	defaultPort(&jm.Ports.UI, v1beta1.DefaultJobManagerUIPort)
 	defaultMemory(ver, &jm.MemoryProcessRatio, &jm.MemoryOffHeapRatio, &jm.MemoryOffHeapMin)
 	if resourcesEmpty(jm.Resources) {
 		jm.Resources = DefaultResources()
@@ -90,11 +90,11 @@ func defaultTaskManager(tm *v1beta1.TaskManagerSpec, ver *version.Version) {
 		tm.DeploymentType = v1beta1.TaskManagerDeploymentTypeStatefulSet
 	}
 	if tm.Replicas == nil {
-		tm.Replicas = ptr.To(DefaultTaskManagerReplicas)
+		tm.Replicas = ptr.To(v1beta1.DefaultTaskManagerReplicas)
 	}
-	defaultPort(&tm.Ports.Data, DefaultTaskManagerDataPort)
-	defaultPort(&tm.Ports.RPC, DefaultTaskManagerRPCPort)
-	defaultPort(&tm.Ports.Query, DefaultTaskManagerQueryPort)
+	defaultPort(&tm.Ports.Data, v1beta1.DefaultTaskManagerDataPort)
+	defaultPort(&tm.Ports.RPC, v1beta1.DefaultTaskManagerRPCPort)
+	defaultPort(&tm.Ports.Query, v1beta1.DefaultTaskManagerQueryPort)
 	defaultMemory(ver, &tm.MemoryProcessRatio, &tm.MemoryOffHeapRatio, &tm.MemoryOffHeapMin)
 	if resourcesEmpty(tm.Resources) {
 		tm.Resources = DefaultResources()

@@ -58,11 +58,11 @@ func validateDeployment(fc, old *v1beta1.FlinkCluster) (field.ErrorList, []strin
 			WithOrigin(RuleDeploymentRequiresHAStorageDir),
 			func(o *v1beta1.FlinkClusterSpec) bool { return o.FlinkProperties[PropertyHAStorageDir] == "" })
 	}
-	if s.JobManager != nil && s.JobManager.Replicas != nil && *s.JobManager.Replicas != DefaultJobManagerReplicas {
+	if s.JobManager != nil && s.JobManager.Replicas != nil && *s.JobManager.Replicas != v1beta1.DefaultJobManagerReplicas {
 		report(field.Invalid(pathJMReplicas, *s.JobManager.Replicas, "deploymentType Deployment requires jobManager replicas 1").
 			WithOrigin(RuleDeploymentRequiresSingleJobManager),
 			func(o *v1beta1.FlinkClusterSpec) bool {
-				return o.JobManager != nil && o.JobManager.Replicas != nil && *o.JobManager.Replicas != DefaultJobManagerReplicas
+				return o.JobManager != nil && o.JobManager.Replicas != nil && *o.JobManager.Replicas != v1beta1.DefaultJobManagerReplicas
 			})
 	}
 	if shutdownOnFinish(s.FlinkProperties) {

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-version"
@@ -128,7 +129,7 @@ func validateImage(img *v1beta1.ImageSpec, p *field.Path) field.ErrorList {
 	if img.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), "the Flink image is required").WithOrigin(RuleImage))
 	}
-	if img.PullPolicy != "" && !oneOf(img.PullPolicy, pullPolicies) {
+	if img.PullPolicy != "" && !slices.Contains(pullPolicies, img.PullPolicy) {
 		errs = append(errs, field.NotSupported(p.Child("pullPolicy"), img.PullPolicy, pullPolicies).WithOrigin(RuleImage))
 	}
 	return errs
@@ -151,19 +152,19 @@ func validateJobManager(s *v1beta1.FlinkClusterSpec, ver *version.Version, p *fi
 
 	// A Deployment JobManager has its own rule for this (validateDeployment), ratcheted
 	// as its CEL rule; here the reference webhook's rule for the other workloads.
-	if jm.Replicas != nil && *jm.Replicas != DefaultJobManagerReplicas &&
+	if jm.Replicas != nil && *jm.Replicas != v1beta1.DefaultJobManagerReplicas &&
 		s.GetDeploymentType() != v1beta1.JobManagerDeploymentTypeDeployment {
 		errs = append(errs, field.Invalid(p.Child("replicas"), *jm.Replicas, "jobManager replicas must be 1").
 			WithOrigin(RuleJobManagerReplicas))
 	}
-	if jm.AccessScope != "" && !oneOf(jm.AccessScope, accessScopes) {
+	if jm.AccessScope != "" && !slices.Contains(accessScopes, jm.AccessScope) {
 		errs = append(errs, field.NotSupported(p.Child("accessScope"), jm.AccessScope, accessScopes).WithOrigin(RuleAccessScope))
 	}
 	errs = append(errs, validatePorts(p, jm.ExtraPorts,
-		portField{"rpc", jm.Ports.RPC, DefaultJobManagerRPCPort},
-		portField{"blob", jm.Ports.Blob, DefaultJobManagerBlobPort},
-		portField{"query", jm.Ports.Query, DefaultJobManagerQueryPort},
-		portField{"ui", jm.Ports.UI, DefaultJobManagerUIPort},
+		portField{"rpc", jm.Ports.RPC, v1beta1.DefaultJobManagerRPCPort},
+		portField{"blob", jm.Ports.Blob, v1beta1.DefaultJobManagerBlobPort},
+		portField{"query", jm.Ports.Query, v1beta1.DefaultJobManagerQueryPort},
+		portField{"ui", jm.Ports.UI, v1beta1.DefaultJobManagerUIPort},
 	)...)
 	errs = append(errs, validateResources(jm.Resources, p.Child("resources"))...)
 	errs = append(errs, validateMemory(ver, jm.MemoryProcessRatio, jm.MemoryOffHeapRatio, jm.MemoryOffHeapMin, jm.Resources, p)...)
@@ -191,9 +192,9 @@ func validateTaskManager(tm *v1beta1.TaskManagerSpec, ver *version.Version, p *f
 			WithOrigin(RuleTaskManagerReplicas))
 	}
 	errs = append(errs, validatePorts(p, tm.ExtraPorts,
-		portField{"rpc", tm.Ports.RPC, DefaultTaskManagerRPCPort},
-		portField{"data", tm.Ports.Data, DefaultTaskManagerDataPort},
-		portField{"query", tm.Ports.Query, DefaultTaskManagerQueryPort},
+		portField{"rpc", tm.Ports.RPC, v1beta1.DefaultTaskManagerRPCPort},
+		portField{"data", tm.Ports.Data, v1beta1.DefaultTaskManagerDataPort},
+		portField{"query", tm.Ports.Query, v1beta1.DefaultTaskManagerQueryPort},
 	)...)
 	errs = append(errs, validateResources(tm.Resources, p.Child("resources"))...)
 	errs = append(errs, validateMemory(ver, tm.MemoryProcessRatio, tm.MemoryOffHeapRatio, tm.MemoryOffHeapMin, tm.Resources, p)...)
@@ -236,7 +237,7 @@ func validateJob(j *v1beta1.JobSpec, p *field.Path) field.ErrorList {
 	}
 
 	// The reference webhook's enum checks; unset means the default.
-	if j.RestartPolicy != nil && !oneOf(*j.RestartPolicy, restartPolicies) {
+	if j.RestartPolicy != nil && !slices.Contains(restartPolicies, *j.RestartPolicy) {
 		errs = append(errs, field.NotSupported(p.Child("restartPolicy"), *j.RestartPolicy, restartPolicies).WithOrigin(RuleRestartPolicy))
 	}
 	if c := j.CleanupPolicy; c != nil {
@@ -245,12 +246,12 @@ func validateJob(j *v1beta1.JobSpec, p *field.Path) field.ErrorList {
 			name   string
 			action v1beta1.CleanupAction
 		}{{"afterJobSucceeds", c.AfterJobSucceeds}, {"afterJobFails", c.AfterJobFails}, {"afterJobCancelled", c.AfterJobCancelled}} {
-			if a.action != "" && !oneOf(a.action, cleanupActions) {
+			if a.action != "" && !slices.Contains(cleanupActions, a.action) {
 				errs = append(errs, field.NotSupported(cp.Child(a.name), a.action, cleanupActions).WithOrigin(RuleCleanupPolicy))
 			}
 		}
 	}
-	if j.Mode != nil && !oneOf(*j.Mode, jobModes) {
+	if j.Mode != nil && !slices.Contains(jobModes, *j.Mode) {
 		errs = append(errs, field.NotSupported(p.Child("mode"), *j.Mode, jobModes).WithOrigin(RuleJobMode))
 	}
 	return errs
@@ -282,32 +283,31 @@ func validatePorts(p *field.Path, extra []v1beta1.NamedPort, named ...portField)
 	var errs field.ErrorList
 	numbers := make(map[int32]struct{}, len(named)+len(extra))
 	names := make(map[string]struct{}, len(named)+len(extra))
+	// Field paths are built only for an error: this runs on every review.
 	for _, pf := range named {
-		fp := p.Child("ports", pf.name)
 		port := pf.def
 		if pf.value != nil {
 			port = *pf.value
 			if port < MinPort {
-				errs = append(errs, field.Invalid(fp, port, "must be greater than 1024").WithOrigin(RulePort))
+				errs = append(errs, field.Invalid(p.Child("ports", pf.name), port, "must be greater than 1024").WithOrigin(RulePort))
 			}
 		}
 		if _, dup := numbers[port]; dup {
-			errs = append(errs, field.Duplicate(fp, port).WithOrigin(RuleDuplicatePort))
+			errs = append(errs, field.Duplicate(p.Child("ports", pf.name), port).WithOrigin(RuleDuplicatePort))
 		}
 		numbers[port] = struct{}{}
 		names[pf.name] = struct{}{}
 	}
 	for i, ep := range extra {
-		fp := p.Child("extraPorts").Index(i)
 		if _, dup := numbers[ep.ContainerPort]; dup {
-			errs = append(errs, field.Duplicate(fp.Child("containerPort"), ep.ContainerPort).WithOrigin(RuleDuplicatePort))
+			errs = append(errs, field.Duplicate(p.Child("extraPorts").Index(i).Child("containerPort"), ep.ContainerPort).WithOrigin(RuleDuplicatePort))
 		}
 		numbers[ep.ContainerPort] = struct{}{}
 		if ep.Name == "" {
 			continue
 		}
 		if _, dup := names[ep.Name]; dup {
-			errs = append(errs, field.Duplicate(fp.Child("name"), ep.Name).WithOrigin(RuleDuplicatePort))
+			errs = append(errs, field.Duplicate(p.Child("extraPorts").Index(i).Child("name"), ep.Name).WithOrigin(RuleDuplicatePort))
 		}
 		names[ep.Name] = struct{}{}
 	}
@@ -381,13 +381,4 @@ func validatePercent(v *int32, p *field.Path) field.ErrorList {
 		return nil
 	}
 	return field.ErrorList{field.Invalid(p, *v, "must be a percentage between 0 and 100").WithOrigin(RuleMemory)}
-}
-
-func oneOf[T comparable](v T, allowed []T) bool {
-	for _, a := range allowed {
-		if v == a {
-			return true
-		}
-	}
-	return false
 }

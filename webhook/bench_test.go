@@ -2,37 +2,41 @@ package webhook
 
 import (
 	"bytes"
-	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	admissionv1 "k8s.io/api/admission/v1"
-
-	"github.com/flink-admission/flink-admission/policy"
+	"github.com/flink-admission/flink-admission/internal/benchdata"
 )
 
+// benchReviews returns the benchmark review bodies (package benchdata) by name.
+func benchReviews(tb testing.TB) map[string][]byte {
+	tb.Helper()
+	reviews, err := benchdata.Reviews()
+	if err != nil || len(reviews) == 0 {
+		tb.Fatalf("no benchmark reviews: %v", err)
+	}
+	out := map[string][]byte{}
+	for _, r := range reviews {
+		out[r.Name] = r.Body
+	}
+	return out
+}
+
 // BenchmarkServeHTTP measures one admission review through the whole in-process
-// http.Handler (guard, admission.Webhook decoding and encoding, policy, CEL rules, patch),
-// on the shared benchmark bodies in testdata/bench (copies of shared/bench/reviews).
+// http.Handler (reading, decoding, pipeline, encoding), on the benchmark bodies of package
+// benchdata: BenchmarkServeHTTP/<size>-<webhook>-<operation>.
 func BenchmarkServeHTTP(b *testing.B) {
 	h, err := NewHandlers(Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := filepath.Glob(filepath.Join("testdata", "bench", "*.json"))
-	if err != nil || len(files) == 0 {
-		b.Fatalf("no benchmark reviews in testdata/bench: %v", err)
-	}
-	for _, f := range files {
-		body, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
+	reviews := benchReviews(b)
+	for _, name := range slices.Sorted(maps.Keys(reviews)) {
+		body := reviews[name]
 		handler, path := h.Validate, ValidatePath
 		if strings.Contains(name, "mutate") {
 			handler, path = h.Mutate, MutatePath
@@ -65,53 +69,20 @@ func serve(h http.Handler, path string, body []byte) *httptest.ResponseRecorder 
 	return rec
 }
 
-// BenchmarkValidateStages splits the validating webhook's work on the UPDATE reviews into
-// its stages, to show where the time of BenchmarkServeHTTP goes: decoding each object
-// into the Go type and into the CEL rules' map form, the policy, and the CEL rules.
-func BenchmarkValidateStages(b *testing.B) {
-	ctx := b.Context()
-	for _, name := range []string{"minimal-validate-update", "typical-validate-update"} {
-		body, err := os.ReadFile(filepath.Join("testdata", "bench", name+".json"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		var review admissionv1.AdmissionReview
-		if err := json.Unmarshal(body, &review); err != nil {
-			b.Fatal(err)
-		}
-		raw, oldRaw := review.Request.Object.Raw, review.Request.OldObject.Raw
-		fc, err := decodeCluster(raw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		old, err := decodeCluster(oldRaw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		obj, err := decodeUnstructured(raw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		oldObj, err := decodeUnstructured(oldRaw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		stages := []struct {
-			name string
-			run  func()
-		}{
-			{"decode-typed-both", func() { _, _ = decodeCluster(raw); _, _ = decodeCluster(oldRaw) }},
-			{"decode-map-both", func() { _, _ = decodeUnstructured(raw); _, _ = decodeUnstructured(oldRaw) }},
-			{"policy", func() { _, _ = policy.Validator{}.ValidateUpdate(old, fc) }},
-			{"cel", func() { _ = testHandlers.rules.Validate(ctx, obj, oldObj) }},
-		}
-		for _, s := range stages {
-			b.Run(name+"/"+s.name, func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					s.run()
+// BenchmarkDecodeReview measures decoding alone: the review body in one pass, objects
+// into the Go type (BenchmarkDecodeReview/<review>).
+func BenchmarkDecodeReview(b *testing.B) {
+	reviews := benchReviews(b)
+	for _, name := range slices.Sorted(maps.Keys(reviews)) {
+		body := reviews[name]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, _, objErr, err := decodeReview(body, false); err != nil || objErr != nil {
+					b.Fatal(err, objErr)
 				}
-			})
-		}
+			}
+		})
 	}
 }

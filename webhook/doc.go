@@ -1,13 +1,14 @@
 // Package webhook is the admission transport for FlinkCluster: a mutating and a validating
 // webhook for CREATE and UPDATE, served by controller-runtime's webhook server.
 //
-// The handlers only decode, call package policy (defaulting and validation) and package
-// celrules (the CRD's CEL rules, compiled once), and encode. Everything else belongs to
-// controller-runtime's admission.Webhook: the request size limit, the Content-Type check,
-// AdmissionReview decoding and encoding, warnings. A thin guard in front of it turns the
-// reviews it cannot decode into HTTP 4xx answers, and records the metrics.
+// The handlers only decode, call pipeline.Admit (the policy's defaulting or validation),
+// and encode. Each review body is read once, with its objects decoded straight into the Go
+// type by a decoder that keeps the API server's JSON semantics (see decodeOptions). The
+// CRD's CEL rules are not evaluated here: the API server runs them before it calls any
+// validating webhook, and the policy mirrors each of them (the parity table proves it).
 //
 // Every review the handlers cannot judge with certainty — another kind or resource, an
 // object that does not decode, an UPDATE without its old object, an unknown operation — is
-// denied, never allowed: the webhook fails closed.
+// denied, never allowed: the webhook fails closed. A request that is no admission review
+// at all (wrong method, content type, size, or body) gets a 4xx status.
 package webhook

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -21,13 +19,8 @@ import (
 // flinkclusters.flinkoperator.k8s.io/v1beta1 with a uid and objects that decode, and, for
 // the validating webhook, an object the policy accepts.
 func FuzzServeHTTP(f *testing.F) {
-	seeds, _ := filepath.Glob(filepath.Join("testdata", "bench", "*.json"))
-	for _, s := range seeds {
-		b, err := os.ReadFile(s)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
+	for _, body := range benchReviews(f) {
+		f.Add(body)
 	}
 	f.Add(reviewBody(request(admissionv1.Create, jobCluster(), nil)))
 	f.Add(reviewBody(request(admissionv1.Create, deploymentCluster(), nil)))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,9 +24,18 @@ func init() {
 	logf.SetLogger(logr.Discard())
 }
 
-// testHandlers are built once: compiling the CEL rules is the slow part of NewHandlers.
+// testMetrics are the metrics testHandlers record, on a registry of their own.
+var testMetrics = func() *Metrics {
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		panic(err)
+	}
+	return m
+}()
+
+// testHandlers are the handlers the tests post to.
 var testHandlers = func() *Handlers {
-	h, err := NewHandlers(Options{})
+	h, err := NewHandlers(Options{Metrics: testMetrics})
 	if err != nil {
 		panic(err)
 	}

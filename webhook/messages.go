@@ -18,4 +18,7 @@ const (
 	msgMethodFmt            = "method %s is not allowed: admission reviews are sent with POST"
 	msgContentTypeFmt       = "content type %q is not supported: admission reviews are sent as application/json"
 	msgTooLargeFmt          = "the request body is larger than the limit of %d bytes"
+	msgEmptyBody            = "the request body is empty"
+	msgUnreadableFmt        = "reading the request body: %v"
+	msgNotAReviewFmt        = "the body is not an AdmissionReview: %v"
 )

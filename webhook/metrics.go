@@ -3,7 +3,8 @@ package webhook
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admission/v1"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/flink-admission/flink-admission/policy"
 )
 
 // Metric label values. Labels never carry raw request data (an operation name, a map key
@@ -18,7 +19,7 @@ const (
 	operationOther = "other"
 )
 
-// The denial rules of the transport itself; policy and CEL denials are labelled by rule.
+// The denial rules of the transport itself; policy denials are labelled by their rule.
 const (
 	ruleMalformedRequest  = "malformed-request"
 	ruleWrongResource     = "wrong-resource"
@@ -29,33 +30,107 @@ const (
 	ruleUndecodableObject = "undecodable-object"
 )
 
-var (
-	requestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "flink_admission_webhook_requests_total",
-		Help: "Admission requests served, by webhook (mutate, validate), operation and verdict.",
-	}, []string{"webhook", "operation", "allowed"})
+// Metrics are the webhooks' Prometheus metrics. Build them with NewMetrics, which
+// registers them on the registry it is given (as the controller's are), so that tests and
+// benchmarks can use their own registry or none.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	denials  *prometheus.CounterVec
+	warnings *prometheus.CounterVec
+}
 
-	requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "flink_admission_webhook_request_duration_seconds",
-		Help: "Time to serve one admission request, from the HTTP request to the encoded answer.",
-		// From tens of microseconds (the in-process target) to the API server's 10 s timeout.
-		Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1, 2.5, 10},
-	}, []string{"webhook"})
+// NewMetrics builds the webhooks' metrics and registers them on reg; a nil reg registers
+// nothing.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flink_admission_webhook_requests_total",
+			Help: "Admission requests served, by webhook (mutate, validate), operation and verdict.",
+		}, []string{"webhook", "operation", "allowed"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "flink_admission_webhook_request_duration_seconds",
+			Help: "Time to serve one admission request, from the HTTP request to the encoded answer.",
+			// From tens of microseconds (the in-process target) to the API server's 10 s timeout.
+			Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1, 2.5, 10},
+		}, []string{"webhook"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flink_admission_webhook_denials_total",
+			Help: "Reasons of denied admission requests, by webhook and rule; a request denied for several reasons counts once per rule.",
+		}, []string{"webhook", "rule"}),
+		warnings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flink_admission_webhook_warnings_total",
+			Help: "Warnings returned to clients, by webhook.",
+		}, []string{"webhook"}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.denials, m.warnings} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
 
-	denialsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "flink_admission_webhook_denials_total",
-		Help: "Reasons of denied admission requests, by webhook and rule; a request denied for several reasons counts once per rule.",
-	}, []string{"webhook", "rule"})
+// webhookMetrics are one webhook's children of Metrics, resolved once: looking a child up
+// by label values on every request costs a hash and a lock.
+type webhookMetrics struct {
+	duration prometheus.Observer
+	warnings prometheus.Counter
+	// requests[operation][allowed]
+	requests map[string][2]prometheus.Counter
+	// denials by rule: every rule of the policy and of the transport, so that each has a
+	// series from the start (a dashboard sees 0, not nothing).
+	denials map[string]prometheus.Counter
+	m       *Metrics
+	webhook string
+}
 
-	warningsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "flink_admission_webhook_warnings_total",
-		Help: "Warnings returned to clients, by webhook.",
-	}, []string{"webhook"})
-)
+func (m *Metrics) forWebhook(name string) *webhookMetrics {
+	wm := &webhookMetrics{
+		duration: m.duration.WithLabelValues(name),
+		warnings: m.warnings.WithLabelValues(name),
+		requests: map[string][2]prometheus.Counter{},
+		denials:  map[string]prometheus.Counter{},
+		m:        m,
+		webhook:  name,
+	}
+	rules := []string{ruleMalformedRequest, ruleWrongResource, ruleWrongKind, ruleUnsupportedOp, ruleMissingObject,
+		ruleMissingOldObject, ruleUndecodableObject, policy.RuleNoObject}
+	for _, r := range policy.Rules() {
+		rules = append(rules, r.Name)
+	}
+	for _, r := range rules {
+		wm.denials[r] = m.denials.WithLabelValues(name, r)
+	}
+	for _, op := range []string{string(admissionv1.Create), string(admissionv1.Update), string(admissionv1.Delete),
+		string(admissionv1.Connect), operationNone, operationOther} {
+		wm.requests[op] = [2]prometheus.Counter{
+			m.requests.WithLabelValues(name, op, "false"),
+			m.requests.WithLabelValues(name, op, "true"),
+		}
+	}
+	return wm
+}
 
-func init() {
-	// controller-runtime's registry is the one its manager serves on the metrics endpoint.
-	metrics.Registry.MustRegister(requestsTotal, requestDuration, denialsTotal, warningsTotal)
+// request counts one answered request.
+func (wm *webhookMetrics) request(operation string, allowed bool) {
+	i := 0
+	if allowed {
+		i = 1
+	}
+	wm.requests[operation][i].Inc()
+}
+
+// denial counts one reason of a denial.
+func (wm *webhookMetrics) denial(rule string) {
+	if c, ok := wm.denials[rule]; ok {
+		c.Inc()
+		return
+	}
+	wm.m.denials.WithLabelValues(wm.webhook, rule).Inc()
 }
 
 // operationLabel maps an admission operation to a bounded label value.

@@ -107,11 +107,11 @@ func counterValue(key string) float64 {
 	f := strings.Fields(key)
 	switch f[0] {
 	case "requests":
-		return testutil.ToFloat64(requestsTotal.WithLabelValues(f[1:]...))
+		return testutil.ToFloat64(testMetrics.requests.WithLabelValues(f[1:]...))
 	case "denials":
-		return testutil.ToFloat64(denialsTotal.WithLabelValues(f[1:]...))
+		return testutil.ToFloat64(testMetrics.denials.WithLabelValues(f[1:]...))
 	case "warnings":
-		return testutil.ToFloat64(warningsTotal.WithLabelValues(f[1:]...))
+		return testutil.ToFloat64(testMetrics.warnings.WithLabelValues(f[1:]...))
 	}
 	panic("unknown counter " + key)
 }
@@ -119,16 +119,20 @@ func counterValue(key string) float64 {
 // latencyCount is the number of latency observations of a webhook.
 func latencyCount(webhook string) uint64 {
 	m := &dto.Metric{}
-	if err := requestDuration.WithLabelValues(webhook).(prometheus.Metric).Write(m); err != nil {
+	if err := testMetrics.duration.WithLabelValues(webhook).(prometheus.Metric).Write(m); err != nil {
 		panic(err)
 	}
 	return m.GetHistogram().GetSampleCount()
 }
 
-// TestMetricsRegistered checks that the metrics are on controller-runtime's registry, the
-// one the manager's metrics endpoint serves.
+// TestMetricsRegistered checks that Setup puts the metrics on controller-runtime's
+// registry, the one the manager's metrics endpoint serves.
 func TestMetricsRegistered(t *testing.T) {
-	post(t, testHandlers.Validate, reviewBody(request(admissionv1.Create, jobCluster(), nil)))
+	mgr := newTestManager(t)
+	if err := Setup(mgr, Options{CertHealthy: func() error { return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	serve(mgr.GetWebhookServer().WebhookMux(), ValidatePath, reviewBody(request(admissionv1.Create, jobCluster(), nil)))
 	families, err := metrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -181,15 +181,3 @@ func TestMutateIdempotent(t *testing.T) {
 		})
 	}
 }
-
-// TestMutateDryRun checks that a dry-run review gets the same mutation.
-func TestMutateDryRun(t *testing.T) {
-	req := request(admissionv1.Create, deploymentCluster(), nil)
-	real, _ := mutate(t, req)
-	dry := *req
-	dry.DryRun = ptrTo(true)
-	dryRun, _ := mutate(t, &dry)
-	if !cmp.Equal(real, dryRun) {
-		t.Errorf("dry-run mutation differs (-real +dry-run):\n%s", cmp.Diff(real, dryRun))
-	}
-}

@@ -2,8 +2,6 @@ package webhook
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -11,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/flink-admission/flink-admission/pipeline"
 	"github.com/flink-admission/flink-admission/policy"
 )
 
@@ -41,19 +40,14 @@ func patchCases(t testing.TB) map[string][]byte {
 		"hadoopConfig without mountPath":          mustJSON(set(jobCluster(), "spec.hadoopConfig", obj{"configMapName": "hadoop"})),
 		"Deployment with the user's shutdown key": mustJSON(set(deploymentCluster(), "spec.flinkProperties.execution\\.shutdown-on-application-finish", "false")),
 	}
-	files, _ := filepath.Glob(filepath.Join("testdata", "bench", "*.json"))
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, body := range benchReviews(t) {
 		var review struct {
 			Request struct{ Object json.RawMessage }
 		}
-		if err := json.Unmarshal(b, &review); err != nil {
+		if err := json.Unmarshal(body, &review); err != nil {
 			t.Fatal(err)
 		}
-		cases[filepath.Base(f)] = review.Request.Object
+		cases[name] = review.Request.Object
 	}
 	return cases
 }
@@ -88,7 +82,7 @@ func checkDefaultingPatch(t *testing.T, raw []byte) {
 	before := fc.DeepCopy()
 	policy.Default(fc)
 
-	ops := DefaultingPatch(before, fc)
+	ops := pipeline.DefaultingPatch(before, fc)
 	if !equality.Semantic.DeepEqual(before, fc) && len(ops) == 0 {
 		t.Fatal("defaulting changed the object but the patch is empty")
 	}
@@ -117,7 +111,7 @@ func checkDefaultingPatch(t *testing.T, raw []byte) {
 	// Defaulting is idempotent, so the defaulted object gets no patch.
 	again := got.DeepCopy()
 	policy.Default(again)
-	if ops := DefaultingPatch(got, again); len(ops) != 0 {
+	if ops := pipeline.DefaultingPatch(got, again); len(ops) != 0 {
 		t.Fatalf("the defaulted object got a patch: %s", mustJSON(ops))
 	}
 }
@@ -136,12 +130,4 @@ func applyOps(t *testing.T, raw, ops []byte) []byte {
 		t.Fatalf("the patch does not apply to the object as sent: %v\npatch: %s\nobject: %s", err, ops, raw)
 	}
 	return out
-}
-
-func TestEscapePointer(t *testing.T) {
-	for in, want := range map[string]string{"a": "a", "a/b": "a~1b", "c~d": "c~0d", "~/": "~0~1", "execution.x": "execution.x"} {
-		if got := escapePointer(in); got != want {
-			t.Errorf("escapePointer(%q) = %q, want %q", in, got, want)
-		}
-	}
 }

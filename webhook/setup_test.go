@@ -35,7 +35,7 @@ func TestSetup(t *testing.T) {
 	certErr := errors.New("no serving certificate loaded yet")
 	var certHealthy error = certErr
 	mgr := &recordingManager{Manager: newTestManager(t), readyz: map[string]healthz.Checker{}}
-	if err := Setup(mgr, Options{Rules: testHandlers.rules, CertHealthy: func() error { return certHealthy }}); err != nil {
+	if err := Setup(mgr, Options{CertHealthy: func() error { return certHealthy }}); err != nil {
 		t.Fatal(err)
 	}
 	mux := mgr.GetWebhookServer().WebhookMux()
@@ -77,7 +77,7 @@ func (m *recordingManager) AddReadyzCheck(name string, check healthz.Checker) er
 }
 
 func TestSetupRequiresCertHealthy(t *testing.T) {
-	if err := Setup(newTestManager(t), Options{Rules: testHandlers.rules}); err == nil {
+	if err := Setup(newTestManager(t), Options{}); err == nil {
 		t.Error("Setup without CertHealthy succeeded, want an error")
 	}
 }

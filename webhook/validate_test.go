@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/flink-admission/flink-admission/policy"
 )
@@ -128,7 +129,7 @@ func TestValidateDryRun(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			real := post(t, testHandlers.Validate, reviewBody(req))
 			dry := *req
-			dry.DryRun = ptrTo(true)
+			dry.DryRun = ptr.To(true)
 			dryRun := post(t, testHandlers.Validate, reviewBody(&dry))
 			if real.code != dryRun.code || string(real.body) != string(dryRun.body) {
 				t.Errorf("dry-run answer differs:\nreal:    %d %s\ndry-run: %d %s", real.code, real.body, dryRun.code, dryRun.body)
@@ -142,8 +143,8 @@ func TestValidateDryRun(t *testing.T) {
 	}
 }
 
-// TestValidateNoDuplicateCauses checks that a violation both the policy and the CEL rules
-// find is reported once, with the policy's detail.
+// TestValidateNoDuplicateCauses checks that a violation is reported once, also where the
+// CRD's CEL rules check the same (the name and the Deployment rules).
 func TestValidateNoDuplicateCauses(t *testing.T) {
 	// Both the policy and the CRD's CEL rules check the name and the Deployment rules.
 	o := set(set(deploymentCluster(), "metadata.name", "Word_Count"), "spec.job.mode", "Detached")
@@ -162,28 +163,5 @@ func TestValidateNoDuplicateCauses(t *testing.T) {
 	}
 	if len(seen) < 2 {
 		t.Errorf("causes %v, want metadata.name and spec.job.mode", seen)
-	}
-}
-
-func TestRuleLabel(t *testing.T) {
-	tests := []struct {
-		name string
-		err  string
-		rule string
-		want string
-	}{
-		{name: "policy error: its rule name", err: "spec.job.mode Invalid x", rule: policy.RuleDeploymentRequiresApplicationMode, want: policy.RuleDeploymentRequiresApplicationMode},
-		{name: "error without rule: path and type", err: "spec.job.mode Invalid x", want: "spec.job.mode:FieldValueInvalid"},
-		{name: "map keys and indices become *", err: "spec.flinkProperties[high-availability.type] Required x", want: "spec.flinkProperties[*]:FieldValueRequired"},
-		{name: "nested brackets", err: "spec.taskManager.sidecars[3].env[FOO[1]] Invalid x", want: "spec.taskManager.sidecars[*].env[*]:FieldValueInvalid"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := errorList([]string{tt.err})[0]
-			e.Origin = tt.rule
-			if got := ruleLabel(e); got != tt.want {
-				t.Errorf("ruleLabel = %q, want %q", got, tt.want)
-			}
-		})
 	}
 }

@@ -20,28 +20,15 @@ const (
 	// LabelRevision names the spec revision an object was built from.
 	LabelRevision = "flinkoperator.k8s.io/revision-name"
 
-	AppFlink               = "flink"
-	ComponentJobManager    = "jobmanager"
-	ComponentTaskManager   = "taskmanager"
-	JobManagerContainer    = "jobmanager"
-	TaskManagerContainer   = "taskmanager"
-	configVolume           = "flink-config"
-	configMountPath        = "/opt/flink/conf"
-	hadoopConfigVolume     = "hadoop-config"
-	gcpServiceAccountVol   = "gcp-service-account"
-	defaultHadoopMountPath = "/etc/hadoop/conf"
-)
-
-// Default ports, used when the spec leaves them unset (the CRD defaults them, but objects
-// built in Go may skip defaulting).
-const (
-	DefaultRPCPort     int32 = 6123
-	DefaultBlobPort    int32 = 6124
-	DefaultQueryPort   int32 = 6125
-	DefaultUIPort      int32 = 8081
-	DefaultTMDataPort  int32 = 6121
-	DefaultTMRPCPort   int32 = 6122
-	DefaultTMQueryPort int32 = 6125
+	AppFlink             = "flink"
+	ComponentJobManager  = "jobmanager"
+	ComponentTaskManager = "taskmanager"
+	JobManagerContainer  = "jobmanager"
+	TaskManagerContainer = "taskmanager"
+	configVolume         = "flink-config"
+	configMountPath      = "/opt/flink/conf"
+	hadoopConfigVolume   = "hadoop-config"
+	gcpServiceAccountVol = "gcp-service-account"
 )
 
 // ConfigMapName is the name of the Flink configuration ConfigMap.
@@ -81,27 +68,12 @@ func objectMeta(fc *v1beta1.FlinkCluster, name string, labels map[string]string)
 	}
 }
 
-func port(p *int32, def int32) int32 {
-	if p == nil || *p == 0 {
-		return def
-	}
-	return *p
-}
-
 // JobManagerPorts returns the effective rpc, blob, query and ui ports.
 func JobManagerPorts(fc *v1beta1.FlinkCluster) (rpc, blob, query, ui int32) {
-	var p v1beta1.JobManagerPorts
-	if fc.Spec.JobManager != nil {
-		p = fc.Spec.JobManager.Ports
-	}
-	return port(p.RPC, DefaultRPCPort), port(p.Blob, DefaultBlobPort), port(p.Query, DefaultQueryPort), port(p.UI, DefaultUIPort)
+	return fc.Spec.JobManager.GetPorts()
 }
 
 // TaskManagerPorts returns the effective data, rpc and query ports.
 func TaskManagerPorts(fc *v1beta1.FlinkCluster) (data, rpc, query int32) {
-	var p v1beta1.TaskManagerPorts
-	if fc.Spec.TaskManager != nil {
-		p = fc.Spec.TaskManager.Ports
-	}
-	return port(p.Data, DefaultTMDataPort), port(p.RPC, DefaultTMRPCPort), port(p.Query, DefaultTMQueryPort)
+	return fc.Spec.TaskManager.GetPorts()
 }

@@ -30,10 +30,7 @@ func commonPodParts(fc *v1beta1.FlinkCluster) podCommon {
 	})
 	c.mounts = append(c.mounts, corev1.VolumeMount{Name: configVolume, MountPath: configMountPath})
 	if h := fc.Spec.HadoopConfig; h != nil && h.ConfigMapName != "" {
-		mountPath := h.MountPath
-		if mountPath == "" {
-			mountPath = defaultHadoopMountPath
-		}
+		mountPath := h.GetMountPath()
 		c.volumes = append(c.volumes, corev1.Volume{
 			Name: hadoopConfigVolume,
 			VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{

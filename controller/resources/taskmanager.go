@@ -12,12 +12,9 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
-// TaskManagerReplicas is the desired TaskManager count (3 when unset, the CRD default).
+// TaskManagerReplicas is the desired TaskManager count (the CRD default when unset).
 func TaskManagerReplicas(fc *v1beta1.FlinkCluster) int32 {
-	if tm := fc.Spec.TaskManager; tm != nil && tm.Replicas != nil {
-		return *tm.Replicas
-	}
-	return 3
+	return fc.Spec.TaskManager.GetReplicas()
 }
 
 // TaskManagerPodTemplate is the pod of a TaskManager.

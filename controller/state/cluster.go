@@ -9,23 +9,17 @@ import (
 // CleanupAction is the cleanup policy that applies to a job that ended in state (Lost counts
 // as failed once its timeout ran out). Unset policies take the CRD defaults.
 func CleanupAction(spec *v1beta1.FlinkClusterSpec, state string) v1beta1.CleanupAction {
-	p := v1beta1.CleanupPolicy{}
-	if spec.Job != nil && spec.Job.CleanupPolicy != nil {
-		p = *spec.Job.CleanupPolicy
-	}
-	pick := func(a, def v1beta1.CleanupAction) v1beta1.CleanupAction {
-		if a == "" {
-			return def
-		}
-		return a
+	var p *v1beta1.CleanupPolicy
+	if spec.Job != nil {
+		p = spec.Job.CleanupPolicy
 	}
 	switch state {
 	case v1beta1.JobStateSucceeded:
-		return pick(p.AfterJobSucceeds, v1beta1.CleanupActionDeleteCluster)
+		return p.GetAfterJobSucceeds()
 	case v1beta1.JobStateCancelled:
-		return pick(p.AfterJobCancelled, v1beta1.CleanupActionDeleteCluster)
+		return p.GetAfterJobCancelled()
 	default:
-		return pick(p.AfterJobFails, v1beta1.CleanupActionKeepCluster)
+		return p.GetAfterJobFails()
 	}
 }
 

@@ -1,7 +1,8 @@
-package webhook
+package pipeline
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -32,43 +33,61 @@ import (
 // A field that was set and is cleared in after is removed. policy.Default never clears
 // anything; the case is there so that the patch is right whatever the defaulting does.
 func DefaultingPatch(before, after *v1beta1.FlinkCluster) []jsonpatch.JsonPatchOperation {
-	d := differ{}
-	d.value("", reflect.ValueOf(before).Elem(), reflect.ValueOf(after).Elem())
+	d := differ{path: make([]string, 0, 8)}
+	d.value(reflect.ValueOf(before).Elem(), reflect.ValueOf(after).Elem())
 	return d.ops
 }
 
-// differ collects the operations of one diff.
+// differ collects the operations of one diff. The path of the value being compared is a
+// stack of escaped JSON pointer segments, joined only for an operation: most fields are
+// unchanged, and building every path would cost an allocation per field.
 type differ struct {
-	ops []jsonpatch.JsonPatchOperation
+	ops  []jsonpatch.JsonPatchOperation
+	path []string
 }
 
-func (d *differ) add(path string, v reflect.Value) {
-	d.ops = append(d.ops, jsonpatch.JsonPatchOperation{Operation: "add", Path: path, Value: v.Interface()})
+func (d *differ) push(segment string) { d.path = append(d.path, segment) }
+func (d *differ) pop()                { d.path = d.path[:len(d.path)-1] }
+
+// pointer returns the current path as a JSON pointer.
+func (d *differ) pointer() string {
+	if len(d.path) == 0 {
+		return ""
+	}
+	return "/" + strings.Join(d.path, "/")
 }
 
-func (d *differ) remove(path string) {
-	d.ops = append(d.ops, jsonpatch.JsonPatchOperation{Operation: "remove", Path: path})
+func (d *differ) add(v reflect.Value) {
+	d.addValue(v.Interface())
 }
 
-// value diffs two values of one type at path. Its caller knows that the sent object has
-// the parent of path.
-func (d *differ) value(path string, b, a reflect.Value) {
+func (d *differ) addValue(v any) {
+	d.ops = append(d.ops, jsonpatch.JsonPatchOperation{Operation: "add", Path: d.pointer(), Value: v})
+}
+
+func (d *differ) remove() {
+	d.ops = append(d.ops, jsonpatch.JsonPatchOperation{Operation: "remove", Path: d.pointer()})
+}
+
+// value diffs two values of one type at the current path. Its caller knows that the sent
+// object has the parent of the path.
+func (d *differ) value(b, a reflect.Value) {
 	t := b.Type()
 	if t.Kind() == reflect.Pointer {
 		switch {
 		case b.IsNil() && a.IsNil():
 		case a.IsNil():
-			d.remove(path)
+			d.remove()
 		case b.IsNil():
-			d.add(path, a)
+			d.add(a)
 		default:
-			d.value(path, b.Elem(), a.Elem())
+			d.value(b.Elem(), a.Elem())
 		}
 		return
 	}
 	if isLeaf(t) {
-		if !reflect.DeepEqual(b.Interface(), a.Interface()) {
-			d.add(path, a)
+		if !deepEqual(b, a) {
+			d.add(a)
 		}
 		return
 	}
@@ -77,52 +96,79 @@ func (d *differ) value(path string, b, a reflect.Value) {
 		switch {
 		case b.IsZero() && a.IsZero():
 		case b.IsZero():
-			d.add(path, a)
+			d.add(a)
 		default:
-			d.fields(path, b, a)
+			d.fields(b, a)
 		}
 	case reflect.Map:
 		switch {
 		case b.Len() == 0 && a.Len() == 0:
 		case a.Len() == 0:
-			d.remove(path)
+			d.remove()
 		case b.Len() == 0:
-			d.add(path, a)
+			d.add(a)
 		default:
-			d.mapEntries(path, b, a)
+			if bs, ok := b.Interface().(map[string]string); ok {
+				d.stringMapEntries(bs, a.Interface().(map[string]string))
+				return
+			}
+			d.mapEntries(b, a)
 		}
 	case reflect.Slice:
 		switch {
 		case b.Len() == 0 && a.Len() == 0:
 		case a.Len() == 0:
-			d.remove(path)
-		case !reflect.DeepEqual(b.Interface(), a.Interface()):
-			d.add(path, a)
+			d.remove()
+		case !deepEqual(b, a):
+			d.add(a)
 		}
 	default:
 		// Strings, numbers, booleans.
 		if !b.Equal(a) {
-			d.add(path, a)
+			d.add(a)
 		}
 	}
 }
 
 // fields diffs the fields of two non-empty structs. Inline fields (TypeMeta) sit at the
 // struct's own path.
-func (d *differ) fields(path string, b, a reflect.Value) {
+func (d *differ) fields(b, a reflect.Value) {
 	for _, f := range jsonFields(b.Type()) {
 		fb, fa := b.Field(f.index), a.Field(f.index)
 		if f.inline {
-			d.fields(path, fb, fa)
+			d.fields(fb, fa)
 			continue
 		}
-		d.value(path+"/"+f.pointer, fb, fa)
+		d.push(f.pointer)
+		d.value(fb, fa)
+		d.pop()
+	}
+}
+
+// stringMapEntries diffs two non-empty map[string]string (flinkProperties, labels,
+// annotations: most maps of a FlinkCluster) without reflection.
+func (d *differ) stringMapEntries(b, a map[string]string) {
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		vb, ok := b[k]
+		if ok && vb == a[k] {
+			continue
+		}
+		d.push(escapePointer(k))
+		d.addValue(a[k])
+		d.pop()
+	}
+	for _, k := range slices.Sorted(maps.Keys(b)) {
+		if _, ok := a[k]; !ok {
+			d.push(escapePointer(k))
+			d.remove()
+			d.pop()
+		}
 	}
 }
 
 // mapEntries diffs two non-empty maps with string keys, in key order so that one object
 // always gets the same patch.
-func (d *differ) mapEntries(path string, b, a reflect.Value) {
+func (d *differ) mapEntries(b, a reflect.Value) {
 	keys := make([]string, 0, a.Len())
 	for _, k := range a.MapKeys() {
 		keys = append(keys, k.String())
@@ -132,12 +178,13 @@ func (d *differ) mapEntries(path string, b, a reflect.Value) {
 	for _, k := range keys {
 		kv := reflect.ValueOf(k).Convert(kt)
 		va, vb := a.MapIndex(kv), b.MapIndex(kv)
-		p := path + "/" + escapePointer(k)
+		d.push(escapePointer(k))
 		if !vb.IsValid() {
-			d.add(p, va)
-			continue
+			d.add(va)
+		} else {
+			d.value(vb, va)
 		}
-		d.value(p, vb, va)
+		d.pop()
 	}
 	var gone []string
 	for _, k := range b.MapKeys() {
@@ -147,16 +194,31 @@ func (d *differ) mapEntries(path string, b, a reflect.Value) {
 	}
 	slices.Sort(gone)
 	for _, k := range gone {
-		d.remove(path + "/" + escapePointer(k))
+		d.push(escapePointer(k))
+		d.remove()
+		d.pop()
 	}
 }
 
-// escapePointer escapes a key for a JSON pointer (RFC 6901): "~" is "~0", "/" is "~1".
+// deepEqual is reflect.DeepEqual on two values of one type; it compares pointers to them
+// where it can, because boxing a struct or slice into an interface allocates and boxing a
+// pointer does not.
+func deepEqual(b, a reflect.Value) bool {
+	if b.CanAddr() && a.CanAddr() {
+		return reflect.DeepEqual(b.Addr().Interface(), a.Addr().Interface())
+	}
+	return reflect.DeepEqual(b.Interface(), a.Interface())
+}
+
+// pointerEscaper escapes a key for a JSON pointer (RFC 6901): "~" is "~0", "/" is "~1".
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// escapePointer escapes a key for a JSON pointer.
 func escapePointer(k string) string {
 	if !strings.ContainsAny(k, "~/") {
 		return k
 	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+	return pointerEscaper.Replace(k)
 }
 
 var marshalerType = reflect.TypeFor[json.Marshaler]()

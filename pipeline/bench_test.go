@@ -1,0 +1,63 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/flink-admission/flink-admission/internal/benchdata"
+	"github.com/flink-admission/flink-admission/policy"
+)
+
+// BenchmarkPolicy measures the policy alone on the objects of each benchmark review
+// (BenchmarkPolicy/<size>-<webhook>-<operation>): Default on a copy for the mutating
+// reviews, ValidateCreate or ValidateUpdate for the validating ones.
+func BenchmarkPolicy(b *testing.B) {
+	for _, r := range reviews(b) {
+		b.Run(r.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			switch {
+			case r.Mutate:
+				for b.Loop() {
+					policy.Default(r.Object.DeepCopy())
+				}
+			case r.Old == nil:
+				for b.Loop() {
+					policy.ValidateCreate(r.Object)
+				}
+			default:
+				for b.Loop() {
+					policy.ValidateUpdate(r.Old, r.Object)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAdmit measures the pipeline on the objects of each benchmark review
+// (BenchmarkAdmit/<size>-<webhook>-<operation>): the step of the review's webhook, with the
+// patch for the mutating reviews.
+func BenchmarkAdmit(b *testing.B) {
+	for _, r := range reviews(b) {
+		steps := Validate
+		if r.Mutate {
+			steps = Default
+		}
+		b.Run(r.Name, func(b *testing.B) {
+			if v := (Pipeline{}).Admit(r.Old, r.Object, steps); !v.Allowed() {
+				b.Fatalf("the review is denied: %v", v.Errors)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				Pipeline{}.Admit(r.Old, r.Object, steps)
+			}
+		})
+	}
+}
+
+func reviews(b *testing.B) []benchdata.Review {
+	b.Helper()
+	rs, err := benchdata.Reviews()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rs
+}

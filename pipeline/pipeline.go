@@ -1,0 +1,98 @@
+// Package pipeline is the admission of one FlinkCluster as one pure function, Admit: the
+// defaulting of the mutating webhook with its JSON patch, and the validation of the
+// validating webhook, with every error naming its rule. The webhook handlers and `check`
+// both call it, so that what the server answers and what `check` predicts cannot drift.
+//
+// There is no HTTP, no decoding and no CEL here: the transport decodes the objects and
+// encodes the verdict, and the CRD's CEL rules are the API server's business (the parity
+// table proves that the policy mirrors every one of them).
+package pipeline
+
+import (
+	"gomodules.xyz/jsonpatch/v2"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/policy"
+)
+
+// Steps selects what Admit does.
+type Steps uint8
+
+const (
+	// Default applies policy.Default to a copy of the object and builds the JSON patch from
+	// the object as sent to the defaulted one: what the mutating webhook does.
+	Default Steps = 1 << iota
+	// Validate judges the object (the defaulted copy when Default runs too) with the
+	// policy: what the validating webhook does.
+	Validate
+)
+
+// Pipeline admits FlinkClusters. Its zero value is ready to use, with the real clock.
+type Pipeline struct {
+	// Clock is the policy's clock (the job-update rule reads the time). Nil means the real
+	// clock.
+	Clock clock.PassiveClock
+}
+
+// Verdict is the answer on one FlinkCluster.
+type Verdict struct {
+	// Object is the object judged: the defaulted copy when Default ran, otherwise the
+	// object given to Admit.
+	Object *v1beta1.FlinkCluster
+	// Patch turns the object as sent into Object (Default only; empty when nothing is
+	// defaulted).
+	Patch []jsonpatch.JsonPatchOperation
+	// Errors are the reasons of a denial (Validate only); each names its rule in Origin.
+	Errors field.ErrorList
+	// Rules names the rule of each error: Rules[i] is the rule of Errors[i], one of the
+	// policy's rule names, for metrics labels.
+	Rules []string
+	// Warnings are returned to the client, allowed or not (Validate only).
+	Warnings []string
+}
+
+// Allowed reports whether the verdict admits the object.
+func (v *Verdict) Allowed() bool { return len(v.Errors) == 0 }
+
+// Admit runs the steps on obj; old is the stored object of an update and nil on create.
+// Neither argument is modified. A nil obj is denied (rule policy.RuleNoObject), never
+// admitted.
+func (p Pipeline) Admit(old, obj *v1beta1.FlinkCluster, steps Steps) Verdict {
+	v := Verdict{Object: obj}
+	if obj == nil {
+		v.Errors, _ = policy.ValidateCreate(nil)
+		v.Rules = rules(v.Errors)
+		return v
+	}
+	if steps&Default != 0 {
+		// DefaultingPatch needs the object as sent; a deep copy is far cheaper than encoding
+		// both and diffing the JSON documents.
+		v.Object = obj.DeepCopy()
+		policy.Default(v.Object)
+		v.Patch = DefaultingPatch(obj, v.Object)
+	}
+	if steps&Validate != 0 {
+		val := policy.Validator{Clock: p.Clock}
+		if old == nil {
+			v.Errors, v.Warnings = val.ValidateCreate(v.Object)
+		} else {
+			v.Errors, v.Warnings = val.ValidateUpdate(old, v.Object)
+		}
+		v.Rules = rules(v.Errors)
+	}
+	return v
+}
+
+// rules returns the rule name of every error.
+func rules(errs field.ErrorList) []string {
+	if len(errs) == 0 {
+		return nil
+	}
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = policy.RuleOf(e)
+	}
+	return out
+}

@@ -1,0 +1,1109 @@
+package policy
+
+import "k8s.io/apimachinery/pkg/util/validation/field"
+
+// Enforcement says where a rule is enforced.
+type Enforcement string
+
+const (
+	// EnforcedByWebhook is a rule of the validating webhook alone.
+	EnforcedByWebhook Enforcement = "webhook"
+	// EnforcedByCRDRule is a rule of the webhook that the CRD also carries as an
+	// x-kubernetes-validations CEL rule, which the API server evaluates on its own.
+	EnforcedByCRDRule Enforcement = "both"
+	// EnforcedByCRDSchema is a rule of the webhook that the CRD's OpenAPI schema also
+	// enforces (an enum, a minimum or a maximum).
+	EnforcedByCRDSchema Enforcement = "both-schema"
+)
+
+// RuleInfo describes one rule of the policy: the data the documentation, the metrics and
+// the parity table read, so that none of them has to find the rules in the source.
+type RuleInfo struct {
+	// Name is the rule's name (one of the Rule constants): the Origin of its errors and
+	// the rule label of the denial metric.
+	Name string
+	// EnforcedBy says whether the CRD enforces the rule too.
+	EnforcedBy Enforcement
+	// Field and Type are the field path and type of the error the rule gives on Example.
+	Field string
+	Type  field.ErrorType
+	// Message is the detail of that error.
+	Message string
+	// CRDField and CRDMessage are, where they differ from Field and Message, what the
+	// CRD reports for the same violation; the API server checks the CRD before it calls the
+	// validating webhook, so this is what kubectl shows.
+	CRDField, CRDMessage string
+	// Example is a manifest (YAML) the rule rejects: a new cluster, or, with ExampleOld,
+	// the update of the stored cluster ExampleOld.
+	Example, ExampleOld string
+}
+
+// Rules returns every rule of the policy in the order of the documentation. The rules
+// without an example (RuleNoObject) and RuleUnknown are not in it: they are about
+// reviews, not clusters. The slice is a copy.
+func Rules() []RuleInfo {
+	return append([]RuleInfo(nil), rules...)
+}
+
+var rules = []RuleInfo{
+	{
+		Name:       RuleNameTooLong,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `metadata.name`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `cluster name must be at most 48 characters: it prefixes the names of the cluster's resources`,
+		CRDField:   `<nil>`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: clickstream-sessionization-with-late-events-eu-west
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+`,
+	},
+	{
+		Name:       RuleNameDNS1035,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `metadata.name`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `cluster name must be a DNS-1035 label: lower case alphanumeric characters or '-', starting with a letter and ending with an alphanumeric character`,
+		CRDField:   `<nil>`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: 2024-backfill
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+`,
+	},
+	{
+		Name:       RuleNamespace,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `metadata.namespace`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+  namespace: Streaming
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+`,
+	},
+	{
+		Name:       RuleFlinkVersion,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.flinkVersion`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `must be a version number such as 1.20 or 2.2.1`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: latest
+  image:
+    name: flink:1.20.1
+`,
+	},
+	{
+		Name:       RuleHadoopConfig,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.hadoopConfig.configMapName`,
+		Type:       field.ErrorTypeRequired,
+		Message:    `the ConfigMap holding the Hadoop configuration is required`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  hadoopConfig:
+    mountPath: /etc/hadoop/conf
+`,
+	},
+	{
+		Name:       RuleGCPServiceAccount,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.gcpConfig.serviceAccount.mountPath`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `must be the directory of the key, not end with the key file name`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  gcpConfig:
+    serviceAccount:
+      secretName: gcp-service-account
+      keyFile: key.json
+      mountPath: /etc/gcp/key.json
+`,
+	},
+	{
+		Name:       RuleImage,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.image.name`,
+		Type:       field.ErrorTypeRequired,
+		Message:    `the Flink image is required`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: ""
+`,
+	},
+	{
+		Name:       RulePodAnnotations,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.jobManager.podAnnotations`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    podAnnotations:
+      prometheus.io/scrape?: "true"
+`,
+	},
+	{
+		Name:       RulePodLabels,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.taskManager.podLabels`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  taskManager:
+    podLabels:
+      team: data platform
+`,
+	},
+	{
+		Name:       RuleJobManagerReplicas,
+		EnforcedBy: EnforcedByCRDSchema,
+		Field:      `spec.jobManager.replicas`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `jobManager replicas must be 1`,
+		CRDMessage: `spec.jobManager.replicas in body should be less than or equal to 1`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    replicas: 2
+`,
+	},
+	{
+		Name:       RuleAccessScope,
+		EnforcedBy: EnforcedByCRDSchema,
+		Field:      `spec.jobManager.accessScope`,
+		Type:       field.ErrorTypeNotSupported,
+		Message:    `supported values: "Cluster", "VPC", "External", "NodePort", "Headless"`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    accessScope: Internet
+`,
+	},
+	{
+		Name:       RulePort,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.jobManager.ports.ui`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `must be greater than 1024`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    ports:
+      ui: 80
+`,
+	},
+	{
+		Name:       RuleDuplicatePort,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.jobManager.ports.ui`,
+		Type:       field.ErrorTypeDuplicate,
+		Message:    `Duplicate value: 6123`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    ports:
+      ui: 6123
+`,
+	},
+	{
+		Name:       RuleResources,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.taskManager.resources.requests[cpu]`,
+		Type:       field.ErrorTypeRequired,
+		Message:    `a cpu request or limit is required`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  taskManager:
+    resources:
+      limits:
+        memory: 4Gi
+`,
+	},
+	{
+		Name:       RuleMemory,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.jobManager.memoryOffHeapRatio`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `only for Flink before 1.10; use memoryProcessRatio`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    memoryOffHeapRatio: 25
+`,
+	},
+	{
+		Name:       RuleTaskManagerReplicas,
+		EnforcedBy: EnforcedByCRDSchema,
+		Field:      `spec.taskManager.replicas`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `taskManager replicas must be at least 1`,
+		CRDMessage: `spec.taskManager.replicas in body should be greater than or equal to 1`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  taskManager:
+    replicas: 0
+`,
+	},
+	{
+		Name:       RuleRestartPolicy,
+		EnforcedBy: EnforcedByCRDSchema,
+		Field:      `spec.job.restartPolicy`,
+		Type:       field.ErrorTypeNotSupported,
+		Message:    `supported values: "Never", "FromSavepointOnFailure"`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    restartPolicy: Always
+`,
+	},
+	{
+		Name:       RuleCleanupPolicy,
+		EnforcedBy: EnforcedByCRDSchema,
+		Field:      `spec.job.cleanupPolicy.afterJobFails`,
+		Type:       field.ErrorTypeNotSupported,
+		Message:    `supported values: "KeepCluster", "DeleteCluster", "DeleteTaskManager"`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    cleanupPolicy:
+      afterJobFails: Delete
+`,
+	},
+	{
+		Name:       RuleJobMode,
+		EnforcedBy: EnforcedByCRDSchema,
+		Field:      `spec.job.mode`,
+		Type:       field.ErrorTypeNotSupported,
+		Message:    `supported values: "Detached", "Blocking", "Application"`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    mode: Session
+`,
+	},
+	{
+		Name:       RuleJobParallelism,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.job.parallelism`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `parallelism must be at least 1`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    parallelism: 0
+`,
+	},
+	{
+		Name:       RuleJobArtifact,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.job.jarFile`,
+		Type:       field.ErrorTypeRequired,
+		Message:    `one of jarFile, pyFile or pyModule is required outside Application mode`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    className: com.example.Pipeline
+`,
+	},
+	{
+		Name:       RuleRestartRequiresMaxStateAge,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.job.maxStateAgeToRestoreSeconds`,
+		Type:       field.ErrorTypeRequired,
+		Message:    `maxStateAgeToRestoreSeconds is required with restartPolicy FromSavepointOnFailure`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    restartPolicy: FromSavepointOnFailure
+`,
+	},
+	{
+		Name:       RuleSkipSavepointRequiresMaxStateAge,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.job.maxStateAgeToRestoreSeconds`,
+		Type:       field.ErrorTypeRequired,
+		Message:    `maxStateAgeToRestoreSeconds is required with takeSavepointOnUpdate false`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    takeSavepointOnUpdate: false
+`,
+	},
+	{
+		Name:       RuleCancelOnCreate,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.job.cancelRequested`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `cancelRequested cannot be true on a new job`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    cancelRequested: true
+`,
+	},
+	{
+		Name:       RuleGraceLongerThanPreStop,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.jobManager.terminationGracePeriodSeconds`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `terminationGracePeriodSeconds must be longer than preStopDelaySeconds, or the JobManager is killed before it can clean up`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    terminationGracePeriodSeconds: 10
+    preStopDelaySeconds: 15
+`,
+	},
+	{
+		Name:       RuleDeploymentRequiresApplicationMode,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.job.mode`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `deploymentType Deployment requires an application cluster: spec.job with mode Application`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    deploymentType: Deployment
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+  flinkProperties:
+    high-availability.type: kubernetes
+    high-availability.storageDir: s3://flink-state/example/ha
+`,
+	},
+	{
+		Name:       RuleDeploymentRequiresHA,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.flinkProperties[high-availability.type]`,
+		Type:       field.ErrorTypeRequired,
+		Message:    `deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.type (kubernetes, zookeeper or a factory class)`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    deploymentType: Deployment
+  job:
+    mode: Application
+    jarFile: /opt/flink/usrlib/job.jar
+  flinkProperties:
+    high-availability.type: none
+    high-availability.storageDir: s3://flink-state/example/ha
+`,
+	},
+	{
+		Name:       RuleDeploymentRequiresHAStorageDir,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.flinkProperties[high-availability.storageDir]`,
+		Type:       field.ErrorTypeRequired,
+		Message:    `deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.storageDir`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    deploymentType: Deployment
+  job:
+    mode: Application
+    jarFile: /opt/flink/usrlib/job.jar
+  flinkProperties:
+    high-availability.type: kubernetes
+`,
+	},
+	{
+		Name:       RuleDeploymentRequiresSingleJobManager,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.jobManager.replicas`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `deploymentType Deployment requires jobManager replicas 1`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    deploymentType: Deployment
+    replicas: 2
+  job:
+    mode: Application
+    jarFile: /opt/flink/usrlib/job.jar
+  flinkProperties:
+    high-availability.type: kubernetes
+    high-availability.storageDir: s3://flink-state/example/ha
+`,
+	},
+	{
+		Name:       RuleDeploymentForbidsShutdownOnFinish,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.flinkProperties[execution.shutdown-on-application-finish]`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `deploymentType Deployment requires execution.shutdown-on-application-finish false: the JobManager must stay up after the job ends so that its final state can be read`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    deploymentType: Deployment
+  job:
+    mode: Application
+    jarFile: /opt/flink/usrlib/job.jar
+  flinkProperties:
+    high-availability.type: kubernetes
+    high-availability.storageDir: s3://flink-state/example/ha
+    execution.shutdown-on-application-finish: "true"
+`,
+	},
+	{
+		Name:       RuleDeploymentTypeImmutable,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.jobManager.deploymentType`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `deploymentType is immutable (unset means Job): delete and recreate the cluster to change it from Deployment to Job`,
+		CRDMessage: `deploymentType is immutable (unset means Job): delete and recreate the cluster to change it`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    deploymentType: Deployment
+  job:
+    mode: Application
+    jarFile: /opt/flink/usrlib/job.jar
+  flinkProperties:
+    high-availability.type: kubernetes
+    high-availability.storageDir: s3://flink-state/example/ha
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    mode: Application
+    jarFile: /opt/flink/usrlib/job.jar
+  flinkProperties:
+    high-availability.type: kubernetes
+    high-availability.storageDir: s3://flink-state/example/ha
+`,
+	},
+	{
+		Name:       RuleTaskManagerDeploymentTypeImmutable,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.taskManager.deploymentType`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `taskManager deploymentType is immutable (unset means StatefulSet)`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  taskManager:
+    deploymentType: Deployment
+`,
+	},
+	{
+		Name:       RuleClusterTypeImmutable,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.job`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `a cluster cannot change between session cluster and job cluster`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+`,
+	},
+	{
+		Name:       RuleSavepointsDirRemoved,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.job.savepointsDir`,
+		Type:       field.ErrorTypeRequired,
+		Message:    `savepointsDir cannot be removed`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+`,
+	},
+	{
+		Name:       RuleCancelIrreversible,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.job.cancelRequested`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `cancelRequested cannot go from true to false`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    cancelRequested: true
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    cancelRequested: false
+`,
+	},
+	{
+		Name:       RuleHAImmutable,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.flinkProperties`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `Flink high availability cannot be switched on or off on an existing cluster`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  flinkProperties:
+    high-availability.type: kubernetes
+    high-availability.storageDir: s3://flink-state/example/ha
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+`,
+	},
+	{
+		Name:       RuleUserControlInProgress,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `metadata.annotations[flinkclusters.flinkoperator.k8s.io/user-control]`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `cannot change while the savepoint control is in progress`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+  annotations:
+    flinkclusters.flinkoperator.k8s.io/user-control: savepoint
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+status:
+  state: Running
+  components:
+    job:
+      state: Running
+  control:
+    name: savepoint
+    state: InProgress
+    updateTime: "2026-01-01T00:00:00Z"
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+  annotations:
+    flinkclusters.flinkoperator.k8s.io/user-control: job-cancel
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+`,
+	},
+	{
+		Name:       RuleUserControlValue,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `metadata.annotations[flinkclusters.flinkoperator.k8s.io/user-control]`,
+		Type:       field.ErrorTypeNotSupported,
+		Message:    `supported values: "savepoint", "job-cancel"`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+  annotations:
+    flinkclusters.flinkoperator.k8s.io/user-control: restart
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+`,
+	},
+	{
+		Name:       RuleUserControlNotApplicable,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `metadata.annotations[flinkclusters.flinkoperator.k8s.io/user-control]`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `savepoint is not allowed for a session cluster`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+  annotations:
+    flinkclusters.flinkoperator.k8s.io/user-control: savepoint
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+`,
+	},
+	{
+		Name:       RuleCancelAlone,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.job.cancelRequested`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `cancelRequested must be set to true on its own, without other spec changes`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    parallelism: 2
+status:
+  state: Running
+  components:
+    job:
+      state: Running
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    parallelism: 4
+    cancelRequested: true
+`,
+	},
+	{
+		Name:       RuleSavepointGeneration,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.job.savepointGeneration`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `can only be set to 3: status.components.job.savepointGeneration + 1`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    savepointGeneration: 2
+status:
+  state: Running
+  components:
+    job:
+      state: Running
+      savepointGeneration: 2
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    savepointGeneration: 5
+`,
+	},
+	{
+		Name:       RuleSavepointGenerationAlone,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.job.savepointGeneration`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `savepointGeneration must be changed on its own, without other spec changes`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    parallelism: 2
+    savepointGeneration: 2
+status:
+  state: Running
+  components:
+    job:
+      state: Running
+      savepointGeneration: 2
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    parallelism: 4
+    savepointGeneration: 3
+`,
+	},
+	{
+		Name:       RuleJobUpdateRequiresSavepointsDir,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.job`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `a job cluster created without spec.job.savepointsDir cannot be updated: its job state cannot be carried over; delete and recreate the cluster`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    parallelism: 2
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    parallelism: 4
+`,
+	},
+	{
+		Name:       RuleJobUpdateRequiresRecentSavepoint,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.job`,
+		Type:       field.ErrorTypeForbidden,
+		Message:    `no savepoint will be taken before this update (takeSavepointOnUpdate false or the job stopped) and the job has no savepoint newer than maxStateAgeToRestoreSeconds: set spec.job.fromSavepoint or take a savepoint first`,
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    takeSavepointOnUpdate: false
+    maxStateAgeToRestoreSeconds: 3600
+    parallelism: 2
+status:
+  state: Running
+  components:
+    job:
+      state: Running
+      savepointLocation: s3://flink-state/example/savepoints/savepoint-1
+      savepointTime: "2020-01-01T00:00:00Z"
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    takeSavepointOnUpdate: false
+    maxStateAgeToRestoreSeconds: 3600
+    parallelism: 4
+`,
+	},
+}
