@@ -31,9 +31,9 @@ func TestRunFilesMode(t *testing.T) {
 	dir := t.TempDir()
 	ca := testcerts.NewCA(t)
 	ca.WriteServing(t, dir)
-	webhookPort, err := freePort()
+	webhookPort, err := FreePort()
 	require.NoError(t, err)
-	health, err := resolvePort("127.0.0.1:0")
+	health, err := ResolvePort("127.0.0.1:0")
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -51,7 +51,7 @@ func TestRunFilesMode(t *testing.T) {
 		})
 	}()
 
-	healthURL := httpURL(health)
+	healthURL := HTTPURL(health)
 	require.Eventually(t, func() bool { return httpStatus(healthURL+"/readyz") == http.StatusOK },
 		10*time.Second, 50*time.Millisecond, "/readyz turns ready once the certificate is loaded and the listener is up")
 	assert.Equal(t, http.StatusOK, httpStatus(healthURL+"/healthz"))
