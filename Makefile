@@ -75,6 +75,19 @@ run: | $(LOCALBIN)
 	$(GO) build -tags dev -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/flink-admission ./cmd/flink-admission
 	$(LOCALBIN)/flink-admission dev
 
+## image: the server's OCI image (linux/amd64 and linux/arm64 in one index), built without a
+## container engine by hack/image (go-containerregistry) into dist/image; IMG names it.
+IMG ?= flink-admission:latest
+.PHONY: image
+image:
+	$(GO) run ./hack/image -img "$(IMG)" -out dist/image -version "$(VERSION)" -commit "$(COMMIT)"
+
+## installer: one-file installers in dist/ (install.yaml, install-cert-manager.yaml,
+## install-admission-policy.yaml), each overlay rendered with the image IMG.
+.PHONY: installer
+installer:
+	$(GO) run ./hack/installer -img "$(IMG)" -out dist
+
 ## bench: admission benchmarks (figures, not pass/fail).
 .PHONY: bench
 bench:
