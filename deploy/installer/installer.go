@@ -89,7 +89,7 @@ func Render(files fs.FS, overlay, image string) ([]byte, error) {
 
 // imageEntry is the kustomize images entry that replaces flink-admission by image.
 func imageEntry(image string) (types.Image, error) {
-	if _, err := name.ParseReference(image, name.StrictValidation); err != nil {
+	if _, err := name.ParseReference(image); err != nil {
 		return types.Image{}, fmt.Errorf("image %q: %w (want registry/name:tag or registry/name@sha256:…)", image, err)
 	}
 	img := types.Image{Name: ImageName, NewName: image}
