@@ -105,7 +105,7 @@ func TestAdmissionPolicyInstall(t *testing.T) {
 	}
 	webhookEtcd, policyEtcd := etcd(dev.Env), etcd(env)
 
-	var admitted int
+	var admitted, defaulted int
 	for _, tc := range paritycases.Cases() {
 		t.Run(tc.Name, func(t *testing.T) {
 			ns := newNamespace(t, nil)
@@ -125,11 +125,15 @@ func TestAdmissionPolicyInstall(t *testing.T) {
 			require.Equal(t, tc.Allowed, pAllowed, "the table's verdict")
 			if pAllowed {
 				admitted++
+				if pGot.ShutdownOnFinish != nil {
+					defaulted++
+				}
 				assert.Equal(t, wGot.String(), pGot.String(), "stored shutdown settings (webhook vs admission policy)")
 			}
 		})
 	}
-	t.Logf("%d parity cases admitted with the same shutdown settings", admitted)
+	t.Logf("%d parity cases admitted with the same shutdown settings, %d of them with the Deployment-mode settings", admitted, defaulted)
+	assert.NotZero(t, defaulted, "no admitted case has the Deployment-mode settings: the comparison proves nothing")
 
 	t.Run("deny: a deploymentType change", func(t *testing.T) {
 		ns := "deploymenttype"
