@@ -70,7 +70,7 @@ func TestUpgradeCommands(t *testing.T) {
 	// The starting point: the operator's CRD (here, this one: a superset) with a stored
 	// cluster, and the operator's two webhook configurations.
 	kubectl("apply", "-k", filepath.Join(repoRoot, "deploy", "crd"))
-	kubectl("wait", "--for=condition=Established", "--timeout=2m", "crd/flinkclusters.flinkoperator.k8s.io")
+	require.NoError(t, env.WaitEstablished("flinkclusters.flinkoperator.k8s.io", 2*time.Minute))
 	kubectl("apply", "-f", filepath.Join(repoRoot, "docs", "testdata", "flink-operator-webhooks.yaml"))
 	kubectl("apply", "-n", "default", "-f", filepath.Join(repoRoot, "deploy", "samples", "job-mode.yaml"))
 	cluster := "flinkcluster/" + strings.TrimSpace(kubectl("get", "-n", "default", "flinkclusters", "-o", "jsonpath={.items[0].metadata.name}"))

@@ -86,7 +86,7 @@ func TestAdmissionPolicyInstall(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
 	kubectlOn(t, env, "apply", "-k", filepath.Join(testenv.RepoRoot(), "deploy", "overlays", "admission-policy"))
-	kubectlOn(t, env, "wait", "--for=condition=Established", "--timeout=2m", "crd/flinkclusters.flinkoperator.k8s.io")
+	require.NoError(t, env.WaitEstablished("flinkclusters.flinkoperator.k8s.io", 2*time.Minute))
 
 	scheme := dev.Server.Manager.GetScheme()
 	policyClient, err := client.New(env.Config, client.Options{Scheme: scheme})

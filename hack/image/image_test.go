@@ -51,7 +51,7 @@ func buildOnce(t *testing.T) (string, *Result) {
 			built.err = err
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute) // a cold arm64 cross-compilation on a loaded machine
 		defer cancel()
 		built.res, built.err = Build(ctx, Options{
 			Image:     testImage,

@@ -152,6 +152,23 @@ func (e *Env) Kubectl(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// WaitEstablished waits until the API server serves the CRD named crd (for one installed with
+// kubectl rather than by Start). `kubectl wait --for=condition=Established` fails on a CRD
+// that has no status yet, so this polls.
+func (e *Env) WaitEstablished(crd string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := e.Kubectl("get", "crd", crd, "-o", "jsonpath={.status.conditions[?(@.type=='Established')].status}").Output()
+		if err == nil && strings.TrimSpace(string(out)) == "True" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("CRD %s not established within %s (last: %q, %v)", crd, timeout, out, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // Stop stops the control plane and removes the temporary kubeconfig.
 func (e *Env) Stop() error {
 	err := e.Environment.Stop()
