@@ -164,7 +164,8 @@ func TestImageBinary(t *testing.T) {
 		}
 		assert.Equal(t, "true", settings["-trimpath"])
 		assert.Equal(t, "0", settings["CGO_ENABLED"])
-		assert.Contains(t, settings["-ldflags"], "version="+testVersion)
+		// -ldflags is not recorded with -trimpath (it may hold paths): the version
+		// subtest shows its -X values took effect.
 	})
 
 	t.Run("links no test tooling", func(t *testing.T) {
