@@ -16,8 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/flink-admission/flink-admission/deploy"
+	"github.com/flink-admission/flink-admission/deploy/installer"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 )
 
@@ -56,13 +59,39 @@ func TestApplyDryRunServer(t *testing.T) {
 	})
 
 	t.Run("cert-manager", func(t *testing.T) {
-		crds, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{
-			Paths:              []string{certManagerCRDDir(t)},
-			ErrorIfPathMissing: true,
-		})
-		require.NoError(t, err)
-		require.NotEmpty(t, crds)
+		installCertManagerCRDs(t, env)
 		applyOverlay(t, env, certManager)
+	})
+
+	t.Run("admission-policy", func(t *testing.T) { applyOverlay(t, env, admissionPolicy) })
+
+	// The one-file installers of `make installer`, as an admin applies a released file.
+	t.Run("installers", func(t *testing.T) {
+		installCertManagerCRDs(t, env)
+		const image = "registry.example/team/flink-admission:v1.2.3"
+		for _, i := range installer.Installers {
+			t.Run(i.File, func(t *testing.T) {
+				rendered, err := installer.Render(deploy.Files(), i.Overlay, image)
+				require.NoError(t, err)
+				file := filepath.Join(t.TempDir(), i.File)
+				require.NoError(t, os.WriteFile(file, rendered, 0o644))
+				stdout, stderr := run(t, env.Kubectl("apply", "-f", file, "--dry-run=server"))
+				nodes, err := kio.FromBytes(rendered)
+				require.NoError(t, err)
+				require.NotEmpty(t, nodes)
+				var refs []string
+				for _, n := range nodes {
+					refs = append(refs, objectRef(n.GetKind(), n.GetApiVersion(), n.GetName()))
+					if n.GetKind() == "Deployment" {
+						images, err := n.Pipe(yaml.Lookup("spec", "template", "spec", "containers", "[name=flink-admission]", "image"))
+						require.NoError(t, err)
+						require.NotNil(t, images)
+						assert.Equal(t, image, yaml.GetValue(images), "the Deployment runs IMG")
+					}
+				}
+				checkApplied(t, refs, stdout, stderr)
+			})
+		}
 	})
 
 	t.Run("samples", func(t *testing.T) {
@@ -97,7 +126,7 @@ func TestApplyDryRunServer(t *testing.T) {
 // kubectl and may be older than the one the golden files come from; both must render the
 // same objects.
 func TestKubectlKustomizeAgrees(t *testing.T) {
-	for _, k := range kustomizations {
+	for _, k := range everything {
 		t.Run(k.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			cmd := exec.Command("kubectl", "kustomize", k.dir)
@@ -124,10 +153,22 @@ func byID(t *testing.T, stream string) map[string]map[string]any {
 		y, err := n.String()
 		require.NoError(t, err)
 		var obj map[string]any
-		require.NoError(t, yaml.Unmarshal([]byte(y), &obj))
+		require.NoError(t, sigsyaml.Unmarshal([]byte(y), &obj))
 		out[id] = obj
 	}
 	return out
+}
+
+// installCertManagerCRDs installs cert-manager's CRDs, from its Go module, for the
+// cert-manager overlay's Issuers and Certificates.
+func installCertManagerCRDs(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	crds, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{
+		Paths:              []string{certManagerCRDDir(t)},
+		ErrorIfPathMissing: true,
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, crds)
 }
 
 // applyOverlay runs `kubectl apply -k` with a server-side dry run and checks that kubectl
@@ -135,12 +176,26 @@ func byID(t *testing.T, stream string) map[string]map[string]any {
 func applyOverlay(t *testing.T, env *testenv.Env, k kustomization) {
 	t.Helper()
 	stdout, stderr := run(t, env.Kubectl("apply", "-k", k.dir, "--dry-run=server"))
+	var refs []string
 	for _, r := range render(t, k).Resources() {
-		ref := strings.ToLower(r.GetKind())
-		if g := r.GetGvk().Group; g != "" {
-			ref += "." + g
-		}
-		ref += "/" + r.GetName()
+		refs = append(refs, objectRef(r.GetKind(), r.GetGvk().ApiVersion(), r.GetName()))
+	}
+	checkApplied(t, refs, stdout, stderr)
+}
+
+// objectRef is how kubectl names an object in its output: kind.group/name.
+func objectRef(kind, apiVersion, name string) string {
+	ref := strings.ToLower(kind)
+	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
+		ref += "." + g
+	}
+	return ref + "/" + name
+}
+
+// checkApplied checks that kubectl reports every object as accepted, with no warning.
+func checkApplied(t *testing.T, refs []string, stdout, stderr string) {
+	t.Helper()
+	for _, ref := range refs {
 		assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(ref)+` (created|configured|unchanged) \(server dry run\)$`, stdout)
 	}
 	// testenv installed the CRD without kubectl, so kubectl warns that it cannot compute a

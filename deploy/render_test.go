@@ -39,9 +39,14 @@ var (
 	base        = kustomization{name: "base", dir: "base"}
 	certManager = kustomization{name: "cert-manager", dir: filepath.Join("overlays", "cert-manager")}
 	selfSigned  = kustomization{name: "self-signed", dir: filepath.Join("overlays", "self-signed")}
+	// admissionPolicy is the webhook-less install: the CRD and a MutatingAdmissionPolicy.
+	admissionPolicy = kustomization{name: "admission-policy", dir: filepath.Join("overlays", "admission-policy")}
 
+	// kustomizations are the webhook installs (and their base).
 	kustomizations = []kustomization{base, certManager, selfSigned}
 	overlays       = []kustomization{certManager, selfSigned}
+	// everything is every directory users can build.
+	everything = append(append([]kustomization(nil), kustomizations...), admissionPolicy)
 )
 
 // goldenHeader opens every golden file. The CRD is left out of the golden files: it is
@@ -105,7 +110,7 @@ func goldenYAML(t *testing.T, m resmap.ResMap) []byte {
 }
 
 func TestGolden(t *testing.T) {
-	for _, k := range kustomizations {
+	for _, k := range everything {
 		t.Run(k.name, func(t *testing.T) {
 			got := goldenYAML(t, render(t, k))
 			golden := filepath.Join("testdata", "golden", k.name+".yaml")
@@ -129,7 +134,7 @@ func TestGolden(t *testing.T) {
 func TestRenderedCRDIsTheGeneratedOne(t *testing.T) {
 	var generated apiextensionsv1.CustomResourceDefinition
 	require.NoError(t, yaml.UnmarshalStrict(deploy.CRD, &generated))
-	for _, k := range kustomizations {
+	for _, k := range everything {
 		t.Run(k.name, func(t *testing.T) {
 			crds := all[*apiextensionsv1.CustomResourceDefinition](objects(t, k))
 			require.Len(t, crds, 1)

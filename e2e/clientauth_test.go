@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/internal/testcerts"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 	"github.com/flink-admission/flink-admission/webhook"
@@ -88,7 +89,7 @@ func TestClientCertificateRequired(t *testing.T) {
 	})
 
 	// Through the API server: both webhooks of deploy/base, pointing at this server.
-	mutating, validating, err := server.WebhookConfigurations(dev.RepoRoot, "https://"+addr)
+	mutating, validating, err := devenv.WebhookConfigurations("https://" + addr)
 	require.NoError(t, err)
 	for i := range mutating.Webhooks {
 		mutating.Webhooks[i].ClientConfig.CABundle = serving.CertPEM

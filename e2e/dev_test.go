@@ -17,15 +17,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestDevCommand runs the built binary as `make run` does: `flink-admission dev` from the
-// repository root, waits for its ready line, runs the kubectl commands it prints, then
+// TestDevCommand runs the built binary as `make run` does, but from a directory outside the
+// repository (everything dev installs is embedded): `flink-admission dev`, waits for its
+// ready line, runs the kubectl commands it prints, then
 // presses Ctrl-C (SIGINT) and checks that it exits 0 and leaves no kube-apiserver or etcd
 // running, and no kubeconfig behind.
 func TestDevCommand(t *testing.T) {
 	bin := binary(t)
 	kubeconfig := filepath.Join(t.TempDir(), "dev", "kubeconfig")
 	cmd := exec.Command(bin, "dev", "--kubeconfig-out", kubeconfig, "--log-level", "error")
-	cmd.Dir = dev.RepoRoot
+	cmd.Dir = t.TempDir()
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()

@@ -11,13 +11,14 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 )
 
 // dev is the local setup every test talks to: kube-apiserver, etcd, the CRD, both webhook
 // configurations and the server, started as `flink-admission dev` starts them.
-var dev *server.Dev
+var dev *devenv.Dev
 
 // The flink-admission binary, built in the background while the control plane starts.
 var (
@@ -45,7 +46,7 @@ func runTests(m *testing.M) int {
 	server.SetGlobalLogger(log)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a cold build of kube-apiserver
 	defer cancel()
-	dev, err = server.StartDev(ctx, server.DevOptions{
+	dev, err = devenv.StartDev(ctx, devenv.DevOptions{
 		MetricsBindAddress:     "0",
 		HealthProbeBindAddress: "127.0.0.1:0",
 		LogLevel:               "error",
@@ -64,14 +65,14 @@ func runTests(m *testing.M) int {
 	return code
 }
 
-// buildBinary builds ./cmd/flink-admission into dir, as `make run` does.
+// buildBinary builds ./cmd/flink-admission into dir with the dev command, as `make run` does.
 func buildBinary(dir string) {
 	defer close(binBuilt)
 	path := filepath.Join(dir, "flink-admission")
-	cmd := exec.Command("go", "build", "-o", path, "./cmd/flink-admission")
+	cmd := exec.Command("go", "build", "-tags", "dev", "-o", path, "./cmd/flink-admission")
 	cmd.Dir = testenv.RepoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		binErr = fmt.Errorf("go build ./cmd/flink-admission: %w\n%s", err, out)
+		binErr = fmt.Errorf("go build -tags dev ./cmd/flink-admission: %w\n%s", err, out)
 		return
 	}
 	binPath = path

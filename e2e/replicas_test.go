@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -34,7 +35,7 @@ func TestTwoReplicasStartTogether(t *testing.T) {
 
 	// Webhook configurations of their own, which no request matches: these replicas are
 	// called straight, since their certificates name the Service, not 127.0.0.1.
-	mutating, validating, err := server.WebhookConfigurations(dev.RepoRoot, "https://127.0.0.1:1")
+	mutating, validating, err := devenv.WebhookConfigurations("https://127.0.0.1:1")
 	require.NoError(t, err)
 	mutating.Name, validating.Name = "e2e-two-replicas", "e2e-two-replicas"
 	nobody := &metav1.LabelSelector{MatchLabels: map[string]string{"e2e.flink-admission.io/nobody": "true"}}

@@ -29,7 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/internal/testcerts"
 	"github.com/flink-admission/flink-admission/webhook"
 )
@@ -212,7 +212,7 @@ func waitExit(cmd *exec.Cmd, timeout time.Duration) error {
 // when the test ends.
 func installFilesModeWebhook(t *testing.T, baseURL string, caPEM []byte, label string) {
 	t.Helper()
-	_, validating, err := server.WebhookConfigurations(dev.RepoRoot, baseURL)
+	_, validating, err := devenv.WebhookConfigurations(baseURL)
 	require.NoError(t, err)
 	validating.Name = "e2e-files-mode"
 	for i := range validating.Webhooks {

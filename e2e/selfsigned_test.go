@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
+
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,7 +57,7 @@ func TestSelfSignedRotationWhileRequestsFlow(t *testing.T) {
 	ns := newNamespace(t, map[string]string{label: "true"})
 	port := freePort(t)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	_, validating, err := server.WebhookConfigurations(dev.RepoRoot, "https://"+addr)
+	_, validating, err := devenv.WebhookConfigurations("https://" + addr)
 	require.NoError(t, err)
 	validating.Name = "e2e-self-signed-rotation"
 	for i := range validating.Webhooks {

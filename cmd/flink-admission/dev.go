@@ -1,3 +1,8 @@
+//go:build dev
+
+// The dev command links envtest (a local kube-apiserver and etcd) and is built only with
+// -tags dev (make run): the image's binary must not carry test tooling.
+
 package main
 
 import (
@@ -12,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/webhook"
 )
@@ -24,12 +30,15 @@ const defaultKubeconfigOut = ".dev/kubeconfig"
 // scripts and the end-to-end test wait for it.
 const readyLine = "ready"
 
+// devBuilt says this binary has the dev command.
+const devBuilt = true
+
 // runDev implements `flink-admission dev`: a local kube-apiserver and etcd with the CRD and
 // both webhook configurations, served by this process, until Ctrl-C.
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o server.DevOptions
+	var o devenv.DevOptions
 	fs.StringVar(&o.KubeconfigOut, "kubeconfig-out", defaultKubeconfigOut, "where to write the kubeconfig of the local control plane (removed on exit)")
 	fs.IntVar(&o.WebhookPort, "webhook-port", 0, "port of the webhook server on 127.0.0.1 (0: a free port)")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "127.0.0.1:0", "address of /metrics (port 0: a free port; 0: off)")
@@ -52,7 +61,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	o.Progress = stderr
 
-	d, err := server.StartDev(ctx, o)
+	d, err := devenv.StartDev(ctx, o)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "dev: interrupted while starting; everything is stopped")
@@ -83,7 +92,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // printReady prints the ready line and what to try.
-func printReady(w io.Writer, d *server.Dev) {
+func printReady(w io.Writer, d *devenv.Dev) {
 	kc := shellQuote(d.Kubeconfig)
 	deployment := shellQuote(relToWorkingDir(d.Sample("deployment-mode.yaml")))
 	name := sampleName(d.Sample("deployment-mode.yaml"), "statemachine")

@@ -1,9 +1,13 @@
 // Command flink-admission is the admission webhook server and lightweight controller for
 // FlinkCluster resources, with a local development mode and an offline policy check.
 //
-//	flink-admission serve   the webhook server (and the controller) in a cluster
-//	flink-admission dev     a local control plane, the CRD, the webhooks and the server, on one machine
-//	flink-admission check   the policy offline, for CI pipelines
+//	flink-admission serve     the webhook server (and the controller) in a cluster
+//	flink-admission dev       a local control plane, the CRD, the webhooks and the server, on one machine
+//	flink-admission check     the policy offline, for CI pipelines
+//	flink-admission version   which build this is
+//
+// The dev command links a local control plane (envtest), test tooling that the image's
+// binary must not carry: it is only in builds with -tags dev, as `make run` builds.
 package main
 
 import (
@@ -15,6 +19,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/flink-admission/flink-admission/internal/version"
 )
 
 func main() {
@@ -27,9 +33,11 @@ func main() {
 const usage = `usage: flink-admission <command> [flags]
 
 commands:
-  serve   run the admission webhook server (and the controller) in a cluster
-  dev     run a local control plane with the CRD and webhooks installed, and serve (make run)
-  check   check FlinkCluster manifests offline against the admission policy
+  serve     run the admission webhook server (and the controller) in a cluster
+  dev       run a local control plane with the CRD and webhooks installed, and serve (make run;
+            only in builds with -tags dev)
+  check     check FlinkCluster manifests offline against the admission policy
+  version   print the version and the commit of this build
 
 Run 'flink-admission <command> -h' for the flags of a command.
 `
@@ -47,6 +55,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runServe(ctx, args[1:], stderr)
 	case "dev":
 		return runDev(ctx, args[1:], stdout, stderr)
+	case "version":
+		return runVersion(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -70,4 +80,19 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, do
 		return exitUsage, true
 	}
 	return 0, false
+}
+
+// runVersion implements `flink-admission version`.
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: flink-admission version")
+		fmt.Fprintln(stderr, "Prints the version and the commit this binary was built from.")
+	}
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	fmt.Fprintln(stdout, version.Get())
+	return 0
 }

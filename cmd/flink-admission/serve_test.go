@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestServeAndDevUsageErrors: bad flags stop serve and dev before anything starts, with exit
-// code 2 and a message that names the flag.
-func TestServeAndDevUsageErrors(t *testing.T) {
+// TestServeUsageErrors: bad flags stop serve before anything starts, with exit code 2 and a
+// message that names the flag.
+func TestServeUsageErrors(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "")
 	tests := []struct {
 		name string
@@ -22,8 +22,6 @@ func TestServeAndDevUsageErrors(t *testing.T) {
 		{name: "deny: serve self-signed without a namespace", args: []string{"serve", "--cert-mode=self-signed", "--enable-controller=false"}, want: "self-signed mode needs --namespace"},
 		{name: "deny: serve with an unknown flag", args: []string{"serve", "--port=1"}, want: "flag provided but not defined: -port"},
 		{name: "deny: serve with arguments", args: []string{"serve", "--namespace=ns", "extra"}, want: `unexpected arguments ["extra"]`},
-		{name: "deny: dev with an unknown log level", args: []string{"dev", "--log-level=chatty"}, want: `--log-level "chatty"`},
-		{name: "deny: dev with arguments", args: []string{"dev", "extra"}, want: `unexpected arguments ["extra"]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,19 +33,12 @@ func TestServeAndDevUsageErrors(t *testing.T) {
 	}
 }
 
-func TestServeAndDevHelp(t *testing.T) {
-	for _, cmd := range []string{"serve", "dev"} {
+func TestServeHelp(t *testing.T) {
+	for _, cmd := range []string{"serve"} {
 		var stdout, stderr strings.Builder
 		code := run(context.Background(), []string{cmd, "-h"}, strings.NewReader(""), &stdout, &stderr)
 		assert.Equal(t, 0, code, cmd)
 		assert.Contains(t, stderr.String(), "usage: flink-admission "+cmd, cmd)
 		assert.Contains(t, stderr.String(), "-enable-controller", cmd)
 	}
-}
-
-func TestShellQuote(t *testing.T) {
-	assert.Equal(t, ".dev/kubeconfig", shellQuote(".dev/kubeconfig"))
-	assert.Equal(t, "'/tmp/my dir/kubeconfig'", shellQuote("/tmp/my dir/kubeconfig"))
-	assert.Equal(t, `'it'\''s'`, shellQuote("it's"))
-	assert.Equal(t, "''", shellQuote(""))
 }

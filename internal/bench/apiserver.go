@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/loadgen"
 	"github.com/flink-admission/flink-admission/webhook"
@@ -202,7 +202,7 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 	}
 
 	// (c) Both webhooks, as deploy/base configures them, pointed at the running server.
-	if err := installWebhooks(ctx, cs, o.RepoRoot, o.WebhookURL, o.CAPEM); err != nil {
+	if err := installWebhooks(ctx, cs, o.WebhookURL, o.CAPEM); err != nil {
 		return res, err
 	}
 	if err := waitFor(ctx, "the API server to call both webhooks", func() error { return probeWebhooks(ctx, c, o.Counter) }); err != nil {
@@ -347,8 +347,8 @@ func probeWebhooks(ctx context.Context, c client.Client, counter func(context.Co
 
 // installWebhooks creates deploy/base's two webhook configurations, pointed at baseURL and
 // trusting caPEM.
-func installWebhooks(ctx context.Context, cs kubernetes.Interface, repoRoot, baseURL string, caPEM []byte) error {
-	mutating, validating, err := server.WebhookConfigurations(repoRoot, baseURL)
+func installWebhooks(ctx context.Context, cs kubernetes.Interface, baseURL string, caPEM []byte) error {
+	mutating, validating, err := devenv.WebhookConfigurations(baseURL)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,9 @@
 // Package testenv starts a real kube-apiserver and etcd (controller-runtime envtest) with the
 // FlinkCluster CRD installed, for tests and for `flink-admission dev`. The binaries are built
 // from the Go module proxy by hack/envtest-binaries.sh and cached outside the repository.
+//
+// It links envtest, so only tests and the dev build (-tags dev) may import it: the image's
+// binary must not (cmd/flink-admission's TestNoTestToolingLinked checks).
 package testenv
 
 import (
@@ -10,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -18,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/deploy"
+	"github.com/flink-admission/flink-admission/hack"
 )
 
 // Env is a running control plane.
@@ -55,24 +60,25 @@ func CRD() (*apiextensionsv1.CustomResourceDefinition, error) {
 }
 
 // AssetsDir returns the directory holding kube-apiserver and etcd: $KUBEBUILDER_ASSETS when
-// set, otherwise the output of hack/envtest-binaries.sh, which builds them on first use.
+// set, otherwise the output of hack/envtest-binaries.sh (embedded, so this works from any
+// directory), which builds them with the Go toolchain on first use and caches them.
 func AssetsDir() (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		return dir, nil
 	}
-	script := filepath.Join(RepoRoot(), "hack", "envtest-binaries.sh")
-	cmd := exec.Command("bash", script)
+	cmd := exec.Command("bash", "-c", hack.EnvtestBinariesScript, "envtest-binaries.sh")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("building kube-apiserver and etcd with %s: %w", script, err)
+		return "", fmt.Errorf("building kube-apiserver and etcd with hack/envtest-binaries.sh (it needs bash and the Go toolchain; "+
+			"or set KUBEBUILDER_ASSETS to a directory holding both): %w", err)
 	}
-	dir := string(out)
-	for len(dir) > 0 && (dir[len(dir)-1] == '\n' || dir[len(dir)-1] == '\r') {
-		dir = dir[:len(dir)-1]
-	}
-	return dir, nil
+	return strings.TrimSpace(string(out)), nil
 }
+
+// ServiceClusterIPRange is the Service range of the API server: a /16, room for 65,534
+// Services. envtest's default /24 ran out at 254, one JobManager Service per FlinkCluster.
+const ServiceClusterIPRange = "10.0.0.0/16"
 
 // RepoRoot returns the repository root (the directory of go.mod), found from this source
 // file's location so that tests in any package can use it.
@@ -97,6 +103,7 @@ func Start(opts Options) (*Env, error) {
 		ControlPlaneStartTimeout: 3 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", ServiceClusterIPRange)
 	for name, value := range opts.APIServerFlags {
 		env.ControlPlane.GetAPIServer().Configure().Set(name, value)
 	}
@@ -149,6 +156,23 @@ func (e *Env) Kubectl(args ...string) *exec.Cmd {
 	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", e.Kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.Kubeconfig)
 	return cmd
+}
+
+// WaitEstablished waits until the API server serves the CRD named crd (for one installed with
+// kubectl rather than by Start). `kubectl wait --for=condition=Established` fails on a CRD
+// that has no status yet, so this polls.
+func (e *Env) WaitEstablished(crd string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := e.Kubectl("get", "crd", crd, "-o", "jsonpath={.status.conditions[?(@.type=='Established')].status}").Output()
+		if err == nil && strings.TrimSpace(string(out)) == "True" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("CRD %s not established within %s (last: %q, %v)", crd, timeout, out, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // Stop stops the control plane and removes the temporary kubeconfig.

@@ -89,9 +89,9 @@ func startFilesServer(t *testing.T, modify func(*Options)) *testServer {
 	dir := t.TempDir()
 	ca := testcerts.NewCA(t)
 	ca.WriteServing(t, dir)
-	webhookPort, err := freePort()
+	webhookPort, err := FreePort()
 	require.NoError(t, err)
-	health, err := resolvePort("127.0.0.1:0")
+	health, err := ResolvePort("127.0.0.1:0")
 	require.NoError(t, err)
 	o := Options{
 		WebhookHost: "127.0.0.1", WebhookPort: webhookPort,
@@ -119,7 +119,7 @@ func startFilesServer(t *testing.T, modify func(*Options)) *testServer {
 			t.Error("Run did not return within a minute after the context was cancelled")
 		}
 	})
-	ts.healthURL = httpURL(health)
+	ts.healthURL = HTTPURL(health)
 	require.Eventually(t, func() bool { return httpStatus(ts.healthURL+"/readyz") == http.StatusOK },
 		10*time.Second, 50*time.Millisecond, "/readyz turns ready once the certificate is loaded and the listener is up")
 	ts.pool = x509.NewCertPool()

@@ -26,11 +26,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/certs"
 	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/internal/version"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -286,6 +288,9 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	if err := v1beta1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := version.RegisterMetric(crmetrics.Registry); err != nil {
 		return nil, err
 	}
 

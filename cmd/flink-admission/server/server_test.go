@@ -4,9 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -169,48 +166,24 @@ func TestParseLogLevel(t *testing.T) {
 
 func TestResolvePort(t *testing.T) {
 	for _, off := range []string{"", "0"} {
-		got, err := resolvePort(off)
+		got, err := ResolvePort(off)
 		require.NoError(t, err)
 		assert.Equal(t, "0", got, "%q stays off", off)
-		assert.Equal(t, "", httpURL(got))
+		assert.Equal(t, "", HTTPURL(got))
 	}
-	got, err := resolvePort("127.0.0.1:0")
+	got, err := ResolvePort("127.0.0.1:0")
 	require.NoError(t, err)
 	host, port, err := net.SplitHostPort(got)
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1", host)
 	assert.NotEqual(t, "0", port, "port 0 is replaced by a concrete port")
-	assert.Equal(t, "http://"+got, httpURL(got))
+	assert.Equal(t, "http://"+got, HTTPURL(got))
 
-	got, err = resolvePort(":8080")
+	got, err = ResolvePort(":8080")
 	require.NoError(t, err)
 	assert.Equal(t, ":8080", got, "a concrete port stays")
-	assert.Equal(t, "http://127.0.0.1:8080", httpURL(got))
+	assert.Equal(t, "http://127.0.0.1:8080", HTTPURL(got))
 
-	_, err = resolvePort("8080")
+	_, err = ResolvePort("8080")
 	assert.Error(t, err, "an address without a host part is rejected")
-}
-
-func TestShortenHome(t *testing.T) {
-	t.Setenv("HOME", "/home/u")
-	assert.Equal(t, "~/.cache/flink-admission", displayPath("/home/u/.cache/flink-admission"))
-	assert.Equal(t, "/home/other", displayPath("/home/other"))
-	assert.Equal(t, "/home/u", displayPath("/home/u"))
-	assert.True(t, strings.HasPrefix(displayPath("/home/u/..x/a"), "~/"), "a name starting with two dots is inside")
-}
-
-// TestEnvtestBinariesCached decides whether dev announces a cold build of kube-apiserver.
-func TestEnvtestBinariesCached(t *testing.T) {
-	root := t.TempDir()
-	t.Setenv("FLINK_ADMISSION_CACHE", root)
-	assert.False(t, envtestBinariesCached(), "an empty cache")
-
-	dir := filepath.Join(root, "envtest", "k8s-1.37.2-etcd-3.6.16-r2")
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "etcd"), nil, 0o755))
-	assert.False(t, envtestBinariesCached(), "etcd without kube-apiserver")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "kube-apiserver"), nil, 0o644))
-	assert.False(t, envtestBinariesCached(), "a kube-apiserver that is not executable (a build in progress)")
-	require.NoError(t, os.Chmod(filepath.Join(dir, "kube-apiserver"), 0o755))
-	assert.True(t, envtestBinariesCached())
 }

@@ -1,10 +1,17 @@
-package server
+// Package devenv is the local setup of `flink-admission dev` and the end-to-end tests: a
+// kube-apiserver and etcd (envtest), the FlinkCluster CRD, and both webhook configurations
+// pointing at an in-process server in self-signed mode. Everything it installs is embedded
+// (package deploy), so it runs from any directory.
+//
+// It links envtest: only the dev build of the binary (-tags dev) and tests import it.
+package devenv
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,7 +28,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 	"github.com/flink-admission/flink-admission/policy"
 )
@@ -50,10 +59,10 @@ type DevOptions struct {
 	KubeconfigOut string
 	// WebhookPort is the port of the webhook server on 127.0.0.1; 0 picks a free one.
 	WebhookPort int
-	// MetricsBindAddress and HealthProbeBindAddress are as in Options; a port 0 is resolved to
+	// MetricsBindAddress and HealthProbeBindAddress are as in server.Options; a port 0 is resolved to
 	// a free port first, so that Dev can tell where they are.
 	MetricsBindAddress, HealthProbeBindAddress string
-	// LogLevel is as in Options.
+	// LogLevel is as in server.Options.
 	LogLevel string
 	// EnableController runs the controller (off by default: without a kubelet no Flink pod
 	// ever runs).
@@ -82,9 +91,10 @@ type Dev struct {
 	// MetricsURL and HealthURL are the metrics and health endpoints ("" when turned off).
 	MetricsURL, HealthURL string
 	// Server is the running server; Server.Source is a *certs.SelfSignedSource.
-	Server *Server
-	// RepoRoot is the repository the manifests and samples are read from.
-	RepoRoot string
+	Server *server.Server
+
+	// samplesDir holds deploy/samples, written out for the printed kubectl commands.
+	samplesDir string
 
 	kubeconfigOut string
 	cancel        context.CancelFunc
@@ -92,9 +102,10 @@ type Dev struct {
 	runErr        error
 }
 
-// Sample returns the path of one of deploy/samples (e.g. "deployment-mode.yaml").
+// Sample returns the path of a copy of one of deploy/samples (e.g. "deployment-mode.yaml"),
+// written next to the kubeconfig and removed on Stop.
 func (d *Dev) Sample(name string) string {
-	return filepath.Join(d.RepoRoot, "deploy", "samples", name)
+	return filepath.Join(d.samplesDir, name)
 }
 
 // Done is closed when the server stops, on Stop or on a failure (see Err).
@@ -119,12 +130,12 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 	}
 	log := o.Log
 	if log.GetSink() == nil {
-		level, err := ParseLogLevel(o.LogLevel)
+		level, err := server.ParseLogLevel(o.LogLevel)
 		if err != nil {
 			return nil, err
 		}
-		log = NewConsoleLogger(level, progress)
-		SetGlobalLogger(log)
+		log = server.NewConsoleLogger(level, progress)
+		server.SetGlobalLogger(log)
 	}
 	timeout := o.ReadyTimeout
 	if timeout == 0 {
@@ -148,30 +159,37 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dev{Env: env, Kubeconfig: env.Kubeconfig, RepoRoot: testenv.RepoRoot(), done: make(chan struct{})}
+	d := &Dev{Env: env, Kubeconfig: env.Kubeconfig, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, d.Stop())
 			dev = nil
 		}
 	}()
+	samplesParent := filepath.Dir(env.Kubeconfig)
+	if o.KubeconfigOut != "" {
+		samplesParent = filepath.Dir(o.KubeconfigOut)
+	}
+	if d.samplesDir, err = writeSamples(filepath.Join(samplesParent, "samples")); err != nil {
+		return d, err
+	}
 
 	port := o.WebhookPort
 	if port == 0 {
-		if port, err = freePort(); err != nil {
+		if port, err = server.FreePort(); err != nil {
 			return d, err
 		}
 	}
 	d.WebhookURL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	metrics, err := resolvePort(o.MetricsBindAddress)
+	metrics, err := server.ResolvePort(o.MetricsBindAddress)
 	if err != nil {
 		return d, fmt.Errorf("metrics address: %w", err)
 	}
-	health, err := resolvePort(o.HealthProbeBindAddress)
+	health, err := server.ResolvePort(o.HealthProbeBindAddress)
 	if err != nil {
 		return d, fmt.Errorf("health probe address: %w", err)
 	}
-	d.MetricsURL, d.HealthURL = httpURL(metrics), httpURL(health)
+	d.MetricsURL, d.HealthURL = server.HTTPURL(metrics), server.HTTPURL(health)
 
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
@@ -185,10 +203,10 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 		return d, err
 	}
 
-	srv, err := New(Options{
+	srv, err := server.New(server.Options{
 		WebhookHost:                    "127.0.0.1",
 		WebhookPort:                    port,
-		CertMode:                       CertModeSelfSigned,
+		CertMode:                       server.CertModeSelfSigned,
 		CASecretName:                   DevCASecretName,
 		Namespace:                      DevNamespace,
 		IPAddresses:                    []net.IP{net.IPv4(127, 0, 0, 1)},
@@ -225,11 +243,11 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 	return d, nil
 }
 
-// InstallWebhooks creates (or replaces) both webhook configurations, rendered from
-// deploy/base and pointed at the local server, and returns their names. The self-signed
+// InstallWebhooks creates (or replaces) both webhook configurations, those of deploy/base
+// pointed at the local server, and returns their names. The self-signed
 // source injects the CA bundle as soon as they appear.
 func (d *Dev) InstallWebhooks(ctx context.Context) (mutatingName, validatingName string, err error) {
-	mutating, validating, err := WebhookConfigurations(d.RepoRoot, d.WebhookURL)
+	mutating, validating, err := WebhookConfigurations(d.WebhookURL)
 	if err != nil {
 		return "", "", err
 	}
@@ -296,7 +314,7 @@ func (d *Dev) WaitReady(ctx context.Context, timeout time.Duration) error {
 type brokenSample struct{ err error }
 
 func (b *brokenSample) Error() string {
-	return fmt.Sprintf("deploy/samples/deployment-mode.yaml is denied, so the printed commands would fail: %v", b.err)
+	return fmt.Sprintf("the sample deployment-mode.yaml is denied, so the printed commands would fail: %v", b.err)
 }
 
 // probeWebhooks makes one readiness check (see WaitReady).
@@ -351,22 +369,21 @@ func retryable(err error) bool {
 }
 
 func (d *Dev) readSample(name string) (*v1beta1.FlinkCluster, error) {
-	path := d.Sample(name)
-	raw, err := os.ReadFile(path)
+	raw, err := deploy.Sample(name)
 	if err != nil {
 		return nil, err
 	}
 	fc := &v1beta1.FlinkCluster{}
 	if err := yaml.Unmarshal(raw, fc); err != nil {
-		return nil, fmt.Errorf("decoding %s: %w", path, err)
+		return nil, fmt.Errorf("decoding the sample %s: %w", name, err)
 	}
 	fc.Namespace = DevSampleNamespace
 	return fc, nil
 }
 
 // Stop stops the server, then kube-apiserver and etcd, and removes the kubeconfig written
-// to DevOptions.KubeconfigOut (it is useless once the API server is gone) and testenv's
-// temporary files. It is safe to call more than once.
+// to DevOptions.KubeconfigOut (it is useless once the API server is gone), the samples and
+// testenv's temporary files. It is safe to call more than once.
 func (d *Dev) Stop() error {
 	var errs []error
 	if d.cancel != nil {
@@ -389,7 +406,31 @@ func (d *Dev) Stop() error {
 		}
 		d.kubeconfigOut = ""
 	}
+	if d.samplesDir != "" {
+		if err := os.RemoveAll(d.samplesDir); err != nil {
+			errs = append(errs, err)
+		}
+		d.samplesDir = ""
+	}
 	return errors.Join(errs...)
+}
+
+// writeSamples writes the embedded deploy/samples into dir, for the printed commands.
+func writeSamples(dir string) (string, error) {
+	samples, err := fs.Sub(deploy.Files(), "samples")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return "", err
+	}
+	if err := os.RemoveAll(dir); err != nil { // a leftover of a killed run
+		return "", err
+	}
+	if err := os.CopyFS(dir, samples); err != nil {
+		return "", fmt.Errorf("writing the samples to %s: %w", dir, err)
+	}
+	return dir, nil
 }
 
 // copyKubeconfig writes the kubeconfig (client keys inside: owner-only) to dst.
@@ -406,52 +447,6 @@ func copyKubeconfig(src, dst string) error {
 		return err
 	}
 	return os.Rename(tmp, dst)
-}
-
-// freePort asks the kernel for a free port on 127.0.0.1. Another process could take it
-// before the server listens; for a local development setup that is unlikely enough, and the
-// server then fails with a clear "address already in use".
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// resolvePort replaces port 0 in host:0 with a free port; "" and "0" (off) stay.
-func resolvePort(addr string) (string, error) {
-	if addr == "" || addr == "0" {
-		return "0", nil
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", err
-	}
-	if port != "0" {
-		return addr, nil
-	}
-	p, err := freePort()
-	if err != nil {
-		return "", err
-	}
-	return net.JoinHostPort(host, strconv.Itoa(p)), nil
-}
-
-// httpURL is the URL of a bound address, "" when off.
-func httpURL(addr string) string {
-	if addr == "0" {
-		return ""
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return ""
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port)
 }
 
 // cacheRoot is where hack/envtest-binaries.sh caches the binaries (the same lookup).

@@ -1,0 +1,100 @@
+package devenv
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/webhook"
+)
+
+// TestWebhookConfigurationsFromTheManifests: dev's webhook configurations are deploy/base's
+// as kustomize renders them, with only the Service reference replaced by the local URL (and
+// without the common label), so the local setup admits exactly what an installation does.
+func TestWebhookConfigurationsFromTheManifests(t *testing.T) {
+	mutating, validating, err := WebhookConfigurations("https://127.0.0.1:4443")
+	require.NoError(t, err)
+
+	require.Len(t, mutating.Webhooks, 1)
+	require.Len(t, validating.Webhooks, 1)
+	assert.Equal(t, "https://127.0.0.1:4443"+webhook.MutatePath, ptrValue(mutating.Webhooks[0].ClientConfig.URL))
+	assert.Equal(t, "https://127.0.0.1:4443"+webhook.ValidatePath, ptrValue(validating.Webhooks[0].ClientConfig.URL))
+	assert.Nil(t, mutating.Webhooks[0].ClientConfig.Service, "no Service in the local setup")
+	assert.Nil(t, validating.Webhooks[0].ClientConfig.Service)
+	assert.Empty(t, mutating.Webhooks[0].ClientConfig.CABundle, "the self-signed source injects the CA")
+
+	wantM, wantV := renderedBaseWebhooks(t)
+	gotM, gotV := mutating.DeepCopy(), validating.DeepCopy()
+	for i := range gotM.Webhooks {
+		gotM.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{}
+	}
+	for i := range gotV.Webhooks {
+		gotV.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{}
+	}
+	assert.Empty(t, cmp.Diff(wantM, gotM), "mutating webhook configuration differs from deploy/base's")
+	assert.Empty(t, cmp.Diff(wantV, gotV), "validating webhook configuration differs from deploy/base's")
+}
+
+func TestWebhookConfigurationsRejectsABadURL(t *testing.T) {
+	for _, u := range []string{"http://127.0.0.1:4443", "https://", "https://127.0.0.1:4443/prefix", "::"} {
+		_, _, err := WebhookConfigurations(u)
+		assert.Error(t, err, u)
+	}
+}
+
+func TestDecodeWebhooksRejects(t *testing.T) {
+	m := "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: m}\n"
+	v := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: v}\n"
+	for name, stream := range map[string]string{
+		"deny: no validating configuration": m,
+		"deny: two mutating configurations": m + "---\n" + m + "---\n" + v,
+		"deny: another kind":                m + "---\n" + v + "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n",
+		"deny: an unknown field":            m + "  color: red\n---\n" + v,
+	} {
+		_, _, err := decodeWebhooks([]byte(stream))
+		assert.Error(t, err, name)
+	}
+	_, _, err := decodeWebhooks([]byte(m + "---\n" + v))
+	assert.NoError(t, err)
+}
+
+// renderedBaseWebhooks renders deploy/base with kustomize, as `kubectl apply -k` does, and
+// returns its webhook configurations without client configs and labels.
+func renderedBaseWebhooks(t *testing.T) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
+	t.Helper()
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(testenv.RepoRoot(), "deploy", "base"))
+	require.NoError(t, err)
+	var stream []byte
+	for _, r := range m.Resources() {
+		if k := r.GetKind(); k != "MutatingWebhookConfiguration" && k != "ValidatingWebhookConfiguration" {
+			continue
+		}
+		y, err := r.AsYAML()
+		require.NoError(t, err)
+		stream = append(append(stream, "---\n"...), y...)
+	}
+	mutating, validating, err := decodeWebhooks(stream)
+	require.NoError(t, err)
+	mutating.Labels, validating.Labels = nil, nil
+	for i := range mutating.Webhooks {
+		mutating.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{}
+	}
+	for i := range validating.Webhooks {
+		validating.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{}
+	}
+	return mutating, validating
+}
+
+func ptrValue(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
