@@ -12,14 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
