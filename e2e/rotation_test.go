@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
+	"github.com/flink-admission/flink-admission/internal/freeport"
 	"github.com/flink-admission/flink-admission/internal/testcerts"
 	"github.com/flink-admission/flink-admission/webhook"
 )
@@ -315,12 +316,12 @@ func httpOK(url string) error {
 	return nil
 }
 
+// freePort returns a free port (see internal/freeport for why not port 0).
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Get()
 	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // certVolume lays out a directory as kubelet does for a Secret volume: tls.crt and tls.key

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,6 +26,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/internal/freeport"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 )
 
@@ -223,13 +223,12 @@ func ignoreNotFound(err error) error {
 	return err
 }
 
-// freePort returns a TCP port that is free on the loopback interface now.
+// freePort returns a free port (see internal/freeport for why not port 0).
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Get()
 	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 func kubectl(t *testing.T, env *testenv.Env, args ...string) {

@@ -20,6 +20,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/flink-admission/flink-admission/internal/freeport"
 )
 
 // ServingCert is a throwaway CA and a serving certificate for 127.0.0.1 signed by it, written
@@ -107,7 +109,7 @@ type ServeOptions struct {
 // StartServe starts `flink-admission serve` in files mode on free ports of 127.0.0.1 and
 // waits until /readyz answers 200 (certificate loaded, listener up), within timeout.
 func StartServe(ctx context.Context, o ServeOptions, timeout time.Duration) (*ServeProcess, error) {
-	ports, err := freePorts(3)
+	ports, err := freeport.GetN(3)
 	if err != nil {
 		return nil, err
 	}
@@ -230,20 +232,4 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 		}
 	}
 	return found == len(want)
-}
-
-// freePorts asks the kernel for n distinct free ports on 127.0.0.1. Another process could
-// take one before serve listens; serve then fails with "address already in use", which the
-// harness reports.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -3,19 +3,13 @@ package server
 import (
 	"net"
 	"strconv"
+
+	"github.com/flink-admission/flink-admission/internal/freeport"
 )
 
-// FreePort asks the kernel for a free port on 127.0.0.1. Another process could take it
-// before the server listens; for a local development setup that is unlikely enough, and the
-// server then fails with a clear "address already in use".
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort returns a free port for a server told its port on the command line (see
+// internal/freeport for why not port 0).
+func FreePort() (int, error) { return freeport.Get() }
 
 // ResolvePort replaces port 0 in host:0 with a free port; "" and "0" (off) stay.
 func ResolvePort(addr string) (string, error) {

@@ -399,6 +399,10 @@ func loadConfig(path string) (*rest.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loading the kubeconfig %s: %w", path, err)
 		}
+		// As ctrl.GetConfig does for the other sources: no client-side rate limit (client-go's
+		// default of 5 requests/s would throttle the controller); the API server's priority and
+		// fairness limits the server instead.
+		cfg.QPS = -1
 		return cfg, nil
 	}
 	cfg, err := ctrl.GetConfig()

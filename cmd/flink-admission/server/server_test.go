@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -186,4 +188,22 @@ func TestResolvePort(t *testing.T) {
 
 	_, err = ResolvePort("8080")
 	assert.Error(t, err, "an address without a host part is rejected")
+}
+
+// A kubeconfig given by path gets no client-side rate limit, like every source
+// controller-runtime finds itself: client-go's default of 5 requests/s throttled the
+// controller of `serve --kubeconfig` behind hundreds of clusters.
+func TestKubeconfigPathHasNoClientSideRateLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(path, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`), 0o600))
+	cfg, err := loadConfig(path)
+	require.NoError(t, err)
+	assert.Equal(t, "https://127.0.0.1:6443", cfg.Host)
+	assert.Equal(t, float32(-1), cfg.QPS)
 }
