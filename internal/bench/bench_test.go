@@ -73,7 +73,8 @@ func TestReferenceForMatchesWholeReviewsOfTheWebhookOnly(t *testing.T) {
 		want             bool
 	}{
 		{"handler on a shared review", "x/webhook", "BenchmarkServeHTTP/typical-validate-update", true},
-		{"underscores", "x/webhook", "BenchmarkHandler/typical_mutate_create", true},
+		{"underscores", "x/webhook", "BenchmarkServeHTTP/typical_mutate_create", true},
+		{"decoding alone", "x/webhook", "BenchmarkDecodeReview/typical-validate-update", false},
 		{"a stage of the review", "x/webhook", "BenchmarkValidateStages/typical-validate-update/policy", false},
 		{"another package", "x/pipeline", "BenchmarkPipeline/typical-validate-update", false},
 		{"a review the reference did not measure", "x/webhook", "BenchmarkServeHTTP/large-validate-update", false},
