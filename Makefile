@@ -66,7 +66,11 @@ run: | $(LOCALBIN)
 	$(GO) build -o $(LOCALBIN)/flink-admission ./cmd/flink-admission
 	$(LOCALBIN)/flink-admission dev
 
-## bench: admission benchmarks (figures, not pass/fail).
+## bench: one table of figures (not pass/fail): the admission packages' Go benchmarks, HTTPS
+## on loopback against `flink-admission serve`, writes through a real kube-apiserver with and
+## without CEL rules and webhooks, the server's memory and the CEL rules' costs; a JSON copy
+## goes to .bench/. Several minutes; BENCH_QUICK=1 for small counts, BENCH_FILTER=regexp to
+## choose the Go benchmarks.
 .PHONY: bench
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./webhook/...
+bench: envtest
+	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" $(GO) run ./hack/bench

@@ -15,6 +15,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/etcd/client/v3 v3.7.0
 	go.uber.org/zap v1.27.1
+	golang.org/x/tools v0.49.0
 	gomodules.xyz/jsonpatch/v2 v2.5.0
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2

@@ -1,0 +1,43 @@
+// Command bench is `make bench`: it measures the admission path in process, over HTTPS and
+// through a real kube-apiserver, the server's memory and the CEL rules' costs, prints one
+// table and writes a JSON copy under .bench/ (see package internal/bench). BENCH_QUICK=1
+// runs every piece with small counts.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/internal/bench"
+	"github.com/flink-admission/flink-admission/internal/testenv"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// The control plane's and the clients' logs: errors only, on stderr (the progress
+	// stream), so that the table on stdout stays alone.
+	level, _ := server.ParseLogLevel("error")
+	server.SetGlobalLogger(server.NewLogger(level, os.Stderr))
+	cfg := bench.ConfigFromEnv(testenv.RepoRoot())
+	report, runErr := bench.Run(ctx, cfg)
+	path, err := report.Write(cfg.OutDir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: writing the report: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Println()
+	if err := report.WriteMarkdown(os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Printf("\nJSON copy: %s\n", path)
+	if runErr != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", runErr)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,387 @@
+package bench
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/deploy"
+	"github.com/flink-admission/flink-admission/internal/loadgen"
+	"github.com/flink-admission/flink-admission/webhook"
+)
+
+// typicalCluster is the shared typical FlinkCluster (a production-like object, ~13 KB).
+//
+//go:embed testdata/typical.json
+var typicalCluster []byte
+
+// TypicalCluster returns the typical FlinkCluster named name in namespace ns, as a user
+// would create it.
+func TypicalCluster(name, ns string) (*v1beta1.FlinkCluster, error) {
+	fc := &v1beta1.FlinkCluster{}
+	if err := json.UnmarshalCaseSensitivePreserveInts(typicalCluster, fc); err != nil {
+		return nil, fmt.Errorf("decoding testdata/typical.json: %w", err)
+	}
+	fc.APIVersion, fc.Kind = v1beta1.GroupVersion.String(), "FlinkCluster"
+	fc.Name, fc.Namespace = name, ns
+	return fc, nil
+}
+
+// FullCRD returns the embedded FlinkCluster CRD, CEL rules included.
+func FullCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(deploy.CRD, crd); err != nil {
+		return nil, fmt.Errorf("decoding the embedded CRD: %w", err)
+	}
+	return crd, nil
+}
+
+// PlainCRD returns the embedded CRD with every x-kubernetes-validations rule removed (and
+// how many lists of rules were removed): the same schema, without CEL.
+func PlainCRD() (*apiextensionsv1.CustomResourceDefinition, int, error) {
+	var doc any
+	if err := yaml.Unmarshal(deploy.CRD, &doc); err != nil {
+		return nil, 0, fmt.Errorf("decoding the embedded CRD: %w", err)
+	}
+	removed := stripKey(doc, "x-kubernetes-validations")
+	raw, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, 0, err
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(raw, crd); err != nil {
+		return nil, 0, err
+	}
+	return crd, removed, nil
+}
+
+// stripKey deletes key from every map in v, recursively, and returns how many it deleted.
+func stripKey(v any, key string) int {
+	n := 0
+	switch t := v.(type) {
+	case map[string]any:
+		if _, ok := t[key]; ok {
+			delete(t, key)
+			n++
+		}
+		for _, c := range t {
+			n += stripKey(c, key)
+		}
+	case []any:
+		for _, c := range t {
+			n += stripKey(c, key)
+		}
+	}
+	return n
+}
+
+// APIServerOptions configure RunAPIServer.
+type APIServerOptions struct {
+	// Config reaches the API server as an admin; the CRD must not be installed yet.
+	Config *rest.Config
+	// Objects is the number of FlinkClusters created, then updated, in each scenario;
+	// Warmup objects go first and are not measured.
+	Objects, Warmup int
+	// WebhookURL is the running server's base URL; CAPEM the CA its certificate chains to.
+	WebhookURL string
+	CAPEM      []byte
+	// RepoRoot holds deploy/base, whose webhook configurations are installed for (c).
+	RepoRoot string
+	// Progress receives what the run is doing.
+	Progress io.Writer
+	// Counter reads the webhook server's request counters (ServeProcess.Counter), to see that
+	// the API server calls both webhooks before (c) is measured.
+	Counter func(ctx context.Context, name string, labels map[string]string) (float64, error)
+}
+
+// Namespaces of the scenarios (each gets its own, so that the stored objects do not mix).
+func scenarioNamespace(s string) string { return "bench-" + s }
+
+// warmupLabel marks the unmeasured objects, so that they can be removed before the
+// controller's memory is read with exactly Objects clusters.
+const warmupLabel = "bench.flink-admission/warmup"
+
+// RunAPIServer creates, then updates, Objects FlinkClusters one request at a time in each
+// scenario: (a) the CRD without CEL rules, (b) with them, (c) with them and both webhooks.
+func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, error) {
+	progress := o.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	cfg := rest.CopyConfig(o.Config)
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit: it would be what we measure
+	scheme := runtime.NewScheme()
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ext, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range []string{ScenarioPlain, ScenarioCEL, ScenarioWebhooks} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: scenarioNamespace(s)}}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+	}
+
+	res := &APIServerResult{Objects: o.Objects}
+	measure := func(s string) error {
+		fmt.Fprintf(progress, "api server (%s) %s: %d creates then %d updates\n", s, ScenarioDescriptions[s], o.Objects, o.Objects)
+		ops, err := createThenUpdate(ctx, c, scenarioNamespace(s), o.Objects, o.Warmup)
+		if err != nil {
+			return fmt.Errorf("scenario (%s) %s: %w", s, ScenarioDescriptions[s], err)
+		}
+		for i := range ops {
+			ops[i].Scenario = s
+			fmt.Fprintf(progress, "  %s: p50 %.2f ms, p99 %.2f ms\n", ops[i].Operation, ops[i].P50Ms, ops[i].P99Ms)
+		}
+		res.Ops = append(res.Ops, ops...)
+		return nil
+	}
+
+	// (a) The CRD without CEL: a name over the rules' length limit is admitted.
+	plain, _, err := PlainCRD()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, plain, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("installing the CRD without CEL rules: %w", err)
+	}
+	if err := waitFor(ctx, "the CRD without CEL rules to be served", func() error { return probeCEL(ctx, c, false) }); err != nil {
+		return nil, err
+	}
+	if err := measure(ScenarioPlain); err != nil {
+		return res, err
+	}
+
+	// (b) The same CRD with its CEL rules: the long name is denied.
+	full, err := FullCRD()
+	if err != nil {
+		return res, err
+	}
+	current, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, full.Name, metav1.GetOptions{})
+	if err != nil {
+		return res, err
+	}
+	current.Spec = full.Spec
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, current, metav1.UpdateOptions{}); err != nil {
+		return res, fmt.Errorf("installing the CEL rules: %w", err)
+	}
+	if err := waitFor(ctx, "the CEL rules to be enforced", func() error { return probeCEL(ctx, c, true) }); err != nil {
+		return res, err
+	}
+	if err := measure(ScenarioCEL); err != nil {
+		return res, err
+	}
+
+	// (c) Both webhooks, as deploy/base configures them, pointed at the running server.
+	if err := installWebhooks(ctx, cs, o.RepoRoot, o.WebhookURL, o.CAPEM); err != nil {
+		return res, err
+	}
+	if err := waitFor(ctx, "the API server to call both webhooks", func() error { return probeWebhooks(ctx, c, o.Counter) }); err != nil {
+		return res, err
+	}
+	if err := measure(ScenarioWebhooks); err != nil {
+		return res, err
+	}
+	res.Ratios = apiServerRatios(res.Ops)
+	return res, nil
+}
+
+// createThenUpdate creates n typical clusters in ns one at a time, then updates each one (a
+// flinkProperties value changed, as in the shared validate UPDATE review), and returns the
+// latency of each operation. warmup clusters are created and updated first, unmeasured.
+func createThenUpdate(ctx context.Context, c client.Client, ns string, n, warmup int) ([]APIServerOp, error) {
+	run := func(prefix string, count int, labels map[string]string) (creates, updates []time.Duration, err error) {
+		created := make([]*v1beta1.FlinkCluster, 0, count)
+		for i := range count {
+			fc, err := TypicalCluster(fmt.Sprintf("%s-%04d", prefix, i), ns)
+			if err != nil {
+				return nil, nil, err
+			}
+			fc.Labels = labels
+			t0 := time.Now()
+			if err := c.Create(ctx, fc); err != nil {
+				return nil, nil, fmt.Errorf("creating %s: %w", fc.Name, err)
+			}
+			creates = append(creates, time.Since(t0))
+			created = append(created, fc)
+		}
+		for _, fc := range created {
+			fc.Spec.FlinkProperties["execution.checkpointing.interval"] = "120s"
+			t0 := time.Now()
+			if err := c.Update(ctx, fc); err != nil {
+				return nil, nil, fmt.Errorf("updating %s: %w", fc.Name, err)
+			}
+			updates = append(updates, time.Since(t0))
+		}
+		return creates, updates, nil
+	}
+	if warmup > 0 {
+		if _, _, err := run("warmup", warmup, map[string]string{warmupLabel: "true"}); err != nil {
+			return nil, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	creates, updates, err := run("fc", n, nil)
+	if err != nil {
+		return nil, err
+	}
+	return []APIServerOp{latencyOp("create", creates), latencyOp("update", updates)}, nil
+}
+
+func latencyOp(op string, d []time.Duration) APIServerOp {
+	slices.Sort(d)
+	var sum time.Duration
+	for _, x := range d {
+		sum += x
+	}
+	out := APIServerOp{Operation: op, Count: len(d), P50Ms: ms(loadgen.Percentile(d, 50)), P99Ms: ms(loadgen.Percentile(d, 99))}
+	if len(d) > 0 {
+		out.MeanMs = ms(sum / time.Duration(len(d)))
+	}
+	return out
+}
+
+// apiServerRatios divides scenario (c)'s latencies by (a)'s and (b)'s, and (b)'s by (a)'s,
+// for each operation.
+func apiServerRatios(ops []APIServerOp) []Ratio {
+	find := func(s, op string) *APIServerOp {
+		for i := range ops {
+			if ops[i].Scenario == s && ops[i].Operation == op {
+				return &ops[i]
+			}
+		}
+		return nil
+	}
+	var out []Ratio
+	for _, op := range []string{"create", "update"} {
+		for _, pair := range [][2]string{{ScenarioWebhooks, ScenarioPlain}, {ScenarioWebhooks, ScenarioCEL}, {ScenarioCEL, ScenarioPlain}} {
+			num, den := find(pair[0], op), find(pair[1], op)
+			if num == nil || den == nil || den.P50Ms == 0 || den.P99Ms == 0 {
+				continue
+			}
+			out = append(out, Ratio{Operation: op, Of: pair[0] + "/" + pair[1], P50: num.P50Ms / den.P50Ms, P99: num.P99Ms / den.P99Ms})
+		}
+	}
+	return out
+}
+
+// probeCEL checks whether the API server enforces the CEL rules (wantEnforced) or not, with a
+// dry-run create of a cluster whose name is over the rules' length limit (a CEL-only rule).
+func probeCEL(ctx context.Context, c client.Client, wantEnforced bool) error {
+	fc, err := TypicalCluster("bench-probe-a-name-longer-than-the-forty-eight-characters-the-rules-allow", scenarioNamespace(ScenarioPlain))
+	if err != nil {
+		return err
+	}
+	err = c.Create(ctx, fc, client.DryRunAll)
+	switch {
+	case wantEnforced && apierrors.IsInvalid(err), !wantEnforced && err == nil:
+		return nil
+	case err != nil && !apierrors.IsInvalid(err):
+		return err // not served yet
+	case wantEnforced:
+		return errors.New("a name over the CEL length limit is still admitted")
+	default:
+		return fmt.Errorf("a name over the CEL length limit is denied without CEL rules: %w", err)
+	}
+}
+
+// probeWebhooks makes a dry-run create and checks that both webhooks answered it: the API
+// server loads webhook configurations asynchronously and admits without them until then.
+func probeWebhooks(ctx context.Context, c client.Client, counter func(context.Context, string, map[string]string) (float64, error)) error {
+	count := func() (float64, float64, error) {
+		m, err := counter(ctx, "controller_runtime_webhook_requests_total", map[string]string{"webhook": webhook.MutatePath, "code": "200"})
+		if err != nil {
+			return 0, 0, err
+		}
+		v, err := counter(ctx, "controller_runtime_webhook_requests_total", map[string]string{"webhook": webhook.ValidatePath, "code": "200"})
+		return m, v, err
+	}
+	m0, v0, err := count()
+	if err != nil {
+		return err
+	}
+	fc, err := TypicalCluster("bench-probe", scenarioNamespace(ScenarioWebhooks))
+	if err != nil {
+		return err
+	}
+	if err := c.Create(ctx, fc, client.DryRunAll); err != nil {
+		return err
+	}
+	m1, v1, err := count()
+	if err != nil {
+		return err
+	}
+	if m1 <= m0 || v1 <= v0 {
+		return errors.New("a dry-run create did not reach both webhooks yet")
+	}
+	return nil
+}
+
+// installWebhooks creates deploy/base's two webhook configurations, pointed at baseURL and
+// trusting caPEM.
+func installWebhooks(ctx context.Context, cs kubernetes.Interface, repoRoot, baseURL string, caPEM []byte) error {
+	mutating, validating, err := server.WebhookConfigurations(repoRoot, baseURL)
+	if err != nil {
+		return err
+	}
+	for i := range mutating.Webhooks {
+		mutating.Webhooks[i].ClientConfig.CABundle = caPEM
+	}
+	for i := range validating.Webhooks {
+		validating.Webhooks[i].ClientConfig.CABundle = caPEM
+	}
+	if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mutating, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the MutatingWebhookConfiguration: %w", err)
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, validating, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the ValidatingWebhookConfiguration: %w", err)
+	}
+	return nil
+}
+
+// waitFor polls check every 200 ms until it returns nil, for at most two minutes.
+func waitFor(ctx context.Context, what string, check func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := check()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,349 @@
+package bench
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flink-admission/flink-admission/internal/loadgen"
+	"github.com/flink-admission/flink-admission/webhook"
+)
+
+const goTestOutput = `goos: linux
+goarch: amd64
+pkg: github.com/flink-admission/flink-admission/policy
+cpu: Some CPU @ 2.20GHz
+BenchmarkValidateUpdate-2   	   87520	     13480 ns/op	    4120 B/op	      60 allocs/op
+PASS
+ok  	github.com/flink-admission/flink-admission/policy	2.105s
+goos: linux
+goarch: amd64
+pkg: github.com/flink-admission/flink-admission/webhook
+BenchmarkServeHTTP/typical-validate-update-2         	     600	   1850000 ns/op	  10.16 MB/s	 1329646 B/op	   12362 allocs/op
+BenchmarkServeHTTP/large_validate_update-2           	     100	  11000000 ns/op	 2000000 B/op	   40000 allocs/op
+BenchmarkServeHTTP/minimal_mutate_create-2           	    5000	    200000 ns/op	   50000 B/op	     800 allocs/op
+BenchmarkValidateStages/typical-validate-update/policy-2         	   90000	     13000 ns/op	    4100 B/op	      60 allocs/op
+--- BENCH: BenchmarkValidateStages
+    bench_test.go:12: a log line of the benchmark
+BenchmarkNoMem-2     	 1000000	         5.50 ns/op
+BenchmarkSizes/n-100-2     	 1000000	         7 ns/op	       0 B/op	       0 allocs/op
+PASS
+ok  	github.com/flink-admission/flink-admission/webhook	9.001s
+`
+
+func TestParseGoBenchmarks(t *testing.T) {
+	got, err := ParseGoBenchmarks(strings.NewReader(goTestOutput), 2)
+	require.NoError(t, err)
+	typical := referenceInProcess["typical-validate-update"]
+	minimal := referenceInProcess["minimal-mutate-create"]
+	assert.Equal(t, []GoBenchmark{
+		{Package: "github.com/flink-admission/flink-admission/policy", Name: "BenchmarkValidateUpdate", Iterations: 87520, NsPerOp: 13480, BytesPerOp: 4120, AllocsPerOp: 60},
+		{Package: "github.com/flink-admission/flink-admission/webhook", Name: "BenchmarkServeHTTP/typical-validate-update", Iterations: 600, NsPerOp: 1_850_000, BytesPerOp: 1_329_646, AllocsPerOp: 12_362, Reference: &typical},
+		{Package: "github.com/flink-admission/flink-admission/webhook", Name: "BenchmarkServeHTTP/large_validate_update", Iterations: 100, NsPerOp: 11_000_000, BytesPerOp: 2_000_000, AllocsPerOp: 40_000},
+		{Package: "github.com/flink-admission/flink-admission/webhook", Name: "BenchmarkServeHTTP/minimal_mutate_create", Iterations: 5000, NsPerOp: 200_000, BytesPerOp: 50_000, AllocsPerOp: 800, Reference: &minimal},
+		{Package: "github.com/flink-admission/flink-admission/webhook", Name: "BenchmarkValidateStages/typical-validate-update/policy", Iterations: 90000, NsPerOp: 13000, BytesPerOp: 4100, AllocsPerOp: 60},
+		{Package: "github.com/flink-admission/flink-admission/webhook", Name: "BenchmarkNoMem", Iterations: 1_000_000, NsPerOp: 5.5},
+		{Package: "github.com/flink-admission/flink-admission/webhook", Name: "BenchmarkSizes/n-100", Iterations: 1_000_000, NsPerOp: 7},
+	}, got)
+}
+
+func TestParseGoBenchmarksKeepsNumericSuffixesWithOneProc(t *testing.T) {
+	got, err := ParseGoBenchmarks(strings.NewReader("pkg: p\nBenchmarkSizes/n-100 	 10	 7 ns/op\n"), 1)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "BenchmarkSizes/n-100", got[0].Name)
+}
+
+func TestReferenceForMatchesWholeReviewsOfTheWebhookOnly(t *testing.T) {
+	cases := []struct {
+		name, pkg, bench string
+		want             bool
+	}{
+		{"handler on a shared review", "x/webhook", "BenchmarkServeHTTP/typical-validate-update", true},
+		{"underscores", "x/webhook", "BenchmarkServeHTTP/typical_mutate_create", true},
+		{"decoding alone", "x/webhook", "BenchmarkDecodeReview/typical-validate-update", false},
+		{"a stage of the review", "x/webhook", "BenchmarkValidateStages/typical-validate-update/policy", false},
+		{"another package", "x/pipeline", "BenchmarkPipeline/typical-validate-update", false},
+		{"a review the reference did not measure", "x/webhook", "BenchmarkServeHTTP/large-validate-update", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, ReferenceFor(tc.pkg, tc.bench) != nil)
+		})
+	}
+}
+
+func TestBenchPackagesFindsPackagesDeclaringBenchmarks(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, src string) {
+		p := filepath.Join(root, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	}
+	write("webhook/bench_test.go", "package webhook\n\nfunc BenchmarkServeHTTP(b *testing.B) {}\n")
+	write("pipeline/x_test.go", "package pipeline\n\nfunc BenchmarkPipeline(bb *testing.B) {}\n")
+	write("policy/rules_test.go", "package policy\n\nfunc TestRules(t *testing.T) {}\n")
+	write("policy/doc.go", "package policy\n\nfunc BenchmarkNotATest(b *testing.B) {}\n")
+	write("webhook/testdata/x_test.go", "package x\n\nfunc BenchmarkIgnored(b *testing.B) {}\n")
+	write(".hidden/y_test.go", "package y\n\nfunc BenchmarkIgnored(b *testing.B) {}\n")
+	got, err := BenchPackages(root)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"./pipeline", "./webhook"}, got)
+}
+
+// admissionServer answers every review as allowed on the validate path and as denied on the
+// mutate path, echoing the request's uid.
+func admissionServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in admissionv1.AdmissionReview
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Request == nil {
+			http.Error(w, "bad review", http.StatusBadRequest)
+			return
+		}
+		out := admissionv1.AdmissionReview{TypeMeta: in.TypeMeta, Response: &admissionv1.AdmissionResponse{UID: in.Request.UID, Allowed: r.URL.Path == webhook.ValidatePath}}
+		if !out.Response.Allowed {
+			out.Response.Result = &metav1.Status{Message: "denied by the test server"}
+		}
+		_ = json.NewEncoder(w).Encode(out)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestRunHTTPSMeasuresEveryReviewAtEveryLevel(t *testing.T) {
+	srv := admissionServer(t)
+	reviews, err := HTTPSReviews()
+	require.NoError(t, err)
+	runs, err := RunHTTPS(t.Context(), HTTPSOptions{
+		BaseURL: srv.URL, TLS: srv.Client().Transport.(*http.Transport).TLSClientConfig,
+		Reviews: reviews, Concurrency: []int{1, 16}, Requests: map[int]int{1: 5, 16: 20}, Warmup: 2,
+	})
+	require.NoError(t, err)
+	require.Len(t, runs, 4)
+	byKey := map[string]HTTPSRun{}
+	for _, r := range runs {
+		byKey[fmt.Sprintf("%s/%d", r.Review, r.Concurrency)] = r
+	}
+	v1, v16 := byKey["typical-validate-update/1"], byKey["typical-validate-update/16"]
+	assert.Equal(t, 5, v1.Requests)
+	assert.Equal(t, 20, v16.Requests)
+	assert.Equal(t, map[int]int{200: 5}, v1.Status)
+	assert.Empty(t, v1.Errors)
+	assert.Positive(t, v1.ReqPerSec)
+	assert.NotNil(t, v1.Reference, "the reference measured the typical validate UPDATE at c=1")
+
+	m1 := byKey["typical-mutate-create/1"]
+	assert.Equal(t, webhook.MutatePath, m1.Path)
+	assert.Equal(t, map[string]int{string(loadgen.ErrResponse): 5}, m1.Errors, "a denied review is an error")
+	assert.Contains(t, m1.ErrorSamples[string(loadgen.ErrResponse)], "denied by the test server")
+	assert.Nil(t, m1.Reference)
+}
+
+func TestCheckAllowed(t *testing.T) {
+	cases := []struct {
+		name, body, wantErr string
+	}{
+		{"allow: allowed review", `{"response":{"uid":"1","allowed":true}}`, ""},
+		{"error: denied review, with its message", `{"response":{"uid":"1","allowed":false,"status":{"message":"spec.x: Invalid"}}}`, "spec.x: Invalid"},
+		{"error: no response", `{"kind":"AdmissionReview"}`, "no response"},
+		{"error: not JSON", `<html>`, "not an AdmissionReview"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckAllowed([]byte(tc.body))
+			if tc.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.wantErr)
+		})
+	}
+}
+
+func TestServingCertIsTrustedForLoopback(t *testing.T) {
+	cert, err := WriteServingCert(t.TempDir())
+	require.NoError(t, err)
+	pair, err := tls.LoadX509KeyPair(filepath.Join(cert.Dir, "tls.crt"), filepath.Join(cert.Dir, "tls.key"))
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	clientTLS, err := cert.ClientTLS()
+	require.NoError(t, err)
+	res, err := loadgen.Run(t.Context(), loadgen.Options{URL: srv.URL, TLS: clientTLS, Concurrency: 1, Requests: 2})
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Succeeded, "%v", res.ErrorSamples)
+}
+
+func TestPlainCRDHasTheSameSchemaWithoutCEL(t *testing.T) {
+	plain, removed, err := PlainCRD()
+	require.NoError(t, err)
+	full, err := FullCRD()
+	require.NoError(t, err)
+	assert.Positive(t, removed)
+	plainJSON, err := json.Marshal(plain)
+	require.NoError(t, err)
+	fullJSON, err := json.Marshal(full)
+	require.NoError(t, err)
+	assert.NotContains(t, string(plainJSON), "x-kubernetes-validations")
+	assert.Contains(t, string(fullJSON), "x-kubernetes-validations")
+
+	// Stripping the full CRD's decoded form the same way gives the plain one: nothing else
+	// was lost on the way.
+	var doc any
+	require.NoError(t, json.Unmarshal(fullJSON, &doc))
+	assert.Equal(t, removed, stripKey(doc, "x-kubernetes-validations"))
+	var plainDoc any
+	require.NoError(t, json.Unmarshal(plainJSON, &plainDoc))
+	assert.Equal(t, plainDoc, doc)
+}
+
+func TestTypicalClusterIsNamed(t *testing.T) {
+	fc, err := TypicalCluster("fc-0001", "bench-a")
+	require.NoError(t, err)
+	assert.Equal(t, "fc-0001", fc.Name)
+	assert.Equal(t, "bench-a", fc.Namespace)
+	assert.Equal(t, "FlinkCluster", fc.Kind)
+	assert.Contains(t, fc.Spec.FlinkProperties, "execution.checkpointing.interval", "the update changes this property")
+}
+
+func TestReadCELCostsSumsEveryRuleLargestFirst(t *testing.T) {
+	c, err := ReadCELCosts()
+	require.NoError(t, err)
+	require.NotEmpty(t, c.Rules)
+	var sum uint64
+	for i, r := range c.Rules {
+		sum += r.Cost
+		assert.NotEmpty(t, r.Rule)
+		if i > 0 {
+			assert.LessOrEqual(t, r.Cost, c.Rules[i-1].Cost)
+		}
+	}
+	assert.Equal(t, sum, c.Total)
+	assert.Positive(t, c.PerRuleLimit)
+	assert.Greater(t, c.PerCRDLimit, c.PerRuleLimit)
+}
+
+func TestReadMemoryOfThisProcess(t *testing.T) {
+	rss, peak, err := ReadMemory(os.Getpid())
+	require.NoError(t, err)
+	assert.Positive(t, rss)
+	assert.GreaterOrEqual(t, peak, rss)
+	_, _, err = ReadMemory(-1)
+	assert.Error(t, err)
+}
+
+func TestAPIServerRatios(t *testing.T) {
+	ops := []APIServerOp{
+		{Scenario: "a", Operation: "create", P50Ms: 2, P99Ms: 10},
+		{Scenario: "b", Operation: "create", P50Ms: 4, P99Ms: 10},
+		{Scenario: "c", Operation: "create", P50Ms: 5, P99Ms: 30},
+		{Scenario: "a", Operation: "update", P50Ms: 1, P99Ms: 4},
+	}
+	assert.Equal(t, []Ratio{
+		{Operation: "create", Of: "c/a", P50: 2.5, P99: 3},
+		{Operation: "create", Of: "c/b", P50: 1.25, P99: 3},
+		{Operation: "create", Of: "b/a", P50: 2, P99: 1},
+	}, apiServerRatios(ops))
+}
+
+// sampleReport has every section filled.
+func sampleReport() *Report {
+	ref := referenceInProcess["typical-validate-update"]
+	ops := []APIServerOp{
+		{Scenario: "a", Operation: "create", Count: 500, P50Ms: 2, P99Ms: 10},
+		{Scenario: "b", Operation: "create", Count: 500, P50Ms: 4, P99Ms: 10},
+		{Scenario: "c", Operation: "create", Count: 500, P50Ms: 5, P99Ms: 30},
+	}
+	return &Report{
+		Schema: Schema, Started: time.Date(2026, 11, 30, 16, 0, 0, 0, time.UTC), Seconds: 321,
+		Machine: Machine{CPUs: 2, CPUModel: "Some CPU", LoadStart: "1.00 2.00 3.00", LoadEnd: "4.00 5.00 6.00", GoVersion: "go1.26", OS: "linux", Arch: "amd64"},
+		InProcess: []GoBenchmark{
+			{Package: "m/webhook", Name: "BenchmarkServeHTTP/typical-validate-update", Iterations: 600, NsPerOp: 1_850_000, BytesPerOp: 1_329_646, AllocsPerOp: 12_362, Reference: &ref},
+			{Package: "m/policy", Name: "BenchmarkValidateUpdate", Iterations: 90000, NsPerOp: 13_480, BytesPerOp: 4120, AllocsPerOp: 60},
+		},
+		HTTPS: []HTTPSRun{
+			{Review: "typical-validate-update", Concurrency: 1, Requests: 2000, ReqPerSec: 400, P50Ms: 2, P99Ms: 7, P999Ms: 9, Errors: map[string]int{}, Status: map[int]int{200: 2000}, Reference: referenceHTTPSFor("typical-validate-update", 1)},
+			{Review: "typical-validate-update", Concurrency: 16, Requests: 5000, ReqPerSec: 800, P50Ms: 20, P99Ms: 150, P999Ms: 200, Errors: map[string]int{"status": 2}, Status: map[int]int{200: 4998, 500: 2}},
+		},
+		APIServer: &APIServerResult{Objects: 500, Ops: ops, Ratios: apiServerRatios(ops)},
+		Memory: []Memory{
+			{When: "controller off, idle", RSSKiB: 40 * 1024, PeakKiB: 41 * 1024},
+			{When: "controller on, watching the clusters", RSSKiB: 80 * 1024, PeakKiB: 90 * 1024, Note: "500 clusters, 500 reconciles", Reference: "45 MB after load"},
+		},
+		CEL: &CELCosts{
+			Rules: []CELRuleCost{{Location: "spec", Rule: "a | b", Cost: 629_189}, {Location: "<root>", Rule: "x", Cost: 10}},
+			Total: 629_199, PerRuleLimit: 10_000_000, PerCRDLimit: 100_000_000,
+		},
+		Failures: []string{"controller memory: timed out"},
+	}
+}
+
+func TestReportJSONHasEverySection(t *testing.T) {
+	dir := t.TempDir()
+	r := sampleReport()
+	path, err := r.Write(dir)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "bench-20261130-160000.json"), path)
+	raw, err := os.ReadFile(filepath.Join(dir, "latest.json"))
+	require.NoError(t, err)
+
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	for _, key := range []string{"schema", "started", "seconds", "quick", "machine", "inProcess", "https", "apiServer", "memory", "cel", "failures"} {
+		assert.Contains(t, doc, key)
+	}
+	assert.EqualValues(t, Schema, doc["schema"])
+	var back Report
+	require.NoError(t, json.Unmarshal(raw, &back))
+	assert.Equal(t, *r, back)
+
+	md, err := os.ReadFile(filepath.Join(dir, "latest.md"))
+	require.NoError(t, err)
+	var table bytes.Buffer
+	require.NoError(t, r.WriteMarkdown(&table))
+	assert.Equal(t, table.String(), string(md))
+}
+
+func TestMarkdownIsOneTableWithRatiosAndReferences(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, sampleReport().WriteMarkdown(&out))
+	text := out.String()
+	lines := strings.Split(text, "\n")
+	var header, rows []string
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "| | measurement"):
+			header = append(header, l)
+		case strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "|---"):
+			rows = append(rows, l)
+		}
+	}
+	assert.Len(t, header, 1, "one table")
+	// 2 in-process, 2 HTTPS, 3 API server, 2 memory, 1 CEL total + 2 largest, 1 failure.
+	assert.Len(t, rows, 13, "%s", text)
+	assert.Contains(t, text, "2 CPUs (Some CPU), load average 1.00 2.00 3.00 at the start and 4.00 5.00 6.00 at the end")
+	assert.Contains(t, text, "| in-process | webhook ServeHTTP/typical-validate-update | 1.85 ms/op, 1,329,646 B/op, 12,362 allocs/op |  | 1.35 ms–1.68 ms, 192,830 B, 1,787 allocs (ours: allocs ×6.92) |")
+	assert.Contains(t, text, "| HTTPS loopback | typical-validate-update c=16 (5,000 req) | 800 req/s; p50 20.00 / p99 150.00 / p99.9 200.00 ms; 2 errors | req/s ×2.00 of c=1 |  |")
+	assert.Contains(t, text, "| ~480 req/s, p99 ~5 ms |")
+	assert.Contains(t, text, "| through kube-apiserver | create ×500, (c) CRD with CEL rules + both webhooks | p50 5.00 ms, p99 30.00 ms | (c)/(a) p50 ×2.50, p99 ×3.00; (c)/(b) p50 ×1.25, p99 ×3.00 |  |")
+	assert.Contains(t, text, "| memory | RSS of serve, controller on, watching the clusters | 80.0 MiB (peak 90.0 MiB); 500 clusters, 500 reconciles |  | 45 MB after load |")
+	assert.Contains(t, text, "| CEL cost | largest #1 at spec | 629,189 (limit 10,000,000 per rule) |")
+	assert.Contains(t, text, "| — | not measured | controller memory: timed out |")
+	assert.Contains(t, text, "measured elsewhere")
+}

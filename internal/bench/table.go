@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Row is one line of the table.
+type Row struct {
+	// Section is 1 (in-process) to 5 (CEL costs).
+	Section int
+	// What is measured; Figures the absolute figures; Ratio the ratios measured in the same
+	// run; Reference the reference webhook's figures, measured elsewhere.
+	What, Figures, Ratio, Reference string
+}
+
+// Section titles, by number.
+var sectionTitles = map[int]string{
+	1: "in-process",
+	2: "HTTPS loopback",
+	3: "through kube-apiserver",
+	4: "memory",
+	5: "CEL cost",
+}
+
+var printer = message.NewPrinter(language.English)
+
+// Rows turns the report into the table's rows, section by section.
+func (r *Report) Rows() []Row {
+	var rows []Row
+	for _, b := range r.InProcess {
+		row := Row{
+			Section: 1,
+			What:    path.Base(b.Package) + " " + strings.TrimPrefix(b.Name, "Benchmark"),
+			Figures: printer.Sprintf("%s/op, %d B/op, %d allocs/op", duration(b.NsPerOp), b.BytesPerOp, b.AllocsPerOp),
+		}
+		if ref := b.Reference; ref != nil {
+			// Allocation counts compare across machines, times do not: only allocs get a ratio,
+			// and it stays in the reference column, apart from the same-run ratios.
+			row.Reference = printer.Sprintf("%s–%s, %d B, %d allocs (ours: allocs ×%.2f)", duration(float64(ref.NsLow)), duration(float64(ref.NsHigh)), ref.Bytes, ref.Allocs,
+				float64(b.AllocsPerOp)/float64(ref.Allocs))
+		}
+		rows = append(rows, row)
+	}
+	for _, h := range r.HTTPS {
+		row := Row{
+			Section: 2,
+			What:    printer.Sprintf("%s c=%d (%d req)", h.Review, h.Concurrency, h.Requests),
+			Figures: printer.Sprintf("%.0f req/s; p50 %.2f / p99 %.2f / p99.9 %.2f ms; %d errors", h.ReqPerSec, h.P50Ms, h.P99Ms, h.P999Ms, errorCount(h.Errors)),
+		}
+		if h.Incomplete {
+			row.Figures += " (time limit hit)"
+		}
+		if base := httpsBase(r.HTTPS, h.Review); base != nil && base.ReqPerSec > 0 && h.Concurrency != base.Concurrency {
+			row.Ratio = fmt.Sprintf("req/s ×%.2f of c=%d", h.ReqPerSec/base.ReqPerSec, base.Concurrency)
+		}
+		if ref := h.Reference; ref != nil {
+			row.Reference = printer.Sprintf("~%.0f req/s, p99 ~%.0f ms", ref.ReqPerSec, ref.P99Ms)
+		}
+		rows = append(rows, row)
+	}
+	if a := r.APIServer; a != nil {
+		for _, op := range a.Ops {
+			row := Row{
+				Section: 3,
+				What:    fmt.Sprintf("%s ×%d, (%s) %s", op.Operation, op.Count, op.Scenario, ScenarioDescriptions[op.Scenario]),
+				Figures: fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", op.P50Ms, op.P99Ms),
+			}
+			var ratios []string
+			for _, q := range a.Ratios {
+				if q.Operation == op.Operation && strings.HasPrefix(q.Of, op.Scenario+"/") {
+					ratios = append(ratios, fmt.Sprintf("(%s) p50 ×%.2f, p99 ×%.2f", strings.ReplaceAll(q.Of, "/", ")/("), q.P50, q.P99))
+				}
+			}
+			row.Ratio = strings.Join(ratios, "; ")
+			rows = append(rows, row)
+		}
+	}
+	for _, m := range r.Memory {
+		row := Row{Section: 4, What: "RSS of serve, " + m.When, Figures: fmt.Sprintf("%.1f MiB (peak %.1f MiB)", float64(m.RSSKiB)/1024, float64(m.PeakKiB)/1024), Reference: m.Reference}
+		if m.Note != "" {
+			row.Figures += "; " + m.Note
+		}
+		rows = append(rows, row)
+	}
+	if c := r.CEL; c != nil {
+		rows = append(rows, Row{
+			Section: 5, What: fmt.Sprintf("all %d rules", len(c.Rules)),
+			Figures: printer.Sprintf("total %d (API server limit %d per CRD)", c.Total, c.PerCRDLimit),
+		})
+		for i, rule := range c.Rules {
+			if i == 3 {
+				break
+			}
+			rows = append(rows, Row{
+				Section: 5, What: fmt.Sprintf("largest #%d at %s", i+1, rule.Location),
+				Figures: printer.Sprintf("%d (limit %d per rule)", rule.Cost, c.PerRuleLimit),
+			})
+		}
+	}
+	for _, f := range r.Failures {
+		rows = append(rows, Row{What: "not measured", Figures: f})
+	}
+	return rows
+}
+
+// httpsBase is the run at the lowest concurrency of the same review.
+func httpsBase(runs []HTTPSRun, review string) *HTTPSRun {
+	var base *HTTPSRun
+	for i := range runs {
+		if runs[i].Review == review && (base == nil || runs[i].Concurrency < base.Concurrency) {
+			base = &runs[i]
+		}
+	}
+	return base
+}
+
+func errorCount(errs map[string]int) int {
+	n := 0
+	for _, c := range errs {
+		n += c
+	}
+	return n
+}
+
+// duration formats nanoseconds with a unit that keeps three significant digits.
+func duration(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.2f s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	default:
+		return fmt.Sprintf("%.0f ns", ns)
+	}
+}
+
+// WriteMarkdown writes the machine line and the table as Markdown.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	m := r.Machine
+	mode := ""
+	if r.Quick {
+		mode = " — BENCH_QUICK (small counts: a smoke run, not figures)"
+	}
+	fmt.Fprintf(w, "Measured %s on %d CPUs (%s), load average %s at the start and %s at the end, %s %s/%s; %.0f s%s.\n\n",
+		r.Started.UTC().Format("2006-01-02 15:04 MST"), m.CPUs, m.CPUModel, m.LoadStart, m.LoadEnd, m.GoVersion, m.OS, m.Arch, r.Seconds, mode)
+	fmt.Fprintln(w, "| | measurement | figures | ratio (same run) | reference webhook (measured elsewhere) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, row := range r.Rows() {
+		section := sectionTitles[row.Section]
+		if section == "" {
+			section = "—"
+		}
+		cells := []string{section, row.What, row.Figures, row.Ratio, row.Reference}
+		for i := range cells {
+			cells[i] = strings.ReplaceAll(cells[i], "|", `\|`)
+		}
+		if _, err := fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "\nReference: %s; its RSS from %s. Timing figures are noisy on a shared machine: compare the ratios of one run.\n", ReferenceSource, ReferenceRSSSource)
+	return err
+}
