@@ -18,7 +18,9 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/flink-admission/flink-admission/internal/benchdata"
 	"github.com/flink-admission/flink-admission/internal/loadgen"
+	"github.com/flink-admission/flink-admission/internal/testenv"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -84,6 +86,34 @@ func TestReferenceForMatchesWholeReviewsOfTheWebhookOnly(t *testing.T) {
 			assert.Equal(t, tc.want, ReferenceFor(tc.pkg, tc.bench) != nil)
 		})
 	}
+}
+
+// TestReferenceBesideEveryServeHTTPReviewTheReferenceMeasured ties the reference's names
+// to the benchmark reviews of package benchdata: each minimal and typical review run
+// through the webhook's handler gets its reference figures, and no reference is left
+// without a review (a renamed review would otherwise lose its reference silently).
+func TestReferenceBesideEveryServeHTTPReviewTheReferenceMeasured(t *testing.T) {
+	reviews, err := benchdata.Reviews()
+	require.NoError(t, err)
+	matched := map[string]bool{}
+	for _, r := range reviews {
+		ref := ReferenceFor("github.com/flink-admission/flink-admission/webhook", "BenchmarkServeHTTP/"+r.Name)
+		if strings.HasPrefix(r.Name, "large-") {
+			assert.Nil(t, ref, r.Name)
+			continue
+		}
+		if assert.NotNil(t, ref, r.Name) {
+			assert.Equal(t, referenceInProcess[r.Name], *ref)
+			matched[r.Name] = true
+		}
+	}
+	assert.Len(t, matched, len(referenceInProcess), "every reference figure has its review")
+}
+
+func TestBenchPackagesOfThisModuleIncludeThePipelineAndTheWebhook(t *testing.T) {
+	got, err := BenchPackages(testenv.RepoRoot())
+	require.NoError(t, err)
+	assert.Subset(t, got, []string{"./pipeline", "./policy", "./webhook"})
 }
 
 func TestBenchPackagesFindsPackagesDeclaringBenchmarks(t *testing.T) {
@@ -220,6 +250,10 @@ func TestTypicalClusterIsNamed(t *testing.T) {
 	assert.Equal(t, "bench-a", fc.Namespace)
 	assert.Equal(t, "FlinkCluster", fc.Kind)
 	assert.Contains(t, fc.Spec.FlinkProperties, "execution.checkpointing.interval", "the update changes this property")
+	fc.Spec.FlinkProperties["execution.checkpointing.interval"] = "120s"
+	again, err := TypicalCluster("fc-0002", "bench-a")
+	require.NoError(t, err)
+	assert.NotEqual(t, "120s", again.Spec.FlinkProperties["execution.checkpointing.interval"], "each call returns its own copy")
 }
 
 func TestReadCELCostsSumsEveryRuleLargestFirst(t *testing.T) {
