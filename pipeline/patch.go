@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"gomodules.xyz/jsonpatch/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
@@ -108,11 +110,14 @@ func (d *differ) value(b, a reflect.Value) {
 		case b.Len() == 0:
 			d.add(a)
 		default:
-			if bs, ok := b.Interface().(map[string]string); ok {
-				d.stringMapEntries(bs, a.Interface().(map[string]string))
-				return
+			switch bm := b.Interface().(type) {
+			case map[string]string:
+				d.stringMapEntries(bm, a.Interface().(map[string]string))
+			case corev1.ResourceList:
+				d.resourceListEntries(bm, a.Interface().(corev1.ResourceList))
+			default:
+				d.mapEntries(b, a)
 			}
-			d.mapEntries(b, a)
 		}
 	case reflect.Slice:
 		switch {
@@ -146,28 +151,70 @@ func (d *differ) fields(b, a reflect.Value) {
 }
 
 // stringMapEntries diffs two non-empty map[string]string (flinkProperties, labels,
-// annotations: most maps of a FlinkCluster) without reflection.
+// annotations: most maps of a FlinkCluster) without reflection. Only the keys that changed
+// are sorted (so that one object always gets the same patch): usually none.
 func (d *differ) stringMapEntries(b, a map[string]string) {
-	for _, k := range slices.Sorted(maps.Keys(a)) {
-		vb, ok := b[k]
-		if ok && vb == a[k] {
-			continue
+	var changed, gone []string
+	for k, va := range a {
+		if vb, ok := b[k]; !ok || vb != va {
+			changed = append(changed, k)
 		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	slices.Sort(changed)
+	for _, k := range changed {
 		d.push(escapePointer(k))
 		d.addValue(a[k])
 		d.pop()
 	}
-	for _, k := range slices.Sorted(maps.Keys(b)) {
-		if _, ok := a[k]; !ok {
-			d.push(escapePointer(k))
-			d.remove()
-			d.pop()
+	d.removeKeys(gone)
+}
+
+// resourceListEntries diffs two non-empty resource lists (requests, limits) without
+// reflection. Two quantities of the same value and format encode to the same JSON.
+func (d *differ) resourceListEntries(b, a corev1.ResourceList) {
+	var changed, gone []string
+	for k, qa := range a {
+		if qb, ok := b[k]; !ok || !sameQuantity(qb, qa) {
+			changed = append(changed, string(k))
 		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			gone = append(gone, string(k))
+		}
+	}
+	slices.Sort(changed)
+	for _, k := range changed {
+		d.push(escapePointer(k))
+		d.addValue(a[corev1.ResourceName(k)])
+		d.pop()
+	}
+	d.removeKeys(gone)
+}
+
+// sameQuantity reports whether two quantities encode to the same JSON: the same value in
+// the same format (the encoding is canonical).
+func sameQuantity(b, a resource.Quantity) bool {
+	return b.Format == a.Format && b.Cmp(a) == 0
+}
+
+// removeKeys removes the map entries gone, in key order.
+func (d *differ) removeKeys(gone []string) {
+	slices.Sort(gone)
+	for _, k := range gone {
+		d.push(escapePointer(k))
+		d.remove()
+		d.pop()
 	}
 }
 
-// mapEntries diffs two non-empty maps with string keys, in key order so that one object
-// always gets the same patch.
+// mapEntries diffs two non-empty maps with string keys of any other type, in key order so
+// that one object always gets the same patch.
 func (d *differ) mapEntries(b, a reflect.Value) {
 	keys := make([]string, 0, a.Len())
 	for _, k := range a.MapKeys() {
@@ -192,22 +239,84 @@ func (d *differ) mapEntries(b, a reflect.Value) {
 			gone = append(gone, k.String())
 		}
 	}
-	slices.Sort(gone)
-	for _, k := range gone {
-		d.push(escapePointer(k))
-		d.remove()
-		d.pop()
-	}
+	d.removeKeys(gone)
 }
 
-// deepEqual is reflect.DeepEqual on two values of one type; it compares pointers to them
-// where it can, because boxing a struct or slice into an interface allocates and boxing a
-// pointer does not.
+// deepEqual is reflect.DeepEqual on two values of one type, for the acyclic trees a
+// decoded object is: it walks them without the bookkeeping DeepEqual allocates for
+// cycles, and without boxing values into interfaces.
 func deepEqual(b, a reflect.Value) bool {
-	if b.CanAddr() && a.CanAddr() {
-		return reflect.DeepEqual(b.Addr().Interface(), a.Addr().Interface())
+	switch b.Kind() {
+	case reflect.Pointer:
+		if b.IsNil() || a.IsNil() {
+			return b.IsNil() == a.IsNil()
+		}
+		return b.Pointer() == a.Pointer() || deepEqual(b.Elem(), a.Elem())
+	case reflect.Interface:
+		if b.IsNil() || a.IsNil() {
+			return b.IsNil() == a.IsNil()
+		}
+		return b.Elem().Type() == a.Elem().Type() && deepEqual(b.Elem(), a.Elem())
+	case reflect.Struct:
+		for i := range b.NumField() {
+			if !deepEqual(b.Field(i), a.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice:
+		if b.IsNil() != a.IsNil() || b.Len() != a.Len() {
+			return false
+		}
+		if b.Pointer() == a.Pointer() {
+			return true
+		}
+		fallthrough
+	case reflect.Array:
+		for i := range b.Len() {
+			if !deepEqual(b.Index(i), a.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if b.IsNil() != a.IsNil() || b.Len() != a.Len() {
+			return false
+		}
+		if b.Pointer() == a.Pointer() {
+			return true
+		}
+		if b.CanInterface() {
+			switch bm := b.Interface().(type) {
+			case map[string]string:
+				return maps.Equal(bm, a.Interface().(map[string]string))
+			case corev1.ResourceList:
+				return maps.EqualFunc(bm, a.Interface().(corev1.ResourceList), sameQuantity)
+			}
+		}
+		for it := b.MapRange(); it.Next(); {
+			va := a.MapIndex(it.Key())
+			if !va.IsValid() || !deepEqual(it.Value(), va) {
+				return false
+			}
+		}
+		return true
+	case reflect.String:
+		return b.String() == a.String()
+	case reflect.Bool:
+		return b.Bool() == a.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return b.Int() == a.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return b.Uint() == a.Uint()
+	case reflect.Float32, reflect.Float64:
+		return b.Float() == a.Float()
+	case reflect.Complex64, reflect.Complex128:
+		return b.Complex() == a.Complex()
+	default:
+		// Funcs, channels, unsafe pointers: equal only when both are nil, as in DeepEqual.
+		return b.IsNil() && a.IsNil()
 	}
-	return reflect.DeepEqual(b.Interface(), a.Interface())
 }
 
 // pointerEscaper escapes a key for a JSON pointer (RFC 6901): "~" is "~0", "/" is "~1".
