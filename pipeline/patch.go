@@ -332,10 +332,27 @@ func escapePointer(k string) string {
 
 var marshalerType = reflect.TypeFor[json.Marshaler]()
 
+// leafCache maps a type to whether it is a leaf: the method sets are searched once per type.
+var leafCache sync.Map
+
 // isLeaf reports whether values of t are compared and encoded whole: types with their own
-// JSON encoding, and interfaces.
+// JSON encoding, and interfaces. Strings, numbers and booleans are not: they need no search.
 func isLeaf(t reflect.Type) bool {
-	return t.Kind() == reflect.Interface || t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Struct, reflect.Map, reflect.Slice, reflect.Array:
+	default:
+		if t.PkgPath() == "" {
+			return false
+		}
+	}
+	if leaf, ok := leafCache.Load(t); ok {
+		return leaf.(bool)
+	}
+	leaf := t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)
+	leafCache.Store(t, leaf)
+	return leaf
 }
 
 // jsonField is a struct field as encoding/json sees it.
