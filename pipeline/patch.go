@@ -112,9 +112,9 @@ func (d *differ) value(b, a reflect.Value) {
 		default:
 			switch bm := b.Interface().(type) {
 			case map[string]string:
-				d.stringMapEntries(bm, a.Interface().(map[string]string))
+				entries(d, bm, a.Interface().(map[string]string), sameString)
 			case corev1.ResourceList:
-				d.resourceListEntries(bm, a.Interface().(corev1.ResourceList))
+				entries(d, bm, a.Interface().(corev1.ResourceList), sameQuantity)
 			default:
 				d.mapEntries(b, a)
 			}
@@ -150,36 +150,14 @@ func (d *differ) fields(b, a reflect.Value) {
 	}
 }
 
-// stringMapEntries diffs two non-empty map[string]string (flinkProperties, labels,
-// annotations: most maps of a FlinkCluster) without reflection. Only the keys that changed
-// are sorted (so that one object always gets the same patch): usually none.
-func (d *differ) stringMapEntries(b, a map[string]string) {
+// entries diffs two non-empty maps of a known type without reflection: map[string]string
+// (flinkProperties, labels, annotations: most maps of a FlinkCluster) and resource lists.
+// Only the keys that changed are sorted (so that one object always gets the same patch):
+// usually none.
+func entries[K ~string, V any](d *differ, b, a map[K]V, same func(b, a V) bool) {
 	var changed, gone []string
 	for k, va := range a {
-		if vb, ok := b[k]; !ok || vb != va {
-			changed = append(changed, k)
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			gone = append(gone, k)
-		}
-	}
-	slices.Sort(changed)
-	for _, k := range changed {
-		d.push(escapePointer(k))
-		d.addValue(a[k])
-		d.pop()
-	}
-	d.removeKeys(gone)
-}
-
-// resourceListEntries diffs two non-empty resource lists (requests, limits) without
-// reflection. Two quantities of the same value and format encode to the same JSON.
-func (d *differ) resourceListEntries(b, a corev1.ResourceList) {
-	var changed, gone []string
-	for k, qa := range a {
-		if qb, ok := b[k]; !ok || !sameQuantity(qb, qa) {
+		if vb, ok := b[k]; !ok || !same(vb, va) {
 			changed = append(changed, string(k))
 		}
 	}
@@ -191,14 +169,17 @@ func (d *differ) resourceListEntries(b, a corev1.ResourceList) {
 	slices.Sort(changed)
 	for _, k := range changed {
 		d.push(escapePointer(k))
-		d.addValue(a[corev1.ResourceName(k)])
+		d.addValue(a[K(k)])
 		d.pop()
 	}
 	d.removeKeys(gone)
 }
 
+func sameString(b, a string) bool { return b == a }
+
 // sameQuantity reports whether two quantities encode to the same JSON: the same value in
-// the same format (the encoding is canonical).
+// the same format (the encoding is canonical), so a resource list needs no operation for
+// 1024Mi turned into 1Gi.
 func sameQuantity(b, a resource.Quantity) bool {
 	return b.Format == a.Format && b.Cmp(a) == 0
 }
