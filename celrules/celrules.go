@@ -1,7 +1,9 @@
 // Package celrules evaluates the CEL rules the FlinkCluster CRD carries
 // (x-kubernetes-validations, generated from the XValidation markers in api/v1beta1) in
 // process, with the API server's own CEL machinery: the same environment, the same cost
-// limits, the same ratcheting. The rules are compiled once, in New.
+// limits, the same ratcheting. New checks the CRD with the API server's own CRD validation
+// and builds the API server's CEL validator; the list of rules with their estimated costs
+// is computed only when asked for (Rules).
 //
 // It exists so that the webhook's policy and the CRD's rules can be compared case by case
 // (see the parity test) and so that a client can learn, without a server, what the API
@@ -14,9 +16,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	extvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	schemacel "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
@@ -45,12 +50,15 @@ type Validator struct {
 	// openAPI checks types, enums, bounds and required fields, as the API server does
 	// before it runs the CEL rules.
 	openAPI apiservervalidation.SchemaValidator
-	rules   []Rule
+	// rules lists the rules with their costs, computed on the first call of Rules: only the
+	// parity tests, the docs and make bench ask for them.
+	rules func() ([]Rule, error)
 }
 
-// New parses the embedded CRD, compiles every x-kubernetes-validations rule of the
-// v1beta1 schema and returns a Validator. A rule that does not compile, or whose estimated
-// cost the API server would refuse, is an error: such a CRD could not be installed.
+// New parses the embedded CRD and returns a Validator of its v1beta1 schema. The API
+// server's own CRD validation decides which CRDs are refused: a rule that does not compile,
+// or whose estimated cost is above the API server's limits, is an error, as such a CRD could
+// not be installed.
 func New() (*Validator, error) {
 	return newFromCRD(deploy.CRD, v1beta1.GroupVersion.Version)
 }
@@ -61,6 +69,26 @@ func newFromCRD(manifest []byte, version string) (*Validator, error) {
 	if err := yaml.UnmarshalStrict(manifest, crd); err != nil {
 		return nil, fmt.Errorf("decoding the CRD: %w", err)
 	}
+	return newFromCRDObject(crd, version)
+}
+
+// newFromSchema builds a Validator from the openAPIV3Schema of one version, served as the
+// only version of the embedded CRD (its names, group and approval annotation).
+func newFromSchema(props *apiextensionsv1.JSONSchemaProps, version string) (*Validator, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(deploy.CRD, crd); err != nil {
+		return nil, fmt.Errorf("decoding the CRD: %w", err)
+	}
+	crd.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{{
+		Name: version, Served: true, Storage: true,
+		Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: props},
+	}}
+	return newFromCRDObject(crd, version)
+}
+
+// newFromCRDObject checks crd with the validation the API server runs when a CRD is
+// created, then builds a Validator from the schema of version.
+func newFromCRDObject(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Validator, error) {
 	var props *apiextensionsv1.JSONSchemaProps
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
@@ -71,11 +99,10 @@ func newFromCRD(manifest []byte, version string) (*Validator, error) {
 	if props == nil {
 		return nil, fmt.Errorf("the CRD has no openAPIV3Schema for version %q", version)
 	}
-	return newFromSchema(props, version)
-}
+	if err := refusal(crd); err != nil {
+		return nil, err
+	}
 
-// newFromSchema builds a Validator from the openAPIV3Schema of one version of a CRD.
-func newFromSchema(props *apiextensionsv1.JSONSchemaProps, version string) (*Validator, error) {
 	internal := &apiextensionsinternal.JSONSchemaProps{}
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(props, internal, nil); err != nil {
 		return nil, fmt.Errorf("converting the %s schema: %w", version, err)
@@ -84,15 +111,10 @@ func newFromSchema(props *apiextensionsv1.JSONSchemaProps, version string) (*Val
 	if err != nil {
 		return nil, fmt.Errorf("the %s schema is not structural: %w", version, err)
 	}
-	if errs := structuralschema.ValidateStructural(nil, ss); len(errs) > 0 {
-		return nil, fmt.Errorf("the %s schema is not structural: %w", version, errs.ToAggregate())
-	}
-
-	// Compile with the environment the API server uses when a CRD is created, so that
-	// compile errors and cost figures are the ones it would report.
-	rules, err := compileRules(ss)
-	if err != nil {
-		return nil, err
+	// The API server evaluates rules nested in allOf; this CRD generator never writes them,
+	// and a rule that Rules does not list must not go unnoticed.
+	if path, ok := ruleInAllOf(ss, ""); ok {
+		return nil, fmt.Errorf("%w: rules inside allOf at %q are not supported", errCompile, displayPath(path))
 	}
 
 	defaults := ss.DeepCopy()
@@ -111,14 +133,32 @@ func newFromSchema(props *apiextensionsv1.JSONSchemaProps, version string) (*Val
 		openAPI:  openAPI,
 		// The same call the API server's custom resource strategy makes, with its limit.
 		cel:   schemacel.NewValidator(ss, true, celconfig.PerCallLimit),
-		rules: rules,
+		rules: sync.OnceValues(func() ([]Rule, error) { return compileRules(ss) }),
 	}, nil
 }
 
+// refusal runs the API server's validation of a new CRD (the code behind creating one):
+// it compiles every rule in the environment of new expressions and refuses rules that do
+// not compile, bad field paths and estimated costs above the per-rule and per-CRD limits.
+func refusal(crd *apiextensionsv1.CustomResourceDefinition) error {
+	crd = crd.DeepCopy()
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
+	internal := &apiextensionsinternal.CustomResourceDefinition{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, internal, nil); err != nil {
+		return fmt.Errorf("converting the CRD: %w", err)
+	}
+	if errs := extvalidation.ValidateCustomResourceDefinition(context.Background(), internal); len(errs) > 0 {
+		return fmt.Errorf("%w: the API server would refuse the CRD: %w", errCompile, errs.ToAggregate())
+	}
+	return nil
+}
+
 // Rules returns every rule the Validator evaluates, in schema order (parents first,
-// properties sorted), with its static cost. The slice is a copy.
-func (v *Validator) Rules() []Rule {
-	return append([]Rule(nil), v.rules...)
+// properties sorted), with its static cost. The rules are compiled once more on the first
+// call (New leaves the costs to the API server's CRD validation); the slice is a copy.
+func (v *Validator) Rules() ([]Rule, error) {
+	rules, err := v.rules()
+	return slices.Clone(rules), err
 }
 
 // Validate evaluates the rules against obj, a FlinkCluster as unstructured JSON (apiVersion,

@@ -3,7 +3,9 @@ package celrules
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	extvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
@@ -56,21 +58,15 @@ const (
 
 // compileRules compiles every rule of the schema the way the API server does when the CRD
 // is created (the NewExpressions environment of the default compatibility version, CEL type
-// declarations derived from the resource root) and returns them with their costs, or every
-// refusal joined into one error.
+// declarations derived from the resource root) and returns them with their costs. The API
+// server's CRD validation has accepted these rules in New, so an error here means the walk
+// and the API server disagree.
 func compileRules(root *structuralschema.Structural) ([]Rule, error) {
 	w := &ruleWalker{
 		envSet: environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()),
 	}
 	one := uint64(1)
 	w.walk(root, model.SchemaDeclType(root, true), "", &one)
-	var total uint64
-	for _, r := range w.rules {
-		total = addWithOverflowGuard(total, r.EstimatedCost)
-	}
-	if total > StaticEstimatedCRDCostLimit {
-		w.errs = append(w.errs, fmt.Errorf("%w: estimated total cost %d exceeds the API server's limit %d", errCompile, total, uint64(StaticEstimatedCRDCostLimit)))
-	}
 	if len(w.errs) > 0 {
 		return nil, errors.Join(w.errs...)
 	}
@@ -93,16 +89,6 @@ func (w *ruleWalker) walk(s *structuralschema.Structural, declType *apiservercel
 	if len(s.XValidations) > 0 {
 		w.compile(s, declType, path, cardinality)
 	}
-	if s.ValueValidation != nil && len(s.ValueValidation.AllOf) > 0 {
-		// The API server evaluates rules nested in allOf; this CRD generator never writes
-		// them, and a rule this package does not list must not go unnoticed.
-		for _, nested := range s.ValueValidation.AllOf {
-			if hasNestedRules(&nested) {
-				w.errs = append(w.errs, fmt.Errorf("%w: rules inside allOf at %q are not supported", errCompile, displayPath(path)))
-			}
-		}
-	}
-
 	names := make([]string, 0, len(s.Properties))
 	for name := range s.Properties {
 		names = append(names, name)
@@ -124,34 +110,18 @@ func (w *ruleWalker) walk(s *structuralschema.Structural, declType *apiservercel
 
 func (w *ruleWalker) compile(s *structuralschema.Structural, declType *apiservercel.DeclType, path string, cardinality *uint64) {
 	if declType == nil {
-		w.errs = append(w.errs, fmt.Errorf("%w: no CEL type for the schema at %q", errCompile, displayPath(path)))
+		w.errs = append(w.errs, fmt.Errorf("no CEL type for the schema at %q", displayPath(path)))
 		return
 	}
 	results, err := schemacel.Compile(s, declType, celconfig.PerCallLimit, w.envSet, schemacel.NewExpressionsEnvLoader())
 	if err != nil {
-		w.errs = append(w.errs, fmt.Errorf("%w: compiling the rules at %q: %v", errCompile, displayPath(path), err))
+		w.errs = append(w.errs, fmt.Errorf("compiling the rules at %q: %w", displayPath(path), err))
 		return
 	}
 	for i, res := range results {
 		src := s.XValidations[i]
-		where := fmt.Sprintf("rule %d at %q (%s)", i, displayPath(path), src.Rule)
-		switch {
-		case res.Error != nil:
-			w.errs = append(w.errs, fmt.Errorf("%w: %s: %s", errCompile, where, res.Error.Detail))
-			continue
-		case res.Program == nil:
-			w.errs = append(w.errs, fmt.Errorf("%w: %s: empty rule", errCompile, where))
-			continue
-		case res.MessageExpressionError != nil:
-			w.errs = append(w.errs, fmt.Errorf("%w: %s: %s", errCompile, where, res.MessageExpressionError.Detail))
-			continue
-		case src.FieldPath != "" && res.NormalizedRuleFieldPath == "":
-			w.errs = append(w.errs, fmt.Errorf("%w: %s: fieldPath %q is not a path of the schema", errCompile, where, src.FieldPath))
-			continue
-		}
-		cost := expressionCost(res, cardinality)
-		if cost > StaticEstimatedCostLimit {
-			w.errs = append(w.errs, fmt.Errorf("%w: %s: estimated cost %d exceeds the API server's per-rule limit %d", errCompile, where, cost, uint64(StaticEstimatedCostLimit)))
+		if res.Error != nil {
+			w.errs = append(w.errs, fmt.Errorf("rule %d at %q (%s): %s", i, displayPath(path), src.Rule, res.Error.Detail))
 			continue
 		}
 		reason := ""
@@ -166,7 +136,7 @@ func (w *ruleWalker) compile(s *structuralschema.Structural, declType *apiserver
 			Reason:          reason,
 			OptionalOldSelf: src.OptionalOldSelf != nil && *src.OptionalOldSelf,
 			UsesOldSelf:     res.UsesOldSelf,
-			EstimatedCost:   cost,
+			EstimatedCost:   expressionCost(res, cardinality),
 		})
 	}
 }
@@ -244,11 +214,31 @@ func multiplyWithOverflowGuard(a, b uint64) uint64 {
 	return a * b
 }
 
-func addWithOverflowGuard(a, b uint64) uint64 {
-	if math.MaxUint64-a < b {
-		return math.MaxUint64
+// ruleInAllOf returns the location of the first rule nested in an allOf of s (at path).
+func ruleInAllOf(s *structuralschema.Structural, path string) (string, bool) {
+	if s == nil {
+		return "", false
 	}
-	return a + b
+	if s.ValueValidation != nil {
+		for i := range s.ValueValidation.AllOf {
+			if hasNestedRules(&s.ValueValidation.AllOf[i]) {
+				return path, true
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+		prop := s.Properties[name]
+		if p, ok := ruleInAllOf(&prop, joinPath(path, name)); ok {
+			return p, true
+		}
+	}
+	if p, ok := ruleInAllOf(s.Items, path+"[*]"); ok {
+		return p, true
+	}
+	if s.AdditionalProperties != nil {
+		return ruleInAllOf(s.AdditionalProperties.Structural, path+"{*}")
+	}
+	return "", false
 }
 
 func hasNestedRules(n *structuralschema.NestedValueValidation) bool {

@@ -271,7 +271,7 @@ func TestValidateRules(t *testing.T) {
 // rule that compiles but is never evaluated, or never fails, shows here.
 func TestEveryRuleDenies(t *testing.T) {
 	v := validator(t)
-	rules := v.Rules()
+	rules := rules(t, v)
 	denials := make([]int, len(rules))
 	for _, tc := range ruleCases() {
 		for _, e := range validateLikeAPIServer(t, v, tc.obj, tc.old) {

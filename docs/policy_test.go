@@ -186,7 +186,11 @@ func TestPolicyReference(t *testing.T) {
 		})
 	}
 
-	for _, rule := range cel.Rules() {
+	celRules, err := cel.Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range celRules {
 		if !strings.Contains(content, rule.Message) {
 			t.Errorf("%s does not quote the message of the CRD rule at %q: %s", policyDoc, rule.Path, rule.Message)
 		}

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"gomodules.xyz/jsonpatch/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
@@ -108,11 +110,14 @@ func (d *differ) value(b, a reflect.Value) {
 		case b.Len() == 0:
 			d.add(a)
 		default:
-			if bs, ok := b.Interface().(map[string]string); ok {
-				d.stringMapEntries(bs, a.Interface().(map[string]string))
-				return
+			switch bm := b.Interface().(type) {
+			case map[string]string:
+				entries(d, bm, a.Interface().(map[string]string), sameString)
+			case corev1.ResourceList:
+				entries(d, bm, a.Interface().(corev1.ResourceList), sameQuantity)
+			default:
+				d.mapEntries(b, a)
 			}
-			d.mapEntries(b, a)
 		}
 	case reflect.Slice:
 		switch {
@@ -145,29 +150,52 @@ func (d *differ) fields(b, a reflect.Value) {
 	}
 }
 
-// stringMapEntries diffs two non-empty map[string]string (flinkProperties, labels,
-// annotations: most maps of a FlinkCluster) without reflection.
-func (d *differ) stringMapEntries(b, a map[string]string) {
-	for _, k := range slices.Sorted(maps.Keys(a)) {
-		vb, ok := b[k]
-		if ok && vb == a[k] {
-			continue
+// entries diffs two non-empty maps of a known type without reflection: map[string]string
+// (flinkProperties, labels, annotations: most maps of a FlinkCluster) and resource lists.
+// Only the keys that changed are sorted (so that one object always gets the same patch):
+// usually none.
+func entries[K ~string, V any](d *differ, b, a map[K]V, same func(b, a V) bool) {
+	var changed, gone []string
+	for k, va := range a {
+		if vb, ok := b[k]; !ok || !same(vb, va) {
+			changed = append(changed, string(k))
 		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			gone = append(gone, string(k))
+		}
+	}
+	slices.Sort(changed)
+	for _, k := range changed {
 		d.push(escapePointer(k))
-		d.addValue(a[k])
+		d.addValue(a[K(k)])
 		d.pop()
 	}
-	for _, k := range slices.Sorted(maps.Keys(b)) {
-		if _, ok := a[k]; !ok {
-			d.push(escapePointer(k))
-			d.remove()
-			d.pop()
-		}
+	d.removeKeys(gone)
+}
+
+func sameString(b, a string) bool { return b == a }
+
+// sameQuantity reports whether two quantities encode to the same JSON: the same value in
+// the same format (the encoding is canonical), so a resource list needs no operation for
+// 1024Mi turned into 1Gi.
+func sameQuantity(b, a resource.Quantity) bool {
+	return b.Format == a.Format && b.Cmp(a) == 0
+}
+
+// removeKeys removes the map entries gone, in key order.
+func (d *differ) removeKeys(gone []string) {
+	slices.Sort(gone)
+	for _, k := range gone {
+		d.push(escapePointer(k))
+		d.remove()
+		d.pop()
 	}
 }
 
-// mapEntries diffs two non-empty maps with string keys, in key order so that one object
-// always gets the same patch.
+// mapEntries diffs two non-empty maps with string keys of any other type, in key order so
+// that one object always gets the same patch.
 func (d *differ) mapEntries(b, a reflect.Value) {
 	keys := make([]string, 0, a.Len())
 	for _, k := range a.MapKeys() {
@@ -192,22 +220,84 @@ func (d *differ) mapEntries(b, a reflect.Value) {
 			gone = append(gone, k.String())
 		}
 	}
-	slices.Sort(gone)
-	for _, k := range gone {
-		d.push(escapePointer(k))
-		d.remove()
-		d.pop()
-	}
+	d.removeKeys(gone)
 }
 
-// deepEqual is reflect.DeepEqual on two values of one type; it compares pointers to them
-// where it can, because boxing a struct or slice into an interface allocates and boxing a
-// pointer does not.
+// deepEqual is reflect.DeepEqual on two values of one type, for the acyclic trees a
+// decoded object is: it walks them without the bookkeeping DeepEqual allocates for
+// cycles, and without boxing values into interfaces.
 func deepEqual(b, a reflect.Value) bool {
-	if b.CanAddr() && a.CanAddr() {
-		return reflect.DeepEqual(b.Addr().Interface(), a.Addr().Interface())
+	switch b.Kind() {
+	case reflect.Pointer:
+		if b.IsNil() || a.IsNil() {
+			return b.IsNil() == a.IsNil()
+		}
+		return b.Pointer() == a.Pointer() || deepEqual(b.Elem(), a.Elem())
+	case reflect.Interface:
+		if b.IsNil() || a.IsNil() {
+			return b.IsNil() == a.IsNil()
+		}
+		return b.Elem().Type() == a.Elem().Type() && deepEqual(b.Elem(), a.Elem())
+	case reflect.Struct:
+		for i := range b.NumField() {
+			if !deepEqual(b.Field(i), a.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice:
+		if b.IsNil() != a.IsNil() || b.Len() != a.Len() {
+			return false
+		}
+		if b.Pointer() == a.Pointer() {
+			return true
+		}
+		fallthrough
+	case reflect.Array:
+		for i := range b.Len() {
+			if !deepEqual(b.Index(i), a.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if b.IsNil() != a.IsNil() || b.Len() != a.Len() {
+			return false
+		}
+		if b.Pointer() == a.Pointer() {
+			return true
+		}
+		if b.CanInterface() {
+			switch bm := b.Interface().(type) {
+			case map[string]string:
+				return maps.Equal(bm, a.Interface().(map[string]string))
+			case corev1.ResourceList:
+				return maps.EqualFunc(bm, a.Interface().(corev1.ResourceList), sameQuantity)
+			}
+		}
+		for it := b.MapRange(); it.Next(); {
+			va := a.MapIndex(it.Key())
+			if !va.IsValid() || !deepEqual(it.Value(), va) {
+				return false
+			}
+		}
+		return true
+	case reflect.String:
+		return b.String() == a.String()
+	case reflect.Bool:
+		return b.Bool() == a.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return b.Int() == a.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return b.Uint() == a.Uint()
+	case reflect.Float32, reflect.Float64:
+		return b.Float() == a.Float()
+	case reflect.Complex64, reflect.Complex128:
+		return b.Complex() == a.Complex()
+	default:
+		// Funcs, channels, unsafe pointers: equal only when both are nil, as in DeepEqual.
+		return b.IsNil() && a.IsNil()
 	}
-	return reflect.DeepEqual(b.Interface(), a.Interface())
 }
 
 // pointerEscaper escapes a key for a JSON pointer (RFC 6901): "~" is "~0", "/" is "~1".
@@ -223,10 +313,27 @@ func escapePointer(k string) string {
 
 var marshalerType = reflect.TypeFor[json.Marshaler]()
 
+// leafCache maps a type to whether it is a leaf: the method sets are searched once per type.
+var leafCache sync.Map
+
 // isLeaf reports whether values of t are compared and encoded whole: types with their own
-// JSON encoding, and interfaces.
+// JSON encoding, and interfaces. Strings, numbers and booleans are not: they need no search.
 func isLeaf(t reflect.Type) bool {
-	return t.Kind() == reflect.Interface || t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Struct, reflect.Map, reflect.Slice, reflect.Array:
+	default:
+		if t.PkgPath() == "" {
+			return false
+		}
+	}
+	if leaf, ok := leafCache.Load(t); ok {
+		return leaf.(bool)
+	}
+	leaf := t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)
+	leafCache.Store(t, leaf)
+	return leaf
 }
 
 // jsonField is a struct field as encoding/json sees it.

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/internal/bench"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 )
@@ -18,6 +19,10 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The control plane's and the clients' logs: errors only, on stderr (the progress
+	// stream), so that the table on stdout stays alone.
+	level, _ := server.ParseLogLevel("error")
+	server.SetGlobalLogger(server.NewLogger(level, os.Stderr))
 	cfg := bench.ConfigFromEnv(testenv.RepoRoot())
 	report, runErr := bench.Run(ctx, cfg)
 	path, err := report.Write(cfg.OutDir)

@@ -2,11 +2,11 @@ package bench
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,28 +18,29 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/deploy"
+	"github.com/flink-admission/flink-admission/internal/benchdata"
 	"github.com/flink-admission/flink-admission/internal/loadgen"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
-// typicalCluster is the shared typical FlinkCluster (a production-like object, ~13 KB).
-//
-//go:embed testdata/typical.json
-var typicalCluster []byte
+// typicalReview is decoded once: the scenarios make thousands of clusters from it.
+var typicalReview = sync.OnceValues(func() (benchdata.Review, error) { return benchdata.Find("typical-mutate-create") })
 
-// TypicalCluster returns the typical FlinkCluster named name in namespace ns, as a user
-// would create it.
+// TypicalCluster returns the typical FlinkCluster (a production-like object, ~9 KB) named
+// name in namespace ns: the object of the typical mutate CREATE review of package benchdata,
+// as the API server passes it to the webhooks (the user's object with the CRD's schema
+// defaults, which the API server would apply anyway).
 func TypicalCluster(name, ns string) (*v1beta1.FlinkCluster, error) {
-	fc := &v1beta1.FlinkCluster{}
-	if err := json.UnmarshalCaseSensitivePreserveInts(typicalCluster, fc); err != nil {
-		return nil, fmt.Errorf("decoding testdata/typical.json: %w", err)
+	r, err := typicalReview()
+	if err != nil {
+		return nil, err
 	}
+	fc := r.Object.DeepCopy()
 	fc.APIVersion, fc.Kind = v1beta1.GroupVersion.String(), "FlinkCluster"
 	fc.Name, fc.Namespace = name, ns
 	return fc, nil

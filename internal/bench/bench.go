@@ -211,7 +211,7 @@ func (c Config) runServer(ctx context.Context, r *Report, fail func(string, erro
 		fail("API server", err)
 		return nil
 	}
-	memory(srv, "controller off, after the API server runs", fmt.Sprintf("served %d writes", 2*(c.Objects+c.Warmup)), "")
+	memory(srv, "controller off, after the API server runs", fmt.Sprintf("%d creates and %d updates through the webhooks in (c)", c.Objects+c.Warmup, c.Objects+c.Warmup), "")
 
 	fmt.Fprintln(progress, "== 4. memory with the controller watching the clusters")
 	if err := c.controllerMemory(ctx, r, env.Config, binary, env.Kubeconfig, cert, logDir); err != nil {

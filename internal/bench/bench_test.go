@@ -18,7 +18,9 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/flink-admission/flink-admission/internal/benchdata"
 	"github.com/flink-admission/flink-admission/internal/loadgen"
+	"github.com/flink-admission/flink-admission/internal/testenv"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -73,7 +75,8 @@ func TestReferenceForMatchesWholeReviewsOfTheWebhookOnly(t *testing.T) {
 		want             bool
 	}{
 		{"handler on a shared review", "x/webhook", "BenchmarkServeHTTP/typical-validate-update", true},
-		{"underscores", "x/webhook", "BenchmarkHandler/typical_mutate_create", true},
+		{"underscores", "x/webhook", "BenchmarkServeHTTP/typical_mutate_create", true},
+		{"decoding alone", "x/webhook", "BenchmarkDecodeReview/typical-validate-update", false},
 		{"a stage of the review", "x/webhook", "BenchmarkValidateStages/typical-validate-update/policy", false},
 		{"another package", "x/pipeline", "BenchmarkPipeline/typical-validate-update", false},
 		{"a review the reference did not measure", "x/webhook", "BenchmarkServeHTTP/large-validate-update", false},
@@ -83,6 +86,34 @@ func TestReferenceForMatchesWholeReviewsOfTheWebhookOnly(t *testing.T) {
 			assert.Equal(t, tc.want, ReferenceFor(tc.pkg, tc.bench) != nil)
 		})
 	}
+}
+
+// TestReferenceBesideEveryServeHTTPReviewTheReferenceMeasured ties the reference's names
+// to the benchmark reviews of package benchdata: each minimal and typical review run
+// through the webhook's handler gets its reference figures, and no reference is left
+// without a review (a renamed review would otherwise lose its reference silently).
+func TestReferenceBesideEveryServeHTTPReviewTheReferenceMeasured(t *testing.T) {
+	reviews, err := benchdata.Reviews()
+	require.NoError(t, err)
+	matched := map[string]bool{}
+	for _, r := range reviews {
+		ref := ReferenceFor("github.com/flink-admission/flink-admission/webhook", "BenchmarkServeHTTP/"+r.Name)
+		if strings.HasPrefix(r.Name, "large-") {
+			assert.Nil(t, ref, r.Name)
+			continue
+		}
+		if assert.NotNil(t, ref, r.Name) {
+			assert.Equal(t, referenceInProcess[r.Name], *ref)
+			matched[r.Name] = true
+		}
+	}
+	assert.Len(t, matched, len(referenceInProcess), "every reference figure has its review")
+}
+
+func TestBenchPackagesOfThisModuleIncludeThePipelineAndTheWebhook(t *testing.T) {
+	got, err := BenchPackages(testenv.RepoRoot())
+	require.NoError(t, err)
+	assert.Subset(t, got, []string{"./pipeline", "./policy", "./webhook"})
 }
 
 func TestBenchPackagesFindsPackagesDeclaringBenchmarks(t *testing.T) {
@@ -219,6 +250,10 @@ func TestTypicalClusterIsNamed(t *testing.T) {
 	assert.Equal(t, "bench-a", fc.Namespace)
 	assert.Equal(t, "FlinkCluster", fc.Kind)
 	assert.Contains(t, fc.Spec.FlinkProperties, "execution.checkpointing.interval", "the update changes this property")
+	fc.Spec.FlinkProperties["execution.checkpointing.interval"] = "120s"
+	again, err := TypicalCluster("fc-0002", "bench-a")
+	require.NoError(t, err)
+	assert.NotEqual(t, "120s", again.Spec.FlinkProperties["execution.checkpointing.interval"], "each call returns its own copy")
 }
 
 func TestReadCELCostsSumsEveryRuleLargestFirst(t *testing.T) {
@@ -337,7 +372,7 @@ func TestMarkdownIsOneTableWithRatiosAndReferences(t *testing.T) {
 	// 2 in-process, 2 HTTPS, 3 API server, 2 memory, 1 CEL total + 2 largest, 1 failure.
 	assert.Len(t, rows, 13, "%s", text)
 	assert.Contains(t, text, "2 CPUs (Some CPU), load average 1.00 2.00 3.00 at the start and 4.00 5.00 6.00 at the end")
-	assert.Contains(t, text, "| in-process | webhook ServeHTTP/typical-validate-update | 1.85 ms/op, 1,329,646 B/op, 12,362 allocs/op | allocs ×6.92 of ref. | 1.35 ms–1.68 ms, 192,830 B, 1,787 allocs |")
+	assert.Contains(t, text, "| in-process | webhook ServeHTTP/typical-validate-update | 1.85 ms/op, 1,329,646 B/op, 12,362 allocs/op |  | 1.35 ms–1.68 ms, 192,830 B, 1,787 allocs (ours: allocs ×6.92) |")
 	assert.Contains(t, text, "| HTTPS loopback | typical-validate-update c=16 (5,000 req) | 800 req/s; p50 20.00 / p99 150.00 / p99.9 200.00 ms; 2 errors | req/s ×2.00 of c=1 |  |")
 	assert.Contains(t, text, "| ~480 req/s, p99 ~5 ms |")
 	assert.Contains(t, text, "| through kube-apiserver | create ×500, (c) CRD with CEL rules + both webhooks | p50 5.00 ms, p99 30.00 ms | (c)/(a) p50 ×2.50, p99 ×3.00; (c)/(b) p50 ×1.25, p99 ×3.00 |  |")

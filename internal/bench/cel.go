@@ -7,15 +7,19 @@ import (
 	"github.com/flink-admission/flink-admission/celrules"
 )
 
-// ReadCELCosts compiles the CRD's rules as the API server does when the CRD is created and
-// returns each rule's static estimated cost, the largest first.
+// ReadCELCosts returns each of the CRD's rules' static estimated cost, as the API server
+// computes it when the CRD is created, the largest first.
 func ReadCELCosts() (*CELCosts, error) {
 	v, err := celrules.New()
 	if err != nil {
 		return nil, err
 	}
 	out := &CELCosts{PerRuleLimit: celrules.StaticEstimatedCostLimit, PerCRDLimit: celrules.StaticEstimatedCRDCostLimit}
-	for _, r := range v.Rules() {
+	rules, err := v.Rules()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rules {
 		loc := r.Path + r.FieldPath
 		if loc == "" {
 			loc = "<root>"

@@ -3,24 +3,18 @@ package bench
 import (
 	"context"
 	"crypto/tls"
-	"embed"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/json"
 
+	"github.com/flink-admission/flink-admission/internal/benchdata"
 	"github.com/flink-admission/flink-admission/internal/loadgen"
 	"github.com/flink-admission/flink-admission/webhook"
 )
-
-// reviews are AdmissionReview request bodies (copies of the shared benchmark reviews).
-//
-//go:embed testdata/reviews/*.json
-var reviews embed.FS
 
 // Review is an admission review body and the webhook path it is sent to.
 type Review struct {
@@ -33,19 +27,20 @@ type Review struct {
 }
 
 // HTTPSReviews returns the reviews the HTTPS runs send: the typical validate UPDATE (the
-// write path of every change) and the typical mutate CREATE.
+// write path of every change) and the typical mutate CREATE, from package benchdata (the
+// bodies the in-process benchmarks measure).
 func HTTPSReviews() ([]Review, error) {
 	var out []Review
 	for _, name := range []string{"typical-validate-update", "typical-mutate-create"} {
-		body, err := reviews.ReadFile("testdata/reviews/" + name + ".json")
+		r, err := benchdata.Find(name)
 		if err != nil {
 			return nil, err
 		}
 		path := webhook.ValidatePath
-		if strings.Contains(name, "mutate") {
+		if r.Mutate {
 			path = webhook.MutatePath
 		}
-		out = append(out, Review{Name: name, Path: path, Body: body})
+		out = append(out, Review{Name: name, Path: path, Body: r.Body})
 	}
 	return out, nil
 }

@@ -51,13 +51,15 @@ var referenceHTTPS = map[string]map[int]ReferenceHTTPS{
 	},
 }
 
-// ReferenceFor returns the reference figures matching an in-process benchmark: one that
-// runs a whole review through the webhook package's HTTP handler and is named after the
-// review in its last element (BenchmarkServeHTTP/typical-validate-update). Benchmarks of
-// stages (…/typical-validate-update/policy) and of other packages have no reference: the
-// reference measured the full handler only.
+// ReferenceFor returns the reference figures matching an in-process benchmark: one of the
+// webhook package that runs a whole review through the HTTP handler (BenchmarkServeHTTP…)
+// and is named after the review in its last element
+// (BenchmarkServeHTTP/typical-validate-update). Stages (…/typical-validate-update/policy,
+// BenchmarkDecodeReview/…) and other packages have no reference: the reference measured the
+// full handler only.
 func ReferenceFor(pkg, name string) *ReferenceInProcess {
-	if path.Base(pkg) != "webhook" {
+	top, _, _ := strings.Cut(name, "/")
+	if path.Base(pkg) != "webhook" || !strings.HasPrefix(top, "BenchmarkServeHTTP") {
 		return nil
 	}
 	last := name[strings.LastIndex(name, "/")+1:]

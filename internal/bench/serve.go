@@ -180,16 +180,19 @@ func (p *ServeProcess) waitReady(ctx context.Context, timeout time.Duration) err
 }
 
 // Stop sends SIGTERM (a graceful shutdown), and kills the process if it has not exited
-// within 30 s.
+// within 30 s. The error says when the server did not exit cleanly.
 func (p *ServeProcess) Stop() error {
 	select {
 	case <-p.done:
-		return nil
+		return p.err
 	default:
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
+		if p.err != nil {
+			return fmt.Errorf("serve exited with %w after SIGTERM", p.err)
+		}
 		return nil
 	case <-time.After(30 * time.Second):
 		_ = p.cmd.Process.Kill()

@@ -60,3 +60,17 @@ func Reviews() ([]Review, error) {
 	slices.SortFunc(out, func(a, b Review) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
+
+// Find returns the benchmark review named name (typical-validate-update).
+func Find(name string) (Review, error) {
+	reviews, err := Reviews()
+	if err != nil {
+		return Review{}, err
+	}
+	for _, r := range reviews {
+		if r.Name == name {
+			return r, nil
+		}
+	}
+	return Review{}, fmt.Errorf("no benchmark review named %q", name)
+}

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -237,7 +238,10 @@ func classify(err error) ErrorKind {
 	case errors.As(err, &certErr), errors.As(err, &alert), errors.As(err, &recordErr):
 		return ErrTLS
 	case errors.As(err, &opErr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, net.ErrClosed), errors.Is(err, context.Canceled):
+		errors.Is(err, net.ErrClosed), errors.Is(err, context.Canceled),
+		// net/http does not export this one: a keep-alive connection the server closed (a
+		// server draining on SIGTERM) just as a POST, which it does not retry, was sent on it.
+		strings.Contains(err.Error(), "server closed idle connection"):
 		return ErrConnection
 	default:
 		return ErrOther

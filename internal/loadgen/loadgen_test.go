@@ -1,6 +1,7 @@
 package loadgen_test
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -210,4 +211,22 @@ func TestPercentileNearestRank(t *testing.T) {
 			assert.Equal(t, tc.want, loadgen.Percentile(tc.sorted, tc.p))
 		})
 	}
+}
+
+func TestRunCountsADrainingServerAsConnectionErrors(t *testing.T) {
+	var served atomic.Int64
+	var once sync.Once
+	var srv *httptest.Server
+	srv, _ = tlsServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		if served.Add(1) == 50 {
+			// A graceful shutdown, as on SIGTERM: this answer completes, then the listener
+			// and the idle keep-alive connections close.
+			once.Do(func() { go func() { _ = srv.Config.Shutdown(context.Background()) }() })
+		}
+	})
+	res, err := loadgen.Run(t.Context(), loadgen.Options{URL: srv.URL, TLS: clientTLS(srv), Concurrency: 4, Requests: 400})
+	require.NoError(t, err)
+	assert.Equal(t, 400, res.Requests)
+	assert.GreaterOrEqual(t, res.Succeeded, 50)
+	assert.Equal(t, map[loadgen.ErrorKind]int{loadgen.ErrConnection: 400 - res.Succeeded}, res.Errors, "%v", res.ErrorSamples)
 }
