@@ -34,6 +34,7 @@ type trigger struct {
 	done     bool
 	location string
 	failure  string
+	at       int64
 }
 
 // Server is the fake JobManager REST endpoint. Its methods are safe for concurrent use.
@@ -52,6 +53,7 @@ type Server struct {
 	triggers       map[string]*trigger
 	triggerCounter int
 	requests       []string
+	savepoints     map[string]*trigger
 }
 
 // New starts a fake with no jobs, no application API (Flink before 2.3) and savepoints that
@@ -61,6 +63,7 @@ func New() *Server {
 		exceptions:    map[string][]flinkclient.Exception{},
 		appExceptions: map[string][]flinkclient.Exception{},
 		triggers:      map[string]*trigger{},
+		savepoints:    map[string]*trigger{},
 		savepointDir:  "file:///savepoints",
 	}
 	mux := http.NewServeMux()
@@ -70,7 +73,11 @@ func New() *Server {
 	mux.HandleFunc("POST /jobs/{jobid}/savepoints", s.triggerSavepoint)
 	mux.HandleFunc("POST /jobs/{jobid}/stop", s.stop)
 	mux.HandleFunc("GET /jobs/{jobid}/savepoints/{triggerid}", s.savepointStatus)
+	mux.HandleFunc("GET /jobs/{jobid}/checkpoints", s.checkpoints)
+	mux.HandleFunc("PATCH /jobs/{jobid}", s.cancelJob)
 	mux.HandleFunc("GET /applications/overview", s.listApplications)
+	mux.HandleFunc("GET /applications/{appid}", s.getApplication)
+	mux.HandleFunc("POST /applications/{appid}/cancel", s.cancelApplication)
 	mux.HandleFunc("GET /applications/{appid}/exceptions", s.getApplicationExceptions)
 	s.srv = httptest.NewServer(s.record(mux))
 	return s
@@ -255,14 +262,26 @@ func (s *Server) newTrigger(w http.ResponseWriter, r *http.Request, stop bool) {
 		notFound(w, "job")
 		return
 	}
+	var body struct {
+		TriggerID string `json:"triggerId"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	if t, ok := s.triggers[body.TriggerID]; ok && t.jobID == id {
+		// Flink registers an operation idempotently by (job, trigger ID).
+		writeJSON(w, map[string]string{"request-id": t.id})
+		return
+	}
 	if j.State != flinkclient.JobStateRunning {
 		w.WriteHeader(http.StatusConflict)
 		writeJSON(w, map[string][]string{"errors": {"job " + id + " is " + j.State + ", not RUNNING"}})
 		return
 	}
 	s.triggerCounter++
-	tid := fmt.Sprintf("trigger%04d", s.triggerCounter)
-	t := &trigger{id: tid, jobID: id, stop: stop}
+	tid := body.TriggerID
+	if tid == "" {
+		tid = fmt.Sprintf("%032x", s.triggerCounter)
+	}
+	t := &trigger{id: tid, jobID: id, stop: stop, at: int64(s.triggerCounter)}
 	s.triggers[tid] = t
 	writeJSON(w, map[string]string{"request-id": tid})
 }
@@ -276,6 +295,7 @@ func (s *Server) stop(w http.ResponseWriter, r *http.Request) { s.newTrigger(w, 
 func (s *Server) complete(t *trigger) {
 	t.done = true
 	t.location = fmt.Sprintf("%s/savepoint-%.6s-%s", s.savepointDir, t.jobID, t.id)
+	s.savepoints[t.jobID] = t
 	if t.stop {
 		if j := s.findJob(t.jobID); j != nil {
 			j.State = flinkclient.JobStateFinished
@@ -331,4 +351,101 @@ func (s *Server) getApplicationExceptions(w http.ResponseWriter, r *http.Request
 		return
 	}
 	writeJSON(w, map[string]any{"exceptionHistory": historyEntries{Entries: s.appExceptions[r.PathValue("appid")]}})
+}
+
+func (s *Server) checkpoints(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := r.PathValue("jobid")
+	if s.findJob(id) == nil {
+		notFound(w, "job")
+		return
+	}
+	latest := map[string]any{"completed": nil, "savepoint": nil, "failed": nil, "restored": nil}
+	if t := s.savepoints[id]; t != nil {
+		latest["savepoint"] = map[string]any{
+			"@class": "completed", "id": t.at, "status": "COMPLETED", "is_savepoint": true,
+			"trigger_timestamp": t.at, "latest_ack_timestamp": t.at, "external_path": t.location, "discarded": false,
+		}
+	}
+	writeJSON(w, map[string]any{"counts": map[string]int{}, "latest": latest, "history": []any{}})
+}
+
+func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.findJob(r.PathValue("jobid"))
+	if j == nil {
+		notFound(w, "job")
+		return
+	}
+	if r.URL.Query().Get("mode") != "cancel" {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	switch j.State {
+	case flinkclient.JobStateCanceled:
+	case flinkclient.JobStateFinished, flinkclient.JobStateFailed:
+		w.WriteHeader(http.StatusConflict)
+		writeJSON(w, map[string][]string{"errors": {"Job cancellation failed because the job has already reached another terminal state (" + j.State + ")."}})
+		return
+	default:
+		j.State = flinkclient.JobStateCanceled
+	}
+	w.WriteHeader(http.StatusAccepted)
+	writeJSON(w, map[string]any{})
+}
+
+func (s *Server) findApp(id string) *flinkclient.Application {
+	for i := range s.apps {
+		if s.apps[i].ID == id {
+			return &s.apps[i]
+		}
+	}
+	return nil
+}
+
+func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.appsSupported {
+		notFound(w, "handler")
+		return
+	}
+	a := s.findApp(r.PathValue("appid"))
+	if a == nil {
+		notFound(w, "application")
+		return
+	}
+	writeJSON(w, a)
+}
+
+func (s *Server) cancelApplication(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.appsSupported {
+		notFound(w, "handler")
+		return
+	}
+	a := s.findApp(r.PathValue("appid"))
+	if a == nil {
+		notFound(w, "application")
+		return
+	}
+	switch a.Status {
+	case flinkclient.ApplicationStateCanceled:
+	case flinkclient.ApplicationStateFinished, flinkclient.ApplicationStateFailed:
+		w.WriteHeader(http.StatusConflict)
+		writeJSON(w, map[string][]string{"errors": {"Application cancellation failed because the application has already reached another terminal state (" + a.Status + ")."}})
+		return
+	default:
+		a.Status = flinkclient.ApplicationStateCanceled
+		for i := range s.jobs {
+			if !flinkclient.IsTerminalJobState(s.jobs[i].State) {
+				s.jobs[i].State = flinkclient.JobStateCanceled
+			}
+		}
+	}
+	w.WriteHeader(http.StatusAccepted)
+	writeJSON(w, map[string]any{})
 }
