@@ -49,7 +49,6 @@ type harness struct {
 	name   string
 	fake   *fakeflink.Server
 	podSeq int
-	id     string
 }
 
 // newHarness creates a FlinkCluster in a fresh namespace. The fixture cluster is an
@@ -79,7 +78,6 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(
 	fc := w.Obj()
 	fc.UID = ""
 	require.NoError(t, k8s.Create(h.ctx, fc))
-	h.id = resources.JobID(fc)
 	return h
 }
 
@@ -92,7 +90,15 @@ func (h *harness) get() *v1beta1.FlinkCluster {
 	return fc
 }
 
-func (h *harness) jobID() string { return h.id }
+// jobID is the job ID of the current deploy, which the controller records in the status
+// before it creates the JobManager workload.
+func (h *harness) jobID() string {
+	h.t.Helper()
+	if j := h.get().Status.Components.Job; j != nil {
+		return j.ID
+	}
+	return ""
+}
 
 func (h *harness) jobState() string {
 	if j := h.get().Status.Components.Job; j != nil {
