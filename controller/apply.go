@@ -177,7 +177,6 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	}
 	job := c.job()
 	job.DeployTime = state.Time(c.now)
-	job.StartTime = ""
 	c.obs.wl = &state.Workload{Revision: d.Revision, JobID: d.JobID}
 	note := fmt.Sprintf("created JobManager %s %s for revision %s, job %s", kind, obj.GetName(), d.Revision, d.JobID)
 	if d.FromSavepoint != "" {

@@ -188,8 +188,12 @@ func (c *cycle) jobRan() (ran, known bool) {
 		}
 		return false, true
 	}
-	if lifecycle.Terminal(job.State) || job.State == v1beta1.JobStatePending {
+	switch {
+	case job.State == v1beta1.JobStatePending || job.State == v1beta1.JobStateDeployFailed:
 		return false, true
+	case lifecycle.Terminal(job.State):
+		// Ended unobserved (cancelled or failed while deploying): it may have run.
+		return true, true
 	}
 	for i := range c.obs.pods {
 		if state.MayLead(&c.obs.pods[i], c.obs.ha.leader, c.now) {

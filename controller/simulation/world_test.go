@@ -1,6 +1,7 @@
 package simulation_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
@@ -85,29 +87,35 @@ type world struct {
 	// seen are the JobManager workloads seen, by UID; deployed the job IDs deployed.
 	seen       map[types.UID]bool
 	deployed   map[string]bool
-	lastStatus string
-	lastLine   string
-	stillSince time.Time
-	trace      []string
-	violations []string
-	steps      int
+	lastDeploy string
+	// recordedDeployFailed are the job IDs the controller recorded DeployFailed.
+	recordedDeployFailed map[string]bool
+	fromOf               map[string]string
+	lastStatus           string
+	lastLine             string
+	stillSince           time.Time
+	trace                []string
+	violations           []string
+	steps                int
 }
 
 func newWorld(t testing.TB, seed int64) *world {
 	rng := rand.New(rand.NewSource(seed))
 	w := &world{
 		t: t, seed: seed, rng: rng,
-		clock:      clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
-		rec:        &recorder{},
-		procs:      map[string]*proc{},
-		ips:        map[string]string{},
-		jobPodMade: map[types.UID]bool{},
-		jrs:        map[string]string{},
-		truths:     map[string]*truth{},
-		seen:       map[types.UID]bool{},
-		deployed:   map[string]bool{},
-		mode:       v1beta1.JobManagerDeploymentTypeJob,
-		v23:        rng.Intn(2) == 0,
+		clock:                clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
+		rec:                  &recorder{},
+		procs:                map[string]*proc{},
+		ips:                  map[string]string{},
+		jobPodMade:           map[types.UID]bool{},
+		jrs:                  map[string]string{},
+		truths:               map[string]*truth{},
+		seen:                 map[types.UID]bool{},
+		deployed:             map[string]bool{},
+		fromOf:               map[string]string{},
+		recordedDeployFailed: map[string]bool{},
+		mode:                 v1beta1.JobManagerDeploymentTypeJob,
+		v23:                  rng.Intn(2) == 0,
 	}
 	wr := fctest.MakeCluster(name)
 	if rng.Intn(3) != 0 {
@@ -128,8 +136,18 @@ func newWorld(t testing.TB, seed int64) *world {
 	fc.Finalizers = []string{controller.Finalizer}
 	// The plain object tracker: the default one builds a REST mapper for every write.
 	tracker := clienttesting.NewObjectTracker(scheme, serializer.NewCodecFactory(scheme).UniversalDecoder())
+	uids := 0
 	w.cl = fake.NewClientBuilder().WithScheme(scheme).WithObjectTracker(tracker).WithObjects(fc).
-		WithStatusSubresource(&v1beta1.FlinkCluster{}).Build()
+		WithStatusSubresource(&v1beta1.FlinkCluster{}).
+		WithInterceptorFuncs(interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			// The API server gives every object a UID; owner references and the garbage
+			// collector go by it.
+			if obj.GetUID() == "" {
+				uids++
+				obj.SetUID(types.UID(fmt.Sprintf("uid-%d", uids)))
+			}
+			return c.Create(ctx, obj, opts...)
+		}}).Build()
 	r, err := controller.NewReconciler(w.cl, w.cl, w.rec, controller.Options{
 		Clock:           w.clock,
 		HARecoveryGrace: 2 * time.Minute,
@@ -221,6 +239,9 @@ func (w *world) reconcile() {
 			w.log("%s", line)
 		}
 	}
+	if job := fc.Status.Components.Job; job != nil && job.State == v1beta1.JobStateDeployFailed {
+		w.recordedDeployFailed[job.ID] = true
+	}
 	w.checkDeploy(before, after, fcBefore)
 	w.checkRemoval(before, after, fcBefore, fc, runningBefore)
 	w.checkTerminal(fcBefore, fc)
@@ -248,24 +269,34 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 	if w.deployed[after.jobID] {
 		return // the same deploy's JobManager created again (HA resume)
 	}
-	prev := ""
+	prev, prevDeployFailed := "", false
 	if fc.Status.Components.Job != nil {
 		prev = fc.Status.Components.Job.ID
+		prevDeployFailed = w.recordedDeployFailed[prev]
 	}
 	w.log("deploy job %s from %q (newest savepoint %q)", after.jobID, after.from, w.newestSavepoint())
 	_, accepted := fc.Annotations[controller.RestoreAnnotation]
 	accepted = accepted || fc.Spec.Job.RestartPolicy != nil || !lifecycle.TakesSavepointOnUpdate(fc.Spec.Job)
-	if len(w.deployed) > 0 && !accepted {
+	if w.lastDeploy != "" && !accepted {
+		// The newest state is the newest savepoint, or, when the previous deploy never ran,
+		// what that deploy restored (the user's choice, or the newest savepoint then).
 		newest := w.newestSavepoint()
-		ranBefore := false
-		for id := range w.deployed {
-			ranBefore = ranBefore || w.truthOf(id).ran
-		}
-		if (newest != "" && after.from != newest) || (newest == "" && ranBefore && after.from == "") {
-			w.violate("job %s deployed from %q while the newest savepoint is %q (previous job %s)", after.jobID, after.from, newest, prev)
+		switch t := w.truthOf(w.lastDeploy); {
+		case (!t.ran || prevDeployFailed) && after.from != w.fromOf[w.lastDeploy] && after.from != newest:
+			// A deploy the controller saw fail to deploy (DeployFailed) counts as one that
+			// never ran: a job that ran for moments, unobserved, before its JobManager died is
+			// a limit of what any controller can know.
+			w.violate("job %s deployed from %q, but the previous deploy %s never ran and restored %q", after.jobID, after.from, prev, w.fromOf[w.lastDeploy])
+		case (!t.ran || prevDeployFailed):
+		case t.ran && after.from != newest:
+			w.violate("job %s deployed from %q while the newest savepoint is %q (previous job %s ran)", after.jobID, after.from, newest, prev)
+		case t.ran && newest == "":
+			w.violate("job %s deployed from empty state after job %s ran, with no savepoint", after.jobID, prev)
 		}
 	}
 	w.deployed[after.jobID] = true
+	w.lastDeploy = after.jobID
+	w.fromOf[after.jobID] = after.from
 	if cm := w.haConfigMap(); cm != nil {
 		for _, id := range flinkha.JobGraphs(cm) {
 			if id != after.jobID {
