@@ -179,7 +179,8 @@ func (c *cycle) restoreSource() (string, bool) {
 // JobManager may still be up but does not answer is unknown — it may have run meanwhile.
 func (c *cycle) jobRan() (ran, known bool) {
 	job := c.job()
-	if lifecycle.Ran(job) {
+	if lifecycle.Ran(job) || (job.ID != "" && c.obs.ha.jobGraphStored(job.ID)) {
+		// Seen running, or submitted: its graph is in the HA store.
 		return true, true
 	}
 	if f := c.obs.flink; f != nil {
