@@ -32,8 +32,8 @@ type HAStore interface {
 
 // MemoryHA is an HAStore in memory. The zero value is ready to use.
 type MemoryHA struct {
-	mu   sync.Mutex
-	cms  map[string]*corev1.ConfigMap
+	mu  sync.Mutex
+	cms map[string]*corev1.ConfigMap
 }
 
 var _ HAStore = &MemoryHA{}

@@ -192,9 +192,13 @@ func (p *JobManager) JobResultStorePath() string {
 	return strings.TrimSuffix(dir, "/") + "/job-result-store/" + p.clusterID()
 }
 
-func (p *JobManager) deleteOnCommit() bool { return !strings.EqualFold(p.prop(PropJRSDeleteOnCommit), "false") }
+func (p *JobManager) deleteOnCommit() bool {
+	return !strings.EqualFold(p.prop(PropJRSDeleteOnCommit), "false")
+}
 
-func (p *JobManager) submitFailedJob() bool { return strings.EqualFold(p.prop(PropSubmitFailedJob), "true") }
+func (p *JobManager) submitFailedJob() bool {
+	return strings.EqualFold(p.prop(PropSubmitFailedJob), "true")
+}
 
 func (p *JobManager) storeDuration() time.Duration {
 	return durationProp(p.prop(PropAsyncStoreDuration), defaultAsyncStoreDuration)

@@ -186,7 +186,7 @@ func (p *JobManager) getJob(w http.ResponseWriter, r *http.Request) {
 		"start-time": j.start, "end-time": j.end, "duration": p.duration(j.start, j.end), "maxParallelism": -1,
 		"now": p.c.nowMillis(), "timestamps": map[string]int64{j.state: j.lastModified, flinkclient.JobStateInitializing: j.start},
 		"vertices": []any{}, "status-counts": counts,
-		"plan": map[string]any{"jid": j.id, "name": j.name, "type": "STREAMING", "nodes": []any{}},
+		"plan":              map[string]any{"jid": j.id, "name": j.name, "type": "STREAMING", "nodes": []any{}},
 		"pending-operators": 0,
 	}
 	if p.c.opts.Version.hasApplications() && j.appID != "" {
