@@ -43,7 +43,7 @@ func newCluster(t *testing.T, opts fakeflink.Options) *fakeflink.Cluster {
 	return c
 }
 
-func client(t *testing.T, url string) *flinkclient.HTTPClient {
+func restClient(t *testing.T, url string) *flinkclient.HTTPClient {
 	t.Helper()
 	cl, err := flinkclient.New(url, &http.Client{Timeout: 5 * time.Second})
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestJobResultStoreAndRestarts(t *testing.T) {
 			require.True(t, jm.Leads())
 			require.Equal(t, flinkclient.JobStateRunning, jm.JobState(jobID))
 
-			fc := client(t, c.URL())
+			fc := restClient(t, c.URL())
 			_, err := fc.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{TriggerID: triggerID})
 			require.NoError(t, err)
 			st, err := fc.SavepointStatus(ctx, jobID, triggerID)
@@ -153,7 +153,7 @@ func TestSavepointOperations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, fakeflink.Options{})
 			jm := c.Start(fakeflink.Config{Properties: haProps(fakeflink.PropAsyncStoreDuration, tc.storeDuration)})
-			fc := client(t, jm.URL())
+			fc := restClient(t, jm.URL())
 			_, err := fc.TriggerSavepoint(ctx, jobID, flinkclient.SavepointRequest{TriggerID: triggerID})
 			require.NoError(t, err)
 			st, err := fc.SavepointStatus(ctx, jobID, triggerID)
@@ -179,7 +179,7 @@ func TestStopIsIdempotentPerTriggerID(t *testing.T) {
 	c := newCluster(t, fakeflink.Options{})
 	jm := c.Start(fakeflink.Config{Properties: haProps()})
 	jm.SetSavepointMode(fakeflink.SavepointHold)
-	fc := client(t, c.URL())
+	fc := restClient(t, c.URL())
 	for range 2 {
 		got, err := fc.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{TriggerID: triggerID})
 		require.NoError(t, err)
@@ -229,7 +229,7 @@ func TestLeadershipHandover(t *testing.T) {
 			b := c.Start(fakeflink.Config{Name: "jm-b", Properties: haProps()})
 			require.True(t, a.Leads())
 			require.False(t, b.Leads())
-			jobs, err := client(t, b.URL()).ListJobs(ctx)
+			jobs, err := restClient(t, b.URL()).ListJobs(ctx)
 			require.NoError(t, err, "a standby answers for the leader")
 			require.Len(t, jobs, 1)
 
@@ -265,7 +265,7 @@ func TestApplicationDriver(t *testing.T) {
 		t.Run("submit-failed-job: FAILED (application driver) on "+string(v), func(t *testing.T) {
 			c := newCluster(t, fakeflink.Options{Version: v, Program: fakeflink.Program{Throw: "java.lang.IllegalArgumentException: bad argument"}})
 			jm := c.Start(fakeflink.Config{Properties: haProps(fakeflink.PropSubmitFailedJob, "true")})
-			fc := client(t, jm.URL())
+			fc := restClient(t, jm.URL())
 			j, err := fc.GetJob(ctx, jobID)
 			require.NoError(t, err)
 			assert.Equal(t, flinkclient.ApplicationDriverJobName, j.Name)
@@ -279,7 +279,7 @@ func TestApplicationDriver(t *testing.T) {
 		c := newCluster(t, fakeflink.Options{Program: fakeflink.Program{Throw: "java.lang.IllegalArgumentException: bad argument"}})
 		jm := c.Start(fakeflink.Config{Properties: haProps()})
 		assert.False(t, jm.Alive())
-		_, err := client(t, jm.URL()).ListJobs(ctx)
+		_, err := restClient(t, jm.URL()).ListJobs(ctx)
 		assert.Error(t, err)
 	})
 }
@@ -289,7 +289,7 @@ func TestFlink23Applications(t *testing.T) {
 	t.Run("main() throws after submitting: application FAILED, job CANCELED", func(t *testing.T) {
 		c := newCluster(t, fakeflink.Options{Version: fakeflink.Version2_3, Program: fakeflink.Program{Throw: "java.lang.IllegalStateException: after execute", ThrowAfterSubmit: true}})
 		jm := c.Start(fakeflink.Config{Properties: haProps()})
-		fc := client(t, jm.URL())
+		fc := restClient(t, jm.URL())
 		apps, err := fc.ListApplications(ctx)
 		require.NoError(t, err)
 		require.Len(t, apps, 1)
@@ -315,7 +315,7 @@ func TestFlink23Applications(t *testing.T) {
 		c.Advance(15 * time.Second)
 		next := c.Start(fakeflink.Config{Properties: haProps()})
 		require.True(t, next.Leads())
-		fc := client(t, next.URL())
+		fc := restClient(t, next.URL())
 		apps, err := fc.ListApplications(ctx)
 		require.NoError(t, err)
 		require.Len(t, apps, 1)
@@ -328,7 +328,7 @@ func TestFlink23Applications(t *testing.T) {
 	t.Run("application cancel cancels its jobs", func(t *testing.T) {
 		c := newCluster(t, fakeflink.Options{Version: fakeflink.Version2_3})
 		jm := c.Start(fakeflink.Config{Properties: haProps()})
-		fc := client(t, jm.URL())
+		fc := restClient(t, jm.URL())
 		require.NoError(t, fc.CancelApplication(ctx, jm.ApplicationID()))
 		assert.Equal(t, flinkclient.ApplicationStateCanceled, jm.ApplicationState())
 		assert.Equal(t, flinkclient.JobStateCanceled, jm.JobState(jobID))
@@ -348,7 +348,7 @@ func TestVersions(t *testing.T) {
 		t.Run(string(tc.version), func(t *testing.T) {
 			c := newCluster(t, fakeflink.Options{Version: tc.version})
 			jm := c.Start(fakeflink.Config{Properties: haProps()})
-			_, err := client(t, jm.URL()).ListApplications(ctx)
+			_, err := restClient(t, jm.URL()).ListApplications(ctx)
 			if tc.apps {
 				assert.NoError(t, err)
 			} else {
@@ -362,7 +362,7 @@ func TestCancel(t *testing.T) {
 	ctx := context.Background()
 	c := newCluster(t, fakeflink.Options{})
 	jm := c.Start(fakeflink.Config{Properties: haProps()})
-	fc := client(t, jm.URL())
+	fc := restClient(t, jm.URL())
 	require.NoError(t, fc.CancelJob(ctx, jobID))
 	assert.Equal(t, flinkclient.JobStateCanceled, jm.JobState(jobID))
 	require.NoError(t, fc.CancelJob(ctx, jobID), "cancelling a CANCELED job again is accepted")
@@ -376,7 +376,7 @@ func TestCancel(t *testing.T) {
 func TestUnavailableAndSlow(t *testing.T) {
 	c := newCluster(t, fakeflink.Options{})
 	jm := c.Start(fakeflink.Config{Properties: haProps()})
-	fc := client(t, jm.URL())
+	fc := restClient(t, jm.URL())
 
 	jm.SetUnavailable(true)
 	var herr *flinkclient.HTTPError
@@ -395,7 +395,7 @@ func TestUnavailableAndSlow(t *testing.T) {
 	assert.NoError(t, err)
 
 	jm.Kill()
-	_, err = client(t, c.URL()).ListJobs(context.Background())
+	_, err = restClient(t, c.URL()).ListJobs(context.Background())
 	require.ErrorAs(t, err, &herr, "the Service has no endpoint left")
 	assert.Equal(t, http.StatusBadGateway, herr.StatusCode)
 }
