@@ -120,6 +120,28 @@ func writeErrors(w http.ResponseWriter, status int, msgs ...string) {
 	writeJSON(w, status, map[string][]string{"errors": msgs})
 }
 
+// jobStates are Flink's JobStatus values.
+var jobStates = []string{
+	flinkclient.JobStateInitializing, flinkclient.JobStateCreated, flinkclient.JobStateRunning, flinkclient.JobStateFailing,
+	flinkclient.JobStateFailed, flinkclient.JobStateCancelling, flinkclient.JobStateCanceled, flinkclient.JobStateFinished,
+	flinkclient.JobStateRestarting, flinkclient.JobStateSuspended, flinkclient.JobStateReconciling,
+}
+
+// applicationStates are Flink's ApplicationState values (2.3).
+var applicationStates = []string{
+	flinkclient.ApplicationStateCreated, flinkclient.ApplicationStateRunning, flinkclient.ApplicationStateFailing,
+	flinkclient.ApplicationStateFailed, flinkclient.ApplicationStateCancelling, flinkclient.ApplicationStateCanceled,
+	flinkclient.ApplicationStateFinished,
+}
+
+// nullable is s, or JSON null when empty.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 // executionStates are Flink's ExecutionState values, lower-cased as JobDetails writes them.
 var executionStates = []string{"created", "scheduled", "deploying", "running", "finished", "canceling", "canceled", "failed", "reconciling", "initializing"}
 
@@ -181,16 +203,27 @@ func (p *JobManager) getJob(w http.ResponseWriter, r *http.Request) {
 	for _, s := range executionStates {
 		counts[strings.ToUpper(s)] = 0
 	}
+	timestamps := map[string]int64{}
+	for _, s := range jobStates {
+		timestamps[s] = 0
+	}
+	timestamps[flinkclient.JobStateInitializing] = j.start
+	timestamps[flinkclient.JobStateCreated] = j.start
+	timestamps[j.state] = j.lastModified
 	body := map[string]any{
 		"jid": j.id, "name": j.name, "isStoppable": false, "state": j.state, "job-type": "STREAMING",
-		"start-time": j.start, "end-time": j.end, "duration": p.duration(j.start, j.end), "maxParallelism": -1,
-		"now": p.c.nowMillis(), "timestamps": map[string]int64{j.state: j.lastModified, flinkclient.JobStateInitializing: j.start},
+		"schedulerType": "Default",
+		"start-time":    j.start, "end-time": j.end, "duration": p.duration(j.start, j.end), "maxParallelism": -1,
+		"now": p.c.nowMillis(), "timestamps": timestamps,
 		"vertices": []any{}, "status-counts": counts,
-		"plan":              map[string]any{"jid": j.id, "name": j.name, "type": "STREAMING", "nodes": []any{}},
-		"pending-operators": 0,
+		"plan": map[string]any{"jid": j.id, "name": j.name, "type": "STREAMING", "nodes": []any{}},
 	}
-	if p.c.opts.Version.hasApplications() && j.appID != "" {
-		body["application-id"] = j.appID
+	if p.c.opts.Version != Version1_20 {
+		// FLIP-469 (Flink 2.0) added the operators not yet in the job graph.
+		body["pending-operators"] = 0
+	}
+	if p.c.opts.Version.hasApplications() {
+		body["application-id"] = nullable(j.appID)
 	}
 	writeJSON(w, http.StatusOK, body)
 }
@@ -501,9 +534,13 @@ func (p *JobManager) getApplication(w http.ResponseWriter, r *http.Request) {
 			jobs = append(jobs, p.jobDetails(j))
 		}
 	}
+	timestamps := map[string]int64{}
+	for _, s := range applicationStates {
+		timestamps[s] = a.timestamps[s]
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": a.id, "name": a.name, "status": a.state, "start-time": a.start, "end-time": a.end,
-		"duration": p.duration(a.start, a.end), "timestamps": a.timestamps, "jobs": jobs,
+		"duration": p.duration(a.start, a.end), "timestamps": timestamps, "jobs": jobs,
 	})
 }
 
@@ -548,11 +585,7 @@ func (p *JobManager) getApplicationExceptions(w http.ResponseWriter, r *http.Req
 	}
 	entries := []map[string]any{}
 	for _, e := range a.exceptions {
-		m := map[string]any{"exceptionName": e.Name, "stacktrace": e.StackTrace, "timestamp": e.Timestamp}
-		if e.JobID != "" {
-			m["jobId"] = e.JobID
-		}
-		entries = append(entries, m)
+		entries = append(entries, map[string]any{"exceptionName": e.Name, "stacktrace": e.StackTrace, "timestamp": e.Timestamp, "jobId": nullable(e.JobID)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"exceptionHistory": map[string]any{"entries": entries, "truncated": false}})
 }
