@@ -45,7 +45,7 @@ func TestJobs(t *testing.T) {
 	fake.SetJobs(flinkclient.Job{ID: jobID, Name: "wordcount", State: flinkclient.JobStateRunning, StartTime: 42})
 	jobs, err = c.ListJobs(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []flinkclient.Job{{ID: jobID, Name: "wordcount", State: "RUNNING", StartTime: 42}}, jobs)
+	assert.Equal(t, []flinkclient.Job{{ID: jobID, Name: "wordcount", State: "RUNNING", StartTime: 42, EndTime: -1}}, jobs, "Flink reports end-time -1 while a job runs")
 
 	j, err := c.GetJob(ctx, jobID)
 	require.NoError(t, err)
@@ -125,8 +125,12 @@ func TestStopWithSavepointFinishesTheJob(t *testing.T) {
 	assert.Equal(t, flinkclient.JobStateFinished, fake.JobState(jobID), "stop-with-savepoint ends FINISHED")
 	assert.Equal(t, 1, fake.CountRequests("POST /jobs/"+jobID+"/stop"))
 
-	_, err = c.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{})
-	assert.Error(t, err, "a finished job cannot be stopped again")
+	again, err := c.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{})
+	require.NoError(t, err, "Flink accepts the request and fails the operation")
+	st, err = c.SavepointStatus(ctx, jobID, again)
+	require.NoError(t, err)
+	assert.True(t, st.Completed())
+	assert.False(t, st.Succeeded(), "a finished job cannot be stopped again")
 }
 
 func TestSavepointFails(t *testing.T) {
@@ -142,7 +146,7 @@ func TestSavepointFails(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, st.Completed())
 	assert.False(t, st.Succeeded())
-	assert.Contains(t, st.FailureCause, "checkpoint coordinator")
+	assert.Contains(t, st.FailureCause, "Checkpoint Coordinator is suspending")
 
 	_, err = c.SavepointStatus(ctx, jobID, "nosuchtrigger")
 	assert.ErrorIs(t, err, flinkclient.ErrNotFound)
