@@ -485,7 +485,7 @@ func (c *cycle) setClusterState() {
 		ConfigMap:      c.obs.configMapExists,
 		JobManagerPods: len(c.obs.pods),
 	}
-	next := state.ClusterState(job.State, job.State == v1beta1.JobStateUpdating, c.finished(),
+	next := state.ClusterState(job.State, c.updatePending(), c.finished(),
 		state.CleanupAction(&c.fc.Spec, job.State), comps)
 	if next == v1beta1.ClusterStateStopping {
 		c.poll()

@@ -25,6 +25,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
@@ -295,10 +296,29 @@ func (h *harness) runJob() (client.Object, *corev1.Pod) {
 	wl := h.waitWorkload("")
 	pod := h.startPod(wl)
 	h.fake.SetJobs(flinkclient.Job{ID: h.jobID(), Name: "wordcount", State: flinkclient.JobStateRunning})
+	h.storeJobGraph(h.jobID())
 	h.waitJob(v1beta1.JobStateRunning)
 	h.waitCluster(v1beta1.ClusterStateRunning)
 	h.waitConditions(steady...)
 	return wl, pod
+}
+
+// storeJobGraph writes the job's graph into the cluster's HA ConfigMap, as the leading
+// JobManager does once the job is submitted (the scripted fake process has no HA of its own).
+func (h *harness) storeJobGraph(jobID string) {
+	h.t.Helper()
+	cm := flinkha.NewConfigMap(h.ns, flinkha.ClusterConfigMapName(h.name), h.name)
+	if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+		require.True(h.t, apierrors.IsNotFound(err), "reading the HA ConfigMap: %v", err)
+		cm.Data = map[string]string{flinkha.JobGraphKey(jobID): "graph"}
+		require.NoError(h.t, k8s.Create(h.ctx, cm))
+		return
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data[flinkha.JobGraphKey(jobID)] = "graph"
+	require.NoError(h.t, k8s.Update(h.ctx, cm))
 }
 
 func (h *harness) jmPods() []corev1.Pod {

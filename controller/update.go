@@ -121,6 +121,11 @@ func (c *cycle) startUpdate() {
 		c.event(corev1.EventTypeNormal, ReasonUpdateStarted, "Update", "redeploying revision %s as annotated (%s)",
 			c.st.Revision.CurrentRevision, RestoreAnnotation)
 	}
+	if prev == v1beta1.JobStateDeployFailed {
+		// A deploy that never ran: nothing to stop, and its state says what the next deploy
+		// restores (what this one did).
+		return
+	}
 	c.setJobState(v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
 	if prev == v1beta1.JobStateRunning && lifecycle.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.obs.wl != nil && c.restoreChoice() == nil {
 		c.requestSavepoint(SavepointReasonUpdate)

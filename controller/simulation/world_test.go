@@ -100,6 +100,18 @@ type world struct {
 }
 
 func newWorld(t testing.TB, seed int64) *world {
+	return newWorldWith(t, seed, nil)
+}
+
+// setup fixes what newWorld otherwise draws at random.
+type setup struct {
+	mode v1beta1.JobManagerDeploymentType
+	v23  bool
+	// build adjusts the cluster.
+	build func(fc *v1beta1.FlinkCluster)
+}
+
+func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 	rng := rand.New(rand.NewSource(seed))
 	w := &world{
 		t: t, seed: seed, rng: rng,
@@ -132,6 +144,13 @@ func newWorld(t testing.TB, seed int64) *world {
 	if rng.Intn(4) == 0 {
 		fc.Spec.Job.TakeSavepointOnUpdate = ptr.To(false)
 		fc.Spec.Job.MaxStateAgeToRestoreSeconds = ptr.To(int32(60 + rng.Intn(1200)))
+	}
+	if fixed != nil {
+		fc = fctest.MakeCluster(name).DeploymentType(fixed.mode).Obj()
+		w.mode, w.v23 = fixed.mode, fixed.v23
+		if fixed.build != nil {
+			fixed.build(fc)
+		}
 	}
 	fc.Finalizers = []string{controller.Finalizer}
 	// The plain object tracker: the default one builds a REST mapper for every write.
