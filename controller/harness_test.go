@@ -57,6 +57,7 @@ type harness struct {
 // adjusts it.
 func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(w *fctest.Wrapper)) *harness {
 	t.Helper()
+	requireEnv(t)
 	h := &harness{t: t, ctx: context.Background(), mode: mode, name: "wc"}
 	h.ns = fmt.Sprintf("t%d-%s", nsSeq.Add(1), strings.ToLower(string(mode)))
 	require.NoError(t, k8s.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}))

@@ -214,9 +214,10 @@ func run(t testing.TB, seed int64, steps int) (w *world) {
 // old one may still lead; no wait without a bound. A failure prints the seed: replay it with
 // SIM_SEED=<seed>.
 func TestInvariants(t *testing.T) {
-	sequences, steps := envInt("SIM_SEQUENCES", 2000), envInt("SIM_STEPS", 40)
+	// The default keeps make test lean; make soak-controller explores far more.
+	sequences, steps := envInt("SIM_SEQUENCES", 300), envInt("SIM_STEPS", 30)
 	if testing.Short() {
-		sequences = 200
+		sequences = 50
 	}
 	base := time.Now().UnixNano()
 	if s := os.Getenv("SIM_SEED"); s != "" {
