@@ -60,7 +60,6 @@ const (
 	PropJRSStoragePath            = "job-result-store.storage-path"
 	PropAsyncStoreDuration        = "rest.async.store-duration"
 	PropSubmitFailedJob           = "execution.submit-failed-job-on-application-error"
-	PropShutdownOnAppFinish       = "execution.shutdown-on-application-finish"
 	PropSavepointDir              = "state.savepoints.dir"
 	PropCheckpointDir             = "state.checkpoints.dir"
 	PropSavepointPath             = "execution.savepoint.path"
@@ -175,6 +174,12 @@ func (c *Cluster) URL() string { return c.svc.URL }
 func (c *Cluster) Close() {
 	c.mu.Lock()
 	procs := slices.Clone(c.procs)
+	for _, p := range procs {
+		if p.hold != nil {
+			close(p.hold)
+			p.hold = nil
+		}
+	}
 	c.mu.Unlock()
 	for _, p := range procs {
 		p.srv.Close()

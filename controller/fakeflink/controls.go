@@ -114,6 +114,13 @@ func (p *JobManager) Partition(cut bool) {
 	p.c.electLocked()
 }
 
+// Partitioned reports whether the process is cut off from the API server.
+func (p *JobManager) Partitioned() bool {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	return p.partitioned
+}
+
 // SetUnavailable makes every REST call answer 503, as while the JobManager starts.
 func (p *JobManager) SetUnavailable(v bool) {
 	p.c.mu.Lock()
@@ -305,12 +312,8 @@ func (p *JobManager) CompleteCheckpoint(jobID string) string {
 	if j == nil || j.state != flinkclient.JobStateRunning {
 		return ""
 	}
-	id := int64(1)
-	for _, cp := range []*checkpoint{j.completed, j.savepoint} {
-		if cp != nil && cp.id >= id {
-			id = cp.id + 1
-		}
-	}
+	j.lastCheckpointID++
+	id := j.lastCheckpointID
 	now := p.c.nowMillis()
 	path := p.dirProp(PropCheckpointDir, defaultCheckpointDir) + "/" + jobID + "/chk-" + itoa(id)
 	j.completed = &checkpoint{id: id, path: path, trigger: now, ack: now}

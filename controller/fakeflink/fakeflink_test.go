@@ -114,6 +114,9 @@ func TestRecoveryFromTheJobGraphStoreIgnoresTheCommandLine(t *testing.T) {
 			require.True(t, next.Leads())
 			assert.Equal(t, flinkclient.JobStateRunning, next.JobState(jobID))
 			assert.Equal(t, tc.want, next.RestoredFrom(jobID), "--fromSavepoint s3://sp/new is ignored")
+			if tc.checkpoint {
+				assert.Equal(t, "file:///checkpoints/"+jobID+"/chk-2", next.CompleteCheckpoint(jobID), "checkpoint IDs go on after a recovery")
+			}
 			ex := c.Executions()
 			require.Len(t, ex, 2)
 			assert.True(t, ex[1].Recovered)

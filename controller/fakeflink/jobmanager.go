@@ -60,8 +60,10 @@ type job struct {
 	exceptions      []flinkclient.Exception
 	restoredFrom    string
 	completed       *checkpoint
-	savepoint       *checkpoint
-	exec            *Execution
+	// lastCheckpointID is the highest checkpoint ID used, restored ones included.
+	lastCheckpointID int64
+	savepoint        *checkpoint
+	exec             *Execution
 }
 
 type application struct {
@@ -394,6 +396,7 @@ func (p *JobManager) recoverLocked(cm *corev1.ConfigMap, graphs []string) {
 		var g storedGraph
 		_ = json.Unmarshal([]byte(cm.Data[flinkha.JobGraphKey(id)]), &g)
 		from := g.Savepoint
+		var lastID int64
 		if jcm, err := p.c.ha.Get(context.Background(), flinkha.JobConfigMapName(p.clusterID(), id)); err == nil && jcm != nil {
 			var last string
 			for k := range jcm.Data {
@@ -403,9 +406,10 @@ func (p *JobManager) recoverLocked(cm *corev1.ConfigMap, graphs []string) {
 			}
 			if last != "" {
 				from = jcm.Data[last]
+				lastID, _ = strconv.ParseInt(strings.TrimPrefix(last, flinkha.CheckpointKeyPrefix), 10, 64)
 			}
 		}
-		p.startLocked(id, g.Name, true, from)
+		p.startLocked(id, g.Name, true, from).lastCheckpointID = lastID
 	}
 }
 
