@@ -226,6 +226,30 @@ func (c *Cluster) Processes() []*JobManager {
 	return slices.Clone(c.procs)
 }
 
+// ProcessAt returns the most recent process that publishes address (see Config.Address), or nil.
+func (c *Cluster) ProcessAt(address string) *JobManager {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		if c.procs[i].Address() == address {
+			return c.procs[i]
+		}
+	}
+	return nil
+}
+
+// Process returns the most recent process named name, or nil.
+func (c *Cluster) Process(name string) *JobManager {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		if c.procs[i].name == name {
+			return c.procs[i]
+		}
+	}
+	return nil
+}
+
 // Leader returns the process that leads, or nil.
 func (c *Cluster) Leader() *JobManager {
 	c.mu.Lock()

@@ -15,6 +15,14 @@ import (
 // server leader address the process publishes in the HA ConfigMap.
 func (p *JobManager) URL() string { return p.srv.URL }
 
+// Address is the REST address the process publishes as leader: Config.Address, else URL().
+func (p *JobManager) Address() string {
+	if p.cfg.Address != "" {
+		return p.cfg.Address
+	}
+	return p.URL()
+}
+
 // Name is the process's name (Config.Name or jobmanager-<n>).
 func (p *JobManager) Name() string { return p.name }
 

@@ -27,6 +27,10 @@ type Config struct {
 	// Session starts no application: the process runs only the jobs a test scripts with
 	// SetJobs and SetJobState.
 	Session bool
+	// Address is the REST address the process publishes as leader in the HA ConfigMap, as
+	// Flink publishes http://<pod IP>:<rest.port>; default URL(). Tests of the controller set
+	// it to the pod's address and reach the process with Cluster.ProcessAt.
+	Address string
 }
 
 // SavepointMode is how a process answers savepoint and stop-with-savepoint operations.
@@ -327,7 +331,7 @@ func (c *Cluster) electLocked() {
 		}
 		cm.Annotations[flinkha.LeaderAnnotation] = flinkha.FormatElection(e)
 		session := deriveID(holder.lockID, "session")
-		cm.Data[restKey] = flinkha.FormatLeaderInformation(session, holder.URL())
+		cm.Data[restKey] = flinkha.FormatLeaderInformation(session, holder.Address())
 		cm.Data[flinkha.LeaderKey(flinkha.ComponentDispatcher)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.srv.Listener.Addr().String()+"/user/rpc/dispatcher_1")
 		cm.Data[flinkha.LeaderKey(flinkha.ComponentResourceManager)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.srv.Listener.Addr().String()+"/user/rpc/resourcemanager_0")
 		if err := c.ha.Put(ctx, cm); err != nil {

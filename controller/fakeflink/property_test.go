@@ -101,8 +101,8 @@ func TestRandomSequencesKeepTheFakeConsistent(t *testing.T) {
 				if err != nil || cm == nil {
 					fail("a leader without a cluster ConfigMap")
 				}
-				if l, ok := flinkha.Leader(cm); !ok || l.Address != leader.URL() {
-					fail("the ConfigMap names %q, the leader is %s", l.Address, leader.URL())
+				if l, ok := flinkha.Leader(cm); !ok || l.Address != leader.Address() {
+					fail("the ConfigMap names %q, the leader is %s", l.Address, leader.Address())
 				}
 			}
 			for _, v := range c.Violations() {
