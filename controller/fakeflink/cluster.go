@@ -20,6 +20,20 @@
 //
 // Nothing runs in the background: state changes only through REST calls and the test
 // controls, and time only moves with the clock, so tests never sleep.
+//
+// Test controls, on a Cluster: Start(Config) a process; Advance(d) the clock (leases expire,
+// standbys take over, savepoint results expire); SetProgram and ReleaseMain script main();
+// LoseHA deletes the HA ConfigMaps; URL is the JobManager Service; Leader, Process, ProcessAt
+// and Processes find processes; Executions, Violations and HasResult tell what happened.
+// On a JobManager: Kill (or Crash), Stop, Exit, Restart, Partition; SetUnavailable (503) and
+// Hold/Release (a hung REST API); SetJobState, SetJobs, SetExceptions, SetApplications,
+// SetApplicationExceptions script Flink's answers; SetSavepointMode, CompleteSavepoints,
+// FailSavepoints, ExpireSavepointResults drive savepoint operations; CompleteCheckpoint
+// takes a checkpoint; JobState, RestoredFrom, LatestSavepoint, ApplicationID,
+// ApplicationState, Leads, Requests and CountRequests observe it.
+//
+// New() is the single-process, HA-less fake of earlier tests: a Session process whose jobs
+// are whatever the test scripts.
 package fakeflink
 
 import (
