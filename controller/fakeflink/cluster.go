@@ -20,6 +20,20 @@
 //
 // Nothing runs in the background: state changes only through REST calls and the test
 // controls, and time only moves with the clock, so tests never sleep.
+//
+// Test controls, on a Cluster: Start(Config) a process; Advance(d) the clock (leases expire,
+// standbys take over, savepoint results expire); SetProgram and ReleaseMain script main();
+// LoseHA deletes the HA ConfigMaps; URL is the JobManager Service; Leader, Process, ProcessAt
+// and Processes find processes; Executions, Violations and HasResult tell what happened.
+// On a JobManager: Kill (or Crash), Stop, Exit, Restart, Partition; SetUnavailable (503) and
+// Hold/Release (a hung REST API); SetJobState, SetJobs, SetExceptions, SetApplications,
+// SetApplicationExceptions script Flink's answers; SetSavepointMode, CompleteSavepoints,
+// FailSavepoints, ExpireSavepointResults drive savepoint operations; CompleteCheckpoint
+// takes a checkpoint; JobState, RestoredFrom, LatestSavepoint, ApplicationID,
+// ApplicationState, Leads, Requests and CountRequests observe it.
+//
+// New() is the single-process, HA-less fake of earlier tests: a Session process whose jobs
+// are whatever the test scripts.
 package fakeflink
 
 import (
@@ -60,7 +74,6 @@ const (
 	PropJRSStoragePath            = "job-result-store.storage-path"
 	PropAsyncStoreDuration        = "rest.async.store-duration"
 	PropSubmitFailedJob           = "execution.submit-failed-job-on-application-error"
-	PropShutdownOnAppFinish       = "execution.shutdown-on-application-finish"
 	PropSavepointDir              = "state.savepoints.dir"
 	PropCheckpointDir             = "state.checkpoints.dir"
 	PropSavepointPath             = "execution.savepoint.path"
@@ -175,6 +188,12 @@ func (c *Cluster) URL() string { return c.svc.URL }
 func (c *Cluster) Close() {
 	c.mu.Lock()
 	procs := slices.Clone(c.procs)
+	for _, p := range procs {
+		if p.hold != nil {
+			close(p.hold)
+			p.hold = nil
+		}
+	}
 	c.mu.Unlock()
 	for _, p := range procs {
 		p.srv.Close()
@@ -219,6 +238,30 @@ func (c *Cluster) Processes() []*JobManager {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.procs)
+}
+
+// ProcessAt returns the most recent process that publishes address (see Config.Address), or nil.
+func (c *Cluster) ProcessAt(address string) *JobManager {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		if c.procs[i].Address() == address {
+			return c.procs[i]
+		}
+	}
+	return nil
+}
+
+// Process returns the most recent process named name, or nil.
+func (c *Cluster) Process(name string) *JobManager {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		if c.procs[i].name == name {
+			return c.procs[i]
+		}
+	}
+	return nil
 }
 
 // Leader returns the process that leads, or nil.

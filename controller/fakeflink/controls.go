@@ -15,6 +15,14 @@ import (
 // server leader address the process publishes in the HA ConfigMap.
 func (p *JobManager) URL() string { return p.srv.URL }
 
+// Address is the REST address the process publishes as leader: Config.Address, else URL().
+func (p *JobManager) Address() string {
+	if p.cfg.Address != "" {
+		return p.cfg.Address
+	}
+	return p.URL()
+}
+
 // Name is the process's name (Config.Name or jobmanager-<n>).
 func (p *JobManager) Name() string { return p.name }
 
@@ -112,6 +120,13 @@ func (p *JobManager) Partition(cut bool) {
 	defer p.c.mu.Unlock()
 	p.partitioned = cut
 	p.c.electLocked()
+}
+
+// Partitioned reports whether the process is cut off from the API server.
+func (p *JobManager) Partitioned() bool {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	return p.partitioned
 }
 
 // SetUnavailable makes every REST call answer 503, as while the JobManager starts.
@@ -305,12 +320,8 @@ func (p *JobManager) CompleteCheckpoint(jobID string) string {
 	if j == nil || j.state != flinkclient.JobStateRunning {
 		return ""
 	}
-	id := int64(1)
-	for _, cp := range []*checkpoint{j.completed, j.savepoint} {
-		if cp != nil && cp.id >= id {
-			id = cp.id + 1
-		}
-	}
+	j.lastCheckpointID++
+	id := j.lastCheckpointID
 	now := p.c.nowMillis()
 	path := p.dirProp(PropCheckpointDir, defaultCheckpointDir) + "/" + jobID + "/chk-" + itoa(id)
 	j.completed = &checkpoint{id: id, path: path, trigger: now, ack: now}

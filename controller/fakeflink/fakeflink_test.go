@@ -114,6 +114,9 @@ func TestRecoveryFromTheJobGraphStoreIgnoresTheCommandLine(t *testing.T) {
 			require.True(t, next.Leads())
 			assert.Equal(t, flinkclient.JobStateRunning, next.JobState(jobID))
 			assert.Equal(t, tc.want, next.RestoredFrom(jobID), "--fromSavepoint s3://sp/new is ignored")
+			if tc.checkpoint {
+				assert.Equal(t, "file:///checkpoints/"+jobID+"/chk-2", next.CompleteCheckpoint(jobID), "checkpoint IDs go on after a recovery")
+			}
 			ex := c.Executions()
 			require.Len(t, ex, 2)
 			assert.True(t, ex[1].Recovered)
@@ -225,8 +228,10 @@ func TestLeadershipHandover(t *testing.T) {
 			ctx := context.Background()
 			ha := &fakeflink.MemoryHA{}
 			c := newCluster(t, fakeflink.Options{HA: ha})
-			a := c.Start(fakeflink.Config{Name: "jm-a", Properties: haProps()})
-			b := c.Start(fakeflink.Config{Name: "jm-b", Properties: haProps()})
+			a := c.Start(fakeflink.Config{Name: "jm-a", Properties: haProps(), Address: "http://10.0.0.1:8081"})
+			b := c.Start(fakeflink.Config{Name: "jm-b", Properties: haProps(), Address: "http://10.0.0.2:8081"})
+			require.Equal(t, a, c.ProcessAt("http://10.0.0.1:8081"))
+			require.Equal(t, b, c.Process("jm-b"))
 			require.True(t, a.Leads())
 			require.False(t, b.Leads())
 			jobs, err := restClient(t, b.URL()).ListJobs(ctx)
@@ -237,7 +242,7 @@ func TestLeadershipHandover(t *testing.T) {
 			require.NoError(t, err)
 			l, ok := flinkha.Leader(cm)
 			require.True(t, ok)
-			assert.Equal(t, a.URL(), l.Address)
+			assert.Equal(t, "10.0.0.1", l.Host(), "the pod's address, as Flink publishes it")
 
 			tc.leave(a)
 			if tc.wait > 0 {
@@ -252,7 +257,7 @@ func TestLeadershipHandover(t *testing.T) {
 			require.NoError(t, err)
 			l, ok = flinkha.Leader(cm)
 			require.True(t, ok)
-			assert.Equal(t, b.URL(), l.Address)
+			assert.Equal(t, "http://10.0.0.2:8081", l.Address)
 			assert.Equal(t, flinkclient.JobStateRunning, b.JobState(jobID))
 			assert.Empty(t, c.Violations(), "never two executions at once")
 		})

@@ -27,6 +27,10 @@ type Config struct {
 	// Session starts no application: the process runs only the jobs a test scripts with
 	// SetJobs and SetJobState.
 	Session bool
+	// Address is the REST address the process publishes as leader in the HA ConfigMap, as
+	// Flink publishes http://<pod IP>:<rest.port>; default URL(). Tests of the controller set
+	// it to the pod's address and reach the process with Cluster.ProcessAt.
+	Address string
 }
 
 // SavepointMode is how a process answers savepoint and stop-with-savepoint operations.
@@ -60,8 +64,10 @@ type job struct {
 	exceptions      []flinkclient.Exception
 	restoredFrom    string
 	completed       *checkpoint
-	savepoint       *checkpoint
-	exec            *Execution
+	// lastCheckpointID is the highest checkpoint ID used, restored ones included.
+	lastCheckpointID int64
+	savepoint        *checkpoint
+	exec             *Execution
 }
 
 type application struct {
@@ -325,7 +331,7 @@ func (c *Cluster) electLocked() {
 		}
 		cm.Annotations[flinkha.LeaderAnnotation] = flinkha.FormatElection(e)
 		session := deriveID(holder.lockID, "session")
-		cm.Data[restKey] = flinkha.FormatLeaderInformation(session, holder.URL())
+		cm.Data[restKey] = flinkha.FormatLeaderInformation(session, holder.Address())
 		cm.Data[flinkha.LeaderKey(flinkha.ComponentDispatcher)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.srv.Listener.Addr().String()+"/user/rpc/dispatcher_1")
 		cm.Data[flinkha.LeaderKey(flinkha.ComponentResourceManager)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.srv.Listener.Addr().String()+"/user/rpc/resourcemanager_0")
 		if err := c.ha.Put(ctx, cm); err != nil {
@@ -394,6 +400,7 @@ func (p *JobManager) recoverLocked(cm *corev1.ConfigMap, graphs []string) {
 		var g storedGraph
 		_ = json.Unmarshal([]byte(cm.Data[flinkha.JobGraphKey(id)]), &g)
 		from := g.Savepoint
+		var lastID int64
 		if jcm, err := p.c.ha.Get(context.Background(), flinkha.JobConfigMapName(p.clusterID(), id)); err == nil && jcm != nil {
 			var last string
 			for k := range jcm.Data {
@@ -403,9 +410,10 @@ func (p *JobManager) recoverLocked(cm *corev1.ConfigMap, graphs []string) {
 			}
 			if last != "" {
 				from = jcm.Data[last]
+				lastID, _ = strconv.ParseInt(strings.TrimPrefix(last, flinkha.CheckpointKeyPrefix), 10, 64)
 			}
 		}
-		p.startLocked(id, g.Name, true, from)
+		p.startLocked(id, g.Name, true, from).lastCheckpointID = lastID
 	}
 }
 

@@ -394,13 +394,8 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 		dir = p.dirProp(PropSavepointDir, defaultSavepointDir)
 	}
 	now := p.c.nowMillis()
-	cpID := int64(1)
-	if j.completed != nil {
-		cpID = j.completed.id + 1
-	}
-	if j.savepoint != nil && j.savepoint.id >= cpID {
-		cpID = j.savepoint.id + 1
-	}
+	j.lastCheckpointID++
+	cpID := j.lastCheckpointID
 	op.location = fmt.Sprintf("%s/savepoint-%.6s-%.12s", dir, j.id, op.triggerID)
 	j.savepoint = &checkpoint{id: cpID, savepoint: true, path: op.location, trigger: now, ack: now}
 	if op.stop {

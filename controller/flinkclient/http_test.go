@@ -261,31 +261,6 @@ func TestTriggerIDChecks(t *testing.T) {
 	assert.NotEqual(t, flinkclient.NewID(), flinkclient.NewID())
 }
 
-func TestTriggerIDIsIdempotentOnTheFake(t *testing.T) {
-	const tid = "0123456789abcdef0123456789abcdef"
-	ctx := context.Background()
-	fake := fakeflink.New()
-	defer fake.Close()
-	c := newClient(t, fake.URL())
-	fake.SetJobs(flinkclient.Job{ID: jobID, State: flinkclient.JobStateRunning})
-	fake.SetSavepointMode(fakeflink.SavepointHold)
-	for range 2 {
-		got, err := c.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{TriggerID: tid})
-		require.NoError(t, err)
-		assert.Equal(t, tid, got)
-	}
-	fake.CompleteSavepoints()
-	got, err := c.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{TriggerID: tid})
-	require.NoError(t, err, "a retry of a completed stop is the same operation, not a stop of a FINISHED job")
-	assert.Equal(t, tid, got)
-	cp, err := c.GetCheckpoints(ctx, jobID)
-	require.NoError(t, err)
-	require.NotNil(t, cp.LatestSavepoint(), "the stop's savepoint shows in the checkpoint statistics")
-	st, err := c.SavepointStatus(ctx, jobID, tid)
-	require.NoError(t, err)
-	assert.Equal(t, st.Location, cp.LatestSavepoint().ExternalPath)
-}
-
 func TestCancel(t *testing.T) {
 	ctx := context.Background()
 	srv, rec := recordingServer(t, http.StatusAccepted, `{}`)
