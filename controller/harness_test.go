@@ -31,8 +31,6 @@ import (
 
 const (
 	waitTimeout = 45 * time.Second
-	// quiet is how long "nothing happens" is watched: many poll intervals.
-	quiet = 1 * time.Second
 	// holdFinalizer keeps a deleted pod Terminating, as a JobManager in its preStop delay.
 	holdFinalizer = "test.flink-admission/terminating"
 )
@@ -120,16 +118,44 @@ func (h *harness) eventually(what string, cond func() bool) {
 	}
 }
 
-// consistently checks cond for the quiet period.
-func (h *harness) consistently(what string, cond func() bool) {
+// afterReconciles checks that cond holds once the controller has looked at the cluster again,
+// twice, after everything the test did so far: no real time is watched, the test waits on
+// the controller's own acknowledgement (see reconciled).
+func (h *harness) afterReconciles(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(quiet)
-	for time.Now().Before(deadline) {
+	for range 2 {
+		h.reconciled()
 		if !cond() {
-			h.t.Fatalf("expected %s to hold", what)
+			h.t.Fatalf("expected %s to hold after the controller reconciled again", what)
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// reconciled pokes the cluster with a spec change the controller ignores
+// (spec.job.autoSavepointSeconds: not part of the revision, no behaviour) and waits until a
+// reconcile stamped the cluster's conditions with the new generation.
+func (h *harness) reconciled() {
+	h.t.Helper()
+	h.patch(func(fc *v1beta1.FlinkCluster) {
+		n := int32(1)
+		if p := fc.Spec.Job.AutoSavepointSeconds; p != nil {
+			n = *p + 1
+		}
+		fc.Spec.Job.AutoSavepointSeconds = &n
+	})
+	gen := h.get().Generation
+	h.eventually(fmt.Sprintf("a reconcile of generation %d", gen), func() bool {
+		fc := h.get()
+		if len(fc.Status.Conditions) == 0 {
+			return false
+		}
+		for _, c := range fc.Status.Conditions {
+			if c.ObservedGeneration < gen {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func (h *harness) waitJob(state string) *v1beta1.FlinkCluster {

@@ -102,7 +102,7 @@ func savepointState(fc *v1beta1.FlinkCluster) string {
 func noResubmission(h *harness, jobState string, workloadUID string) {
 	h.t.Helper()
 	stops, savepoints := h.requests("POST", "/stop"), h.requests("POST", "/savepoints")
-	h.consistently("no resubmission", func() bool {
+	h.afterReconciles("no resubmission", func() bool {
 		wl := h.workload()
 		sameWorkload := (wl == nil && workloadUID == "") || (wl != nil && string(wl.GetUID()) == workloadUID)
 		return sameWorkload && h.jobState() == jobState &&
@@ -158,7 +158,7 @@ func updateTwice(t *testing.T, h *harness) {
 			})
 			h.waitConditions("Updating=True/WaitingForJobManagerPods", "JobManagerReady=False/JobManagerMissing")
 			assert.Contains(t, h.condition(controller.ConditionUpdating).Message, pod.Name)
-			h.consistently("no replacement and no Succeeded while the old JobManager pod terminates", func() bool {
+			h.afterReconciles("no replacement and no Succeeded while the old JobManager pod terminates", func() bool {
 				fc := h.get()
 				return h.workload() == nil && fc.Status.Components.Job.State == v1beta1.JobStateUpdating &&
 					fc.Status.State == v1beta1.ClusterStateUpdating && h.podExists(pod)
@@ -241,7 +241,7 @@ func nonStoppingSavepoint(t *testing.T, h *harness) {
 	assert.Equal(t, 0, h.requests("POST", "/stop"))
 	assert.Equal(t, flinkclient.JobStateRunning, h.fake.JobState(h.jobID()))
 	h.eventually("annotation consumed", func() bool { _, ok := h.get().Annotations[v1beta1.ControlAnnotation]; return !ok })
-	h.consistently("job Running with the same JobManager workload and pod", func() bool {
+	h.afterReconciles("job Running with the same JobManager workload and pod", func() bool {
 		cur := h.workload()
 		p := &corev1.Pod{}
 		return cur != nil && cur.GetUID() == wl.GetUID() && k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p) == nil &&
@@ -280,7 +280,7 @@ func deleteRunningCluster(t *testing.T, h *harness) {
 		return h.workload() == nil && k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p) == nil && p.DeletionTimestamp != nil
 	})
 	h.waitConditions("JobManagerReady=False/JobManagerMissing")
-	h.consistently("finalizer held while the JobManager pod terminates, no replacement", func() bool {
+	h.afterReconciles("finalizer held while the JobManager pod terminates, no replacement", func() bool {
 		fc := &v1beta1.FlinkCluster{}
 		return h.exists(fc, h.name) && fc.DeletionTimestamp != nil && h.workload() == nil && len(h.jmPods()) == 1 &&
 			len(missingConditions(fc, []string{"JobManagerReady=False/JobManagerMissing"})) == 0
@@ -325,7 +325,7 @@ func retriesExhaustedWhileRunning(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
 	id := h.jobID()
 	h.fake.SetJobState(id, flinkclient.JobStateRestarting)
-	h.consistently("Flink retrying within its restart strategy keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
+	h.afterReconciles("Flink retrying within its restart strategy keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
 	h.fake.SetExceptions(id, retriesExhausted)
 	h.fake.SetJobState(id, flinkclient.JobStateFailed)
 	fc := h.waitJob(v1beta1.JobStateFailed)
@@ -344,7 +344,7 @@ func retriesExhaustedFromStartup(t *testing.T, h *harness) {
 	pod := h.startPod(wl)
 	id := h.jobID()
 	h.fake.SetJobs(flinkclient.Job{ID: id, State: flinkclient.JobStateInitializing})
-	h.consistently("initializing job is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
+	h.afterReconciles("initializing job is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
 	h.fake.SetExceptions(id, flinkclient.Exception{Name: "org.example.ControlledFailureException", StackTrace: "org.example.ControlledFailureException: failure control file says FAIL"}, retriesExhausted)
 	h.fake.SetJobState(id, flinkclient.JobStateFailed)
 	fc := h.waitJob(v1beta1.JobStateFailed)
@@ -364,7 +364,7 @@ func deleteJobManagerPodDeployment(t *testing.T, h *harness) {
 	h.fake.SetUnavailable(true)
 	require.NoError(t, k8s.Delete(h.ctx, pod, client.GracePeriodSeconds(0)))
 	h.waitConditions("JobManagerReady=False/PodNotReady", "Lost=False/JobTracked")
-	h.consistently("no premature failure while the JobManager is down", func() bool {
+	h.afterReconciles("no premature failure while the JobManager is down", func() bool {
 		fc := h.get()
 		return fc.Status.Components.Job.State == v1beta1.JobStateRunning && len(fc.Status.Components.Job.FailureReasons) == 0 &&
 			len(missingConditions(fc, []string{"JobManagerReady=False/PodNotReady", "Lost=False/JobTracked", "DeploymentFailed=False/NoFailure"})) == 0
@@ -373,9 +373,9 @@ func deleteJobManagerPodDeployment(t *testing.T, h *harness) {
 	require.NotEqual(t, pod.UID, replacement.UID)
 	h.waitConditions(steady...)
 	assert.Equal(t, "JobManager pod "+replacement.Name+" is ready", h.condition(controller.ConditionJobManagerReady).Message)
-	h.consistently("the restarted JobManager recovering from HA keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
+	h.afterReconciles("the restarted JobManager recovering from HA keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
 	h.fake.SetUnavailable(false)
-	h.consistently("same job recovered", func() bool {
+	h.afterReconciles("same job recovered", func() bool {
 		fc := h.get()
 		cur := h.workload()
 		return fc.Status.Components.Job.State == v1beta1.JobStateRunning && fc.Status.Components.Job.ID == id &&
@@ -465,7 +465,7 @@ func mainThrowsApplicationFailed(t *testing.T, h *harness) {
 	wl := h.waitWorkload("")
 	pod := h.startPod(wl)
 	h.fake.SetApplications(flinkclient.Application{ID: "a0b1c2", Name: "wordcount", Status: flinkclient.ApplicationStateRunning})
-	h.consistently("a running application without jobs yet is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
+	h.afterReconciles("a running application without jobs yet is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
 	h.fake.SetApplicationExceptions("a0b1c2", flinkclient.Exception{
 		Name:       "org.apache.flink.client.program.ProgramInvocationException",
 		StackTrace: `org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: For input string: "not-a-number"`,
@@ -628,7 +628,7 @@ func noRestartFromSavepoint(t *testing.T, h *harness) {
 
 func notManaged(t *testing.T, h *harness) {
 	h.waitEvent(corev1.EventTypeNormal, controller.ReasonNotManaged, "job mode Detached is not managed")
-	h.consistently("nothing created", func() bool {
+	h.afterReconciles("nothing created", func() bool {
 		fc := h.get()
 		return h.workload() == nil && fc.Status.State == "" && !slices.Contains(fc.Finalizers, controller.Finalizer)
 	})
@@ -657,7 +657,7 @@ func oldLeaderFinishedRace(t *testing.T, h *harness) {
 	h.setPodStatus(stray, func(p *corev1.Pod) { fctest.SetRunning(p, fakeClock.Now()) })
 	require.NoError(t, k8s.Delete(h.ctx, stray))
 	h.startPod(next)
-	h.consistently("the old leader's FINISHED is not taken for the new revision", func() bool {
+	h.afterReconciles("the old leader's FINISHED is not taken for the new revision", func() bool {
 		fc := h.get()
 		return fc.Status.Components.Job.State == v1beta1.JobStateDeploying &&
 			len(missingConditions(fc, []string{"Updating=True/DeployingNextRevision"})) == 0
