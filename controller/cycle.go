@@ -298,7 +298,8 @@ func (c *cycle) noteWaits() {
 	case c.obs.untrusted != "":
 		c.waitFor(ConditionReasonWaitingForFlinkAPI, "%s", c.obs.untrusted)
 	case f != nil && f.Job == nil && f.Application != nil && !flinkclient.IsTerminalApplicationState(f.Application.Status):
-		c.waitFor(ConditionReasonWaitingForApplication, "application %s is %s and runs no job %s yet", f.Application.ID, f.Application.Status, c.jobID())
+		c.waitFor(ConditionReasonWaitingForApplication, "application %s is %s and runs no job %s yet (its jobs by state: %v)",
+			f.Application.ID, f.Application.Status, c.jobID(), f.Application.JobCounts)
 	}
 }
 

@@ -120,6 +120,11 @@ func (c *cycle) observe(ctx context.Context) error {
 	if err := c.observeHA(ctx); err != nil {
 		return err
 	}
+	if l := c.obs.ha.leader; l.Known && !slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return l.Leads(&p) }) {
+		// The leader address names no JobManager pod (rest.address set to something else, or
+		// a pod already gone): it cannot tell pods apart, so pods are counted instead.
+		c.obs.ha.leader = state.Leader{}
+	}
 	switch {
 	case c.obs.wl == nil || c.obs.wl.Deleting:
 		c.obs.untrusted = "no JobManager workload"
