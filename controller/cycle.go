@@ -414,8 +414,12 @@ func (c *cycle) setSavepointRequired() {
 		c.setCondition(*sr)
 		return
 	}
-	if prev == nil {
+	switch {
+	case prev == nil:
 		c.setCondition(condition(ConditionSavepointRequired, metav1.ConditionFalse, ConditionReasonNotRequired, "no savepoint is missing"))
+	case prev.Status == metav1.ConditionTrue && !c.updatePending() && !c.finished():
+		// The spec went back: nothing waits for the user's choice any more.
+		c.setCondition(condition(ConditionSavepointRequired, metav1.ConditionFalse, ConditionReasonNotRequired, "no update is pending"))
 	}
 }
 

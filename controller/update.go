@@ -22,6 +22,18 @@ import (
 // Pending -> Deploying).
 func (c *cycle) update(ctx context.Context) error {
 	job := c.job()
+	if c.updateReverted() {
+		// The spec went back to the running revision before anything was torn down or
+		// stopped: the update is over, the job runs on.
+		next := v1beta1.JobStateDeploying
+		if c.flinkReportsRunning() {
+			next = v1beta1.JobStateRunning
+		}
+		c.setJobState(next, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now)
+		c.st.Savepoint = nil
+		c.poll()
+		return nil
+	}
 	if job.State != v1beta1.JobStateUpdating {
 		c.startUpdate()
 	}
@@ -98,6 +110,23 @@ func (c *cycle) update(ctx context.Context) error {
 	}
 	c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring savepoint %s", c.st.Revision.CurrentRevision, c.jobID(), shown)
 	return nil
+}
+
+// updateReverted reports whether an update whose stop never took effect has nothing left to
+// do: the spec is back at the current revision, the user chose no restore, and the current
+// deploy's JobManager still runs — no stop-with-savepoint of it was made, or the one made
+// failed (the job kept running).
+func (c *cycle) updateReverted() bool {
+	job := c.job()
+	if job.State != v1beta1.JobStateUpdating || c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.restoreChoice() != nil {
+		return false
+	}
+	if c.obs.wl == nil || c.obs.wl.Deleting || c.obs.wl.JobID != job.ID {
+		return false
+	}
+	sp := c.st.Savepoint
+	return sp == nil || sp.JobID != job.ID || sp.TriggerReason != SavepointReasonUpdate || sp.State == SavepointStateFailed ||
+		(sp.State == SavepointStateRequested && sp.TriggerTime == "")
 }
 
 // updateTooLong reports whether the update has been stopping the job for longer than the

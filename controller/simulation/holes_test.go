@@ -180,3 +180,29 @@ func slicesContains(notes []string, prefix string) bool {
 	}
 	return false
 }
+
+// Hole 2 of issue 8: a stop-with-savepoint that keeps failing while the job runs is retried
+// within the wait bound, then the update stops (SavepointRequired) with the job still
+// running on the old revision; reverting the spec ends the update, nothing was lost.
+func TestHole2FailingStopThenRevert(t *testing.T) {
+	w := newWorldWith(t, 5, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
+		fc.Spec.Job.Args = []string{"--v1"}
+	}})
+	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	id := fc.Status.Components.Job.ID
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+	w.until(t, "SavepointRequired after the wait bound", 200, func(fc *v1beta1.FlinkCluster) bool {
+		w.finishTriggers(true)
+		w.clock.Step(10 * time.Second)
+		return meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
+	})
+	assert.Equal(t, id, w.workload().jobID, "the old JobManager still runs the job")
+	assert.Equal(t, id, w.runningJob())
+
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v1"} })
+	fc = w.until(t, "running again", 20, jobIs(v1beta1.JobStateRunning))
+	assert.Equal(t, id, fc.Status.Components.Job.ID, "the same deploy")
+	assert.False(t, meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired))
+	assert.Equal(t, fc.Status.Revision.CurrentRevision, fc.Status.Revision.NextRevision)
+	noViolations(t, w)
+}
