@@ -126,6 +126,15 @@ func startEnv() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
+	// The tests' waits count from their first step: let the manager's caches fill first, so
+	// that a loaded machine does not spend a test's bound on the manager's start.
+	syncCtx, syncCancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer syncCancel()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
+		cancel()
+		_ = env.Stop()
+		return fmt.Errorf("the manager's cache did not sync within 2 minutes")
+	}
 	stopEnv = func() {
 		cancel()
 		select {
