@@ -150,9 +150,9 @@ func (c *cycle) startUpdate() {
 		c.event(corev1.EventTypeNormal, ReasonUpdateStarted, "Update", "redeploying revision %s as annotated (%s)",
 			c.st.Revision.CurrentRevision, RestoreAnnotation)
 	}
-	if prev == v1beta1.JobStateDeployFailed {
-		// A deploy that never ran: nothing to stop, and its state says what the next deploy
-		// restores (what this one did).
+	if lifecycle.Terminal(prev) {
+		// A job that ended: nothing to stop, and its end says what the next deploy restores
+		// (a deploy that failed to deploy never ran; one that ended otherwise may have).
 		return
 	}
 	c.setJobState(v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
@@ -213,8 +213,11 @@ func (c *cycle) restoreSource() (string, bool) {
 // JobManager may still be up but does not answer is unknown — it may have run meanwhile.
 func (c *cycle) jobRan() (ran, known bool) {
 	job := c.job()
-	if lifecycle.Ran(job) || (job.ID != "" && c.obs.ha.jobGraphStored(job.ID)) {
-		// Seen running, or submitted: its graph is in the HA store.
+	sp := c.st.Savepoint
+	if lifecycle.Ran(job) || (job.ID != "" && c.obs.ha.jobGraphStored(job.ID)) ||
+		(sp != nil && job.ID != "" && sp.JobID == job.ID && sp.TriggerTime != "") {
+		// Seen running, submitted (its graph is in the HA store), or asked for a savepoint
+		// while Flink reported it RUNNING.
 		return true, true
 	}
 	if f := c.obs.flink; f != nil {
