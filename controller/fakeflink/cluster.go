@@ -27,10 +27,11 @@
 // and Processes find processes; Executions, Violations and HasResult tell what happened.
 // On a JobManager: Kill (or Crash), Stop, Exit, Restart, Partition; SetUnavailable (503) and
 // Hold/Release (a hung REST API); SetJobState, SetJobs, SetExceptions, SetApplications,
-// SetApplicationExceptions script Flink's answers; SetSavepointMode, CompleteSavepoints,
-// FailSavepoints, ExpireSavepointResults drive savepoint operations; CompleteCheckpoint
-// takes a checkpoint; JobState, RestoredFrom, LatestSavepoint, ApplicationID,
-// ApplicationState, Leads, Requests and CountRequests observe it.
+// SetApplicationExceptions script Flink's answers; SetCancelHold and CompleteCancels make a
+// cancel take time; SetSavepointMode, CompleteSavepoints, FailSavepoints and
+// ExpireSavepointResults drive savepoint operations; CompleteCheckpoint takes a checkpoint;
+// JobState, RestoredFrom, LatestSavepoint, ApplicationID, ApplicationState, Leads, Requests
+// and CountRequests observe it.
 //
 // New() is the single-process, HA-less fake of earlier tests: a Session process whose jobs
 // are whatever the test scripts.

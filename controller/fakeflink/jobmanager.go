@@ -109,6 +109,7 @@ type JobManager struct {
 	appExceptions              map[string][]flinkclient.Exception
 	ops                        map[string]*operation
 	savepointMode              SavepointMode
+	cancelHold                 bool
 	requests                   []string
 	mainBlocked                bool
 	pendingRecovery            []string

@@ -445,14 +445,23 @@ func (p *JobManager) cancelJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch j.state {
-	case flinkclient.JobStateCanceled:
+	case flinkclient.JobStateCanceled, flinkclient.JobStateCancelling:
 	case flinkclient.JobStateFinished, flinkclient.JobStateFailed:
 		writeErrors(w, http.StatusConflict, "Job cancellation failed because the job has already reached another terminal state ("+j.state+").")
 		return
 	default:
-		p.terminateLocked(j, flinkclient.JobStateCanceled)
+		p.cancelLocked(j)
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{})
+}
+
+// cancelLocked cancels a job: at once, or with SetCancelHold, CANCELLING until CompleteCancels.
+func (p *JobManager) cancelLocked(j *job) {
+	if p.cancelHold {
+		j.state, j.lastModified = flinkclient.JobStateCancelling, p.c.nowMillis()
+		return
+	}
+	p.terminateLocked(j, flinkclient.JobStateCanceled)
 }
 
 // applications returns the scripted list or the modelled application.
@@ -546,7 +555,7 @@ func (p *JobManager) cancelApplication(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch a.state {
-	case flinkclient.ApplicationStateCanceled:
+	case flinkclient.ApplicationStateCanceled, flinkclient.ApplicationStateCancelling:
 	case flinkclient.ApplicationStateFinished, flinkclient.ApplicationStateFailed:
 		writeErrors(w, http.StatusConflict, "Application cancellation failed because the application has already reached another terminal state ("+a.state+").")
 		return
@@ -558,13 +567,17 @@ func (p *JobManager) cancelApplication(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		} else {
+			p.mainBlocked = false
+			p.setAppStateLocked(flinkclient.ApplicationStateCancelling)
 			for _, id := range a.jobIDs {
 				if j := p.findJob(id); j != nil && !flinkclient.IsTerminalJobState(j.state) {
-					p.terminateLocked(j, flinkclient.JobStateCanceled)
+					p.cancelLocked(j)
 				}
 			}
-			p.mainBlocked = false
-			p.setAppStateLocked(flinkclient.ApplicationStateCanceled)
+			if !p.cancelHold && p.app != nil && p.app.state == flinkclient.ApplicationStateCancelling {
+				// No job to wait for (main() had not submitted one yet).
+				p.setAppStateLocked(flinkclient.ApplicationStateCanceled)
+			}
 		}
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{})
