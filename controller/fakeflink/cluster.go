@@ -69,7 +69,6 @@ func (v Version) hasApplications() bool { return v == Version2_3 }
 const (
 	PropHAType                    = "high-availability.type"
 	PropHAStorageDir              = "high-availability.storageDir"
-	PropClusterID                 = "kubernetes.cluster-id"
 	PropJobID                     = "$internal.pipeline.job-id"
 	PropJRSDeleteOnCommit         = "job-result-store.delete-on-commit"
 	PropJRSStoragePath            = "job-result-store.storage-path"
@@ -90,7 +89,8 @@ const (
 
 // Options configure a cluster.
 type Options struct {
-	// ClusterID is kubernetes.cluster-id, unless a process's properties set it.
+	// ClusterID is kubernetes.cluster-id of every process; default "flink". Clusters with
+	// different IDs may share one HAStore.
 	ClusterID string
 	// Version is the Flink version; default 2.2.
 	Version Version

@@ -166,12 +166,9 @@ func (p *JobManager) ha() bool {
 	return strings.EqualFold(t, "kubernetes") || strings.HasSuffix(t, "KubernetesHaServicesFactory")
 }
 
-func (p *JobManager) clusterID() string {
-	if id := p.prop(PropClusterID); id != "" {
-		return id
-	}
-	return p.c.opts.ClusterID
-}
+// clusterID is kubernetes.cluster-id: the cluster's (Options.ClusterID). A JobManager with
+// another cluster ID belongs to another Cluster, which may share the HAStore.
+func (p *JobManager) clusterID() string { return p.c.opts.ClusterID }
 
 // jobID is the job ID main() submits under: $internal.pipeline.job-id, else, with HA, one
 // derived from the cluster ID (Flink fixes it so that a restarted JobManager finds the job
