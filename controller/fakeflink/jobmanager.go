@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -96,6 +97,7 @@ type JobManager struct {
 	name   string
 	lockID string
 	srv    *httptest.Server
+	mux    http.Handler
 	owns   bool
 
 	alive, leader, partitioned bool
@@ -142,6 +144,7 @@ func (c *Cluster) Start(cfg Config) *JobManager {
 	c.procs = append(c.procs, p)
 	c.mu.Unlock()
 
+	p.mux = p.routes()
 	p.srv = httptest.NewServer(p)
 
 	c.mu.Lock()

@@ -50,7 +50,7 @@ func (p *JobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, leaderElectionUnavailableBody)
 		return
 	}
-	target.routes().ServeHTTP(w, r)
+	target.mux.ServeHTTP(w, r)
 }
 
 func dropConnection(w http.ResponseWriter) {
