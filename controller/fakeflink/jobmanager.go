@@ -81,12 +81,14 @@ type application struct {
 
 type operation struct {
 	jobID, triggerID string
-	stop             bool
-	target           string
-	done             bool
-	location         string
-	failure          string
-	completedAt      time.Time
+	// stop is a stop-with-savepoint (the job ends FINISHED); cancelJob a savepoint with
+	// cancel-job (the job ends CANCELED).
+	stop, cancelJob bool
+	target          string
+	done            bool
+	location        string
+	failure         string
+	completedAt     time.Time
 }
 
 // JobManager is one JobManager process of a Cluster, with its own REST address. Its methods

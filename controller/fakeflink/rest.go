@@ -352,12 +352,10 @@ func (p *JobManager) trigger(w http.ResponseWriter, r *http.Request, stop bool) 
 	}
 	key := j.id + "/" + tid
 	if _, ok := p.ops[key]; !ok {
-		target := body.TargetDirectory
+		op := &operation{jobID: j.id, triggerID: tid, stop: stop, target: body.TargetDirectory}
 		if !stop {
-			target = body.TargetDirectory2
-			stop = body.CancelJob
+			op.target, op.cancelJob = body.TargetDirectory2, body.CancelJob
 		}
-		op := &operation{jobID: j.id, triggerID: tid, stop: stop, target: target}
 		p.ops[key] = op
 		if j.state != flinkclient.JobStateRunning {
 			p.finishOpLocked(op, fmt.Sprintf("org.apache.flink.runtime.checkpoint.CheckpointException: Job %s is not running (%s).", j.id, j.state))
@@ -398,8 +396,11 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 	cpID := j.lastCheckpointID
 	op.location = fmt.Sprintf("%s/savepoint-%.6s-%.12s", dir, j.id, op.triggerID)
 	j.savepoint = &checkpoint{id: cpID, savepoint: true, path: op.location, trigger: now, ack: now}
-	if op.stop {
+	switch {
+	case op.stop:
 		p.terminateLocked(j, flinkclient.JobStateFinished)
+	case op.cancelJob:
+		p.terminateLocked(j, flinkclient.JobStateCanceled)
 	}
 }
 
