@@ -67,17 +67,21 @@ func (v Version) hasApplications() bool { return v == Version2_3 }
 
 // Flink configuration keys the fake reads from a process's Config.Properties.
 const (
-	PropHAType                    = "high-availability.type"
-	PropHAStorageDir              = "high-availability.storageDir"
-	PropJobID                     = "$internal.pipeline.job-id"
-	PropJRSDeleteOnCommit         = "job-result-store.delete-on-commit"
-	PropJRSStoragePath            = "job-result-store.storage-path"
-	PropAsyncStoreDuration        = "rest.async.store-duration"
-	PropSubmitFailedJob           = "execution.submit-failed-job-on-application-error"
-	PropSavepointDir              = "state.savepoints.dir"
-	PropCheckpointDir             = "state.checkpoints.dir"
-	PropSavepointPath             = "execution.savepoint.path"
-	PropLeaseDuration             = "high-availability.kubernetes.leader-election.lease-duration"
+	PropHAType             = "high-availability.type"
+	PropHAStorageDir       = "high-availability.storageDir"
+	PropJobID              = "$internal.pipeline.job-id"
+	PropJRSDeleteOnCommit  = "job-result-store.delete-on-commit"
+	PropJRSStoragePath     = "job-result-store.storage-path"
+	PropAsyncStoreDuration = "rest.async.store-duration"
+	PropSubmitFailedJob    = "execution.submit-failed-job-on-application-error"
+	PropSavepointDir       = "state.savepoints.dir"
+	PropCheckpointDir      = "state.checkpoints.dir"
+	PropSavepointPath      = "execution.savepoint.path"
+	PropLeaseDuration      = "high-availability.kubernetes.leader-election.lease-duration"
+)
+
+// Flink's defaults for what Config.Properties leaves out.
+const (
 	defaultAsyncStoreDuration     = 5 * time.Minute
 	defaultLeaseDuration          = 15 * time.Second
 	defaultSavepointDir           = "file:///savepoints"
