@@ -27,10 +27,11 @@
 // and Processes find processes; Executions, Violations and HasResult tell what happened.
 // On a JobManager: Kill (or Crash), Stop, Exit, Restart, Partition; SetUnavailable (503) and
 // Hold/Release (a hung REST API); SetJobState, SetJobs, SetExceptions, SetApplications,
-// SetApplicationExceptions script Flink's answers; SetSavepointMode, CompleteSavepoints,
-// FailSavepoints, ExpireSavepointResults drive savepoint operations; CompleteCheckpoint
-// takes a checkpoint; JobState, RestoredFrom, LatestSavepoint, ApplicationID,
-// ApplicationState, Leads, Requests and CountRequests observe it.
+// SetApplicationExceptions script Flink's answers; SetCancelHold and CompleteCancels make a
+// cancel take time; SetSavepointMode, CompleteSavepoints, FailSavepoints and
+// ExpireSavepointResults drive savepoint operations; CompleteCheckpoint takes a checkpoint;
+// JobState, RestoredFrom, LatestSavepoint, ApplicationID, ApplicationState, Leads, Requests
+// and CountRequests observe it.
 //
 // New() is the single-process, HA-less fake of earlier tests: a Session process whose jobs
 // are whatever the test scripts.
@@ -66,18 +67,21 @@ func (v Version) hasApplications() bool { return v == Version2_3 }
 
 // Flink configuration keys the fake reads from a process's Config.Properties.
 const (
-	PropHAType                    = "high-availability.type"
-	PropHAStorageDir              = "high-availability.storageDir"
-	PropClusterID                 = "kubernetes.cluster-id"
-	PropJobID                     = "$internal.pipeline.job-id"
-	PropJRSDeleteOnCommit         = "job-result-store.delete-on-commit"
-	PropJRSStoragePath            = "job-result-store.storage-path"
-	PropAsyncStoreDuration        = "rest.async.store-duration"
-	PropSubmitFailedJob           = "execution.submit-failed-job-on-application-error"
-	PropSavepointDir              = "state.savepoints.dir"
-	PropCheckpointDir             = "state.checkpoints.dir"
-	PropSavepointPath             = "execution.savepoint.path"
-	PropLeaseDuration             = "high-availability.kubernetes.leader-election.lease-duration"
+	PropHAType             = "high-availability.type"
+	PropHAStorageDir       = "high-availability.storageDir"
+	PropJobID              = "$internal.pipeline.job-id"
+	PropJRSDeleteOnCommit  = "job-result-store.delete-on-commit"
+	PropJRSStoragePath     = "job-result-store.storage-path"
+	PropAsyncStoreDuration = "rest.async.store-duration"
+	PropSubmitFailedJob    = "execution.submit-failed-job-on-application-error"
+	PropSavepointDir       = "state.savepoints.dir"
+	PropCheckpointDir      = "state.checkpoints.dir"
+	PropSavepointPath      = "execution.savepoint.path"
+	PropLeaseDuration      = "high-availability.kubernetes.leader-election.lease-duration"
+)
+
+// Flink's defaults for what Config.Properties leaves out.
+const (
 	defaultAsyncStoreDuration     = 5 * time.Minute
 	defaultLeaseDuration          = 15 * time.Second
 	defaultSavepointDir           = "file:///savepoints"
@@ -89,7 +93,8 @@ const (
 
 // Options configure a cluster.
 type Options struct {
-	// ClusterID is kubernetes.cluster-id, unless a process's properties set it.
+	// ClusterID is kubernetes.cluster-id of every process; default "flink". Clusters with
+	// different IDs may share one HAStore.
 	ClusterID string
 	// Version is the Flink version; default 2.2.
 	Version Version

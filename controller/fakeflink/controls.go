@@ -271,6 +271,29 @@ func (p *JobManager) ApplicationState() string {
 	return p.app.state
 }
 
+// SetCancelHold makes cancellations (PATCH /jobs/:id?mode=cancel, 2.3's application cancel)
+// leave jobs CANCELLING, and applications CANCELLING, until CompleteCancels: a cancel that
+// Flink accepted but has not done yet.
+func (p *JobManager) SetCancelHold(hold bool) {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	p.cancelHold = hold
+}
+
+// CompleteCancels ends every CANCELLING job CANCELED (and its application with it).
+func (p *JobManager) CompleteCancels() {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	for _, j := range p.jobs {
+		if j.state == flinkclient.JobStateCancelling {
+			p.terminateLocked(j, flinkclient.JobStateCanceled)
+		}
+	}
+	if p.app != nil && p.app.state == flinkclient.ApplicationStateCancelling {
+		p.updateAppLocked()
+	}
+}
+
 // SetSavepointMode sets how this process's new and pending operations complete.
 func (p *JobManager) SetSavepointMode(m SavepointMode) {
 	p.c.mu.Lock()

@@ -418,3 +418,34 @@ func TestExitCleansUpHA(t *testing.T) {
 	assert.Empty(t, names, "the application's end deletes the HA data")
 	assert.True(t, c.HasResult(jm.JobResultStorePath(), jobID), "the job result store is not HA data")
 }
+
+func TestCancelThatTakesTime(t *testing.T) {
+	ctx := context.Background()
+	t.Run("job: CANCELLING until Flink is done", func(t *testing.T) {
+		c := newCluster(t, fakeflink.Options{})
+		jm := c.Start(fakeflink.Config{Properties: haProps()})
+		jm.SetCancelHold(true)
+		fc := restClient(t, jm.URL())
+		require.NoError(t, fc.CancelJob(ctx, jobID))
+		j, err := fc.GetJob(ctx, jobID)
+		require.NoError(t, err)
+		assert.Equal(t, flinkclient.JobStateCancelling, j.State, "accepted is not done")
+		require.NoError(t, fc.CancelJob(ctx, jobID), "a repeated cancel is accepted")
+		jm.CompleteCancels()
+		assert.Equal(t, flinkclient.JobStateCanceled, jm.JobState(jobID))
+	})
+	t.Run("2.3 application: CANCELLING with its jobs until Flink is done", func(t *testing.T) {
+		c := newCluster(t, fakeflink.Options{Version: fakeflink.Version2_3})
+		jm := c.Start(fakeflink.Config{Properties: haProps()})
+		jm.SetCancelHold(true)
+		fc := restClient(t, jm.URL())
+		require.NoError(t, fc.CancelApplication(ctx, jm.ApplicationID()))
+		app, err := fc.GetApplication(ctx, jm.ApplicationID())
+		require.NoError(t, err)
+		assert.Equal(t, flinkclient.ApplicationStateCancelling, app.Status)
+		assert.Equal(t, map[string]int{flinkclient.JobStateCancelling: 1}, app.JobCounts)
+		jm.CompleteCancels()
+		assert.Equal(t, flinkclient.ApplicationStateCanceled, jm.ApplicationState())
+		assert.Equal(t, flinkclient.JobStateCanceled, jm.JobState(jobID))
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -80,12 +81,14 @@ type application struct {
 
 type operation struct {
 	jobID, triggerID string
-	stop             bool
-	target           string
-	done             bool
-	location         string
-	failure          string
-	completedAt      time.Time
+	// stop is a stop-with-savepoint (the job ends FINISHED); cancelJob a savepoint with
+	// cancel-job (the job ends CANCELED).
+	stop, cancelJob bool
+	target          string
+	done            bool
+	location        string
+	failure         string
+	completedAt     time.Time
 }
 
 // JobManager is one JobManager process of a Cluster, with its own REST address. Its methods
@@ -96,6 +99,7 @@ type JobManager struct {
 	name   string
 	lockID string
 	srv    *httptest.Server
+	mux    http.Handler
 	owns   bool
 
 	alive, leader, partitioned bool
@@ -109,6 +113,7 @@ type JobManager struct {
 	appExceptions              map[string][]flinkclient.Exception
 	ops                        map[string]*operation
 	savepointMode              SavepointMode
+	cancelHold                 bool
 	requests                   []string
 	mainBlocked                bool
 	pendingRecovery            []string
@@ -141,6 +146,7 @@ func (c *Cluster) Start(cfg Config) *JobManager {
 	c.procs = append(c.procs, p)
 	c.mu.Unlock()
 
+	p.mux = p.routes()
 	p.srv = httptest.NewServer(p)
 
 	c.mu.Lock()
@@ -165,12 +171,9 @@ func (p *JobManager) ha() bool {
 	return strings.EqualFold(t, "kubernetes") || strings.HasSuffix(t, "KubernetesHaServicesFactory")
 }
 
-func (p *JobManager) clusterID() string {
-	if id := p.prop(PropClusterID); id != "" {
-		return id
-	}
-	return p.c.opts.ClusterID
-}
+// clusterID is kubernetes.cluster-id: the cluster's (Options.ClusterID). A JobManager with
+// another cluster ID belongs to another Cluster, which may share the HAStore.
+func (p *JobManager) clusterID() string { return p.c.opts.ClusterID }
 
 // jobID is the job ID main() submits under: $internal.pipeline.job-id, else, with HA, one
 // derived from the cluster ID (Flink fixes it so that a restarted JobManager finds the job

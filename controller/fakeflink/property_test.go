@@ -60,7 +60,7 @@ func TestRandomSequencesKeepTheFakeConsistent(t *testing.T) {
 				}
 			case 6:
 				if l := c.Leader(); l != nil {
-					fc := restClient(t, c.URL())
+					fc, _ := flinkclient.New(c.URL(), c.HTTPClient())
 					tid := flinkclient.NewID()
 					if _, err := fc.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{TriggerID: tid}); err == nil {
 						_, _ = fc.SavepointStatus(ctx, jobID, tid)

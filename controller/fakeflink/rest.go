@@ -50,7 +50,7 @@ func (p *JobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, leaderElectionUnavailableBody)
 		return
 	}
-	target.routes().ServeHTTP(w, r)
+	target.mux.ServeHTTP(w, r)
 }
 
 func dropConnection(w http.ResponseWriter) {
@@ -352,12 +352,10 @@ func (p *JobManager) trigger(w http.ResponseWriter, r *http.Request, stop bool) 
 	}
 	key := j.id + "/" + tid
 	if _, ok := p.ops[key]; !ok {
-		target := body.TargetDirectory
+		op := &operation{jobID: j.id, triggerID: tid, stop: stop, target: body.TargetDirectory}
 		if !stop {
-			target = body.TargetDirectory2
-			stop = body.CancelJob
+			op.target, op.cancelJob = body.TargetDirectory2, body.CancelJob
 		}
-		op := &operation{jobID: j.id, triggerID: tid, stop: stop, target: target}
 		p.ops[key] = op
 		if j.state != flinkclient.JobStateRunning {
 			p.finishOpLocked(op, fmt.Sprintf("org.apache.flink.runtime.checkpoint.CheckpointException: Job %s is not running (%s).", j.id, j.state))
@@ -398,8 +396,11 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 	cpID := j.lastCheckpointID
 	op.location = fmt.Sprintf("%s/savepoint-%.6s-%.12s", dir, j.id, op.triggerID)
 	j.savepoint = &checkpoint{id: cpID, savepoint: true, path: op.location, trigger: now, ack: now}
-	if op.stop {
+	switch {
+	case op.stop:
 		p.terminateLocked(j, flinkclient.JobStateFinished)
+	case op.cancelJob:
+		p.terminateLocked(j, flinkclient.JobStateCanceled)
 	}
 }
 
@@ -445,14 +446,23 @@ func (p *JobManager) cancelJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch j.state {
-	case flinkclient.JobStateCanceled:
+	case flinkclient.JobStateCanceled, flinkclient.JobStateCancelling:
 	case flinkclient.JobStateFinished, flinkclient.JobStateFailed:
 		writeErrors(w, http.StatusConflict, "Job cancellation failed because the job has already reached another terminal state ("+j.state+").")
 		return
 	default:
-		p.terminateLocked(j, flinkclient.JobStateCanceled)
+		p.cancelLocked(j)
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{})
+}
+
+// cancelLocked cancels a job: at once, or with SetCancelHold, CANCELLING until CompleteCancels.
+func (p *JobManager) cancelLocked(j *job) {
+	if p.cancelHold {
+		j.state, j.lastModified = flinkclient.JobStateCancelling, p.c.nowMillis()
+		return
+	}
+	p.terminateLocked(j, flinkclient.JobStateCanceled)
 }
 
 // applications returns the scripted list or the modelled application.
@@ -546,7 +556,7 @@ func (p *JobManager) cancelApplication(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch a.state {
-	case flinkclient.ApplicationStateCanceled:
+	case flinkclient.ApplicationStateCanceled, flinkclient.ApplicationStateCancelling:
 	case flinkclient.ApplicationStateFinished, flinkclient.ApplicationStateFailed:
 		writeErrors(w, http.StatusConflict, "Application cancellation failed because the application has already reached another terminal state ("+a.state+").")
 		return
@@ -558,13 +568,17 @@ func (p *JobManager) cancelApplication(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		} else {
+			p.mainBlocked = false
+			p.setAppStateLocked(flinkclient.ApplicationStateCancelling)
 			for _, id := range a.jobIDs {
 				if j := p.findJob(id); j != nil && !flinkclient.IsTerminalJobState(j.state) {
-					p.terminateLocked(j, flinkclient.JobStateCanceled)
+					p.cancelLocked(j)
 				}
 			}
-			p.mainBlocked = false
-			p.setAppStateLocked(flinkclient.ApplicationStateCanceled)
+			if !p.cancelHold && p.app != nil && p.app.state == flinkclient.ApplicationStateCancelling {
+				// No job to wait for (main() had not submitted one yet).
+				p.setAppStateLocked(flinkclient.ApplicationStateCanceled)
+			}
 		}
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{})
