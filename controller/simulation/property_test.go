@@ -215,7 +215,7 @@ func run(t testing.TB, seed int64, steps int) (w *world) {
 // SIM_SEED=<seed>.
 func TestInvariants(t *testing.T) {
 	// The default keeps make test lean; make soak-controller explores far more.
-	sequences, steps := envInt("SIM_SEQUENCES", 300), envInt("SIM_STEPS", 30)
+	sequences, steps := envInt("SIM_SEQUENCES", 200), envInt("SIM_STEPS", 30)
 	if testing.Short() {
 		sequences = 50
 	}
