@@ -249,10 +249,14 @@ func (c *cycle) stopping() bool {
 // derive applies the lifecycle rules (package state) to this cycle's observation.
 func (c *cycle) derive() {
 	res := state.DeriveJob(state.Input{
-		Now:             c.now,
-		DeploymentType:  c.mode,
-		Recorded:        *c.job(),
-		LostSince:       lostSince(c.st.Conditions),
+		Now:            c.now,
+		DeploymentType: c.mode,
+		Recorded:       *c.job(),
+		LostSince:      lostSince(c.st.Conditions),
+		LostTimeoutRecorded: func() bool {
+			l := meta.FindStatusCondition(c.st.Conditions, ConditionLost)
+			return l != nil && l.Status == metav1.ConditionTrue && l.Reason == ConditionReasonLostTimeout
+		}(),
 		Stopping:        c.stopping(),
 		Workload:        c.obs.wl,
 		Pod:             c.obs.pod,

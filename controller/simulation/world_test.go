@@ -309,6 +309,8 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 		case (!t.ran || prevDeployFailed):
 		case t.ran && after.from != newest:
 			w.violate("job %s deployed from %q while the newest savepoint is %q (previous job %s ran)", after.jobID, after.from, newest, prev)
+		case t.ran && newest == "" && w.haDeletedExternally:
+			// The HA data that showed the job ran was deleted behind the controller.
 		case t.ran && newest == "":
 			w.violate("job %s deployed from empty state after job %s ran, with no savepoint", after.jobID, prev)
 		}
@@ -347,6 +349,10 @@ func (w *world) checkRemoval(before, after *workload, fcBefore, fc *v1beta1.Flin
 	job := fc.Status.Components.Job
 	if job == nil || lifecycle.Terminal(job.State) {
 		return
+	}
+	if l := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionLost); l != nil &&
+		l.Status == metav1.ConditionTrue && l.Reason == controller.ConditionReasonLostTimeout {
+		return // afterJobFails after --lost-job-timeout: the configured cleanup
 	}
 	_, accepted := fcBefore.Annotations[controller.RestoreAnnotation]
 	cancel := ptr.Deref(fc.Spec.Job.CancelRequested, false) || (fc.Status.Control != nil && fc.Status.Control.Name == v1beta1.ControlNameJobCancel)

@@ -59,6 +59,9 @@ type Input struct {
 	// LostSince is when a Lost job became Lost (the Lost condition's lastTransitionTime);
 	// zero counts as Now, so a Lost job without a record of its start is never cut short.
 	LostSince time.Time
+	// LostTimeoutRecorded is set once the Lost timeout was recorded (and afterJobFails
+	// applied): the job stays Lost for good, whatever is reported afterwards.
+	LostTimeoutRecorded bool
 	// Stopping is set once a stop-with-savepoint of the job was requested (update or
 	// cancel): Flink then reports the stopped job FINISHED, which is not a success.
 	Stopping bool
@@ -196,7 +199,10 @@ func DeriveJob(in Input) Result {
 		// The update and restart flows own these states until they deploy the next workload.
 		return keep
 	case rec == v1beta1.JobStateLost:
-		if r := withLostTimeout(in, keep); r.LostTimedOut {
+		// The job reported again wins over a timeout that ran out unrecorded (a clock jump, a
+		// controller that was down): only a job still not reported ends; once the timeout is
+		// recorded (and its cleanup ran) the job stays Lost.
+		if r := withLostTimeout(in, keep); r.LostTimedOut && (in.LostTimeoutRecorded || in.Flink == nil || in.Flink.Job == nil) {
 			return r
 		}
 	}

@@ -122,7 +122,7 @@ func TestDeriveJob(t *testing.T) {
 			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: wl},
 			want: "Lost", timed: true},
 		{name: "Lost job past the timeout is not tracked again (its cleanup ran)",
-			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: wl, Pod: running(t0), Flink: flinkJob("RUNNING")},
+			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, LostTimeoutRecorded: true, Workload: wl, Pod: running(t0), Flink: flinkJob("RUNNING")},
 			want: "Lost", timed: true},
 		{name: "Deployment: Lost job past the timeout whose Deployment is missing stays Lost, not created again",
 			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: nil},
@@ -333,4 +333,16 @@ func TestOldLeaderFinishedRace(t *testing.T) {
 	// Without the guard the same answer would end the new revision: this is the bug.
 	in.Flink = flinkJob("FINISHED")
 	assert.Equal(t, "Succeeded", state.DeriveJob(in).State)
+}
+
+// A job reported again by Flink is tracked, even when its Lost timeout ran out meanwhile
+// (found by the simulation: a clock jump over a crash loop that passed).
+func TestReportedAgainBeatsALapsedLostTimeout(t *testing.T) {
+	in := state.Input{Now: t0.Add(time.Hour), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0,
+		Workload: &state.Workload{}, Pod: running(t0), Flink: flinkJob("RUNNING"), HARecoveryGrace: grace, LostTimeout: lost}
+	r := state.DeriveJob(in)
+	assert.Equal(t, "Running", r.State)
+	assert.False(t, r.LostTimedOut)
+	in.Flink = &state.Flink{}
+	assert.True(t, state.DeriveJob(in).LostTimedOut, "not reported: the timeout ends it")
 }
