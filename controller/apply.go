@@ -93,7 +93,7 @@ func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current
 // applyComponents writes the ConfigMap, the Service and the TaskManagers of the current spec.
 func (c *cycle) applyComponents(ctx context.Context) error {
 	rev := c.st.Revision.CurrentRevision
-	cm, err := resources.ConfigMap(c.fc, rev)
+	cm, err := resources.ConfigMap(c.fc, c.deployment())
 	if err != nil {
 		return err
 	}
@@ -121,39 +121,72 @@ func (c *cycle) applyComponents(ctx context.Context) error {
 	return err
 }
 
-// createJobManager creates the JobManager workload of the current revision, restoring
-// fromSavepoint, and starts a new run of the job: Deploying.
-func (c *cycle) createJobManager(ctx context.Context, fromSavepoint string) error {
-	rev := c.st.Revision.CurrentRevision
+// deployment is the current deploy of the job.
+func (c *cycle) deployment() resources.Deploy {
+	job := c.job()
+	return resources.Deploy{Revision: c.st.Revision.CurrentRevision, JobID: job.ID, FromSavepoint: job.FromSavepoint}
+}
+
+// newDeploy starts a deploy that does not resume from HA: a new job ID, restoring from,
+// recorded in the status before anything is created. An ID chosen earlier and recorded, but
+// whose workload was never created, is kept.
+func (c *cycle) newDeploy(ctx context.Context, from string) error {
+	job := c.job()
+	recorded := c.orig.Status.Components.Job
+	unused := job.State == v1beta1.JobStatePending && job.DeployTime == "" && job.ID != "" &&
+		recorded != nil && recorded.ID == job.ID
+	if !unused {
+		prevID := job.ID
+		job.ID = c.r.Options.NewID()
+		job.DeployTime, job.StartTime, job.CompletionTime = "", "", nil
+		job.FinalSavepoint = false
+		job.FailureReasons = nil
+		if prevID != "" {
+			c.event(corev1.EventTypeNormal, ReasonJobStateChanged, "Deploy", "new deploy: job %s replaces job %s", job.ID, prevID)
+		}
+		c.setJobState(v1beta1.JobStatePending, "", "new deploy", c.now)
+	}
+	job.FromSavepoint = from
+	if err := c.persist(ctx); err != nil {
+		return err
+	}
+	return c.createJobManager(ctx)
+}
+
+// createJobManager creates the JobManager workload of the current deploy (revision, job ID
+// and savepoint recorded in the status) and starts a new run of the job: Deploying.
+func (c *cycle) createJobManager(ctx context.Context) error {
+	if err := c.applyComponents(ctx); err != nil {
+		return err
+	}
+	d := c.deployment()
 	var obj client.Object
 	kind := "Job"
 	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment {
-		obj, kind = resources.JobManagerDeployment(c.fc, rev, fromSavepoint, 1), "Deployment"
+		obj, kind = resources.JobManagerDeployment(c.fc, d, 1), "Deployment"
 	} else {
-		obj = resources.JobManagerJob(c.fc, rev, fromSavepoint)
+		obj = resources.JobManagerJob(c.fc, d)
 	}
 	if err := c.r.Client.Create(ctx, obj); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			// The previous workload is still being deleted.
-			c.poll()
+			c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager %s %s still exists", kind, obj.GetName())
 			return nil
 		}
 		return fmt.Errorf("creating the JobManager %s: %w", kind, err)
 	}
 	job := c.job()
-	job.ID = resources.JobID(c.fc)
-	job.FromSavepoint = fromSavepoint
 	job.DeployTime = state.Time(c.now)
-	job.StartTime = ""
-	job.FailureReasons = nil
-	c.obs.wl = &state.Workload{Revision: rev}
-	note := fmt.Sprintf("created JobManager %s %s for revision %s", kind, obj.GetName(), rev)
-	if fromSavepoint != "" {
-		note += " from savepoint " + fromSavepoint
+	c.obs.wl = &state.Workload{Revision: d.Revision, JobID: d.JobID}
+	note := fmt.Sprintf("created JobManager %s %s for revision %s, job %s", kind, obj.GetName(), d.Revision, d.JobID)
+	if d.FromSavepoint != "" {
+		note += " from savepoint " + d.FromSavepoint
 	}
 	c.event(corev1.EventTypeNormal, ReasonJobManagerCreated, "Create", "%s", note)
-	// A new deployment: an earlier failed one no longer stands.
+	// A new deployment: an earlier failed one, or a stop for want of a savepoint, no longer
+	// stands.
 	c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, note))
+	c.setCondition(condition(ConditionSavepointRequired, metav1.ConditionFalse, ConditionReasonNotRequired, note))
 	c.setJobState(v1beta1.JobStateDeploying, "", "", c.now)
 	c.poll()
 	return nil
@@ -204,18 +237,29 @@ func (c *cycle) deleteJobManagerPods(ctx context.Context) error {
 	return nil
 }
 
-// waitForNoJobManagerPods deletes leftover JobManager pods and reports whether none is left,
-// terminating ones included. Until then no JobManager workload is created: a JobManager that
-// is still up may hold leadership and answer the REST API for the cluster.
-func (c *cycle) waitForNoJobManagerPods(ctx context.Context) (bool, error) {
-	if len(c.obs.pods) == 0 {
+// waitForNoLeader deletes leftover JobManager pods and reports whether none of them may
+// still lead the cluster. A pod stuck Terminating (a lost node) that the HA leader
+// information does not name blocks nothing; one that leads, or any live one without leader
+// information, does — the wait is reported on the Waiting condition and bounded by it.
+func (c *cycle) waitForNoLeader(ctx context.Context) (bool, error) {
+	var blocking []corev1.Pod
+	for _, p := range c.obs.pods {
+		if state.MayLead(&p, c.obs.ha.leader, c.now) {
+			blocking = append(blocking, p)
+		}
+	}
+	if len(blocking) == 0 {
 		return true, nil
 	}
 	if err := c.deleteJobManagerPods(ctx); err != nil {
 		return false, err
 	}
-	c.event(corev1.EventTypeNormal, ReasonWaitingForPods, "Wait", "waiting for JobManager pods to be gone before creating the JobManager: %s", podNames(c.obs.pods))
-	c.poll()
+	if c.obs.ha.leader.Known {
+		c.waitFor(ConditionReasonWaitingForLeader, "JobManager pod(s) %s may still lead the cluster (HA leader %s)", podNames(blocking), c.obs.ha.leader.Address)
+	} else {
+		c.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager pods to be gone: %s", podNames(blocking))
+	}
+	c.event(corev1.EventTypeNormal, ReasonWaitingForPods, "Wait", "waiting for JobManager pods to be gone before creating the JobManager: %s", podNames(blocking))
 	return false, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/flink-admission/flink-admission/controller/fctest"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
@@ -40,10 +41,11 @@ func TestCacheSelectsEveryOwnedObject(t *testing.T) {
 		fc := w.Obj()
 		fc.Spec.JobManager.PodLabels = map[string]string{"app": "mine", "team": "a"}
 		fc.Spec.JobManager.ServiceLabels = map[string]string{"app": "mine"}
-		cm, err := resources.ConfigMap(fc, "wc-r1")
+		d := resources.Deploy{Revision: "wc-r1", JobID: "0123456789abcdef0123456789abcdef"}
+		cm, err := resources.ConfigMap(fc, d)
 		require.NoError(t, err)
-		job := resources.JobManagerJob(fc, "wc-r1", "")
-		dep := resources.JobManagerDeployment(fc, "wc-r1", "", 1)
+		job := resources.JobManagerJob(fc, d)
+		dep := resources.JobManagerDeployment(fc, d, 1)
 		sts := resources.TaskManagerStatefulSet(fc, "wc-r1")
 		tmDep := resources.TaskManagerDeployment(fc, "wc-r1")
 		objects := []client.Object{cm, resources.Service(fc, "wc-r1"), job, dep, sts, tmDep,
@@ -57,7 +59,7 @@ func TestCacheSelectsEveryOwnedObject(t *testing.T) {
 		}
 	}
 
-	ha := labels.Set{resources.LabelApp: "wc", haConfigMapTypeLabel: haConfigMapType, "type": "flink-native-kubernetes"}
+	ha := labels.Set(flinkha.Labels("wc"))
 	assert.False(t, selector(&corev1.ConfigMap{}).Matches(ha), "Flink's HA ConfigMaps are outside the cache")
 }
 
@@ -107,7 +109,7 @@ func TestObjectsOutsideTheCache(t *testing.T) {
 		require.NoError(t, cl.Get(ctx, keyOf(fc), fc))
 		rev, err := resources.Revision(fc)
 		require.NoError(t, err)
-		own, err := resources.ConfigMap(fc, rev)
+		own, err := resources.ConfigMap(fc, resources.Deploy{Revision: rev})
 		require.NoError(t, err)
 		// Written by the controller from this very spec (same hash), then the label removed.
 		hash, err := hashOf(own)

@@ -33,6 +33,18 @@ const (
 	// ConditionLost is True while the job is Lost. Its lastTransitionTime is when the job
 	// became Lost: the Lost timeout counts from it.
 	ConditionLost = "Lost"
+	// ConditionSavepointRequired is True while the controller stops for want of a confirmed
+	// savepoint: an update (or a recovery) would otherwise restore an older savepoint than the
+	// job's newest state, or the JobManager's HA metadata is gone. It deploys nothing until the
+	// user answers with the RestoreAnnotation (a savepoint path or empty-state) or a spec that
+	// needs no savepoint; the job, if it still runs, keeps running. The message says why.
+	ConditionSavepointRequired = "SavepointRequired"
+	// ConditionWaiting is True while the controller waits on something outside its control
+	// (old JobManager pods to be gone, the HA leader to step down, the Flink REST API, a
+	// savepoint's result, a workload's deletion). Its reason names what, its message which,
+	// and its lastTransitionTime since when; past --wait-bound the message says so and a
+	// Warning Event (WaitExceeded) is recorded.
+	ConditionWaiting = "Waiting"
 )
 
 // Condition reasons. A True DeploymentFailed condition has the kind of failure as its reason
@@ -55,8 +67,8 @@ const (
 
 	// ConditionReasonStoppingWithSavepoint: the update waits for the job's final savepoint.
 	ConditionReasonStoppingWithSavepoint = "StoppingWithSavepoint"
-	// ConditionReasonWaitingForJobManagerPods: the update deleted the old JobManager workload
-	// and waits until every old JobManager pod, terminating ones included, is gone.
+	// ConditionReasonWaitingForJobManagerPods: the old JobManager workload was deleted and the
+	// controller waits until no old JobManager pod may still lead (Updating, Waiting).
 	ConditionReasonWaitingForJobManagerPods = "WaitingForJobManagerPods"
 	// ConditionReasonDeployingNextRevision: the next revision's JobManager is deploying.
 	ConditionReasonDeployingNextRevision = "DeployingNextRevision"
@@ -72,6 +84,31 @@ const (
 	ConditionReasonLostTimeout = "LostTimeout"
 	// ConditionReasonJobTracked: Lost is False, the job is tracked.
 	ConditionReasonJobTracked = "JobTracked"
+
+	// ConditionReasonNoFinalSavepoint: SavepointRequired is True, the final savepoint could
+	// not be taken or confirmed.
+	ConditionReasonNoFinalSavepoint = "NoFinalSavepoint"
+	// ConditionReasonHAMetadataMissing: the JobManager of a job that ran would have to
+	// recover it from HA metadata that is gone (SavepointRequired True, DeploymentFailed True).
+	ConditionReasonHAMetadataMissing = "HAMetadataMissing"
+	// ConditionReasonNotRequired: SavepointRequired is False.
+	ConditionReasonNotRequired = "NotRequired"
+
+	// ConditionReasonNotWaiting: Waiting is False.
+	ConditionReasonNotWaiting = "NotWaiting"
+	// ConditionReasonWaitingForLeader: an old JobManager pod still holds the HA leadership.
+	ConditionReasonWaitingForLeader = "WaitingForLeader"
+	// ConditionReasonWaitingForFlinkAPI: the JobManager's REST API does not answer, or not
+	// from the leader.
+	ConditionReasonWaitingForFlinkAPI = "WaitingForFlinkAPI"
+	// ConditionReasonWaitingForSavepoint: a savepoint was triggered and its result is awaited.
+	ConditionReasonWaitingForSavepoint = "WaitingForSavepoint"
+	// ConditionReasonWaitingForJobManagerDeletion: the old JobManager workload is being deleted.
+	ConditionReasonWaitingForJobManagerDeletion = "WaitingForJobManagerDeletion"
+	// ConditionReasonWaitingForJobCancel: the job was cancelled; Flink's confirmation is awaited.
+	ConditionReasonWaitingForJobCancel = "WaitingForJobCancel"
+	// ConditionReasonWaitingForApplication: the Flink 2.3 application runs without the job yet.
+	ConditionReasonWaitingForApplication = "WaitingForApplication"
 )
 
 // condition builds a condition of this controller.

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/state"
 )
 
@@ -65,14 +66,17 @@ func (c *cycle) cancelPending() bool {
 	return j.CancelRequested != nil && *j.CancelRequested && !c.finished()
 }
 
-// cancel stops the job with a savepoint and records it Cancelled; afterJobCancelled applies
-// on the next reconcile.
+// cancel stops the job with a savepoint and records it Cancelled once Flink confirms that the
+// job ended (FINISHED after the stop, CANCELED) or the JobManager is gone; afterJobCancelled
+// applies on the next reconcile. When the savepoint cannot be taken, the user's cancel
+// request still stands: the job is cancelled without one (PATCH /jobs/:id?mode=cancel, or on
+// Flink 2.3 the application's cancel), and a job that is not running has its JobManager
+// removed.
 func (c *cycle) cancel(ctx context.Context) error {
 	job, ctl := c.job(), c.st.Control
 	byControl := controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameJobCancel
 	sp := c.st.Savepoint
-	cancelling := sp != nil && sp.TriggerReason == SavepointReasonJobCancel &&
-		(sp.State == SavepointStateRequested || sp.State == SavepointStateInProgress)
+	cancelling := sp != nil && sp.TriggerReason == SavepointReasonJobCancel && sp.JobID == job.ID
 
 	if !cancelling {
 		if job.State != v1beta1.JobStateRunning {
@@ -80,9 +84,8 @@ func (c *cycle) cancel(ctx context.Context) error {
 				c.controlDone(v1beta1.ControlStateFailed, fmt.Sprintf("job is %s, not Running", job.State))
 				return nil
 			}
-			// cancelRequested on a job that is not running: nothing to save.
-			c.setJobState(v1beta1.JobStateCancelled, "", "cancelRequested before the job ran", c.now)
-			return nil
+			// cancelRequested on a job that is not running: nothing to save; stop it.
+			return c.cancelWithoutSavepoint(ctx, "cancelRequested before the job ran")
 		}
 		c.requestSavepoint(SavepointReasonJobCancel)
 		if byControl {
@@ -94,30 +97,78 @@ func (c *cycle) cancel(ctx context.Context) error {
 		return err
 	}
 	switch ph {
+	case pending:
+		return nil
 	case succeeded:
-		c.setJobState(v1beta1.JobStateCancelled, "", "stopped with savepoint "+job.SavepointLocation, c.now)
-		if byControl {
-			ctl.Details = map[string]string{"savepointLocation": job.SavepointLocation}
-			c.controlDone(v1beta1.ControlStateSucceeded, "job stopped with savepoint "+job.SavepointLocation)
-		}
-		c.poll()
-	case failed:
-		if w := c.obs.wl; w != nil && w.Complete {
-			// Job mode: the JobManager stopped the job and exited before its savepoint
-			// location could be read. The job did stop.
-			msg := "job stopped, but the savepoint location was not read: " + c.st.Savepoint.Message
-			c.setJobState(v1beta1.JobStateCancelled, "", msg, c.now)
-			if byControl {
-				c.controlDone(v1beta1.ControlStateSucceeded, msg)
-			}
+		if !c.jobEnded() {
+			c.waitFor(ConditionReasonWaitingForJobCancel, "job %s was stopped with savepoint %s: waiting for Flink to report it ended", job.ID, job.SavepointLocation)
 			return nil
 		}
+		c.cancelled("stopped with savepoint "+job.SavepointLocation, byControl)
 		if byControl {
-			c.controlDone(v1beta1.ControlStateFailed, c.st.Savepoint.Message)
-		} else {
-			c.poll() // cancelRequested stays: try again
+			ctl.Details = map[string]string{"savepointLocation": job.SavepointLocation}
 		}
+		return nil
 	}
+	return c.cancelWithoutSavepoint(ctx, "the savepoint could not be taken: "+c.st.Savepoint.Message)
+}
+
+// jobEnded reports whether Flink (or the JobManager's absence) confirms the job ended.
+func (c *cycle) jobEnded() bool {
+	if f := c.obs.flink; f != nil && f.Job != nil && flinkclient.IsTerminalJobState(f.Job.State) {
+		return true
+	}
+	if w := c.obs.wl; w != nil && (w.Complete || w.Failed) {
+		return true
+	}
+	return (c.obs.wl == nil || c.obs.wl.Deleting) && len(c.obs.pods) == 0
+}
+
+// cancelled records the job Cancelled and ends a job-cancel control.
+func (c *cycle) cancelled(how string, byControl bool) {
+	c.setJobState(v1beta1.JobStateCancelled, "", how, c.now)
+	c.event(corev1.EventTypeNormal, ReasonJobCancelled, "Cancel", "job %s cancelled: %s", c.jobID(), how)
+	if byControl {
+		c.controlDone(v1beta1.ControlStateSucceeded, "job "+how)
+	}
+	c.poll()
+}
+
+// cancelWithoutSavepoint cancels a job whose savepoint cannot be taken: Flink cancels a job
+// it runs; a JobManager that cannot be asked is removed. Cancelled is recorded once the job
+// is confirmed ended.
+func (c *cycle) cancelWithoutSavepoint(ctx context.Context, why string) error {
+	ctl := c.st.Control
+	byControl := controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameJobCancel
+	if c.jobEnded() {
+		c.cancelled("cancelled without a savepoint ("+why+")", byControl)
+		return nil
+	}
+	if f := c.obs.flink; f != nil && f.Job != nil {
+		cl, err := c.flinkClient()
+		if err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, flinkCallTimeout)
+		defer cancel()
+		if app := f.Application; app != nil {
+			err = cl.CancelApplication(cctx, app.ID)
+		} else {
+			err = cl.CancelJob(cctx, f.Job.ID)
+		}
+		if err != nil {
+			c.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s without a savepoint (%s): %v", f.Job.ID, why, err)
+			return nil
+		}
+		c.waitFor(ConditionReasonWaitingForJobCancel, "cancelled job %s without a savepoint (%s): waiting for Flink to report it CANCELED", f.Job.ID, why)
+		return nil
+	}
+	// The REST API does not answer for the job: stop the JobManager, whose absence confirms
+	// the cancel.
+	if err := c.deleteJobManager(ctx); err != nil {
+		return err
+	}
+	c.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s (%s): waiting for the JobManager to be gone", c.jobID(), why)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/lifecycle"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
 )
@@ -42,6 +44,13 @@ type cycle struct {
 	// removeControl is set once the user-control annotation was taken into status.control;
 	// it is removed after the status is written, so the request is never lost.
 	removeControl bool
+	// removeRestore is set once a deploy restored what the RestoreAnnotation named; the
+	// annotation is removed after the status is written.
+	removeRestore bool
+	// waiting is the Waiting condition of what this reconcile waits on; nil when nothing.
+	waiting *metav1.Condition
+	// savepointRequired is the SavepointRequired condition this reconcile stopped with.
+	savepointRequired *metav1.Condition
 }
 
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
@@ -62,6 +71,48 @@ func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
 }
 
 func (c *cycle) job() *v1beta1.JobStatus { return c.st.Components.Job }
+
+// jobID is the current deploy's job ID; "" before the first deploy.
+func (c *cycle) jobID() string {
+	if j := c.st.Components.Job; j != nil {
+		return j.ID
+	}
+	return ""
+}
+
+// waitFor records what this reconcile waits on, for the Waiting condition.
+func (c *cycle) waitFor(reason, format string, args ...any) {
+	cond := condition(ConditionWaiting, metav1.ConditionTrue, reason, fmt.Sprintf(format, args...))
+	c.waiting = &cond
+	c.poll()
+}
+
+// requireSavepoint stops the flow for want of a confirmed savepoint: nothing is deployed
+// until the user answers (RestoreAnnotation) — the SavepointRequired condition and a Warning
+// Event say why.
+func (c *cycle) requireSavepoint(reason, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...) + fmt.Sprintf(
+		"; to go on, annotate the FlinkCluster with %s=<savepoint path> to restore an older savepoint knowingly, or %s=%s to start without state",
+		RestoreAnnotation, RestoreAnnotation, RestoreEmptyState)
+	cond := condition(ConditionSavepointRequired, metav1.ConditionTrue, reason, msg)
+	c.savepointRequired = &cond
+}
+
+// persist writes the status now, before an action whose record must not be lost: the job
+// ID of a deploy before its workload is created, a trigger ID before the savepoint call. A
+// copy is patched, so a concurrent spec edit does not change this reconcile's cluster.
+func (c *cycle) persist(ctx context.Context) error {
+	if equality.Semantic.DeepEqual(c.orig.Status, c.fc.Status) {
+		return nil
+	}
+	c.st.LastUpdateTime = state.Time(c.now)
+	obj := c.fc.DeepCopy()
+	if err := c.r.Client.Status().Patch(ctx, obj, client.MergeFrom(c.orig)); err != nil {
+		return err
+	}
+	c.orig.Status = *c.fc.Status.DeepCopy()
+	return nil
+}
 
 // after asks for another reconcile within d.
 func (c *cycle) after(d time.Duration) {
@@ -90,7 +141,7 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 		err = c.update(ctx)
 	case c.cancelPending():
 		err = c.cancel(ctx)
-	case c.job().State == v1beta1.JobStateRestarting || state.ShouldRestart(&c.fc.Spec, c.job(), c.now):
+	case c.job().State == v1beta1.JobStateRestarting || c.shouldRestart():
 		err = c.restart(ctx)
 	case c.finished():
 		err = c.cleanup(ctx)
@@ -112,47 +163,100 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	if err := c.removeControlAnnotation(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := c.removeRestoreAnnotation(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	return ctrl.Result{RequeueAfter: c.requeue}, nil
 }
 
-// initStatus starts the status of a new cluster: revision and a Pending job.
+// initStatus starts the status of a new cluster: revision and a Pending job, whose ID the
+// first deploy chooses.
 func (c *cycle) initStatus() {
 	if c.st.Revision.CurrentRevision == "" {
 		c.st.Revision.CurrentRevision = c.revision
 	}
 	c.st.Revision.NextRevision = c.revision
 	if c.st.Components.Job == nil {
-		c.st.Components.Job = &v1beta1.JobStatus{State: v1beta1.JobStatePending, ID: resources.JobID(c.fc)}
+		c.st.Components.Job = &v1beta1.JobStatus{State: v1beta1.JobStatePending}
 	}
 }
 
+// updatePending reports whether the job is to be redeployed: a new revision, an update in
+// progress, or the user's answer (RestoreAnnotation) to a SavepointRequired stop of a job
+// that ended.
 func (c *cycle) updatePending() bool {
-	return c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.job().State == v1beta1.JobStateUpdating
+	return c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.job().State == v1beta1.JobStateUpdating ||
+		(c.finished() && c.savepointRequiredRecorded() && c.restoreChoice() != nil)
+}
+
+// savepointRequiredRecorded reports whether the recorded SavepointRequired condition is True.
+func (c *cycle) savepointRequiredRecorded() bool {
+	return meta.IsStatusConditionTrue(c.st.Conditions, ConditionSavepointRequired)
+}
+
+// restoreChoice is the savepoint the RestoreAnnotation names ("" for empty state); nil
+// without the annotation.
+func (c *cycle) restoreChoice() *string {
+	v, ok := c.fc.Annotations[RestoreAnnotation]
+	if !ok {
+		return nil
+	}
+	if v == RestoreEmptyState {
+		v = ""
+	}
+	return &v
+}
+
+func (c *cycle) removeRestoreAnnotation(ctx context.Context) error {
+	if !c.removeRestore {
+		return nil
+	}
+	if _, ok := c.fc.Annotations[RestoreAnnotation]; !ok {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(c.fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	delete(c.fc.Annotations, RestoreAnnotation)
+	return c.r.Client.Patch(ctx, c.fc, patch)
+}
+
+// shouldRestart reports whether a failed job is restarted from its latest savepoint (Job
+// mode, restartPolicy FromSavepointOnFailure): the rule the webhook judges by too.
+func (c *cycle) shouldRestart() bool {
+	job := c.job()
+	if job.State != v1beta1.JobStateFailed && !(job.State == v1beta1.JobStateLost && c.lostTimedOut) {
+		return false
+	}
+	return lifecycle.ShouldRestart(c.mode, job, c.fc.Spec.Job)
 }
 
 // finished reports whether the job ended: a terminal state, or Lost past its timeout.
 func (c *cycle) finished() bool {
-	return state.IsTerminal(c.job().State) || c.lostTimedOut
+	return lifecycle.Terminal(c.job().State) || c.lostTimedOut
 }
 
-// stopping reports whether a stop-with-savepoint of the job was requested: Flink's FINISHED
-// then means stopped.
+// stopping reports whether a stop-with-savepoint of the current deploy's job was requested
+// and may have taken effect: Flink's FINISHED (or CANCELED) then means stopped, not done.
 func (c *cycle) stopping() bool {
 	if c.job().State == v1beta1.JobStateUpdating {
 		return true
 	}
 	sp := c.st.Savepoint
-	return sp != nil && (sp.TriggerReason == SavepointReasonUpdate || sp.TriggerReason == SavepointReasonJobCancel) &&
-		(sp.State == SavepointStateRequested || sp.State == SavepointStateInProgress)
+	return sp != nil && sp.JobID == c.jobID() &&
+		(sp.TriggerReason == SavepointReasonUpdate || sp.TriggerReason == SavepointReasonJobCancel) &&
+		sp.State != SavepointStateFailed
 }
 
 // derive applies the lifecycle rules (package state) to this cycle's observation.
 func (c *cycle) derive() {
 	res := state.DeriveJob(state.Input{
-		Now:             c.now,
-		DeploymentType:  c.mode,
-		Recorded:        *c.job(),
-		LostSince:       lostSince(c.st.Conditions),
+		Now:            c.now,
+		DeploymentType: c.mode,
+		Recorded:       *c.job(),
+		LostSince:      lostSince(c.st.Conditions),
+		LostTimeoutRecorded: func() bool {
+			l := meta.FindStatusCondition(c.st.Conditions, ConditionLost)
+			return l != nil && l.Status == metav1.ConditionTrue && l.Reason == ConditionReasonLostTimeout
+		}(),
 		Stopping:        c.stopping(),
 		Workload:        c.obs.wl,
 		Pod:             c.obs.pod,
@@ -163,9 +267,15 @@ func (c *cycle) derive() {
 	c.after(res.RequeueAfter)
 	prev := c.job().State
 	c.setJobState(res.State, res.Reason, res.Message, res.LostSince)
-	if res.DeploymentFailure != "" && c.job().State != prev {
+	switch {
+	case res.DeploymentFailure != "":
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))
+	case prev == v1beta1.JobStateLost && c.job().State == v1beta1.JobStateRunning &&
+		meta.IsStatusConditionTrue(c.st.Conditions, ConditionDeploymentFailed):
+		// The JobManager of a job that ran came back (a crash loop passed) and recovered it.
+		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, "the JobManager recovered the job"))
 	}
+	c.noteWaits()
 	c.lostTimedOut = res.LostTimedOut
 	if c.lostTimedOut && !clusterFinished(c.orig.Status.State) {
 		job := c.job()
@@ -177,6 +287,23 @@ func (c *cycle) derive() {
 		// Still Lost: the condition keeps the time the job became Lost.
 		c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonLostTimeout, note))
 		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s", note)
+	}
+}
+
+// noteWaits records the waits of an active job's observation: a JobManager whose REST API
+// does not answer or does not lead, a Flink 2.3 application that runs without the job.
+func (c *cycle) noteWaits() {
+	if c.finished() || c.obs.wl == nil || c.obs.wl.Deleting {
+		return
+	}
+	switch f := c.obs.flink; {
+	case c.obs.notLeader:
+		c.waitFor(ConditionReasonWaitingForLeader, "%s", c.obs.untrusted)
+	case c.obs.untrusted != "":
+		c.waitFor(ConditionReasonWaitingForFlinkAPI, "%s", c.obs.untrusted)
+	case f != nil && f.Job == nil && f.Application != nil && !flinkclient.IsTerminalApplicationState(f.Application.Status):
+		c.waitFor(ConditionReasonWaitingForApplication, "application %s is %s and runs no job %s yet (its jobs by state: %v)",
+			f.Application.ID, f.Application.Status, c.jobID(), f.Application.JobCounts)
 	}
 }
 
@@ -199,7 +326,7 @@ func (c *cycle) setJobState(newState, reason, message string, lostSince time.Tim
 			job.FailureReasons = job.FailureReasons[n-maxFailureReasons:]
 		}
 	}
-	if state.IsTerminal(newState) {
+	if lifecycle.Terminal(newState) {
 		job.CompletionTime = state.MetaTime(c.now)
 	} else {
 		job.CompletionTime = nil
@@ -275,7 +402,59 @@ func (c *cycle) setConditions() {
 	if meta.FindStatusCondition(c.st.Conditions, ConditionLost) == nil {
 		c.setCondition(condition(ConditionLost, metav1.ConditionFalse, ConditionReasonJobTracked, "the job is not Lost"))
 	}
+	c.setSavepointRequired()
+	c.setWaiting()
 	observedGeneration(c.st.Conditions, c.fc.Generation)
+}
+
+// setSavepointRequired records this reconcile's SavepointRequired stop, with a Warning Event
+// when it starts or its reason changes.
+func (c *cycle) setSavepointRequired() {
+	prev := meta.FindStatusCondition(c.st.Conditions, ConditionSavepointRequired)
+	if sr := c.savepointRequired; sr != nil {
+		if prev == nil || prev.Status != metav1.ConditionTrue || prev.Reason != sr.Reason {
+			c.event(corev1.EventTypeWarning, ReasonSavepointRequired, "Stop", "%s", sr.Message)
+		}
+		c.setCondition(*sr)
+		return
+	}
+	switch {
+	case prev == nil:
+		c.setCondition(condition(ConditionSavepointRequired, metav1.ConditionFalse, ConditionReasonNotRequired, "no savepoint is missing"))
+	case prev.Status == metav1.ConditionTrue && !c.updatePending() && !c.finished():
+		// The spec went back: nothing waits for the user's choice any more.
+		c.setCondition(condition(ConditionSavepointRequired, metav1.ConditionFalse, ConditionReasonNotRequired, "no update is pending"))
+	}
+}
+
+// setWaiting records what this reconcile waits on. The condition keeps the time the wait
+// began while its reason stays; past the wait bound its message says so, with a Warning Event
+// once.
+func (c *cycle) setWaiting() {
+	prev := meta.FindStatusCondition(c.st.Conditions, ConditionWaiting)
+	w := c.waiting
+	if w == nil {
+		c.setCondition(condition(ConditionWaiting, metav1.ConditionFalse, ConditionReasonNotWaiting, "the controller waits on nothing"))
+		return
+	}
+	since := c.now
+	if prev != nil && prev.Status == metav1.ConditionTrue && prev.Reason == w.Reason {
+		since = prev.LastTransitionTime.Time
+	}
+	bound := c.r.Options.WaitBound
+	if waited := c.now.Sub(since); waited > bound {
+		w.Message = fmt.Sprintf("%s (waiting for %s, longer than the wait bound %s)", w.Message, waited.Round(time.Second), bound)
+		if prev == nil || !strings.Contains(prev.Message, "longer than the wait bound") || prev.Reason != w.Reason {
+			c.event(corev1.EventTypeWarning, ReasonWaitExceeded, "Wait", "%s: %s", w.Reason, w.Message)
+		}
+	} else {
+		c.after(bound - waited)
+	}
+	if prev != nil && prev.Reason != w.Reason {
+		// A new wait: its time is now, even though the status stays True.
+		meta.RemoveStatusCondition(&c.st.Conditions, ConditionWaiting)
+	}
+	setCondition(&c.st.Conditions, *w, since)
 }
 
 // setJobManagerReady derives JobManagerReady from the observed workload and pod, with an
@@ -315,7 +494,7 @@ func (c *cycle) setClusterState() {
 		ConfigMap:      c.obs.configMapExists,
 		JobManagerPods: len(c.obs.pods),
 	}
-	next := state.ClusterState(job.State, job.State == v1beta1.JobStateUpdating, c.finished(),
+	next := state.ClusterState(job.State, c.updatePending(), c.finished(),
 		state.CleanupAction(&c.fc.Spec, job.State), comps)
 	if next == v1beta1.ClusterStateStopping {
 		c.poll()

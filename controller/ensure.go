@@ -2,34 +2,55 @@ package controller
 
 import (
 	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/lifecycle"
+	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
-// ensure keeps an active job's objects in place: the components of the current revision and
-// the JobManager workload, created again when missing (once no JobManager pod is left).
+// ensure keeps an active job's objects in place: the components of the current deploy and
+// the JobManager workload, created when the deploy has none yet, or again when a JobManager
+// Deployment went missing and the job can resume from HA.
 func (c *cycle) ensure(ctx context.Context) error {
-	if err := c.applyComponents(ctx); err != nil {
-		return err
-	}
+	job := c.job()
 	if c.obs.wl == nil {
-		if c.job().State != v1beta1.JobStatePending {
+		if job.State != v1beta1.JobStatePending {
 			// A Job that disappeared is Lost, not resubmitted (package state); its timeout
 			// applies.
+			if err := c.applyComponents(ctx); err != nil {
+				return err
+			}
 			c.poll()
 			return nil
 		}
-		if none, err := c.waitForNoJobManagerPods(ctx); err != nil || !none {
+		if none, err := c.waitForNoLeader(ctx); err != nil || !none {
 			return err
 		}
-		from := c.job().FromSavepoint
-		if from == "" {
-			from = c.restoreFrom()
+		if job.DeployTime == "" {
+			// A deploy not created yet: the first one, or one whose creation failed.
+			from := job.FromSavepoint
+			if job.ID == "" && c.fc.Spec.Job.FromSavepoint != nil {
+				from = *c.fc.Spec.Job.FromSavepoint
+			}
+			if job.ID == "" {
+				return c.newDeploy(ctx, from)
+			}
+			if err := c.persist(ctx); err != nil {
+				return err
+			}
+			return c.createJobManager(ctx)
 		}
-		return c.createJobManager(ctx, from)
+		return c.resume(ctx)
+	}
+	if err := c.applyComponents(ctx); err != nil {
+		return err
 	}
 	if c.obs.wl.Deleting {
-		c.poll()
+		c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager workload is being deleted")
 		return nil
 	}
 	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment {
@@ -39,4 +60,30 @@ func (c *cycle) ensure(ctx context.Context) error {
 	}
 	c.poll()
 	return nil
+}
+
+// resume creates the missing JobManager Deployment of the current deploy again, under the
+// same job ID. A deploy whose job ran resumes only from HA: the JobManager recovers the job
+// graph and the latest checkpoint, and the deploy's savepoint is not passed again (it is
+// older than the job's state). When the HA metadata is gone, restoring any savepoint would
+// rewind the job silently: the deployment fails with a clear reason and the user chooses.
+func (c *cycle) resume(ctx context.Context) error {
+	job := c.job()
+	if !lifecycle.Ran(job) {
+		return c.createJobManager(ctx)
+	}
+	if !c.obs.ha.jobGraphStored(job.ID) {
+		reason := fmt.Sprintf("the JobManager Deployment of job %s is missing and the HA metadata the job would recover from is gone (no job graph in the ConfigMaps of cluster ID %s): restoring savepoint %q would lose the state acknowledged since",
+			job.ID, resources.HAClusterID(c.fc), job.SavepointLocation)
+		c.setJobState(v1beta1.JobStateFailed, reason, reason, c.now)
+		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason))
+		c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Deploy", "%s", reason)
+		c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
+		return nil
+	}
+	job.FromSavepoint = ""
+	if err := c.persist(ctx); err != nil {
+		return err
+	}
+	return c.createJobManager(ctx)
 }

@@ -2,30 +2,46 @@ package controller
 
 // Event reasons. Each lifecycle transition records one.
 const (
-	ReasonNotManaged         = "NotManaged"
-	ReasonJobStateChanged    = "JobStateChanged"
-	ReasonJobFailed          = "JobFailed"
-	ReasonJobLost            = "JobLost"
-	ReasonClusterState       = "ClusterStateChanged"
-	ReasonJobManagerCreated  = "JobManagerCreated"
-	ReasonJobManagerDeleted  = "JobManagerDeleted"
-	ReasonJobManagerScaled   = "JobManagerScaledDown"
-	ReasonWaitingForPods     = "WaitingForJobManagerPods"
-	ReasonUpdateStarted      = "UpdateStarted"
-	ReasonRestarting         = "JobRestarting"
-	ReasonSavepointTriggered = "SavepointTriggered"
-	ReasonSavepointSucceeded = "SavepointSucceeded"
-	ReasonSavepointFailed    = "SavepointFailed"
-	ReasonControlAccepted    = "ControlAccepted"
-	ReasonControlSucceeded   = "ControlSucceeded"
-	ReasonControlFailed      = "ControlFailed"
-	ReasonCleanup            = "Cleanup"
-	ReasonDeleting           = "Deleting"
-	ReasonFlinkUnreachable   = "FlinkAPIUnreachable"
-	ReasonJobManagerReady    = "JobManagerReady"
-	ReasonJobManagerNotReady = "JobManagerNotReady"
-	ReasonUpdateFinished     = "UpdateFinished"
+	ReasonNotManaged          = "NotManaged"
+	ReasonJobStateChanged     = "JobStateChanged"
+	ReasonJobFailed           = "JobFailed"
+	ReasonJobLost             = "JobLost"
+	ReasonClusterState        = "ClusterStateChanged"
+	ReasonJobManagerCreated   = "JobManagerCreated"
+	ReasonJobManagerDeleted   = "JobManagerDeleted"
+	ReasonJobManagerScaled    = "JobManagerScaledDown"
+	ReasonWaitingForPods      = "WaitingForJobManagerPods"
+	ReasonUpdateStarted       = "UpdateStarted"
+	ReasonRestarting          = "JobRestarting"
+	ReasonSavepointTriggered  = "SavepointTriggered"
+	ReasonSavepointSucceeded  = "SavepointSucceeded"
+	ReasonSavepointFailed     = "SavepointFailed"
+	ReasonControlAccepted     = "ControlAccepted"
+	ReasonControlSucceeded    = "ControlSucceeded"
+	ReasonControlFailed       = "ControlFailed"
+	ReasonCleanup             = "Cleanup"
+	ReasonDeleting            = "Deleting"
+	ReasonFlinkUnreachable    = "FlinkAPIUnreachable"
+	ReasonJobManagerReady     = "JobManagerReady"
+	ReasonJobManagerNotReady  = "JobManagerNotReady"
+	ReasonUpdateFinished      = "UpdateFinished"
+	ReasonSavepointRequired   = "SavepointRequired"
+	ReasonRestoreAccepted     = "RestoreAccepted"
+	ReasonHAConfigMapsDeleted = "HAConfigMapsDeleted"
+	ReasonHAMetadataMissing   = "HAMetadataMissing"
+	ReasonWaitExceeded        = "WaitExceeded"
+	ReasonJobCancelled        = "JobCancelled"
 )
+
+// RestoreAnnotation is how a user answers the SavepointRequired condition: when the controller
+// stops for want of a confirmed final savepoint (an update or a recovery whose newest state it
+// cannot confirm), it deploys nothing until this annotation names what the next deploy
+// restores: a savepoint path (an older savepoint, knowingly) or RestoreEmptyState. The
+// controller removes the annotation once it deployed from it.
+const RestoreAnnotation = "flinkclusters.flinkoperator.k8s.io/restore-from"
+
+// RestoreEmptyState as the RestoreAnnotation's value starts the next deploy without state.
+const RestoreEmptyState = "empty-state"
 
 // Savepoint states (status.savepoint.state) and trigger reasons.
 const (
@@ -33,6 +49,9 @@ const (
 	SavepointStateInProgress = "InProgress"
 	SavepointStateSucceeded  = "Succeeded"
 	SavepointStateFailed     = "Failed"
+	// SavepointStateUnknown: Flink lost the result and nothing shows whether the savepoint
+	// was taken.
+	SavepointStateUnknown = "Unknown"
 
 	SavepointReasonUpdate    = "update"
 	SavepointReasonUser      = "user"
@@ -42,10 +61,3 @@ const (
 // Finalizer holds a FlinkCluster being deleted until its JobManager pods are gone and its HA
 // ConfigMaps are removed.
 const Finalizer = "flinkclusters.flinkoperator.k8s.io/finalizer"
-
-// haConfigMapLabel is the label Flink's Kubernetes HA services put on their ConfigMaps, next
-// to app=<cluster id>.
-const (
-	haConfigMapTypeLabel = "configmap-type"
-	haConfigMapType      = "high-availability"
-)

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,7 +51,7 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (ct
 		}
 		return ctrl.Result{RequeueAfter: r.Options.RequeueInterval}, nil
 	}
-	if err := r.deleteHAConfigMaps(ctx, fc); err != nil {
+	if _, err := c.deleteHAConfigMaps(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
 	if c.obs.configMapExists {
@@ -69,23 +68,4 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (ct
 	}
 	r.metrics.setJobState(client.ObjectKeyFromObject(fc), "")
 	return ctrl.Result{}, nil
-}
-
-// deleteHAConfigMaps removes the ConfigMaps Flink's Kubernetes HA services created for the
-// cluster (labels app=<cluster id>, configmap-type=high-availability). Flink does not own
-// them to the FlinkCluster, so nothing else would remove them.
-func (r *Reconciler) deleteHAConfigMaps(ctx context.Context, fc *v1beta1.FlinkCluster) error {
-	list := &corev1.ConfigMapList{}
-	if err := r.Reader.List(ctx, list, client.InNamespace(fc.Namespace), client.MatchingLabels{
-		resources.LabelApp:   resources.HAClusterID(fc),
-		haConfigMapTypeLabel: haConfigMapType,
-	}); err != nil {
-		return fmt.Errorf("listing HA ConfigMaps: %w", err)
-	}
-	for i := range list.Items {
-		if err := r.Client.Delete(ctx, &list.Items[i]); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting HA ConfigMap %s: %w", list.Items[i].Name, err)
-		}
-	}
-	return nil
 }

@@ -25,13 +25,12 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
 const (
 	waitTimeout = 45 * time.Second
-	// quiet is how long "nothing happens" is watched: many poll intervals.
-	quiet = 1 * time.Second
 	// holdFinalizer keeps a deleted pod Terminating, as a JobManager in its preStop delay.
 	holdFinalizer = "test.flink-admission/terminating"
 )
@@ -49,7 +48,6 @@ type harness struct {
 	name   string
 	fake   *fakeflink.Server
 	podSeq int
-	id     string
 }
 
 // newHarness creates a FlinkCluster in a fresh namespace. The fixture cluster is an
@@ -57,6 +55,7 @@ type harness struct {
 // adjusts it.
 func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(w *fctest.Wrapper)) *harness {
 	t.Helper()
+	requireEnv(t)
 	h := &harness{t: t, ctx: context.Background(), mode: mode, name: "wc"}
 	h.ns = fmt.Sprintf("t%d-%s", nsSeq.Add(1), strings.ToLower(string(mode)))
 	require.NoError(t, k8s.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}))
@@ -79,7 +78,6 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(
 	fc := w.Obj()
 	fc.UID = ""
 	require.NoError(t, k8s.Create(h.ctx, fc))
-	h.id = resources.JobID(fc)
 	return h
 }
 
@@ -92,7 +90,15 @@ func (h *harness) get() *v1beta1.FlinkCluster {
 	return fc
 }
 
-func (h *harness) jobID() string { return h.id }
+// jobID is the job ID of the current deploy, which the controller records in the status
+// before it creates the JobManager workload.
+func (h *harness) jobID() string {
+	h.t.Helper()
+	if j := h.get().Status.Components.Job; j != nil {
+		return j.ID
+	}
+	return ""
+}
 
 func (h *harness) jobState() string {
 	if j := h.get().Status.Components.Job; j != nil {
@@ -112,16 +118,44 @@ func (h *harness) eventually(what string, cond func() bool) {
 	}
 }
 
-// consistently checks cond for the quiet period.
-func (h *harness) consistently(what string, cond func() bool) {
+// afterReconciles checks that cond holds once the controller has looked at the cluster again,
+// twice, after everything the test did so far: no real time is watched, the test waits on
+// the controller's own acknowledgement (see reconciled).
+func (h *harness) afterReconciles(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(quiet)
-	for time.Now().Before(deadline) {
+	for range 2 {
+		h.reconciled()
 		if !cond() {
-			h.t.Fatalf("expected %s to hold", what)
+			h.t.Fatalf("expected %s to hold after the controller reconciled again", what)
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// reconciled pokes the cluster with a spec change the controller ignores
+// (spec.job.autoSavepointSeconds: not part of the revision, no behaviour) and waits until a
+// reconcile stamped the cluster's conditions with the new generation.
+func (h *harness) reconciled() {
+	h.t.Helper()
+	h.patch(func(fc *v1beta1.FlinkCluster) {
+		n := int32(1)
+		if p := fc.Spec.Job.AutoSavepointSeconds; p != nil {
+			n = *p + 1
+		}
+		fc.Spec.Job.AutoSavepointSeconds = &n
+	})
+	gen := h.get().Generation
+	h.eventually(fmt.Sprintf("a reconcile of generation %d", gen), func() bool {
+		fc := h.get()
+		if len(fc.Status.Conditions) == 0 {
+			return false
+		}
+		for _, c := range fc.Status.Conditions {
+			if c.ObservedGeneration < gen {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func (h *harness) waitJob(state string) *v1beta1.FlinkCluster {
@@ -289,10 +323,29 @@ func (h *harness) runJob() (client.Object, *corev1.Pod) {
 	wl := h.waitWorkload("")
 	pod := h.startPod(wl)
 	h.fake.SetJobs(flinkclient.Job{ID: h.jobID(), Name: "wordcount", State: flinkclient.JobStateRunning})
+	h.storeJobGraph(h.jobID())
 	h.waitJob(v1beta1.JobStateRunning)
 	h.waitCluster(v1beta1.ClusterStateRunning)
 	h.waitConditions(steady...)
 	return wl, pod
+}
+
+// storeJobGraph writes the job's graph into the cluster's HA ConfigMap, as the leading
+// JobManager does once the job is submitted (the scripted fake process has no HA of its own).
+func (h *harness) storeJobGraph(jobID string) {
+	h.t.Helper()
+	cm := flinkha.NewConfigMap(h.ns, flinkha.ClusterConfigMapName(h.name), h.name)
+	if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+		require.True(h.t, apierrors.IsNotFound(err), "reading the HA ConfigMap: %v", err)
+		cm.Data = map[string]string{flinkha.JobGraphKey(jobID): "graph"}
+		require.NoError(h.t, k8s.Create(h.ctx, cm))
+		return
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data[flinkha.JobGraphKey(jobID)] = "graph"
+	require.NoError(h.t, k8s.Update(h.ctx, cm))
 }
 
 func (h *harness) jmPods() []corev1.Pod {

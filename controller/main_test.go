@@ -53,32 +53,51 @@ func fakeClientFor(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
 	return flinkclient.New(s.(*fakeflink.Server).URL(), nil)
 }
 
+// TestMain starts no API server: the pure tests of the package run without one, and the
+// first test that needs one (requireEnv) starts it, once.
 func TestMain(m *testing.M) {
 	// Scenario tests mostly wait on polling; run several at once (an explicit -parallel on
 	// the command line still wins).
 	_ = flag.Set("test.parallel", "8")
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
 	if os.Getenv("CONTROLLER_TEST_LOG") != "" {
 		ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	} else {
 		ctrl.SetLogger(logr.Discard())
 	}
+	code := m.Run()
+	if stopEnv != nil {
+		stopEnv()
+	}
+	os.Exit(code)
+}
+
+var (
+	envOnce sync.Once
+	envErr  error
+	stopEnv func()
+)
+
+// requireEnv starts kube-apiserver, etcd and the manager running the controller, on the
+// first call; the test fails when they cannot start.
+func requireEnv(t testing.TB) {
+	t.Helper()
+	envOnce.Do(func() { envErr = startEnv() })
+	if envErr != nil {
+		t.Fatal(envErr)
+	}
+}
+
+func startEnv() error {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		panic(err)
+		return err
 	}
 	if err := v1beta1.AddToScheme(scheme); err != nil {
-		panic(err)
+		return err
 	}
 	env, err := testenv.Start(testenv.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
-	defer func() { _ = env.Stop() }()
-
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  controller.CacheOptions(),
@@ -86,8 +105,8 @@ func run(m *testing.M) int {
 		HealthProbeBindAddress: "0",
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		_ = env.Stop()
+		return err
 	}
 	if err := controller.Setup(mgr, controller.Options{
 		Clock:           fakeClock,
@@ -96,27 +115,37 @@ func run(m *testing.M) int {
 		RequeueInterval: pollInterval,
 		FlinkClientFor:  fakeClientFor,
 	}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		_ = env.Stop()
+		return err
 	}
 	cached = mgr.GetClient()
-	k8s, err = client.New(env.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	if k8s, err = client.New(env.Config, client.Options{Scheme: scheme}); err != nil {
+		_ = env.Stop()
+		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	code := m.Run()
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	case <-time.After(30 * time.Second):
-		fmt.Fprintln(os.Stderr, "manager did not stop")
+	// The tests' waits count from their first step: let the manager's caches fill first, so
+	// that a loaded machine does not spend a test's bound on the manager's start.
+	syncCtx, syncCancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer syncCancel()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
+		cancel()
+		_ = env.Stop()
+		return fmt.Errorf("the manager's cache did not sync within 2 minutes")
 	}
-	return code
+	stopEnv = func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "manager:", err)
+			}
+		case <-time.After(30 * time.Second):
+			fmt.Fprintln(os.Stderr, "manager did not stop")
+		}
+		_ = env.Stop()
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -38,6 +39,12 @@ type observed struct {
 	pod *corev1.Pod
 	// flink is the REST API's answer when the API was reachable and trusted.
 	flink *state.Flink
+	// untrusted says why the REST API was not asked or not believed; "" when it was.
+	untrusted string
+	// notLeader is set when the selected pod is ready but another JobManager leads.
+	notLeader bool
+	// ha is what the cluster's HA ConfigMaps say.
+	ha haView
 
 	tmExists, serviceExists, configMapExists bool
 	tmReplicas, tmReady                      int32
@@ -72,6 +79,7 @@ func (c *cycle) observe(ctx context.Context) error {
 			c.obs.jmDeployment = d
 			c.obs.wl = &state.Workload{
 				Revision:      d.Labels[resources.LabelRevision],
+				JobID:         d.Labels[resources.LabelJobID],
 				Deleting:      d.DeletionTimestamp != nil,
 				CreateFailure: state.DeploymentFailure(d),
 			}
@@ -84,7 +92,7 @@ func (c *cycle) observe(ctx context.Context) error {
 		}
 		if found {
 			c.obs.jmJob = j
-			c.obs.wl = &state.Workload{Revision: j.Labels[resources.LabelRevision], Deleting: j.DeletionTimestamp != nil}
+			c.obs.wl = &state.Workload{Revision: j.Labels[resources.LabelRevision], JobID: j.Labels[resources.LabelJobID], Deleting: j.DeletionTimestamp != nil}
 			for _, cond := range j.Status.Conditions {
 				if cond.Status != corev1.ConditionTrue {
 					continue
@@ -109,7 +117,31 @@ func (c *cycle) observe(ctx context.Context) error {
 	if err := c.observeComponents(ctx); err != nil {
 		return err
 	}
-	if c.obs.wl != nil && !c.obs.wl.Deleting && state.Trusted(c.obs.pod, c.obs.pods) {
+	if err := c.observeHA(ctx); err != nil {
+		return err
+	}
+	if l := c.obs.ha.leader; l.Known && !slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return l.Leads(&p) }) {
+		// The leader address names no JobManager pod (rest.address set to something else, or
+		// a pod already gone): it cannot tell pods apart, so pods are counted instead.
+		c.obs.ha.leader = state.Leader{}
+	}
+	switch {
+	case c.obs.wl == nil || c.obs.wl.Deleting:
+		c.obs.untrusted = "no JobManager workload"
+	case c.obs.wl.JobID != "" && c.obs.wl.JobID != c.jobID():
+		// Another deploy's JobManager (its creation was not recorded, or it is being
+		// replaced): what it reports is not this deploy's job.
+		c.obs.untrusted = fmt.Sprintf("the JobManager workload runs job %s, not %s", c.obs.wl.JobID, c.jobID())
+	case !state.Ready(c.obs.pod):
+		c.obs.untrusted = "no ready JobManager pod"
+	case !state.Trusted(c.obs.pod, c.obs.pods, c.obs.ha.leader, c.now):
+		if c.obs.ha.leader.Known {
+			c.obs.notLeader = true
+			c.obs.untrusted = fmt.Sprintf("JobManager pod %s does not lead the cluster (the HA leader is %s)", c.obs.pod.Name, c.obs.ha.leader.Address)
+		} else {
+			c.obs.untrusted = "another JobManager pod may still lead the cluster: " + podNames(c.obs.pods)
+		}
+	default:
 		c.observeFlink(ctx)
 	}
 	return nil
@@ -200,20 +232,28 @@ func (c *cycle) observeFlink(ctx context.Context) {
 	jobs, err := cl.ListJobs(ctx)
 	if err != nil {
 		log.V(1).Info("Flink REST API unreachable", "error", err.Error())
+		c.obs.untrusted = "the Flink REST API does not answer: " + err.Error()
 		return
 	}
 	f := &state.Flink{JobCount: len(jobs)}
-	id := c.job().ID
+	id := c.jobID()
+	// Only the deploy's own job ID is this job: a job listed under another ID (an earlier
+	// deploy's, recovered from HA or the job result store) is never adopted.
 	for i := range jobs {
-		if jobs[i].ID == id {
+		if id != "" && jobs[i].ID == id {
 			f.Job = &jobs[i]
 		}
 	}
-	if f.Job == nil && len(jobs) == 1 {
-		// The application chose its own job ID (e.g. through $internal.pipeline.job-id):
-		// an application cluster runs one job, so it is this one.
-		f.Job = &jobs[0]
-		c.job().ID = jobs[0].ID
+	if f.Job == nil {
+		for i := range jobs {
+			// A failed main() with submit-failed-job-on-application-error: the driver job.
+			if jobs[i].Name == flinkclient.ApplicationDriverJobName && jobs[i].State == flinkclient.JobStateFailed {
+				f.DriverJob = &jobs[i]
+				if ex, err := cl.GetExceptions(ctx, jobs[i].ID); err == nil {
+					f.DriverFailure = flinkclient.Summary(ex)
+				}
+			}
+		}
 	}
 	if f.Job != nil && f.Job.State == flinkclient.JobStateFailed {
 		if ex, err := cl.GetExceptions(ctx, f.Job.ID); err == nil {

@@ -22,6 +22,8 @@ const (
 	DefaultLostTimeout             = 10 * time.Minute
 	DefaultRequeueInterval         = 10 * time.Second
 	DefaultMaxConcurrentReconciles = 4
+	DefaultWaitBound               = 5 * time.Minute
+	DefaultSavepointAttempts       = 3
 )
 
 // Options configure the controller.
@@ -41,6 +43,16 @@ type Options struct {
 	FlinkClientFor func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error)
 	// MaxConcurrentReconciles is how many clusters are reconciled at once.
 	MaxConcurrentReconciles int
+	// WaitBound bounds every wait of the controller (old JobManager pods to be gone, a leader
+	// to step down, the Flink REST API, a savepoint's result): past it, the Waiting condition
+	// turns to reason WaitExceeded and a Warning Event says what the controller waits for.
+	WaitBound time.Duration
+	// SavepointAttempts is how many stop-with-savepoint triggers an update or cancel makes
+	// before it stops and asks the user (the job keeps running meanwhile).
+	SavepointAttempts int
+	// NewID returns a fresh ID in Flink's format, for job and savepoint trigger IDs; the
+	// default is random (flinkclient.NewID).
+	NewID func() string
 }
 
 // BindFlags registers the timers as flags.
@@ -51,6 +63,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"how long a Lost job may take to be reported again before the afterJobFails cleanup applies")
 	fs.DurationVar(&o.RequeueInterval, "flink-poll-interval", DefaultRequeueInterval,
 		"how often an active job is polled through the Flink REST API")
+	fs.DurationVar(&o.WaitBound, "wait-bound", DefaultWaitBound,
+		"how long the controller waits on anything (old JobManager pods, the HA leader, the Flink REST API, a savepoint) before status and a Warning Event say what it waits for")
 	fs.IntVar(&o.MaxConcurrentReconciles, "controller-workers", DefaultMaxConcurrentReconciles,
 		"how many FlinkClusters are reconciled at once")
 }
@@ -72,10 +86,20 @@ func (o Options) complete() (Options, error) {
 	if o.MaxConcurrentReconciles == 0 {
 		o.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
+	if o.WaitBound == 0 {
+		o.WaitBound = DefaultWaitBound
+	}
+	if o.SavepointAttempts == 0 {
+		o.SavepointAttempts = DefaultSavepointAttempts
+	}
+	if o.NewID == nil {
+		o.NewID = flinkclient.NewID
+	}
 	if o.FlinkClientFor == nil {
 		o.FlinkClientFor = DefaultFlinkClient
 	}
-	if o.HARecoveryGrace < 0 || o.LostTimeout < 0 || o.RequeueInterval < 0 || o.MaxConcurrentReconciles < 0 {
+	if o.HARecoveryGrace < 0 || o.LostTimeout < 0 || o.RequeueInterval < 0 || o.MaxConcurrentReconciles < 0 ||
+		o.WaitBound < 0 || o.SavepointAttempts < 0 {
 		return o, fmt.Errorf("controller timers and workers must not be negative")
 	}
 	return o, nil

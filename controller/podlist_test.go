@@ -34,10 +34,10 @@ func updatingCluster(t *testing.T) *v1beta1.FlinkCluster {
 	require.NoError(t, err)
 	fc.Status.Revision = v1beta1.RevisionStatus{CurrentRevision: "wc-old", NextRevision: rev}
 	fc.Status.Components.Job = &v1beta1.JobStatus{
-		ID: resources.JobID(fc), State: v1beta1.JobStateUpdating,
+		ID: "0123456789abcdef0123456789abcdef", State: v1beta1.JobStateUpdating, StartTime: "2026-11-30T11:00:00Z",
 		SavepointLocation: "file:///savepoints/sp-1", FinalSavepoint: true,
 	}
-	fc.Status.Savepoint = &v1beta1.SavepointStatus{TriggerReason: SavepointReasonUpdate, State: SavepointStateSucceeded}
+	fc.Status.Savepoint = &v1beta1.SavepointStatus{JobID: "0123456789abcdef0123456789abcdef", TriggerReason: SavepointReasonUpdate, State: SavepointStateSucceeded}
 	return fc
 }
 

@@ -10,7 +10,8 @@ import (
 )
 
 // restart (Job mode, restartPolicy FromSavepointOnFailure) replaces a failed job's JobManager
-// Job with one that restores the latest savepoint.
+// Job with a new deploy that restores the latest savepoint — the user's standing choice,
+// bounded by maxStateAgeToRestoreSeconds.
 func (c *cycle) restart(ctx context.Context) error {
 	job := c.job()
 	if job.State != v1beta1.JobStateRestarting {
@@ -19,22 +20,45 @@ func (c *cycle) restart(ctx context.Context) error {
 			job.ID, job.SavepointLocation, job.RestartCount)
 		c.setJobState(v1beta1.JobStateRestarting, "", fmt.Sprintf("restartPolicy %s", v1beta1.JobRestartPolicyFromSavepointOnFailure), c.now)
 	}
+	ready, err := c.replaceJobManager(ctx)
+	if err != nil || !ready {
+		return err
+	}
+	return c.newDeploy(ctx, job.SavepointLocation)
+}
+
+// replaceJobManager removes the current JobManager before a new deploy: it deletes the
+// workload, waits until no old JobManager pod may still lead, then deletes the cluster's HA
+// ConfigMaps so that the new JobManager cannot recover the old job graph. ready reports
+// whether the new deploy may be created.
+func (c *cycle) replaceJobManager(ctx context.Context) (ready bool, err error) {
 	if c.obs.wl != nil && !c.obs.wl.Deleting {
 		if err := c.deleteJobManager(ctx); err != nil {
-			return err
+			return false, err
 		}
-		c.poll()
-		return nil
+		c.updateStepf(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
+			c.obs.wl.Revision, podNames(c.obs.pods))
+		c.waitFor(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
+			c.obs.wl.Revision, podNames(c.obs.pods))
+		return false, nil
 	}
-	if none, err := c.waitForNoJobManagerPods(ctx); err != nil || !none {
-		return err
+	if none, err := c.waitForNoLeader(ctx); err != nil || !none {
+		if err == nil {
+			c.updateStepf(c.waiting.Reason, "%s", c.waiting.Message)
+		}
+		return false, err
 	}
 	if c.obs.wl != nil {
-		c.poll()
-		return nil
+		c.updateStepf(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager %s to be deleted", c.obs.wl.Revision)
+		c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "waiting for the old JobManager workload (revision %s) to be deleted", c.obs.wl.Revision)
+		return false, nil
 	}
-	if err := c.applyComponents(ctx); err != nil {
-		return err
+	gone, err := c.deleteHAConfigMaps(ctx)
+	if err != nil || !gone {
+		if err == nil {
+			c.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the HA ConfigMaps of the old deploy to be deleted")
+		}
+		return false, err
 	}
-	return c.createJobManager(ctx, job.SavepointLocation)
+	return true, nil
 }

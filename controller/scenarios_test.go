@@ -21,6 +21,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
@@ -43,8 +44,8 @@ func scenarios() []scenario {
 	}
 	flink23 := func(w *fctest.Wrapper) { w.FlinkVersion("2.3") }
 	return []scenario{
-		{depMode, "1 regular update twice: restores savepoint, same job ID, no replacement while old JM pod terminating (old-leader FINISHED race fixed)", nil, updateTwice},
-		{jobMode, "1 regular update twice: restores savepoint, same job ID, revisions converge", nil, updateTwice},
+		{depMode, "1 regular update twice: restores the final savepoint under a new job ID, HA data deleted first, no replacement while old JM pod terminating (old-leader FINISHED race fixed)", nil, updateTwice},
+		{jobMode, "1 regular update twice: restores the final savepoint under a new job ID, revisions converge", nil, updateTwice},
 		{depMode, "2 cancel with savepoint: Cancelled, cancellation cleanup, no resubmission", nil, cancelWithSavepoint},
 		{jobMode, "2 cancel with savepoint: Cancelled, cancellation cleanup, no resubmission", nil, cancelWithSavepoint},
 		{depMode, "3 non-stopping savepoint: job stays Running, workload and pod UIDs unchanged", nil, nonStoppingSavepoint},
@@ -58,6 +59,7 @@ func scenarios() []scenario {
 		{depMode, "7 delete JM pod: replacement pod, same job ID recovered, no premature failure", nil, deleteJobManagerPodDeployment},
 		{jobMode, "7 delete JM pod: Failed, failure cleanup, no resubmission", nil, deleteJobManagerPodJob},
 		{depMode, "8 delete JM Deployment: recreated, same job recovered, no premature cleanup", nil, deleteJobManagerDeployment},
+		{depMode, "8b delete JM Deployment with its HA data gone (hole 3, seed 000 example 4): Failed with HAMetadataMissing, nothing restarted, user's restore-from deploys", nil, deleteJobManagerDeploymentHALost},
 		{depMode, "9 exception in main() on Flink 2.2: crash loop gives DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsCrashLoop},
 		{depMode, "9 exception in main() on Flink 2.3: application FAILED with empty job list gives DeployFailed with the cause, cleanup, no resubmission", flink23, mainThrowsApplicationFailed},
 		{jobMode, "9 exception in main() on Flink 2.2: JM exits, DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsJobExits},
@@ -70,7 +72,7 @@ func scenarios() []scenario {
 		{jobMode, "12 finite application succeeds: Succeeded, afterJobSucceeds cleanup, no resubmission", nil, finiteApplicationSucceeds},
 		{depMode, "+ old-leader FINISHED race: a Terminating old-revision JM next to the new ready JM, FINISHED ignored", nil, oldLeaderFinishedRace},
 		{jobMode, "+ old-leader FINISHED race: a Terminating old-revision JM next to the new ready JM, FINISHED ignored", nil, oldLeaderFinishedRace},
-		{depMode, "+ crash loop of a Running job's JM: Failed with the reason", nil, crashLoopWhileRunning},
+		{depMode, "+ crash loop of a Running job's JM (hole 5): not terminal, DeploymentFailed with the reason, recovered when it passes", nil, crashLoopWhileRunning},
 		{depMode, "+ DeployFailed, then a fixed spec: the next revision deploys and runs", keepOnFailure, fixedSpecRedeploys},
 		{jobMode, "+ DeployFailed, then a fixed spec: the next revision deploys and runs", keepOnFailure, fixedSpecRedeploys},
 		{jobMode, "+ restartPolicy FromSavepointOnFailure: failed job restored from its latest savepoint", func(w *fctest.Wrapper) { w.RestartFromSavepoint(3600) }, restartFromSavepoint},
@@ -100,7 +102,7 @@ func savepointState(fc *v1beta1.FlinkCluster) string {
 func noResubmission(h *harness, jobState string, workloadUID string) {
 	h.t.Helper()
 	stops, savepoints := h.requests("POST", "/stop"), h.requests("POST", "/savepoints")
-	h.consistently("no resubmission", func() bool {
+	h.afterReconciles("no resubmission", func() bool {
 		wl := h.workload()
 		sameWorkload := (wl == nil && workloadUID == "") || (wl != nil && string(wl.GetUID()) == workloadUID)
 		return sameWorkload && h.jobState() == jobState &&
@@ -126,7 +128,7 @@ func updateTwice(t *testing.T, h *harness) {
 			fc.Spec.FlinkProperties["pipeline.name"] = fmt.Sprintf("wordcount-v%d", i)
 		})
 
-		h.eventually("a stop-with-savepoint for this update", func() bool { return h.requests("POST", "/stop") == i })
+		h.eventually("a stop-with-savepoint for this update", func() bool { return h.fake.CountRequests("POST /jobs/"+id+"/stop") == 1 })
 		if i == 1 {
 			fc := h.waitConditions("Updating=True/StoppingWithSavepoint", "JobManagerReady=True/PodReady")
 			assert.Equal(t, v1beta1.JobStateUpdating, fc.Status.Components.Job.State)
@@ -145,6 +147,7 @@ func updateTwice(t *testing.T, h *harness) {
 		require.True(t, fc.Status.Components.Job.FinalSavepoint)
 		prevTrigger = fc.Status.Savepoint.TriggerID
 		require.Equal(t, flinkclient.JobStateFinished, h.fake.JobState(id), "Flink reports the stopped execution FINISHED")
+		h.storeJobGraph(id)
 
 		if h.deployment() {
 			// The race: the old JobManager is still Terminating and, as the leader, still
@@ -155,7 +158,7 @@ func updateTwice(t *testing.T, h *harness) {
 			})
 			h.waitConditions("Updating=True/WaitingForJobManagerPods", "JobManagerReady=False/JobManagerMissing")
 			assert.Contains(t, h.condition(controller.ConditionUpdating).Message, pod.Name)
-			h.consistently("no replacement and no Succeeded while the old JobManager pod terminates", func() bool {
+			h.afterReconciles("no replacement and no Succeeded while the old JobManager pod terminates", func() bool {
 				fc := h.get()
 				return h.workload() == nil && fc.Status.Components.Job.State == v1beta1.JobStateUpdating &&
 					fc.Status.State == v1beta1.ClusterStateUpdating && h.podExists(pod)
@@ -168,7 +171,14 @@ func updateTwice(t *testing.T, h *harness) {
 		require.Empty(t, h.jmPods(), "the next revision starts after every old JobManager pod is gone")
 		args := podTemplate(next).Spec.Containers[0].Args
 		require.Contains(t, strings.Join(args, " "), "--fromSavepoint "+loc, "the replacement restores the final savepoint")
-		require.Contains(t, strings.Join(args, " "), "--job-id "+id, "under the same job ID")
+		newID := h.jobID()
+		require.NotEqual(t, id, newID, "a new deploy runs under a new job ID (hole 1)")
+		require.Contains(t, strings.Join(args, " "), "--job-id "+newID, "the job ID recorded in the status before the workload was created")
+		require.Equal(t, newID, next.GetLabels()[resources.LabelJobID])
+		cms := &corev1.ConfigMapList{}
+		require.NoError(t, k8s.List(h.ctx, cms, client.InNamespace(h.ns), client.MatchingLabels(flinkha.Labels(h.name))))
+		require.Empty(t, cms.Items, "the old deploy's HA ConfigMaps are deleted before the new one starts (hole 2)")
+		id = newID
 		require.NotEqual(t, before.CurrentRevision, next.GetLabels()[resources.LabelRevision], "the replacement runs a new revision")
 		h.eventually("the new revision recorded", func() bool {
 			return h.get().Status.Revision.CurrentRevision == next.GetLabels()[resources.LabelRevision]
@@ -231,7 +241,7 @@ func nonStoppingSavepoint(t *testing.T, h *harness) {
 	assert.Equal(t, 0, h.requests("POST", "/stop"))
 	assert.Equal(t, flinkclient.JobStateRunning, h.fake.JobState(h.jobID()))
 	h.eventually("annotation consumed", func() bool { _, ok := h.get().Annotations[v1beta1.ControlAnnotation]; return !ok })
-	h.consistently("job Running with the same JobManager workload and pod", func() bool {
+	h.afterReconciles("job Running with the same JobManager workload and pod", func() bool {
 		cur := h.workload()
 		p := &corev1.Pod{}
 		return cur != nil && cur.GetUID() == wl.GetUID() && k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p) == nil &&
@@ -245,7 +255,10 @@ func deleteRunningCluster(t *testing.T, h *harness) {
 	h.hold(pod)
 	haLabels := map[string]string{"app": h.name, "configmap-type": "high-availability", "type": "flink-native-kubernetes"}
 	for _, name := range []string{h.name + "-cluster-config-map", h.name + "-" + h.jobID() + "-config-map"} {
-		require.NoError(t, k8s.Create(h.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: h.ns, Labels: haLabels}}))
+		// The cluster ConfigMap exists already when the harness stored the job graph.
+		if err := k8s.Create(h.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: h.ns, Labels: haLabels}}); !apierrors.IsAlreadyExists(err) {
+			require.NoError(t, err)
+		}
 	}
 	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-cluster-config-map", Namespace: h.ns,
 		Labels: map[string]string{"app": "other", "configmap-type": "high-availability"}}}
@@ -267,7 +280,7 @@ func deleteRunningCluster(t *testing.T, h *harness) {
 		return h.workload() == nil && k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p) == nil && p.DeletionTimestamp != nil
 	})
 	h.waitConditions("JobManagerReady=False/JobManagerMissing")
-	h.consistently("finalizer held while the JobManager pod terminates, no replacement", func() bool {
+	h.afterReconciles("finalizer held while the JobManager pod terminates, no replacement", func() bool {
 		fc := &v1beta1.FlinkCluster{}
 		return h.exists(fc, h.name) && fc.DeletionTimestamp != nil && h.workload() == nil && len(h.jmPods()) == 1 &&
 			len(missingConditions(fc, []string{"JobManagerReady=False/JobManagerMissing"})) == 0
@@ -312,7 +325,7 @@ func retriesExhaustedWhileRunning(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
 	id := h.jobID()
 	h.fake.SetJobState(id, flinkclient.JobStateRestarting)
-	h.consistently("Flink retrying within its restart strategy keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
+	h.afterReconciles("Flink retrying within its restart strategy keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
 	h.fake.SetExceptions(id, retriesExhausted)
 	h.fake.SetJobState(id, flinkclient.JobStateFailed)
 	fc := h.waitJob(v1beta1.JobStateFailed)
@@ -331,7 +344,7 @@ func retriesExhaustedFromStartup(t *testing.T, h *harness) {
 	pod := h.startPod(wl)
 	id := h.jobID()
 	h.fake.SetJobs(flinkclient.Job{ID: id, State: flinkclient.JobStateInitializing})
-	h.consistently("initializing job is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
+	h.afterReconciles("initializing job is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
 	h.fake.SetExceptions(id, flinkclient.Exception{Name: "org.example.ControlledFailureException", StackTrace: "org.example.ControlledFailureException: failure control file says FAIL"}, retriesExhausted)
 	h.fake.SetJobState(id, flinkclient.JobStateFailed)
 	fc := h.waitJob(v1beta1.JobStateFailed)
@@ -351,7 +364,7 @@ func deleteJobManagerPodDeployment(t *testing.T, h *harness) {
 	h.fake.SetUnavailable(true)
 	require.NoError(t, k8s.Delete(h.ctx, pod, client.GracePeriodSeconds(0)))
 	h.waitConditions("JobManagerReady=False/PodNotReady", "Lost=False/JobTracked")
-	h.consistently("no premature failure while the JobManager is down", func() bool {
+	h.afterReconciles("no premature failure while the JobManager is down", func() bool {
 		fc := h.get()
 		return fc.Status.Components.Job.State == v1beta1.JobStateRunning && len(fc.Status.Components.Job.FailureReasons) == 0 &&
 			len(missingConditions(fc, []string{"JobManagerReady=False/PodNotReady", "Lost=False/JobTracked", "DeploymentFailed=False/NoFailure"})) == 0
@@ -360,9 +373,9 @@ func deleteJobManagerPodDeployment(t *testing.T, h *harness) {
 	require.NotEqual(t, pod.UID, replacement.UID)
 	h.waitConditions(steady...)
 	assert.Equal(t, "JobManager pod "+replacement.Name+" is ready", h.condition(controller.ConditionJobManagerReady).Message)
-	h.consistently("the restarted JobManager recovering from HA keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
+	h.afterReconciles("the restarted JobManager recovering from HA keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
 	h.fake.SetUnavailable(false)
-	h.consistently("same job recovered", func() bool {
+	h.afterReconciles("same job recovered", func() bool {
 		fc := h.get()
 		cur := h.workload()
 		return fc.Status.Components.Job.State == v1beta1.JobStateRunning && fc.Status.Components.Job.ID == id &&
@@ -452,7 +465,7 @@ func mainThrowsApplicationFailed(t *testing.T, h *harness) {
 	wl := h.waitWorkload("")
 	pod := h.startPod(wl)
 	h.fake.SetApplications(flinkclient.Application{ID: "a0b1c2", Name: "wordcount", Status: flinkclient.ApplicationStateRunning})
-	h.consistently("a running application without jobs yet is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
+	h.afterReconciles("a running application without jobs yet is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
 	h.fake.SetApplicationExceptions("a0b1c2", flinkclient.Exception{
 		Name:       "org.apache.flink.client.program.ProgramInvocationException",
 		StackTrace: `org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: For input string: "not-a-number"`,
@@ -525,20 +538,64 @@ func finiteApplicationSucceeds(t *testing.T, h *harness) {
 	noResubmission(h, v1beta1.JobStateSucceeded, "")
 }
 
+// crashLoopWhileRunning: hole 5 of issue 8. Flink never ended the job and HA recovers it
+// once the cause passes: the job stays non-terminal (Lost, with DeploymentFailed and an
+// Event) until the Lost timeout, and is tracked again when the JobManager recovers it.
 func crashLoopWhileRunning(t *testing.T, h *harness) {
-	_, pod := h.runJob()
+	wl, pod := h.runJob()
 	h.fake.SetUnavailable(true)
 	h.setPodStatus(pod, func(p *corev1.Pod) {
 		fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, "java.lang.IllegalStateException: HA storage directory is not accessible")
 	})
-	fc := h.waitJob(v1beta1.JobStateFailed)
+	fc := h.waitJob(v1beta1.JobStateLost)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"),
 		"JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.IllegalStateException: HA storage directory is not accessible")
-	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=True/CrashLoopBackOff"}))
+	fc = h.waitConditions("DeploymentFailed=True/CrashLoopBackOff", "Lost=True/JobNotReported")
 	assert.Contains(t, h.condition(controller.ConditionDeploymentFailed).Message, "HA storage directory is not accessible")
-	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "CrashLoopBackOff")
-	h.waitCluster(v1beta1.ClusterStateStopped)
-	noResubmission(h, v1beta1.JobStateFailed, "")
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobLost, "CrashLoopBackOff")
+	assert.Equal(t, v1beta1.ClusterStateReconciling, fc.Status.State, "still reconciling, not stopped")
+	assert.Equal(t, wl.GetUID(), h.workload().GetUID(), "the JobManager Deployment is kept")
+	assert.Equal(t, int32(1), *h.workload().(*appsv1.Deployment).Spec.Replicas, "not scaled down")
+
+	// The storage comes back: the JobManager recovers the job from HA.
+	h.fake.SetUnavailable(false)
+	h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetRunning(p, fakeClock.Now()) })
+	h.waitJob(v1beta1.JobStateRunning)
+	h.waitConditions("DeploymentFailed=False/NoFailure", "Lost=False/JobTracked")
+}
+
+// deleteJobManagerDeploymentHALost: hole 3 of issue 8 (seed 000, example 4). The JobManager
+// Deployment of a job that ran is gone and so is its HA data: recreating it would restart the
+// job from its initial savepoint (or empty state). The deployment fails with a clear reason,
+// nothing is created, and the user's restore-from annotation deploys anew.
+func deleteJobManagerDeploymentHALost(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	id := h.jobID()
+	require.NoError(t, k8s.DeleteAllOf(h.ctx, &corev1.ConfigMap{}, client.InNamespace(h.ns), client.MatchingLabels(flinkha.Labels(h.name))))
+	require.NoError(t, k8s.Delete(h.ctx, wl, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	fc := h.waitConditions("DeploymentFailed=True/HAMetadataMissing", "SavepointRequired=True/HAMetadataMissing")
+	assert.Equal(t, v1beta1.JobStateFailed, fc.Status.Components.Job.State)
+	assert.Contains(t, h.condition(controller.ConditionSavepointRequired).Message, controller.RestoreAnnotation)
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonHAMetadataMissing, "HA metadata")
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonSavepointRequired, controller.RestoreAnnotation)
+	assert.Nil(t, h.workload(), "no JobManager restarted from an old savepoint")
+	assert.False(t, h.podExists(pod))
+
+	h.patch(func(fc *v1beta1.FlinkCluster) {
+		fc.Annotations = map[string]string{controller.RestoreAnnotation: "file:///savepoints/older"}
+	})
+	next := h.waitWorkload(wl.GetUID())
+	args := strings.Join(podTemplate(next).Spec.Containers[0].Args, " ")
+	assert.Contains(t, args, "--fromSavepoint file:///savepoints/older", "the savepoint the user chose")
+	newID := h.jobID()
+	assert.NotEqual(t, id, newID)
+	assert.Contains(t, args, "--job-id "+newID)
+	h.waitConditions("SavepointRequired=False/NotRequired", "DeploymentFailed=False/NoFailure")
+	h.eventually("the restore-from annotation removed", func() bool {
+		_, ok := h.get().Annotations[controller.RestoreAnnotation]
+		return !ok
+	})
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonRestoreAccepted, "file:///savepoints/older")
 }
 
 func restartFromSavepoint(t *testing.T, h *harness) {
@@ -571,7 +628,7 @@ func noRestartFromSavepoint(t *testing.T, h *harness) {
 
 func notManaged(t *testing.T, h *harness) {
 	h.waitEvent(corev1.EventTypeNormal, controller.ReasonNotManaged, "job mode Detached is not managed")
-	h.consistently("nothing created", func() bool {
+	h.afterReconciles("nothing created", func() bool {
 		fc := h.get()
 		return h.workload() == nil && fc.Status.State == "" && !slices.Contains(fc.Finalizers, controller.Finalizer)
 	})
@@ -585,10 +642,11 @@ func notManaged(t *testing.T, h *harness) {
 // revision's ready JobManager. The FINISHED must not end the new revision.
 func oldLeaderFinishedRace(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
+	oldID := h.jobID()
 	oldRevision := pod.Labels[resources.LabelRevision]
 	h.patch(func(fc *v1beta1.FlinkCluster) { fc.Spec.FlinkProperties["pipeline.name"] = "wordcount-v2" })
 	next := h.waitWorkload(wl.GetUID())
-	require.Equal(t, flinkclient.JobStateFinished, h.fake.JobState(h.jobID()))
+	require.Equal(t, flinkclient.JobStateFinished, h.fake.JobState(oldID))
 
 	stray := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "wc-jobmanager-old-leader", Namespace: h.ns, Labels: pod.Labels, Finalizers: []string{holdFinalizer}},
@@ -599,7 +657,7 @@ func oldLeaderFinishedRace(t *testing.T, h *harness) {
 	h.setPodStatus(stray, func(p *corev1.Pod) { fctest.SetRunning(p, fakeClock.Now()) })
 	require.NoError(t, k8s.Delete(h.ctx, stray))
 	h.startPod(next)
-	h.consistently("the old leader's FINISHED is not taken for the new revision", func() bool {
+	h.afterReconciles("the old leader's FINISHED is not taken for the new revision", func() bool {
 		fc := h.get()
 		return fc.Status.Components.Job.State == v1beta1.JobStateDeploying &&
 			len(missingConditions(fc, []string{"Updating=True/DeployingNextRevision"})) == 0

@@ -4,11 +4,13 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -36,6 +38,21 @@ const ControllerName = "flinkcluster"
 // +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// NewReconciler builds a reconciler outside a manager (a model of Kubernetes in tests, a
+// one-shot tool): cl writes and reads owned objects, reader reads what must be fresh, and its
+// metrics go to reg.
+func NewReconciler(cl client.Client, reader client.Reader, recorder events.EventRecorder, opts Options, reg prometheus.Registerer) (*Reconciler, error) {
+	opts, err := opts.complete()
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	return &Reconciler{Client: cl, Reader: reader, Recorder: recorder, Options: opts, metrics: m}, nil
+}
 
 // Setup registers the FlinkCluster reconciler with the manager: it owns Jobs, Deployments,
 // StatefulSets, Services and ConfigMaps, watches JobManager pods, records Events and exports

@@ -35,9 +35,9 @@ func TestHAGraceAndLostTimeout(t *testing.T) {
 				// A new JobManager has not submitted or recovered the job yet.
 				h.startPod(h.waitWorkload(""))
 			}
-			h.consistently("state kept right after the JobManager started", func() bool { return h.jobState() == kept })
+			h.afterReconciles("state kept right after the JobManager started", func() bool { return h.jobState() == kept })
 			fakeClock.Step(haGrace - time.Second)
-			h.consistently("state kept within the grace", func() bool { return h.jobState() == kept })
+			h.afterReconciles("state kept within the grace", func() bool { return h.jobState() == kept })
 
 			h.waitConditions("Lost=False/JobTracked")
 			fakeClock.Step(time.Second)
@@ -73,7 +73,7 @@ func TestHAGraceAndLostTimeout(t *testing.T) {
 			assert.True(t, lostAt.Equal(lost.LastTransitionTime.Time), "Lost again since %s, condition says %s", lostAt, lost.LastTransitionTime)
 			assert.False(t, first.Equal(lost.LastTransitionTime.Time), "the Lost timer starts again")
 			fakeClock.Step(lostTimeout - time.Second)
-			h.consistently("Lost within the timeout, no cleanup", func() bool {
+			h.afterReconciles("Lost within the timeout, no cleanup", func() bool {
 				fc := h.get()
 				return fc.Status.Components.Job.State == v1beta1.JobStateLost && fc.Status.State == v1beta1.ClusterStateReconciling && h.workload() != nil
 			})

@@ -3,24 +3,42 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/lifecycle"
 	"github.com/flink-admission/flink-admission/controller/state"
 )
 
-// update rolls the job to the next revision: stop-with-savepoint, delete the old JobManager
-// workload, wait until every old JobManager pod is gone, then create the next revision from
-// the savepoint (Updating -> Deploying).
+// update rolls the job to the next revision (or redeploys it from the user's answer to a
+// SavepointRequired stop): stop-with-savepoint, decide what the next deploy restores —
+// stopping, with the old JobManager left alone, when nothing confirms it is the job's newest
+// state — then delete the old JobManager, wait until no old JobManager may still lead,
+// delete the HA ConfigMaps, and create the next deploy under a new job ID (Updating ->
+// Pending -> Deploying).
 func (c *cycle) update(ctx context.Context) error {
 	job := c.job()
+	if c.updateReverted() {
+		// The spec went back to the running revision before anything was torn down or
+		// stopped: the update is over, the job runs on.
+		next := v1beta1.JobStateDeploying
+		if c.flinkReportsRunning() {
+			next = v1beta1.JobStateRunning
+		}
+		c.setJobState(next, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now)
+		c.st.Savepoint = nil
+		c.poll()
+		return nil
+	}
 	if job.State != v1beta1.JobStateUpdating {
 		c.startUpdate()
 	}
 
-	if sp := c.st.Savepoint; sp != nil && sp.TriggerReason == SavepointReasonUpdate &&
+	if sp := c.st.Savepoint; sp != nil && sp.TriggerReason == SavepointReasonUpdate && sp.JobID == job.ID &&
 		(sp.State == SavepointStateRequested || sp.State == SavepointStateInProgress) {
 		ph, err := c.driveSavepoint(ctx, true)
 		if err != nil {
@@ -32,19 +50,31 @@ func (c *cycle) update(ctx context.Context) error {
 				job.ID, c.st.Revision.NextRevision)
 			return nil
 		case failed:
-			if c.flinkReportsRunning() {
+			if c.flinkReportsRunning() && !c.updateTooLong() {
 				// The job still runs: try again rather than lose its state.
+				msg := c.st.Savepoint.Message
 				c.requestSavepoint(SavepointReasonUpdate)
 				c.updateStepf(ConditionReasonStoppingWithSavepoint, "the savepoint failed (%s), the job still runs: stopping job %s with a savepoint again",
-					c.st.Savepoint.Message, job.ID)
+					msg, job.ID)
 				c.poll()
 				return nil
 			}
 		}
 	}
 
-	if c.obs.wl != nil && !c.obs.wl.Deleting && c.obs.wl.Revision == c.st.Revision.NextRevision {
-		// The next revision's workload exists already: it was created, but recording that
+	// A job that was deploying when the update began may run by now: it is stopped with a
+	// savepoint like any running job.
+	if sp := c.st.Savepoint; c.flinkReportsRunning() && lifecycle.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.restoreChoice() == nil &&
+		!(sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate) {
+		c.requestSavepoint(SavepointReasonUpdate)
+		c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, c.st.Revision.NextRevision)
+		c.poll()
+		return nil
+	}
+
+	if c.obs.wl != nil && !c.obs.wl.Deleting && c.obs.wl.Revision == c.st.Revision.NextRevision &&
+		c.obs.wl.JobID == job.ID && job.State == v1beta1.JobStatePending {
+		// The next deploy's workload exists already: it was created, but recording that
 		// failed. Adopt it rather than restart it.
 		c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
 		c.setJobState(v1beta1.JobStateDeploying, "", "next revision's JobManager exists", c.now)
@@ -52,57 +82,81 @@ func (c *cycle) update(ctx context.Context) error {
 		c.poll()
 		return nil
 	}
-	if c.obs.wl != nil && !c.obs.wl.Deleting {
-		if err := c.deleteJobManager(ctx); err != nil {
-			return err
-		}
-		c.updateStepf(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
-			c.obs.wl.Revision, podNames(c.obs.pods))
-		c.poll()
-		return nil
-	}
-	none, err := c.waitForNoJobManagerPods(ctx)
-	if err != nil {
-		return err
-	}
-	if !none {
-		c.updateStepf(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager pods to be gone: %s", podNames(c.obs.pods))
-		return nil
-	}
-	if c.obs.wl != nil {
-		// The old workload is still being deleted.
-		c.updateStepf(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager %s to be deleted", c.obs.wl.Revision)
-		c.poll()
-		return nil
-	}
 
+	from, ok := c.restoreSource()
+	if !ok {
+		if c.savepointRequired != nil {
+			c.updateStepf(ConditionReasonNoFinalSavepoint, "%s", c.savepointRequired.Message)
+		} else {
+			c.updateStepf(c.waiting.Reason, "%s", c.waiting.Message)
+		}
+		return nil
+	}
+	ready, err := c.replaceJobManager(ctx)
+	if err != nil || !ready {
+		return err
+	}
 	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
-	if err := c.applyComponents(ctx); err != nil {
+	if err := c.newDeploy(ctx, from); err != nil {
 		return err
 	}
-	from := c.restoreFrom()
-	if err := c.createJobManager(ctx, from); err != nil {
-		return err
+	if c.restoreChoice() != nil {
+		c.removeRestore = true
+		c.event(corev1.EventTypeWarning, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as annotated (%s)", c.jobID(), orNone(from), RestoreAnnotation)
 	}
-	if from == "" {
-		from = "none"
+	shown := from
+	if shown == "" {
+		shown = "none"
 	}
-	c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s, restoring savepoint %s", c.st.Revision.CurrentRevision, from)
+	c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring savepoint %s", c.st.Revision.CurrentRevision, c.jobID(), shown)
 	return nil
+}
+
+// updateReverted reports whether an update whose stop never took effect has nothing left to
+// do: the spec is back at the current revision, the user chose no restore, and the current
+// deploy's JobManager still runs — no stop-with-savepoint of it was made, or the one made
+// failed (the job kept running).
+func (c *cycle) updateReverted() bool {
+	job := c.job()
+	if job.State != v1beta1.JobStateUpdating || c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.restoreChoice() != nil {
+		return false
+	}
+	if c.obs.wl == nil || c.obs.wl.Deleting || c.obs.wl.JobID != job.ID {
+		return false
+	}
+	sp := c.st.Savepoint
+	return sp == nil || sp.JobID != job.ID || sp.TriggerReason != SavepointReasonUpdate || sp.State == SavepointStateFailed ||
+		(sp.State == SavepointStateRequested && sp.TriggerTime == "")
+}
+
+// updateTooLong reports whether the update has been stopping the job for longer than the
+// wait bound: it then stops asking Flink and asks the user (the job keeps running).
+func (c *cycle) updateTooLong() bool {
+	cond := meta.FindStatusCondition(c.st.Conditions, ConditionUpdating)
+	return cond != nil && cond.Status == "True" && c.now.Sub(cond.LastTransitionTime.Time) > c.r.Options.WaitBound
 }
 
 // startUpdate moves the job to Updating and, when it runs, asks for its final savepoint.
 func (c *cycle) startUpdate() {
 	job := c.job()
 	prev := job.State
-	takeSavepoint := c.fc.Spec.Job.TakeSavepointOnUpdate == nil || *c.fc.Spec.Job.TakeSavepointOnUpdate
 	if ctl := c.st.Control; controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameSavepoint {
 		c.controlDone(v1beta1.ControlStateFailed, "superseded by an update")
 	}
-	c.event(corev1.EventTypeNormal, ReasonUpdateStarted, "Update", "spec changed: updating from revision %s to %s",
-		c.st.Revision.CurrentRevision, c.st.Revision.NextRevision)
+	if c.st.Revision.CurrentRevision != c.st.Revision.NextRevision {
+		c.event(corev1.EventTypeNormal, ReasonUpdateStarted, "Update", "spec changed: updating from revision %s to %s",
+			c.st.Revision.CurrentRevision, c.st.Revision.NextRevision)
+	} else {
+		c.event(corev1.EventTypeNormal, ReasonUpdateStarted, "Update", "redeploying revision %s as annotated (%s)",
+			c.st.Revision.CurrentRevision, RestoreAnnotation)
+	}
+	if lifecycle.Terminal(prev) {
+		// A job that ended: nothing to stop, and its end says what the next deploy restores
+		// (a deploy that failed to deploy never ran; one that ended otherwise may have).
+		return
+	}
 	c.setJobState(v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
-	if prev == v1beta1.JobStateRunning && takeSavepoint && c.obs.wl != nil {
+	if prev == v1beta1.JobStateRunning && lifecycle.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.obs.wl != nil && c.restoreChoice() == nil {
 		c.requestSavepoint(SavepointReasonUpdate)
 	}
 }
@@ -111,18 +165,87 @@ func (c *cycle) flinkReportsRunning() bool {
 	return c.obs.flink != nil && c.obs.flink.Job != nil && c.obs.flink.Job.State == flinkclient.JobStateRunning
 }
 
-// restoreFrom is the savepoint a new run restores: the update's or cancel's final
-// savepoint, else the latest savepoint young enough, else spec.job.fromSavepoint.
-func (c *cycle) restoreFrom() string {
+// restoreSource decides what the next deploy restores. ok is false when nothing confirms
+// that a savepoint holds the job's newest state: the flow then stops (SavepointRequired) and
+// leaves the old JobManager — and the job, if it runs — alone. In order:
+//   - the user's answer (RestoreAnnotation): a savepoint path, or empty state;
+//   - the final savepoint of the current deploy's job;
+//   - for a deploy that never ran its job: what that deploy restored (nothing is newer);
+//   - when no stop-with-savepoint was attempted (takeSavepointOnUpdate false, or the job was
+//     not running), a savepoint fresh under maxStateAgeToRestoreSeconds: the user's standing
+//     acceptance (lifecycle.SavepointFresh, as the webhook's update rule judges it).
+func (c *cycle) restoreSource() (string, bool) {
 	job := c.job()
+	if choice := c.restoreChoice(); choice != nil {
+		return *choice, true
+	}
 	if job.FinalSavepoint && job.SavepointLocation != "" {
-		return job.SavepointLocation
+		return job.SavepointLocation, true
 	}
-	if state.SavepointFresh(&c.fc.Spec, job, c.now) {
-		return job.SavepointLocation
+	switch ran, known := c.jobRan(); {
+	case !known && !c.updateTooLong():
+		c.waitFor(ConditionReasonWaitingForFlinkAPI, "to learn whether job %s ran before choosing what the next deploy restores: %s", job.ID, c.obs.untrusted)
+		return "", false
+	case known && !ran:
+		if job.ID == "" && c.fc.Spec.Job.FromSavepoint != nil {
+			return *c.fc.Spec.Job.FromSavepoint, true
+		}
+		return job.FromSavepoint, true
 	}
-	if c.fc.Spec.Job.FromSavepoint != nil {
-		return *c.fc.Spec.Job.FromSavepoint
+	sp := c.st.Savepoint
+	stopAttempted := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
+	if !stopAttempted && job.SavepointLocation != "" && lifecycle.SavepointFresh(job, c.fc.Spec.Job, c.savepointAgeAt()) {
+		return job.SavepointLocation, true
 	}
-	return ""
+	why := fmt.Sprintf("job %s has no confirmed final savepoint", job.ID)
+	if sp != nil && sp.JobID == job.ID && sp.Message != "" {
+		why += " (" + sp.Message + ")"
+	}
+	if job.SavepointLocation != "" {
+		why += fmt.Sprintf("; its last known savepoint %s may be older than its state", job.SavepointLocation)
+	}
+	c.requireSavepoint(ConditionReasonNoFinalSavepoint, "%s: the controller deploys nothing that would rewind the job", why)
+	return "", false
+}
+
+// jobRan reports whether the current deploy's job ever ran, and whether that is known: the
+// controller saw it run, or Flink (the leader) lists it past its start; a deploy whose
+// JobManager may still be up but does not answer is unknown — it may have run meanwhile.
+func (c *cycle) jobRan() (ran, known bool) {
+	job := c.job()
+	sp := c.st.Savepoint
+	if lifecycle.Ran(job) || (job.ID != "" && c.obs.ha.jobGraphStored(job.ID)) ||
+		(sp != nil && job.ID != "" && sp.JobID == job.ID && sp.TriggerTime != "") {
+		// Seen running, submitted (its graph is in the HA store), or asked for a savepoint
+		// while Flink reported it RUNNING.
+		return true, true
+	}
+	if f := c.obs.flink; f != nil {
+		if j := f.Job; j != nil && j.State != flinkclient.JobStateInitializing && j.State != flinkclient.JobStateCreated {
+			return true, true
+		}
+		return false, true
+	}
+	switch {
+	case job.State == v1beta1.JobStatePending || job.State == v1beta1.JobStateDeployFailed:
+		return false, true
+	case lifecycle.Terminal(job.State):
+		// Ended unobserved (cancelled or failed while deploying): it may have run.
+		return true, true
+	}
+	for i := range c.obs.pods {
+		if state.MayLead(&c.obs.pods[i], c.obs.ha.leader, c.now) {
+			return false, false
+		}
+	}
+	return false, true
+}
+
+// savepointAgeAt is when a savepoint's age is judged: now for a job that may still run, the
+// job's end for one that ended.
+func (c *cycle) savepointAgeAt() time.Time {
+	if job := c.job(); job.CompletionTime != nil {
+		return job.CompletionTime.Time
+	}
+	return c.now
 }

@@ -3,11 +3,14 @@ package flinkclient
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -68,6 +71,10 @@ func (e *HTTPError) Unwrap() error {
 }
 
 func (c *HTTPClient) do(ctx context.Context, method, path string, body, out any) error {
+	return c.doQuery(ctx, method, path, nil, body, out)
+}
+
+func (c *HTTPClient) doQuery(ctx context.Context, method, path string, query url.Values, body, out any) error {
 	var reqBody io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -77,6 +84,9 @@ func (c *HTTPClient) do(ctx context.Context, method, path string, body, out any)
 		reqBody = bytes.NewReader(b)
 	}
 	u := c.base.JoinPath(path)
+	if query != nil {
+		u.RawQuery = query.Encode()
+	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), reqBody)
 	if err != nil {
 		return err
@@ -139,15 +149,33 @@ type exceptionsBody struct {
 	} `json:"exceptionHistory"`
 }
 
+// list returns the history sorted newest first. The order is not taken from Flink: the job
+// handler reverses its history, the application handler (2.3) does not.
 func (b *exceptionsBody) list() []Exception {
 	if len(b.History.Entries) > 0 {
-		return b.History.Entries
+		out := slices.Clone(b.History.Entries)
+		SortNewestFirst(out)
+		return out
 	}
 	if b.RootException != "" {
 		name, _, _ := strings.Cut(b.RootException, "\n")
 		return []Exception{{Name: name, StackTrace: b.RootException, Timestamp: b.Timestamp}}
 	}
 	return nil
+}
+
+// SortNewestFirst orders exceptions by descending timestamp, keeping the given order among
+// equal timestamps.
+func SortNewestFirst(exceptions []Exception) {
+	slices.SortStableFunc(exceptions, func(a, b Exception) int {
+		switch {
+		case a.Timestamp > b.Timestamp:
+			return -1
+		case a.Timestamp < b.Timestamp:
+			return 1
+		}
+		return 0
+	})
 }
 
 // GetExceptions implements Client.
@@ -171,6 +199,10 @@ func (c *HTTPClient) TriggerSavepoint(ctx context.Context, jobID string, req Sav
 	if err := checkID("job", jobID); err != nil {
 		return "", err
 	}
+	if err := checkTriggerID(req.TriggerID); err != nil {
+		return "", err
+	}
+	// SavepointTriggerRequestBody.
 	body := map[string]any{"cancel-job": false}
 	if req.TargetDirectory != "" {
 		body["target-directory"] = req.TargetDirectory
@@ -178,12 +210,24 @@ func (c *HTTPClient) TriggerSavepoint(ctx context.Context, jobID string, req Sav
 	if req.FormatType != "" {
 		body["formatType"] = req.FormatType
 	}
+	if req.TriggerID != "" {
+		body["triggerId"] = req.TriggerID
+	}
+	return c.trigger(ctx, "/jobs/"+jobID+"/savepoints", body, req.TriggerID)
+}
+
+// trigger posts a savepoint or stop request and returns Flink's request id
+// (TriggerResponse), which must be the caller's trigger ID when one was sent.
+func (c *HTTPClient) trigger(ctx context.Context, path string, body map[string]any, triggerID string) (string, error) {
 	var out triggerAnswer
-	if err := c.do(ctx, http.MethodPost, "/jobs/"+jobID+"/savepoints", body, &out); err != nil {
+	if err := c.do(ctx, http.MethodPost, path, body, &out); err != nil {
 		return "", err
 	}
 	if out.RequestID == "" {
-		return "", fmt.Errorf("flink accepted the savepoint of job %s without a request id", jobID)
+		return "", fmt.Errorf("flink POST %s: accepted without a request id", path)
+	}
+	if triggerID != "" && !strings.EqualFold(out.RequestID, triggerID) {
+		return "", fmt.Errorf("flink POST %s: asked for trigger %s, got %s", path, triggerID, out.RequestID)
 	}
 	return out.RequestID, nil
 }
@@ -194,6 +238,10 @@ func (c *HTTPClient) StopWithSavepoint(ctx context.Context, jobID string, req Sa
 	if err := checkID("job", jobID); err != nil {
 		return "", err
 	}
+	if err := checkTriggerID(req.TriggerID); err != nil {
+		return "", err
+	}
+	// StopWithSavepointRequestBody.
 	body := map[string]any{"drain": false}
 	if req.TargetDirectory != "" {
 		body["targetDirectory"] = req.TargetDirectory
@@ -201,14 +249,10 @@ func (c *HTTPClient) StopWithSavepoint(ctx context.Context, jobID string, req Sa
 	if req.FormatType != "" {
 		body["formatType"] = req.FormatType
 	}
-	var out triggerAnswer
-	if err := c.do(ctx, http.MethodPost, "/jobs/"+jobID+"/stop", body, &out); err != nil {
-		return "", err
+	if req.TriggerID != "" {
+		body["triggerId"] = req.TriggerID
 	}
-	if out.RequestID == "" {
-		return "", fmt.Errorf("flink accepted stopping job %s without a request id", jobID)
-	}
-	return out.RequestID, nil
+	return c.trigger(ctx, "/jobs/"+jobID+"/stop", body, req.TriggerID)
 }
 
 // SavepointStatus implements Client.
@@ -253,6 +297,26 @@ func (c *HTTPClient) SavepointStatus(ctx context.Context, jobID, triggerID strin
 	return st, nil
 }
 
+// GetCheckpoints implements Client.
+func (c *HTTPClient) GetCheckpoints(ctx context.Context, jobID string) (*Checkpoints, error) {
+	if err := checkID("job", jobID); err != nil {
+		return nil, err
+	}
+	out := &Checkpoints{}
+	if err := c.do(ctx, http.MethodGet, "/jobs/"+jobID+"/checkpoints", nil, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CancelJob implements Client.
+func (c *HTTPClient) CancelJob(ctx context.Context, jobID string) error {
+	if err := checkID("job", jobID); err != nil {
+		return err
+	}
+	return c.doQuery(ctx, http.MethodPatch, "/jobs/"+jobID, url.Values{"mode": {"cancel"}}, nil, nil)
+}
+
 // ListApplications implements Client.
 func (c *HTTPClient) ListApplications(ctx context.Context) ([]Application, error) {
 	var out struct {
@@ -262,6 +326,26 @@ func (c *HTTPClient) ListApplications(ctx context.Context) ([]Application, error
 		return nil, err
 	}
 	return out.Applications, nil
+}
+
+// GetApplication implements Client.
+func (c *HTTPClient) GetApplication(ctx context.Context, applicationID string) (*Application, error) {
+	if err := checkID("application", applicationID); err != nil {
+		return nil, err
+	}
+	out := &Application{}
+	if err := c.do(ctx, http.MethodGet, "/applications/"+applicationID, nil, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CancelApplication implements Client.
+func (c *HTTPClient) CancelApplication(ctx context.Context, applicationID string) error {
+	if err := checkID("application", applicationID); err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodPost, "/applications/"+applicationID+"/cancel", nil, nil)
 }
 
 // GetApplicationExceptions implements Client.
@@ -287,6 +371,32 @@ func checkID(kind, id string) error {
 		}
 	}
 	return nil
+}
+
+// checkTriggerID accepts an empty trigger ID (Flink picks one) or Flink's TriggerId format.
+func checkTriggerID(id string) error {
+	if id != "" && !IsID(id) {
+		return fmt.Errorf("invalid trigger id %q: want 32 hexadecimal characters", id)
+	}
+	return nil
+}
+
+// IsID reports whether s has the form of Flink's IDs (JobID, ApplicationID, TriggerId: an
+// AbstractID printed as 32 hexadecimal characters).
+func IsID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+// NewID returns a random ID in Flink's format (32 lowercase hexadecimal characters), for job
+// and trigger IDs chosen by the controller.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
+	return hex.EncodeToString(b[:])
 }
 
 // firstLine returns s up to its first line break, at most max bytes.

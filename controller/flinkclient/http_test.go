@@ -2,6 +2,7 @@ package flinkclient_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -44,7 +45,7 @@ func TestJobs(t *testing.T) {
 	fake.SetJobs(flinkclient.Job{ID: jobID, Name: "wordcount", State: flinkclient.JobStateRunning, StartTime: 42})
 	jobs, err = c.ListJobs(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []flinkclient.Job{{ID: jobID, Name: "wordcount", State: "RUNNING", StartTime: 42}}, jobs)
+	assert.Equal(t, []flinkclient.Job{{ID: jobID, Name: "wordcount", State: "RUNNING", StartTime: 42, EndTime: -1}}, jobs, "Flink reports end-time -1 while a job runs")
 
 	j, err := c.GetJob(ctx, jobID)
 	require.NoError(t, err)
@@ -124,8 +125,12 @@ func TestStopWithSavepointFinishesTheJob(t *testing.T) {
 	assert.Equal(t, flinkclient.JobStateFinished, fake.JobState(jobID), "stop-with-savepoint ends FINISHED")
 	assert.Equal(t, 1, fake.CountRequests("POST /jobs/"+jobID+"/stop"))
 
-	_, err = c.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{})
-	assert.Error(t, err, "a finished job cannot be stopped again")
+	again, err := c.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{})
+	require.NoError(t, err, "Flink accepts the request and fails the operation")
+	st, err = c.SavepointStatus(ctx, jobID, again)
+	require.NoError(t, err)
+	assert.True(t, st.Completed())
+	assert.False(t, st.Succeeded(), "a finished job cannot be stopped again")
 }
 
 func TestSavepointFails(t *testing.T) {
@@ -141,7 +146,7 @@ func TestSavepointFails(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, st.Completed())
 	assert.False(t, st.Succeeded())
-	assert.Contains(t, st.FailureCause, "checkpoint coordinator")
+	assert.Contains(t, st.FailureCause, "Checkpoint Coordinator is suspending")
 
 	_, err = c.SavepointStatus(ctx, jobID, "nosuchtrigger")
 	assert.ErrorIs(t, err, flinkclient.ErrNotFound)
@@ -159,7 +164,7 @@ func TestApplicationsAbsentBeforeFlink23(t *testing.T) {
 	fake.SetApplicationExceptions("app1", flinkclient.Exception{Name: "java.lang.NumberFormatException", StackTrace: "java.lang.NumberFormatException: For input string: \"x\""})
 	apps, err := c.ListApplications(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []flinkclient.Application{{ID: "app1", Name: "wordcount", Status: "FAILED"}}, apps)
+	assert.Equal(t, []flinkclient.Application{{ID: "app1", Name: "wordcount", Status: "FAILED", JobCounts: map[string]int{}}}, apps)
 	ex, err := c.GetApplicationExceptions(ctx, "app1")
 	require.NoError(t, err)
 	assert.Equal(t, `java.lang.NumberFormatException: For input string: "x"`, flinkclient.Summary(ex))
@@ -200,4 +205,131 @@ func TestSavepointCompletedWithoutLocationIsAFailure(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, st.Succeeded())
 	assert.NotEmpty(t, st.FailureCause)
+}
+
+// recorder answers every call with answer and keeps the last request's method, URL and body.
+type recorder struct {
+	method, uri string
+	body        map[string]any
+}
+
+func recordingServer(t *testing.T, status int, answer string) (*httptest.Server, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.method, rec.uri, rec.body = r.Method, r.URL.RequestURI(), nil
+		_ = json.NewDecoder(r.Body).Decode(&rec.body)
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(answer))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, rec
+}
+
+func TestTriggerBodiesCarryTheCallersTriggerID(t *testing.T) {
+	const tid = "0123456789abcdef0123456789abcdef"
+	ctx := context.Background()
+	srv, rec := recordingServer(t, http.StatusAccepted, `{"request-id":"`+tid+`"}`)
+	c := newClient(t, srv.URL)
+
+	got, err := c.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{TargetDirectory: "s3://b/sp", FormatType: "CANONICAL", TriggerID: tid})
+	require.NoError(t, err)
+	assert.Equal(t, tid, got)
+	assert.Equal(t, "POST /jobs/"+jobID+"/stop", rec.method+" "+rec.uri)
+	assert.Equal(t, map[string]any{"targetDirectory": "s3://b/sp", "formatType": "CANONICAL", "drain": false, "triggerId": tid}, rec.body,
+		"field names of StopWithSavepointRequestBody")
+
+	got, err = c.TriggerSavepoint(ctx, jobID, flinkclient.SavepointRequest{TargetDirectory: "s3://b/sp", TriggerID: tid})
+	require.NoError(t, err)
+	assert.Equal(t, tid, got)
+	assert.Equal(t, "POST /jobs/"+jobID+"/savepoints", rec.method+" "+rec.uri)
+	assert.Equal(t, map[string]any{"target-directory": "s3://b/sp", "cancel-job": false, "triggerId": tid}, rec.body,
+		"field names of SavepointTriggerRequestBody")
+}
+
+func TestTriggerIDChecks(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := recordingServer(t, http.StatusAccepted, `{"request-id":"ffffffffffffffffffffffffffffffff"}`)
+	c := newClient(t, srv.URL)
+	for name, tid := range map[string]string{"too short": "abc", "not hex": "zz23456789abcdef0123456789abcdef", "path": "../../../jobs/overview/0123456789"} {
+		_, err := c.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{TriggerID: tid})
+		assert.ErrorContains(t, err, "invalid trigger id", name)
+	}
+	_, err := c.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{TriggerID: "0123456789abcdef0123456789abcdef"})
+	assert.ErrorContains(t, err, "asked for trigger", "an answer about another trigger is an error")
+	assert.True(t, flinkclient.IsID(flinkclient.NewID()))
+	assert.NotEqual(t, flinkclient.NewID(), flinkclient.NewID())
+}
+
+func TestCancel(t *testing.T) {
+	ctx := context.Background()
+	srv, rec := recordingServer(t, http.StatusAccepted, `{}`)
+	c := newClient(t, srv.URL)
+	require.NoError(t, c.CancelJob(ctx, jobID))
+	assert.Equal(t, "PATCH /jobs/"+jobID+"?mode=cancel", rec.method+" "+rec.uri)
+	require.NoError(t, c.CancelApplication(ctx, jobID))
+	assert.Equal(t, "POST /applications/"+jobID+"/cancel", rec.method+" "+rec.uri)
+
+	conflict, _ := recordingServer(t, http.StatusConflict, `{"errors":["Job cancellation failed because the job has already reached another terminal state (FINISHED)."]}`)
+	err := newClient(t, conflict.URL).CancelJob(ctx, jobID)
+	var herr *flinkclient.HTTPError
+	require.ErrorAs(t, err, &herr)
+	assert.Equal(t, http.StatusConflict, herr.StatusCode)
+}
+
+func TestApplicationJobsInBothShapes(t *testing.T) {
+	ctx := context.Background()
+	overview, _ := recordingServer(t, http.StatusOK, `{"applications":[{"id":"`+jobID+`","name":"wc","status":"FAILED","start-time":1,"end-time":2,"duration":1,"jobs":{"CANCELED":1}}]}`)
+	apps, err := newClient(t, overview.URL).ListApplications(ctx)
+	require.NoError(t, err)
+	require.Len(t, apps, 1)
+	assert.Equal(t, map[string]int{"CANCELED": 1}, apps[0].JobCounts)
+
+	details, _ := recordingServer(t, http.StatusOK, `{"id":"`+jobID+`","name":"wc","status":"RUNNING","start-time":1,"end-time":-1,"duration":5,"timestamps":{"RUNNING":1},
+		"jobs":[{"jid":"ffffffffffffffffffffffffffffffff","name":"wc","state":"RUNNING","start-time":1,"end-time":-1,"duration":5,"last-modification":1,"tasks":{"total":1}}]}`)
+	app, err := newClient(t, details.URL).GetApplication(ctx, jobID)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"RUNNING": 1}, app.JobCounts)
+	require.Len(t, app.Jobs, 1)
+	assert.Equal(t, "ffffffffffffffffffffffffffffffff", app.Jobs[0].ID)
+
+	bad, _ := recordingServer(t, http.StatusOK, `{"id":"x","jobs":7}`)
+	_, err = newClient(t, bad.URL).GetApplication(ctx, jobID)
+	assert.ErrorContains(t, err, "neither a map nor a list")
+}
+
+func TestExceptionsSortedNewestFirst(t *testing.T) {
+	ctx := context.Background()
+	// The application handler of Flink 2.3 keeps the order in which failures happened.
+	srv, _ := recordingServer(t, http.StatusOK, `{"exceptionHistory":{"entries":[
+		{"exceptionName":"first","timestamp":10},{"exceptionName":"third","timestamp":30},{"exceptionName":"second","timestamp":20}]}}`)
+	c := newClient(t, srv.URL)
+	for name, get := range map[string]func() ([]flinkclient.Exception, error){
+		"job":         func() ([]flinkclient.Exception, error) { return c.GetExceptions(ctx, jobID) },
+		"application": func() ([]flinkclient.Exception, error) { return c.GetApplicationExceptions(ctx, jobID) },
+	} {
+		ex, err := get()
+		require.NoError(t, err, name)
+		var names []string
+		for _, e := range ex {
+			names = append(names, e.Name)
+		}
+		assert.Equal(t, []string{"third", "second", "first"}, names, name)
+	}
+}
+
+func TestLatestSavepointMustBeRestorable(t *testing.T) {
+	for name, tc := range map[string]struct {
+		sp   *flinkclient.Checkpoint
+		want bool
+	}{
+		"none":                       {nil, false},
+		"restorable":                 {&flinkclient.Checkpoint{IsSavepoint: true, ExternalPath: "s3://b/sp-1"}, true},
+		"not externally addressable": {&flinkclient.Checkpoint{IsSavepoint: true, ExternalPath: flinkclient.NotExternallyAddressable}, false},
+		"discarded":                  {&flinkclient.Checkpoint{IsSavepoint: true, ExternalPath: "s3://b/sp-1", Discarded: true}, false},
+		"no path":                    {&flinkclient.Checkpoint{IsSavepoint: true}, false},
+	} {
+		cp := &flinkclient.Checkpoints{Latest: flinkclient.LatestCheckpoints{Savepoint: tc.sp}}
+		assert.Equal(t, tc.want, cp.LatestSavepoint() != nil, name)
+	}
 }

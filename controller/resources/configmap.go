@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/policy"
 )
 
 // Flink configuration keys the controller derives.
@@ -27,6 +28,9 @@ const (
 	KeyShutdownOnApplicationEnd = "execution.shutdown-on-application-finish"
 	KeySavepointsDir            = "state.savepoints.dir"
 	KeyDefaultParallelism       = "parallelism.default"
+	KeyHAStorageDir             = "high-availability.storageDir"
+	KeyJRSDeleteOnCommit        = "job-result-store.delete-on-commit"
+	KeyJRSStoragePath           = "job-result-store.storage-path"
 	legacyConfigFile            = "flink-conf.yaml"
 	configFile                  = "config.yaml"
 	firstStandardYAMLMajor      = 2
@@ -47,9 +51,24 @@ func HAClusterID(fc *v1beta1.FlinkCluster) string {
 	return fc.Name
 }
 
-// FlinkConfiguration returns the effective Flink configuration: derived entries, overridden by
-// flinkProperties except for the JobManager address and ports.
-func FlinkConfiguration(fc *v1beta1.FlinkCluster) map[string]string {
+// JobResultStorePath is the job result store of one deploy (job ID) under the HA storage
+// directory; "" without HA.
+func JobResultStorePath(fc *v1beta1.FlinkCluster, jobID string) string {
+	dir := strings.TrimSuffix(fc.Spec.FlinkProperties[KeyHAStorageDir], "/")
+	if dir == "" || jobID == "" || !policy.HAEnabled(fc.Spec.FlinkProperties) {
+		return ""
+	}
+	return dir + "/job-result-store/" + HAClusterID(fc) + "/" + jobID
+}
+
+// FlinkConfiguration returns the effective Flink configuration of a deploy (job ID): derived
+// entries, overridden by flinkProperties except for the JobManager address and ports.
+//
+// With HA, the job result store keeps the results of globally terminated jobs
+// (delete-on-commit false) in a directory of the deploy's own: a JobManager that restarts
+// after its job ended finds the result and does not run main() again (FLINK-27569), and no
+// other deploy's result is ever found under this deploy's job ID. The user's values win.
+func FlinkConfiguration(fc *v1beta1.FlinkCluster, jobID string) map[string]string {
 	rpc, blob, query, ui := JobManagerPorts(fc)
 	data, tmRPC, _ := TaskManagerPorts(fc)
 	conf := map[string]string{
@@ -65,6 +84,10 @@ func FlinkConfiguration(fc *v1beta1.FlinkCluster) map[string]string {
 		if j.Parallelism != nil {
 			conf[KeyDefaultParallelism] = strconv.Itoa(int(*j.Parallelism))
 		}
+	}
+	if p := JobResultStorePath(fc, jobID); p != "" {
+		conf[KeyJRSDeleteOnCommit] = "false"
+		conf[KeyJRSStoragePath] = p
 	}
 	maps.Copy(conf, fc.Spec.FlinkProperties)
 	conf[KeyRPCAddress] = JobManagerName(fc.Name)
@@ -117,9 +140,11 @@ func renderConfig(fc *v1beta1.FlinkCluster, conf map[string]string) (string, err
 	return sb.String(), nil
 }
 
-// ConfigMap builds the Flink configuration ConfigMap, with the logging files of logConfig.
-func ConfigMap(fc *v1beta1.FlinkCluster, revision string) (*corev1.ConfigMap, error) {
-	file, err := renderConfig(fc, FlinkConfiguration(fc))
+// ConfigMap builds the Flink configuration ConfigMap of a deploy, with the logging files of
+// logConfig.
+func ConfigMap(fc *v1beta1.FlinkCluster, d Deploy) (*corev1.ConfigMap, error) {
+	revision := d.Revision
+	file, err := renderConfig(fc, FlinkConfiguration(fc, d.JobID))
 	if err != nil {
 		return nil, err
 	}

@@ -12,11 +12,11 @@ import (
 
 // JobManagerJob builds the JobManager as a batch Job: one pod, restartPolicy Never, no
 // retries. A lost or failed JobManager pod ends the job, as it always did.
-func JobManagerJob(fc *v1beta1.FlinkCluster, revision, fromSavepoint string) *batchv1.Job {
-	tmpl := JobManagerPodTemplate(fc, revision, fromSavepoint)
+func JobManagerJob(fc *v1beta1.FlinkCluster, d Deploy) *batchv1.Job {
+	tmpl := JobManagerPodTemplate(fc, d)
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
 	return &batchv1.Job{
-		ObjectMeta: objectMeta(fc, JobManagerName(fc.Name), componentLabels(fc.Name, ComponentJobManager, revision)),
+		ObjectMeta: objectMeta(fc, JobManagerName(fc.Name), jobManagerLabels(fc.Name, d)),
 		Spec: batchv1.JobSpec{
 			Parallelism:  ptr.To[int32](1),
 			Completions:  ptr.To[int32](1),
@@ -29,11 +29,11 @@ func JobManagerJob(fc *v1beta1.FlinkCluster, revision, fromSavepoint string) *ba
 // JobManagerDeployment builds the JobManager as a Deployment: Kubernetes recreates a lost
 // pod and Flink HA recovers the job. Recreate, never RollingUpdate: two JobManagers of one
 // cluster must not run side by side. replicas is 1, or 0 once the job is terminal.
-func JobManagerDeployment(fc *v1beta1.FlinkCluster, revision, fromSavepoint string, replicas int32) *appsv1.Deployment {
-	tmpl := JobManagerPodTemplate(fc, revision, fromSavepoint)
+func JobManagerDeployment(fc *v1beta1.FlinkCluster, d Deploy, replicas int32) *appsv1.Deployment {
+	tmpl := JobManagerPodTemplate(fc, d)
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
 	return &appsv1.Deployment{
-		ObjectMeta: objectMeta(fc, JobManagerName(fc.Name), componentLabels(fc.Name, ComponentJobManager, revision)),
+		ObjectMeta: objectMeta(fc, JobManagerName(fc.Name), jobManagerLabels(fc.Name, d)),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(fc.Name, ComponentJobManager)},

@@ -19,6 +19,8 @@ const (
 	LabelComponent = "component"
 	// LabelRevision names the spec revision an object was built from.
 	LabelRevision = "flinkoperator.k8s.io/revision-name"
+	// LabelJobID names the Flink job ID of the deploy a JobManager workload and its pods run.
+	LabelJobID = "flinkoperator.k8s.io/job-id"
 
 	AppFlink             = "flink"
 	ComponentJobManager  = "jobmanager"

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/policy"
 )
 
 // podCommon holds what the JobManager and TaskManager pods share: image, configuration
@@ -88,10 +89,15 @@ func mergeLabels(user, own map[string]string) map[string]string {
 }
 
 // JobManagerArgs are the arguments of Flink's application-mode entrypoint ("standalone-job"
-// of the Flink image): entry class, fixed job ID, jar, savepoint to restore, then the job's
-// own arguments.
-func JobManagerArgs(fc *v1beta1.FlinkCluster, fromSavepoint string) []string {
-	args := []string{"standalone-job", "--job-id", JobID(fc)}
+// of the Flink image): the deploy's job ID, with HA the pod IP as the JobManager's address
+// (so that the leader address Flink's HA publishes names the pod), entry class, jar,
+// savepoint to restore, then the job's own arguments.
+func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
+	args := []string{"standalone-job", "--job-id", d.JobID}
+	if policy.HAEnabled(fc.Spec.FlinkProperties) {
+		args = append(args, "--host", "$("+EnvPodIP+")")
+	}
+	fromSavepoint := d.FromSavepoint
 	j := fc.Spec.Job
 	if j == nil {
 		return args
@@ -111,9 +117,25 @@ func JobManagerArgs(fc *v1beta1.FlinkCluster, fromSavepoint string) []string {
 	return append(args, j.Args...)
 }
 
+// EnvPodIP is the JobManager container's variable holding its pod IP.
+const EnvPodIP = "POD_IP"
+
+var podIPEnv = corev1.EnvVar{Name: EnvPodIP, ValueFrom: &corev1.EnvVarSource{
+	FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
+}}
+
+// jobManagerLabels are the labels of a deploy's JobManager workload and pods.
+func jobManagerLabels(clusterName string, d Deploy) map[string]string {
+	l := componentLabels(clusterName, ComponentJobManager, d.Revision)
+	if d.JobID != "" {
+		l[LabelJobID] = d.JobID
+	}
+	return l
+}
+
 // JobManagerPodTemplate is the pod of the JobManager, the same for the Job and the Deployment
 // except for the restart policy, which the workload sets.
-func JobManagerPodTemplate(fc *v1beta1.FlinkCluster, revision, fromSavepoint string) corev1.PodTemplateSpec {
+func JobManagerPodTemplate(fc *v1beta1.FlinkCluster, d Deploy) corev1.PodTemplateSpec {
 	jm := fc.Spec.JobManager
 	if jm == nil {
 		jm = &v1beta1.JobManagerSpec{}
@@ -124,14 +146,14 @@ func JobManagerPodTemplate(fc *v1beta1.FlinkCluster, revision, fromSavepoint str
 		Name:            JobManagerContainer,
 		Image:           fc.Spec.Image.Name,
 		ImagePullPolicy: pullPolicy(fc),
-		Args:            JobManagerArgs(fc, fromSavepoint),
+		Args:            JobManagerArgs(fc, d),
 		Ports: append([]corev1.ContainerPort{
 			{Name: "rpc", ContainerPort: rpc},
 			{Name: "blob", ContainerPort: blob},
 			{Name: "query", ContainerPort: query},
 			{Name: "ui", ContainerPort: ui},
 		}, extraPorts(jm.ExtraPorts)...),
-		Env:            common.env,
+		Env:            append([]corev1.EnvVar{podIPEnv}, common.env...),
 		EnvFrom:        slices.Clone(fc.Spec.EnvFrom),
 		Resources:      *jm.Resources.DeepCopy(),
 		VolumeMounts:   append(common.mounts, jm.VolumeMounts...),
@@ -150,7 +172,7 @@ func JobManagerPodTemplate(fc *v1beta1.FlinkCluster, revision, fromSavepoint str
 	containers := append([]corev1.Container{container}, jm.Sidecars...)
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{
-			Labels:      mergeLabels(jm.PodLabels, componentLabels(fc.Name, ComponentJobManager, revision)),
+			Labels:      mergeLabels(jm.PodLabels, jobManagerLabels(fc.Name, d)),
 			Annotations: maps.Clone(jm.PodAnnotations),
 		},
 		Spec: corev1.PodSpec{

@@ -26,8 +26,8 @@ func TestJobAndDeploymentShareThePodTemplate(t *testing.T) {
 	fc.Spec.JobManager.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
 	fc.Spec.EnvVars = []corev1.EnvVar{{Name: "A", Value: "b"}}
 
-	job := resources.JobManagerJob(fc, "wc-rev1", "file:///sp/1")
-	dep := resources.JobManagerDeployment(fc, "wc-rev1", "file:///sp/1", 1)
+	job := resources.JobManagerJob(fc, resources.Deploy{Revision: "wc-rev1", JobID: testJobID, FromSavepoint: "file:///sp/1"})
+	dep := resources.JobManagerDeployment(fc, resources.Deploy{Revision: "wc-rev1", JobID: testJobID, FromSavepoint: "file:///sp/1"}, 1)
 
 	assert.Equal(t, job.Name, dep.Name, "same name")
 	assert.Equal(t, "wc-jobmanager", dep.Name)
@@ -57,7 +57,7 @@ func TestJobAndDeploymentShareThePodTemplate(t *testing.T) {
 
 func TestJobManagerWorkloads(t *testing.T) {
 	fc := fctest.MakeCluster("wc").Deployment().Obj()
-	dep := resources.JobManagerDeployment(fc, "wc-rev1", "", 1)
+	dep := resources.JobManagerDeployment(fc, resources.Deploy{Revision: "wc-rev1", JobID: testJobID}, 1)
 	assert.Equal(t, ptr.To[int32](1), dep.Spec.Replicas)
 	assert.Equal(t, appsv1.RecreateDeploymentStrategyType, dep.Spec.Strategy.Type)
 	sel := labels.SelectorFromSet(dep.Spec.Selector.MatchLabels)
@@ -68,9 +68,9 @@ func TestJobManagerWorkloads(t *testing.T) {
 	assert.Equal(t, v1beta1.Kind, dep.OwnerReferences[0].Kind)
 	assert.True(t, *dep.OwnerReferences[0].Controller)
 
-	assert.Equal(t, ptr.To[int32](0), resources.JobManagerDeployment(fc, "wc-rev1", "", 0).Spec.Replicas, "scaled to zero")
+	assert.Equal(t, ptr.To[int32](0), resources.JobManagerDeployment(fc, resources.Deploy{Revision: "wc-rev1", JobID: testJobID}, 0).Spec.Replicas, "scaled to zero")
 
-	job := resources.JobManagerJob(fctest.MakeCluster("wc").Obj(), "wc-rev1", "")
+	job := resources.JobManagerJob(fctest.MakeCluster("wc").Obj(), resources.Deploy{Revision: "wc-rev1", JobID: testJobID})
 	assert.Equal(t, ptr.To[int32](0), job.Spec.BackoffLimit, "no retries")
 	assert.Equal(t, ptr.To[int32](1), job.Spec.Completions)
 }
@@ -78,28 +78,55 @@ func TestJobManagerWorkloads(t *testing.T) {
 func TestPodLabelsCannotLeaveTheSelector(t *testing.T) {
 	fc := fctest.MakeCluster("wc").Obj()
 	fc.Spec.JobManager.PodLabels = map[string]string{resources.LabelCluster: "other", "team": "data"}
-	tmpl := resources.JobManagerPodTemplate(fc, "wc-r", "")
+	tmpl := resources.JobManagerPodTemplate(fc, resources.Deploy{Revision: "wc-r", JobID: testJobID})
 	assert.Equal(t, "wc", tmpl.Labels[resources.LabelCluster])
 	assert.Equal(t, "data", tmpl.Labels["team"])
 }
 
+// testJobID is a job ID in Flink's format.
+const testJobID = "0123456789abcdef0123456789abcdef"
+
 func TestJobManagerArgs(t *testing.T) {
 	fc := fctest.MakeCluster("wc").Args("--rate", "10").Obj()
-	id := resources.JobID(fc)
-	assert.Equal(t, []string{"standalone-job", "--job-id", id, "--job-classname", "org.example.Job",
-		"--jars", "local:///opt/flink/usrlib/job.jar", "--rate", "10"}, resources.JobManagerArgs(fc, ""))
+	d := resources.Deploy{Revision: "wc-r", JobID: testJobID}
+	assert.Equal(t, []string{"standalone-job", "--job-id", testJobID, "--host", "$(POD_IP)", "--job-classname", "org.example.Job",
+		"--jars", "local:///opt/flink/usrlib/job.jar", "--rate", "10"}, resources.JobManagerArgs(fc, d), "with HA the pod IP is the JobManager's address")
 
 	fc.Spec.Job.AllowNonRestoredState = ptr.To(true)
-	assert.Equal(t, []string{"standalone-job", "--job-id", id, "--job-classname", "org.example.Job",
+	d.FromSavepoint = "s3://b/sp-1"
+	assert.Equal(t, []string{"standalone-job", "--job-id", testJobID, "--host", "$(POD_IP)", "--job-classname", "org.example.Job",
 		"--jars", "local:///opt/flink/usrlib/job.jar", "--fromSavepoint", "s3://b/sp-1", "--allowNonRestoredState", "--rate", "10"},
-		resources.JobManagerArgs(fc, "s3://b/sp-1"))
+		resources.JobManagerArgs(fc, d))
+
+	delete(fc.Spec.FlinkProperties, "high-availability.type")
+	assert.NotContains(t, resources.JobManagerArgs(fc, d), "--host", "without HA the Service name stays the address")
 }
 
-func TestJobID(t *testing.T) {
-	a := resources.JobID(fctest.MakeCluster("a").UID("u1").Obj())
-	assert.Len(t, a, 32)
-	assert.Equal(t, a, resources.JobID(fctest.MakeCluster("a").UID("u1").Obj()), "stable")
-	assert.NotEqual(t, a, resources.JobID(fctest.MakeCluster("a").UID("u2").Obj()), "differs per cluster")
+func TestJobIDLabelsTheDeploy(t *testing.T) {
+	dep := resources.JobManagerDeployment(fctest.MakeCluster("wc").Deployment().Obj(), resources.Deploy{Revision: "wc-r", JobID: testJobID}, 1)
+	assert.Equal(t, testJobID, dep.Labels[resources.LabelJobID])
+	assert.Equal(t, testJobID, dep.Spec.Template.Labels[resources.LabelJobID])
+	assert.NotContains(t, dep.Spec.Selector.MatchLabels, resources.LabelJobID, "the selector spans deploys (it is immutable)")
+}
+
+// Hole 1 (issue 8): the job result store keeps results (delete-on-commit false) in a
+// directory of the deploy's own, unless the user set them.
+func TestJobResultStorePerDeploy(t *testing.T) {
+	fc := fctest.MakeCluster("wc").Deployment().Obj()
+	a, b := resources.FlinkConfiguration(fc, testJobID), resources.FlinkConfiguration(fc, "fedcba9876543210fedcba9876543210")
+	assert.Equal(t, "false", a[resources.KeyJRSDeleteOnCommit])
+	assert.Equal(t, "file:///flink-ha/job-result-store/wc/"+testJobID, a[resources.KeyJRSStoragePath])
+	assert.NotEqual(t, a[resources.KeyJRSStoragePath], b[resources.KeyJRSStoragePath], "each deploy has its own")
+
+	fc.Spec.FlinkProperties[resources.KeyJRSDeleteOnCommit] = "true"
+	fc.Spec.FlinkProperties[resources.KeyJRSStoragePath] = "s3://mine"
+	own := resources.FlinkConfiguration(fc, testJobID)
+	assert.Equal(t, "true", own[resources.KeyJRSDeleteOnCommit], "the user's value wins")
+	assert.Equal(t, "s3://mine", own[resources.KeyJRSStoragePath], "the user's value wins")
+
+	delete(fc.Spec.FlinkProperties, "high-availability.type")
+	delete(fc.Spec.FlinkProperties, resources.KeyJRSStoragePath)
+	assert.NotContains(t, resources.FlinkConfiguration(fc, testJobID), resources.KeyJRSStoragePath, "no HA, no job result store path")
 }
 
 func TestRevision(t *testing.T) {
@@ -141,7 +168,7 @@ func TestConfigMap(t *testing.T) {
 		Property("taskmanager.numberOfTaskSlots", "4").
 		Obj()
 	fc.Spec.LogConfig = map[string]string{"log4j-console.properties": "rootLogger.level = INFO"}
-	cm, err := resources.ConfigMap(fc, "wc-r1")
+	cm, err := resources.ConfigMap(fc, resources.Deploy{Revision: "wc-r1", JobID: testJobID})
 	require.NoError(t, err)
 	assert.Equal(t, "wc-configmap", cm.Name)
 	assert.Equal(t, "rootLogger.level = INFO", cm.Data["log4j-console.properties"])
@@ -159,7 +186,7 @@ func TestConfigMap(t *testing.T) {
 
 func TestLegacyConfigFile(t *testing.T) {
 	fc := fctest.MakeCluster("wc").FlinkVersion("1.20").Property("kubernetes.cluster-id", "custom").Obj()
-	cm, err := resources.ConfigMap(fc, "")
+	cm, err := resources.ConfigMap(fc, resources.Deploy{})
 	require.NoError(t, err)
 	file, ok := cm.Data["flink-conf.yaml"]
 	require.True(t, ok, "Flink 1.x reads flink-conf.yaml")
@@ -169,7 +196,7 @@ func TestLegacyConfigFile(t *testing.T) {
 	assert.Equal(t, "custom", resources.HAClusterID(fc))
 
 	fc.Spec.FlinkProperties["bad"] = "a\nb: c"
-	_, err = resources.ConfigMap(fc, "")
+	_, err = resources.ConfigMap(fc, resources.Deploy{})
 	assert.Error(t, err, "a value that would inject lines is refused")
 }
 

@@ -36,10 +36,12 @@ func Revision(fc *v1beta1.FlinkCluster) (string, error) {
 	return fc.Name + "-" + hex.EncodeToString(sum[:])[:10], nil
 }
 
-// JobID is the fixed Flink job ID of an application cluster. It is derived from the
-// FlinkCluster's UID so that every revision, and every JobManager that recovers the job from
-// HA metadata, runs the job under the same ID, and two clusters never share one.
-func JobID(fc *v1beta1.FlinkCluster) string {
-	sum := sha256.Sum256([]byte("flink-job/" + string(fc.UID)))
-	return hex.EncodeToString(sum[:16])
+// Deploy is one deploy of the job: the spec revision its objects are built from, the job ID
+// it runs under and the savepoint it restores. Every deploy that does not resume from HA
+// metadata gets a new job ID, so that no job result or job graph of an earlier deploy is ever
+// taken for it (FLINK-27569), and a JobManager that recovers from HA keeps the ID.
+type Deploy struct {
+	Revision      string
+	JobID         string
+	FromSavepoint string
 }

@@ -1,8 +1,6 @@
 package state
 
 import (
-	"time"
-
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
@@ -21,40 +19,6 @@ func CleanupAction(spec *v1beta1.FlinkClusterSpec, state string) v1beta1.Cleanup
 	default:
 		return p.GetAfterJobFails()
 	}
-}
-
-// ShouldRestart reports whether a failed job is restarted from its latest savepoint:
-// restartPolicy FromSavepointOnFailure, a savepoint no older than maxStateAgeToRestoreSeconds,
-// and Job mode. With a JobManager Deployment a failed job is never restored from a savepoint:
-// Kubernetes recreates the pod and Flink HA recovers the state, and a savepoint would throw
-// away what was acknowledged since it was taken.
-func ShouldRestart(spec *v1beta1.FlinkClusterSpec, job *v1beta1.JobStatus, now time.Time) bool {
-	if spec.GetDeploymentType() != v1beta1.JobManagerDeploymentTypeJob || spec.Job == nil || job == nil {
-		return false
-	}
-	if spec.Job.RestartPolicy == nil || *spec.Job.RestartPolicy != v1beta1.JobRestartPolicyFromSavepointOnFailure {
-		return false
-	}
-	if job.State != v1beta1.JobStateFailed || job.SavepointLocation == "" {
-		return false
-	}
-	return SavepointFresh(spec, job, now)
-}
-
-// SavepointFresh reports whether the job's latest savepoint is young enough to restore:
-// no older than maxStateAgeToRestoreSeconds, or any age when the limit is unset.
-func SavepointFresh(spec *v1beta1.FlinkClusterSpec, job *v1beta1.JobStatus, now time.Time) bool {
-	if job.SavepointLocation == "" {
-		return false
-	}
-	if spec.Job == nil || spec.Job.MaxStateAgeToRestoreSeconds == nil {
-		return true
-	}
-	taken := ParseTime(job.SavepointTime)
-	if taken.IsZero() {
-		return false
-	}
-	return now.Sub(taken) <= time.Duration(*spec.Job.MaxStateAgeToRestoreSeconds)*time.Second
 }
 
 // Components says which of a cluster's objects exist.

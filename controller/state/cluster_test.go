@@ -2,7 +2,6 @@ package state_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -22,20 +21,6 @@ func TestCleanupAction(t *testing.T) {
 	spec.Job.CleanupPolicy = nil
 	assert.Equal(t, v1beta1.CleanupActionDeleteCluster, state.CleanupAction(spec, "Succeeded"), "CRD defaults")
 	assert.Equal(t, v1beta1.CleanupActionKeepCluster, state.CleanupAction(spec, "Failed"), "CRD defaults")
-}
-
-func TestShouldRestart(t *testing.T) {
-	failed := &v1beta1.JobStatus{State: "Failed", SavepointLocation: "s3://sp/1", SavepointTime: state.Time(t0)}
-	jobSpec := &fctest.MakeCluster("wc").RestartFromSavepoint(600).Obj().Spec
-	depSpec := &fctest.MakeCluster("wc").Deployment().RestartFromSavepoint(600).Obj().Spec
-
-	assert.True(t, state.ShouldRestart(jobSpec, failed, t0.Add(5*time.Minute)), "Job: fresh savepoint restores")
-	assert.False(t, state.ShouldRestart(jobSpec, failed, t0.Add(11*time.Minute)), "Job: savepoint older than maxStateAgeToRestoreSeconds")
-	assert.False(t, state.ShouldRestart(depSpec, failed, t0.Add(time.Minute)), "Deployment: never restored from a savepoint")
-	assert.False(t, state.ShouldRestart(&fctest.MakeCluster("wc").Obj().Spec, failed, t0), "restartPolicy Never")
-	noSavepoint := &v1beta1.JobStatus{State: "Failed"}
-	assert.False(t, state.ShouldRestart(jobSpec, noSavepoint, t0), "nothing to restore")
-	assert.False(t, state.ShouldRestart(jobSpec, &v1beta1.JobStatus{State: "Cancelled", SavepointLocation: "x", SavepointTime: state.Time(t0)}, t0))
 }
 
 func TestClusterState(t *testing.T) {

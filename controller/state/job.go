@@ -8,12 +8,16 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/lifecycle"
 )
 
 // Workload is what the controller saw of the JobManager Job or Deployment.
 type Workload struct {
 	// Revision is the spec revision the workload was built from.
 	Revision string
+	// JobID is the job ID of the deploy the workload runs ("" for a workload of an older
+	// controller).
+	JobID string
 	// Deleting is set while the workload is being deleted.
 	Deleting bool
 	// Failed is set when the Job has a Failed condition (Job mode); FailedMessage says why.
@@ -39,6 +43,11 @@ type Flink struct {
 	Application *flinkclient.Application
 	// ApplicationFailure is the newest exception of a FAILED application.
 	ApplicationFailure string
+	// DriverJob is the FAILED job Flink lists under the name "(application driver)" when
+	// main() threw and execution.submit-failed-job-on-application-error is true; nil when
+	// there is none or the cluster's job is listed. Its failure is DriverFailure.
+	DriverJob     *flinkclient.Job
+	DriverFailure string
 }
 
 // Input is one observation of a cluster's job.
@@ -50,6 +59,9 @@ type Input struct {
 	// LostSince is when a Lost job became Lost (the Lost condition's lastTransitionTime);
 	// zero counts as Now, so a Lost job without a record of its start is never cut short.
 	LostSince time.Time
+	// LostTimeoutRecorded is set once the Lost timeout was recorded (and afterJobFails
+	// applied): the job stays Lost for good, whatever is reported afterwards.
+	LostTimeoutRecorded bool
 	// Stopping is set once a stop-with-savepoint of the job was requested (update or
 	// cancel): Flink then reports the stopped job FINISHED, which is not a success.
 	Stopping bool
@@ -87,47 +99,80 @@ type Result struct {
 	RequeueAfter time.Duration
 }
 
-// IsTerminal reports whether a job state ends the job. Lost is not terminal: the job may be
-// reported again until the Lost timeout.
-func IsTerminal(state string) bool {
-	switch state {
-	case v1beta1.JobStateSucceeded, v1beta1.JobStateFailed, v1beta1.JobStateCancelled, v1beta1.JobStateDeployFailed:
-		return true
-	}
-	return false
-}
-
 // IsFailure reports whether a terminal state is a failure (afterJobFails applies).
 func IsFailure(state string) bool {
 	return state == v1beta1.JobStateFailed || state == v1beta1.JobStateDeployFailed || state == v1beta1.JobStateLost
 }
 
-// started reports whether the job ever got past deployment.
-func started(state string) bool {
-	return state == v1beta1.JobStateRunning || state == v1beta1.JobStateLost
+// ran reports whether the job of the current deploy ever ran: Flink reported it RUNNING
+// (the recorded start time), or the recorded state says so.
+func ran(in Input, rec string) bool {
+	return lifecycle.Ran(&in.Recorded) || rec == v1beta1.JobStateRunning || rec == v1beta1.JobStateLost
 }
 
-// failedState is the state of a failure: DeployFailed while deploying, Failed once it ran.
-func failedState(recorded string) string {
-	if started(recorded) {
+// failedState is the state of a failure: DeployFailed for a deploy that never ran the job,
+// Failed once it ran.
+func failedState(in Input, rec string) string {
+	if ran(in, rec) {
 		return v1beta1.JobStateFailed
 	}
 	return v1beta1.JobStateDeployFailed
 }
 
+// Leader is what Flink's HA services publish about the JobManager that leads the cluster.
+type Leader struct {
+	// Known is set when the HA leader information was read and names a leader whose lease has
+	// not expired.
+	Known bool
+	// Address is the leader's host (a pod IP: with HA the JobManager runs with --host
+	// $(POD_IP)).
+	Address string
+}
+
+// Leads reports whether the pod is the JobManager the HA leader information names.
+func (l Leader) Leads(pod *corev1.Pod) bool {
+	return l.Known && pod != nil && pod.Status.PodIP != "" && pod.Status.PodIP == l.Address
+}
+
+// LeaseGrace is how long past its deletion deadline a JobManager pod that is still listed
+// (a pod stuck Terminating on a lost node) may still take the leadership when no JobManager
+// holds it: longer than Flink's HA lease, which such a pod cannot renew.
+const LeaseGrace = time.Minute
+
+// MayLead reports whether a JobManager pod may hold, or take, the cluster's leadership and
+// answer for it. A pod that runs no container (terminal phase) never does. With a valid HA
+// leader record, the pod it names does, and so does any pod not being deleted (it would
+// take over from a leader that dies); a pod being deleted that does not lead — the pod stuck
+// Terminating on a lost node — blocks nothing. Without a leader record any pod may, until a
+// deleted one is LeaseGrace past its deletion deadline.
+func MayLead(pod *corev1.Pod, leader Leader, now time.Time) bool {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if !Deleting(pod) || leader.Leads(pod) {
+		return true
+	}
+	if leader.Known {
+		return false
+	}
+	return !now.After(pod.DeletionTimestamp.Add(LeaseGrace))
+}
+
 // Trusted reports whether the Flink REST API speaks for the current JobManager: the selected
-// pod is ready and no other JobManager pod of the cluster may still run, terminating ones
-// included. Any JobManager that is still up may hold leadership and answer for the whole
-// cluster; an old one reports the old execution, whose FINISHED after stop-with-savepoint
-// must never be taken for the new revision's. Pods in a terminal phase (an evicted pod left
-// behind) run no container and cannot answer.
-func Trusted(selected *corev1.Pod, all []corev1.Pod) bool {
+// pod is ready and it is the HA leader; without HA leader information, no other JobManager
+// pod may still run. A JobManager that is still up may hold leadership and answer for the
+// whole cluster; an old one reports the old execution, whose FINISHED after stop-with-savepoint
+// must never be taken for the new deploy's.
+func Trusted(selected *corev1.Pod, all []corev1.Pod, leader Leader, now time.Time) bool {
 	if !Ready(selected) {
 		return false
 	}
+	if leader.Known {
+		return leader.Leads(selected)
+	}
 	for i := range all {
 		p := &all[i]
-		if p.UID == selected.UID || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if p.UID == selected.UID || !MayLead(p, leader, now) {
 			continue
 		}
 		return false
@@ -146,7 +191,7 @@ func DeriveJob(in Input) Result {
 	case rec == "":
 		rec = v1beta1.JobStatePending
 		keep.State = rec
-	case IsTerminal(rec):
+	case lifecycle.Terminal(rec):
 		// A terminal job stays terminal: only a new revision (a spec change) deploys again,
 		// so a fixed spec reconciles and nothing resubmits on its own.
 		return keep
@@ -154,7 +199,10 @@ func DeriveJob(in Input) Result {
 		// The update and restart flows own these states until they deploy the next workload.
 		return keep
 	case rec == v1beta1.JobStateLost:
-		if r := withLostTimeout(in, keep); r.LostTimedOut {
+		// The job reported again wins over a timeout that ran out unrecorded (a clock jump, a
+		// controller that was down): only a job still not reported ends; once the timeout is
+		// recorded (and its cleanup ran) the job stays Lost.
+		if r := withLostTimeout(in, keep); r.LostTimedOut && (in.LostTimeoutRecorded || in.Flink == nil || in.Flink.Job == nil) {
 			return r
 		}
 	}
@@ -169,14 +217,10 @@ func DeriveJob(in Input) Result {
 	}
 
 	if reason := in.Workload.CreateFailure; reason != "" {
-		r := fail(failedState(rec), reason)
-		r.DeploymentFailure = FailedCreate
-		return r
+		return deploymentFailed(in, rec, keep, FailedCreate, reason)
 	}
 	if kind, reason := PodFailure(in.Pod); reason != "" {
-		r := fail(failedState(rec), reason)
-		r.DeploymentFailure = kind
-		return r
+		return deploymentFailed(in, rec, keep, kind, reason)
 	}
 
 	if in.Flink != nil {
@@ -194,6 +238,26 @@ func DeriveJob(in Input) Result {
 	// Unreachable API: the JobManager is starting or restarting. Keep the recorded state;
 	// in Deployment mode only Flink says that a job ended.
 	return withLostTimeout(in, keep)
+}
+
+// deploymentFailed: the JobManager cannot run. A deploy that never ran the job failed
+// (DeployFailed). A JobManager Deployment whose job ran is kept reconciling: Flink never ended
+// the job, and HA recovers it once the cause passes (a storage outage, a node problem), so
+// the job is Lost — not terminal — with the DeploymentFailed condition, until the Lost
+// timeout.
+func deploymentFailed(in Input, rec string, keep Result, kind, reason string) Result {
+	if in.DeploymentType == v1beta1.JobManagerDeploymentTypeDeployment && ran(in, rec) {
+		if rec == v1beta1.JobStateLost {
+			r := withLostTimeout(in, keep)
+			r.DeploymentFailure, r.Reason = kind, reason
+			return r
+		}
+		return Result{State: v1beta1.JobStateLost, Reason: reason, Message: reason, DeploymentFailure: kind,
+			LostSince: in.Now, RequeueAfter: in.LostTimeout}
+	}
+	r := fail(failedState(in, rec), reason)
+	r.DeploymentFailure = kind
+	return r
 }
 
 func fail(state, reason string) Result {
@@ -217,15 +281,42 @@ func missingWorkload(in Input, rec string, keep Result) Result {
 
 // fromFlink maps the job or application state the REST API reported. ok is false when the
 // API does not report the job.
+//
+// On Flink 2.3 the application's terminal status overrides its job's: an application FAILED
+// whose job was CANCELED is a failure of main() after it submitted the job, not a cancel.
+// Without a job, a FAILED application, or a FAILED "(application driver)" job
+// (execution.submit-failed-job-on-application-error), is a failure of main(); a running
+// application without a job yet is still deploying (FLIP-560 delays recovery until
+// execute()).
 func fromFlink(in Input, rec string) (Result, bool) {
 	f := in.Flink
+	app := f.Application
+	appFailed := func() (Result, bool) {
+		reason := "the application failed"
+		if f.Job == nil {
+			reason = "the application failed before submitting a job"
+		}
+		if f.ApplicationFailure != "" {
+			reason += ": " + f.ApplicationFailure
+		}
+		return fail(failedState(in, rec), reason), true
+	}
 	if f.Job == nil {
-		if app := f.Application; app != nil && app.Status == flinkclient.ApplicationStateFailed && f.JobCount == 0 {
-			reason := "application failed before submitting a job"
-			if f.ApplicationFailure != "" {
+		switch {
+		case f.DriverJob != nil:
+			reason := "the application's main() failed"
+			if f.DriverFailure != "" {
+				reason += ": " + f.DriverFailure
+			} else if f.ApplicationFailure != "" {
 				reason += ": " + f.ApplicationFailure
 			}
-			return fail(failedState(rec), reason), true
+			return fail(failedState(in, rec), reason), true
+		case app != nil && app.Status == flinkclient.ApplicationStateFailed:
+			return appFailed()
+		case app != nil && !flinkclient.IsTerminalApplicationState(app.Status):
+			// main() runs but has not submitted the job yet, or, recovering from HA, has not
+			// reached execute() again: the application speaks for the job.
+			return Result{State: rec}, true
 		}
 		return Result{}, false
 	}
@@ -238,6 +329,9 @@ func fromFlink(in Input, rec string) (Result, bool) {
 		}
 		return r
 	}
+	if app != nil && app.Status == flinkclient.ApplicationStateFailed {
+		return appFailed()
+	}
 	switch f.Job.State {
 	case flinkclient.JobStateRunning:
 		return tracked(v1beta1.JobStateRunning), true
@@ -249,6 +343,9 @@ func fromFlink(in Input, rec string) (Result, bool) {
 		r.Message = fmt.Sprintf("Flink reports job %s FINISHED", f.Job.ID)
 		return r, true
 	case flinkclient.JobStateCanceled:
+		if in.Stopping {
+			return tracked(rec), true
+		}
 		r := tracked(v1beta1.JobStateCancelled)
 		r.Message = fmt.Sprintf("Flink reports job %s CANCELED", f.Job.ID)
 		return r, true
@@ -301,7 +398,7 @@ func fromJobWorkload(in Input, rec string) (Result, bool) {
 				reason += ": " + w.FailedMessage
 			}
 		}
-		return fail(failedState(rec), reason), true
+		return fail(failedState(in, rec), reason), true
 	case w.Complete && !in.Stopping:
 		return Result{State: v1beta1.JobStateSucceeded, Message: "the JobManager Job completed"}, true
 	}

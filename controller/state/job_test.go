@@ -122,7 +122,7 @@ func TestDeriveJob(t *testing.T) {
 			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: wl},
 			want: "Lost", timed: true},
 		{name: "Lost job past the timeout is not tracked again (its cleanup ran)",
-			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: wl, Pod: running(t0), Flink: flinkJob("RUNNING")},
+			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, LostTimeoutRecorded: true, Workload: wl, Pod: running(t0), Flink: flinkJob("RUNNING")},
 			want: "Lost", timed: true},
 		{name: "Deployment: Lost job past the timeout whose Deployment is missing stays Lost, not created again",
 			in:   state.Input{Now: t0.Add(11 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0, Workload: nil},
@@ -138,9 +138,16 @@ func TestDeriveJob(t *testing.T) {
 		{name: "Deployment: CrashLoopBackOff after 3 short runs makes a deploying job DeployFailed",
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: crash},
 			want: "DeployFailed", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing", kind: "CrashLoopBackOff"},
-		{name: "Deployment: CrashLoopBackOff of a running job's JobManager is Failed",
+		// Hole 5 (issue 8): Flink never ended the job and HA recovers it once the cause passes.
+		{name: "Deployment: CrashLoopBackOff of a running job's JobManager keeps it non-terminal (Lost) with the failure",
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: crash},
-			want: "Failed", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing", kind: "CrashLoopBackOff"},
+			want: "Lost", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing", kind: "CrashLoopBackOff"},
+		{name: "Deployment: a job that ran and crash-loops after a JobManager restart is not DeployFailed",
+			in:   state.Input{DeploymentType: dep, Recorded: v1beta1.JobStatus{ID: jobID, State: "Deploying", StartTime: "2026-11-30T11:00:00Z"}, Workload: wl, Pod: crash},
+			want: "Lost", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing", kind: "CrashLoopBackOff"},
+		{name: "Deployment: the crash loop of a Lost job ends at the Lost timeout",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0.Add(-lost - time.Second), Workload: wl, Pod: crash},
+			want: "Lost", timed: true},
 		{name: "Deployment: CrashLoopBackOff after 2 restarts is not yet a failure",
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetCrashLoop(fctest.Pod("wc", "p", "r", t0), t0, 2, time.Second, 1, "x")},
 			want: "Deploying"},
@@ -172,7 +179,25 @@ func TestDeriveJob(t *testing.T) {
 		{name: "Deployment: application FAILED with an empty job list is DeployFailed with its cause",
 			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0),
 				Flink: &state.Flink{Application: &flinkclient.Application{ID: "app", Status: "FAILED"}, ApplicationFailure: "java.lang.NumberFormatException: For input string: \"x\""}},
-			want: "DeployFailed", reason: "application failed before submitting a job: java.lang.NumberFormatException: For input string: \"x\""},
+			want: "DeployFailed", reason: "the application failed before submitting a job: java.lang.NumberFormatException: For input string: \"x\""},
+		// Hole 6 (issue 8).
+		{name: "Deployment: application FAILED while its job was CANCELED is a failure of main(), not a cancel",
+			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: v1beta1.JobStatus{ID: jobID, State: "Running", StartTime: "2026-11-30T12:00:00Z"}, Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{Job: &flinkclient.Job{ID: jobID, State: "CANCELED"}, Application: &flinkclient.Application{ID: "app", Status: "FAILED"}, ApplicationFailure: "java.lang.IllegalStateException: after execute"}},
+			want: "Failed", reason: "the application failed: java.lang.IllegalStateException: after execute"},
+		{name: "Deployment: application RUNNING without the job after the HA grace is not Lost (FLIP-560)",
+			in: state.Input{Now: t0.Add(time.Hour), DeploymentType: dep, Recorded: v1beta1.JobStatus{ID: jobID, State: "Running", StartTime: "2026-11-30T12:00:00Z"}, Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{Application: &flinkclient.Application{ID: "app", Status: "RUNNING"}}},
+			want: "Running"},
+		{name: "Deployment: the (application driver) job FAILED is DeployFailed with its exception",
+			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{DriverJob: &flinkclient.Job{ID: "ffffffffffffffffffffffffffffffff", Name: "(application driver)", State: "FAILED"}, DriverFailure: "java.lang.RuntimeException: boom", JobCount: 1}},
+			want: "DeployFailed", reason: "the application's main() failed: java.lang.RuntimeException: boom"},
+		// Hole 1 (issue 8): a listed job with another ID is never this deploy's.
+		{name: "Deployment: a FINISHED job of another ID is not read as this deploy's (no adoption)",
+			in: state.Input{Now: t0.Add(time.Hour), DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{JobCount: 1}},
+			want: "Lost", reason: "the JobManager has not reported the job within 5m0s of starting"},
 		{name: "Deployment: application RUNNING with an empty job list is within the grace",
 			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0),
 				Flink: &state.Flink{Application: &flinkclient.Application{ID: "app", Status: "RUNNING"}}},
@@ -251,17 +276,41 @@ func TestTrusted(t *testing.T) {
 	old := fctest.SetRunning(fctest.Pod("wc", "wc-jm-old", "wc-r0", t0.Add(-time.Hour)), t0.Add(-time.Hour))
 	terminating := old.DeepCopy()
 	terminating.DeletionTimestamp = &metav1.Time{Time: t0}
+	none := state.Leader{}
 
-	assert.True(t, state.Trusted(current, []corev1.Pod{*current}))
-	assert.False(t, state.Trusted(current, []corev1.Pod{*current, *terminating}), "an old leader may still answer while it terminates")
-	assert.False(t, state.Trusted(current, []corev1.Pod{*old, *current}))
-	assert.False(t, state.Trusted(nil, nil), "no pod, no API")
+	assert.True(t, state.Trusted(current, []corev1.Pod{*current}, none, t0))
+	assert.False(t, state.Trusted(current, []corev1.Pod{*current, *terminating}, none, t0), "without leader information an old pod may still answer while it terminates")
+	assert.False(t, state.Trusted(current, []corev1.Pod{*old, *current}, none, t0))
+	assert.False(t, state.Trusted(nil, nil, none, t0), "no pod, no API")
 	evicted := old.DeepCopy()
 	evicted.Status.Phase = corev1.PodFailed
 	evicted.Status.Reason = "Evicted"
-	assert.True(t, state.Trusted(current, []corev1.Pod{*evicted, *current}), "an evicted pod runs nothing")
+	assert.True(t, state.Trusted(current, []corev1.Pod{*evicted, *current}, none, t0), "an evicted pod runs nothing")
 	notReady := fctest.SetCrashLoop(fctest.Pod("wc", "p", "r", t0), t0, 1, time.Second, 1, "")
-	assert.False(t, state.Trusted(notReady, []corev1.Pod{*notReady}))
+	assert.False(t, state.Trusted(notReady, []corev1.Pod{*notReady}, none, t0))
+}
+
+// Hole 4 (issue 8): a JobManager pod stuck Terminating on a lost node blinded the controller
+// forever. Leadership, not pod counting, decides.
+func TestLeadershipDecidesTrust(t *testing.T) {
+	current := running(t0)
+	current.Status.PodIP = "10.0.0.2"
+	stuck := fctest.SetRunning(fctest.Pod("wc", "wc-jm-old", "wc-r1", t0.Add(-time.Hour)), t0.Add(-time.Hour))
+	stuck.Status.PodIP = "10.0.0.1"
+	stuck.DeletionTimestamp = &metav1.Time{Time: t0}
+	pods := []corev1.Pod{*stuck, *current}
+
+	assert.True(t, state.Trusted(current, pods, state.Leader{Known: true, Address: "10.0.0.2"}, t0),
+		"the stuck pod does not lead: the current leader is trusted")
+	assert.False(t, state.Trusted(current, pods, state.Leader{Known: true, Address: "10.0.0.1"}, t0),
+		"the stuck pod still leads: its answers are not the current pod's")
+	assert.False(t, state.MayLead(stuck, state.Leader{Known: true, Address: "10.0.0.2"}, t0), "a terminating non-leader blocks nothing")
+	assert.True(t, state.MayLead(stuck, state.Leader{Known: true, Address: "10.0.0.1"}, t0), "the leader blocks while it terminates")
+	assert.True(t, state.MayLead(stuck, state.Leader{}, t0), "no leader record: a terminating pod may take the lease")
+	assert.False(t, state.MayLead(stuck, state.Leader{}, t0.Add(state.LeaseGrace+time.Second)),
+		"no leader record, the pod long past its deletion deadline: it cannot renew a lease (bounded wait)")
+	live := current.DeepCopy()
+	assert.True(t, state.MayLead(live, state.Leader{Known: true, Address: "10.0.0.9"}, t0), "a live pod may take over from a leader that dies")
 }
 
 // TestOldLeaderFinishedRace replays the update race: the old revision's JobManager, still
@@ -276,7 +325,7 @@ func TestOldLeaderFinishedRace(t *testing.T) {
 	in := state.Input{Now: t0, DeploymentType: dep, Recorded: recorded("Deploying"), Workload: &state.Workload{Revision: "wc-r2"},
 		Pod: state.NewestPod(pods), HARecoveryGrace: grace, LostTimeout: lost}
 	assert.Equal(t, "wc-jm-new", in.Pod.Name, "the terminating pod is never selected")
-	if state.Trusted(in.Pod, pods) {
+	if state.Trusted(in.Pod, pods, state.Leader{}, t0) {
 		in.Flink = flinkJob("FINISHED")
 	}
 	assert.Equal(t, "Deploying", state.DeriveJob(in).State, "the old execution's FINISHED is not read")
@@ -284,4 +333,16 @@ func TestOldLeaderFinishedRace(t *testing.T) {
 	// Without the guard the same answer would end the new revision: this is the bug.
 	in.Flink = flinkJob("FINISHED")
 	assert.Equal(t, "Succeeded", state.DeriveJob(in).State)
+}
+
+// A job reported again by Flink is tracked, even when its Lost timeout ran out meanwhile
+// (found by the simulation: a clock jump over a crash loop that passed).
+func TestReportedAgainBeatsALapsedLostTimeout(t *testing.T) {
+	in := state.Input{Now: t0.Add(time.Hour), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0,
+		Workload: &state.Workload{}, Pod: running(t0), Flink: flinkJob("RUNNING"), HARecoveryGrace: grace, LostTimeout: lost}
+	r := state.DeriveJob(in)
+	assert.Equal(t, "Running", r.State)
+	assert.False(t, r.LostTimedOut)
+	in.Flink = &state.Flink{}
+	assert.True(t, state.DeriveJob(in).LostTimedOut, "not reported: the timeout ends it")
 }

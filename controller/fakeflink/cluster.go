@@ -1,0 +1,371 @@
+// Package fakeflink is a deterministic stand-in for a Flink cluster in application mode,
+// with the behaviour that decides whether a job is rerun, rewound or lost:
+//
+//   - every JobManager process is its own REST server (httptest, 127.0.0.1) with its own
+//     jobs, savepoint operations and lifetime (Start, Kill, Stop, Exit);
+//   - leadership is elected through Flink's HA ConfigMaps (package flinkha) in an HAStore:
+//     a real API server (KubeHA) or memory (MemoryHA); leases run on an injected clock;
+//   - the job graph store: a new leader with the same cluster ID recovers the stored job
+//     graphs, from their latest checkpoint or their original savepoint, whatever its own
+//     command line says;
+//   - the job result store (job-result-store.storage-path and delete-on-commit) lives in the
+//     cluster's shared "filesystem", so results survive process restarts; with
+//     delete-on-commit=true a restarted JobManager reruns main() (FLINK-27569);
+//   - Application mode main(): a fixed job ID ($internal.pipeline.job-id), a job whose ID
+//     already has a result is not run again; a throwing main() and
+//     execution.submit-failed-job-on-application-error;
+//   - savepoint operations idempotent per triggerId, whose results expire after
+//     rest.async.store-duration; /jobs/:id/checkpoints;
+//   - Flink 1.20, 2.2 and 2.3 (only 2.3 has /applications, with 32-hex application IDs).
+//
+// Nothing runs in the background: state changes only through REST calls and the test
+// controls, and time only moves with the clock, so tests never sleep.
+//
+// Test controls, on a Cluster: Start(Config) a process; Advance(d) the clock (leases expire,
+// standbys take over, savepoint results expire); SetProgram and ReleaseMain script main();
+// LoseHA deletes the HA ConfigMaps; URL is the JobManager Service; Leader, Process, ProcessAt
+// and Processes find processes; Executions, Violations and HasResult tell what happened.
+// On a JobManager: Kill (or Crash), Stop, Exit, Restart, Partition; SetUnavailable (503) and
+// Hold/Release (a hung REST API); SetJobState, SetJobs, SetExceptions, SetApplications,
+// SetApplicationExceptions script Flink's answers; SetCancelHold and CompleteCancels make a
+// cancel take time; SetSavepointMode, CompleteSavepoints, FailSavepoints and
+// ExpireSavepointResults drive savepoint operations; CompleteCheckpoint takes a checkpoint;
+// JobState, RestoredFrom, LatestSavepoint, ApplicationID, ApplicationState, Leads, Requests
+// and CountRequests observe it.
+//
+// New() is the single-process, HA-less fake of earlier tests: a Session process whose jobs
+// are whatever the test scripts.
+package fakeflink
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+)
+
+// Version is the Flink version the fake behaves like.
+type Version string
+
+// Supported versions.
+const (
+	Version1_20 Version = "1.20"
+	Version2_2  Version = "2.2"
+	Version2_3  Version = "2.3"
+)
+
+// hasApplications reports whether the version serves /applications (FLIP-549, Flink 2.3).
+func (v Version) hasApplications() bool { return v == Version2_3 }
+
+// Flink configuration keys the fake reads from a process's Config.Properties.
+const (
+	PropHAType             = "high-availability.type"
+	PropHAStorageDir       = "high-availability.storageDir"
+	PropJobID              = "$internal.pipeline.job-id"
+	PropJRSDeleteOnCommit  = "job-result-store.delete-on-commit"
+	PropJRSStoragePath     = "job-result-store.storage-path"
+	PropAsyncStoreDuration = "rest.async.store-duration"
+	PropSubmitFailedJob    = "execution.submit-failed-job-on-application-error"
+	PropSavepointDir       = "state.savepoints.dir"
+	PropCheckpointDir      = "state.checkpoints.dir"
+	PropSavepointPath      = "execution.savepoint.path"
+	PropLeaseDuration      = "high-availability.kubernetes.leader-election.lease-duration"
+)
+
+// Flink's defaults for what Config.Properties leaves out.
+const (
+	defaultAsyncStoreDuration     = 5 * time.Minute
+	defaultLeaseDuration          = 15 * time.Second
+	defaultSavepointDir           = "file:///savepoints"
+	defaultCheckpointDir          = "file:///checkpoints"
+	defaultHAStorageDir           = "file:///flink-ha"
+	applicationDriverJobName      = flinkclient.ApplicationDriverJobName
+	leaderElectionUnavailableBody = `{"errors":["Service temporarily unavailable due to an ongoing leader election. Please refresh."]}`
+)
+
+// Options configure a cluster.
+type Options struct {
+	// ClusterID is kubernetes.cluster-id of every process; default "flink". Clusters with
+	// different IDs may share one HAStore.
+	ClusterID string
+	// Version is the Flink version; default 2.2.
+	Version Version
+	// HA stores the HA ConfigMaps; default a fresh MemoryHA.
+	HA HAStore
+	// Clock drives leases, savepoint result expiry and timestamps; default a fake clock at
+	// 2026-11-30T12:00:00Z.
+	Clock *clocktesting.FakeClock
+	// Program is what the application's main() does; see Program.
+	Program Program
+}
+
+// Program scripts the user's main() in Application mode.
+type Program struct {
+	// JobName is the name of the job main() submits; default "job".
+	JobName string
+	// Throw makes main() throw this exception (e.g. "java.lang.IllegalArgumentException: bad
+	// arg"); empty lets it submit the job.
+	Throw string
+	// ThrowAfterSubmit throws after the job was submitted (the job is then cancelled).
+	ThrowAfterSubmit bool
+	// BlockBeforeExecute keeps main() from reaching execute() until ReleaseMain: on Flink
+	// 2.3 a recovered job waits for it (FLIP-560), and the application is RUNNING without a job.
+	BlockBeforeExecute bool
+	// InitialState is the state of a submitted job; default RUNNING.
+	InitialState string
+}
+
+// Execution is one run of a job by one JobManager process, for checks across a test.
+type Execution struct {
+	// Process is the JobManager's name.
+	Process string
+	JobID   string
+	// Recovered is true when the job came from the job graph store, false when main()
+	// submitted it.
+	Recovered bool
+	// RestoredFrom is the savepoint or checkpoint the execution started from, or "".
+	RestoredFrom string
+	Start        time.Time
+	// End and State are set once the execution ended: a globally terminal state, or
+	// SUSPENDED when its JobManager lost leadership or died.
+	End   time.Time
+	State string
+}
+
+// jrsEntry is one job result store file.
+type jrsEntry struct {
+	state string
+	clean bool
+}
+
+// Cluster is a fake Flink cluster: its JobManager processes and what they share (the HA
+// store, the job result store and savepoints on the "filesystem", the clock). Its methods
+// are safe for concurrent use.
+type Cluster struct {
+	mu      sync.Mutex
+	opts    Options
+	clock   *clocktesting.FakeClock
+	ha      HAStore
+	program Program
+	// jrs maps a job result store path to job IDs to entries.
+	jrs       map[string]map[string]jrsEntry
+	procs     []*JobManager
+	history   []*Execution
+	violation []string
+	seq       int
+	svc       *httptest.Server
+	svcReqs   []string
+}
+
+// NewCluster returns a cluster with no JobManager; Start runs one. Close it when done.
+func NewCluster(opts Options) *Cluster {
+	if opts.Version == "" {
+		opts.Version = Version2_2
+	}
+	if opts.HA == nil {
+		opts.HA = &MemoryHA{}
+	}
+	if opts.Clock == nil {
+		opts.Clock = clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	}
+	if opts.ClusterID == "" {
+		opts.ClusterID = "flink"
+	}
+	c := &Cluster{opts: opts, clock: opts.Clock, ha: opts.HA, program: opts.Program, jrs: map[string]map[string]jrsEntry{}}
+	c.svc = httptest.NewServer(http.HandlerFunc(c.serveService))
+	return c
+}
+
+// URL is the address of the cluster's JobManager Service: it reaches whichever live
+// JobManager process can answer (any live process answers for the leader, as Flink's REST
+// handlers retrieve the leading Dispatcher), or answers 503 while nobody leads.
+func (c *Cluster) URL() string { return c.svc.URL }
+
+// Close stops every process and the Service.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	procs := slices.Clone(c.procs)
+	for _, p := range procs {
+		if p.hold != nil {
+			close(p.hold)
+			p.hold = nil
+		}
+	}
+	c.mu.Unlock()
+	for _, p := range procs {
+		p.srv.Close()
+	}
+	c.svc.Close()
+}
+
+// Clock is the cluster's clock.
+func (c *Cluster) Clock() *clocktesting.FakeClock { return c.clock }
+
+// Advance moves the clock forward and lets leadership follow (leases expire, standbys take over).
+func (c *Cluster) Advance(d time.Duration) {
+	c.clock.Step(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.electLocked()
+}
+
+// SetProgram changes what main() does from now on (processes already running keep their
+// submitted jobs).
+func (c *Cluster) SetProgram(p Program) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.program = p
+}
+
+// ReleaseMain lets every main() blocked before execute() go on (see Program.BlockBeforeExecute).
+func (c *Cluster) ReleaseMain() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.program.BlockBeforeExecute = false
+	for _, p := range c.procs {
+		if p.alive && p.leader && p.mainBlocked {
+			p.mainBlocked = false
+			p.runMainLocked()
+		}
+	}
+}
+
+// Processes returns every process started, oldest first, dead ones included.
+func (c *Cluster) Processes() []*JobManager {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.procs)
+}
+
+// ProcessAt returns the most recent process that publishes address (see Config.Address), or nil.
+func (c *Cluster) ProcessAt(address string) *JobManager {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		if c.procs[i].Address() == address {
+			return c.procs[i]
+		}
+	}
+	return nil
+}
+
+// Process returns the most recent process named name, or nil.
+func (c *Cluster) Process(name string) *JobManager {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		if c.procs[i].name == name {
+			return c.procs[i]
+		}
+	}
+	return nil
+}
+
+// Leader returns the process that leads, or nil.
+func (c *Cluster) Leader() *JobManager {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.electLocked()
+	return c.leaderLocked()
+}
+
+func (c *Cluster) leaderLocked() *JobManager {
+	for _, p := range c.procs {
+		if p.alive && p.leader {
+			return p
+		}
+	}
+	return nil
+}
+
+// Executions returns every job execution so far, in start order.
+func (c *Cluster) Executions() []Execution {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Execution, len(c.history))
+	for i, e := range c.history {
+		out[i] = *e
+	}
+	return out
+}
+
+// Violations lists what must never happen to a job and happened: a job run again by main()
+// after one of its executions ended globally (rerun), or run by two live processes at once.
+func (c *Cluster) Violations() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.violation)
+}
+
+// HasResult reports whether the job result store at the path a process would use holds a
+// result for jobID (see JobResultStorePath).
+func (c *Cluster) HasResult(storePath, jobID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.jrs[storePath][jobID]
+	return ok
+}
+
+// LoseHA deletes every HA ConfigMap of the cluster, as a user or a namespace cleanup might:
+// the job graphs and checkpoint pointers are gone; a live leader rewrites its leader record
+// on its next renewal.
+func (c *Cluster) LoseHA() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ha.DeleteAll(context.Background(), c.opts.ClusterID)
+}
+
+// HAConfigMaps lists the names of the cluster's HA ConfigMaps.
+func (c *Cluster) HAConfigMaps() ([]string, error) {
+	return c.ha.List(context.Background(), c.opts.ClusterID)
+}
+
+// ServiceRequests returns the calls received through URL, as "METHOD /path".
+func (c *Cluster) ServiceRequests() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.svcReqs)
+}
+
+func (c *Cluster) nowMillis() int64 { return c.clock.Now().UnixMilli() }
+
+// deriveID returns a stable 32-hex ID from parts, as Flink derives a fixed job ID from the
+// cluster ID in HA Application mode.
+func deriveID(parts ...string) string {
+	h1, h2 := fnv.New64a(), fnv.New64()
+	for _, p := range parts {
+		_, _ = h1.Write([]byte(p))
+		_, _ = h2.Write([]byte(p))
+	}
+	return fmt.Sprintf("%016x%016x", h1.Sum64(), h2.Sum64())
+}
+
+func (c *Cluster) serveService(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	c.svcReqs = append(c.svcReqs, r.Method+" "+r.URL.Path)
+	c.electLocked()
+	target := c.leaderLocked()
+	if target == nil {
+		for _, p := range c.procs {
+			if p.alive {
+				target = p
+				break
+			}
+		}
+	}
+	c.mu.Unlock()
+	if target == nil {
+		// No endpoint behind the Service: the connection would be refused.
+		http.Error(w, `{"errors":["no JobManager"]}`, http.StatusBadGateway)
+		return
+	}
+	target.ServeHTTP(w, r)
+}

@@ -1,0 +1,648 @@
+package fakeflink
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
+)
+
+// Config is a JobManager process's command line and Flink configuration.
+type Config struct {
+	// Name names the process (a pod name); default jobmanager-<n>.
+	Name string
+	// Properties is the Flink configuration (see the Prop… keys the fake reads).
+	Properties map[string]string
+	// FromSavepoint is --fromSavepoint: where main()'s job starts from. A job recovered
+	// from the job graph store ignores it.
+	FromSavepoint string
+	// Session starts no application: the process runs only the jobs a test scripts with
+	// SetJobs and SetJobState.
+	Session bool
+	// Address is the REST address the process publishes as leader in the HA ConfigMap, as
+	// Flink publishes http://<pod IP>:<rest.port>; default URL(). Tests of the controller set
+	// it to the pod's address and reach the process with Cluster.ProcessAt.
+	Address string
+}
+
+// SavepointMode is how a process answers savepoint and stop-with-savepoint operations.
+type SavepointMode int
+
+const (
+	// SavepointComplete completes an operation on its first status poll.
+	SavepointComplete SavepointMode = iota
+	// SavepointHold keeps operations IN_PROGRESS until CompleteSavepoints or FailSavepoints.
+	SavepointHold
+	// SavepointFail completes operations with a failure cause on their first status poll.
+	SavepointFail
+)
+
+// savepointFailure is the failure cause of SavepointFail.
+const savepointFailure = "java.util.concurrent.CompletionException: org.apache.flink.runtime.checkpoint.CheckpointException: Checkpoint Coordinator is suspending."
+
+type checkpoint struct {
+	id        int64
+	savepoint bool
+	path      string
+	trigger   int64
+	ack       int64
+}
+
+type job struct {
+	id, name, state string
+	appID           string
+	start, end      int64
+	lastModified    int64
+	exceptions      []flinkclient.Exception
+	restoredFrom    string
+	completed       *checkpoint
+	// lastCheckpointID is the highest checkpoint ID used, restored ones included.
+	lastCheckpointID int64
+	savepoint        *checkpoint
+	exec             *Execution
+}
+
+type application struct {
+	id, name, state string
+	start, end      int64
+	timestamps      map[string]int64
+	jobIDs          []string
+	exceptions      []flinkclient.Exception
+}
+
+type operation struct {
+	jobID, triggerID string
+	// stop is a stop-with-savepoint (the job ends FINISHED); cancelJob a savepoint with
+	// cancel-job (the job ends CANCELED).
+	stop, cancelJob bool
+	target          string
+	done            bool
+	location        string
+	failure         string
+	completedAt     time.Time
+}
+
+// JobManager is one JobManager process of a Cluster, with its own REST address. Its methods
+// are safe for concurrent use.
+type JobManager struct {
+	c      *Cluster
+	cfg    Config
+	name   string
+	lockID string
+	srv    *httptest.Server
+	mux    http.Handler
+	owns   bool
+
+	alive, leader, partitioned bool
+	lastRenew                  time.Time
+	unavailable                bool
+	hold                       chan struct{}
+	jobs                       []*job
+	app                        *application
+	appsOverride               []flinkclient.Application
+	appsScripted               bool
+	appExceptions              map[string][]flinkclient.Exception
+	ops                        map[string]*operation
+	savepointMode              SavepointMode
+	cancelHold                 bool
+	requests                   []string
+	mainBlocked                bool
+	pendingRecovery            []string
+}
+
+// Server is the former name of JobManager, kept for the controller's tests.
+type Server = JobManager
+
+// New starts a single JobManager process without HA and without an application (Config.Session),
+// on a cluster of its own: the jobs are whatever the test scripts. Close it when done.
+func New() *JobManager {
+	c := NewCluster(Options{})
+	p := c.Start(Config{Session: true})
+	p.owns = true
+	return p
+}
+
+// Start starts a JobManager process. With Kubernetes HA it joins the leader election and,
+// once it leads, recovers the stored job graphs or runs main(); without HA it leads alone.
+func (c *Cluster) Start(cfg Config) *JobManager {
+	c.mu.Lock()
+	c.seq++
+	p := &JobManager{
+		c: c, cfg: cfg, name: cfg.Name, lockID: deriveID(c.opts.ClusterID, "lock", strconv.Itoa(c.seq)),
+		alive: true, ops: map[string]*operation{}, appExceptions: map[string][]flinkclient.Exception{},
+	}
+	if p.name == "" {
+		p.name = fmt.Sprintf("jobmanager-%d", c.seq)
+	}
+	c.procs = append(c.procs, p)
+	c.mu.Unlock()
+
+	p.mux = p.routes()
+	p.srv = httptest.NewServer(p)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p.ha() {
+		c.electLocked()
+	} else {
+		p.grantLocked(nil)
+	}
+	return p
+}
+
+// --- configuration ------------------------------------------------------------------------
+
+func (p *JobManager) prop(k string) string { return p.cfg.Properties[k] }
+
+func (p *JobManager) ha() bool {
+	t := p.prop(PropHAType)
+	if t == "" {
+		t = p.prop("high-availability")
+	}
+	return strings.EqualFold(t, "kubernetes") || strings.HasSuffix(t, "KubernetesHaServicesFactory")
+}
+
+// clusterID is kubernetes.cluster-id: the cluster's (Options.ClusterID). A JobManager with
+// another cluster ID belongs to another Cluster, which may share the HAStore.
+func (p *JobManager) clusterID() string { return p.c.opts.ClusterID }
+
+// jobID is the job ID main() submits under: $internal.pipeline.job-id, else, with HA, one
+// derived from the cluster ID (Flink fixes it so that a restarted JobManager finds the job
+// again), else a random one.
+func (p *JobManager) jobID() string {
+	if id := p.prop(PropJobID); id != "" {
+		return id
+	}
+	if p.ha() {
+		return deriveID(p.clusterID(), "job")
+	}
+	return flinkclient.NewID()
+}
+
+// JobResultStorePath is where a process keeps job results: job-result-store.storage-path,
+// else Flink's default <high-availability.storageDir>/job-result-store/<cluster-id>.
+func (p *JobManager) JobResultStorePath() string {
+	if v := p.prop(PropJRSStoragePath); v != "" {
+		return v
+	}
+	dir := p.prop(PropHAStorageDir)
+	if dir == "" {
+		dir = defaultHAStorageDir
+	}
+	return strings.TrimSuffix(dir, "/") + "/job-result-store/" + p.clusterID()
+}
+
+func (p *JobManager) deleteOnCommit() bool {
+	return !strings.EqualFold(p.prop(PropJRSDeleteOnCommit), "false")
+}
+
+func (p *JobManager) submitFailedJob() bool {
+	return strings.EqualFold(p.prop(PropSubmitFailedJob), "true")
+}
+
+func (p *JobManager) storeDuration() time.Duration {
+	return durationProp(p.prop(PropAsyncStoreDuration), defaultAsyncStoreDuration)
+}
+
+func (p *JobManager) leaseDuration() time.Duration {
+	return durationProp(p.prop(PropLeaseDuration), defaultLeaseDuration)
+}
+
+func (p *JobManager) dirProp(k, def string) string {
+	if v := p.prop(k); v != "" {
+		return strings.TrimSuffix(v, "/")
+	}
+	return def
+}
+
+// durationProp reads a Flink duration ("5 min", "300 s", "300000 ms", "5min", or Go's "5m").
+func durationProp(v string, def time.Duration) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return def
+	}
+	if d, err := time.ParseDuration(v); err == nil {
+		return d
+	}
+	i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	if i <= 0 {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return time.Duration(n) * time.Millisecond
+		}
+		return def
+	}
+	n, err := strconv.ParseInt(v[:i], 10, 64)
+	if err != nil {
+		return def
+	}
+	units := map[string]time.Duration{
+		"ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond,
+		"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+		"min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+		"h": time.Hour, "hour": time.Hour, "hours": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+	}
+	if u, ok := units[strings.ToLower(strings.TrimSpace(v[i:]))]; ok {
+		return time.Duration(n) * u
+	}
+	return def
+}
+
+// --- leadership ---------------------------------------------------------------------------
+
+// electLocked brings leadership up to date with the clock and the HA ConfigMap: the holder
+// renews its lease, a free or expired lease goes to the oldest live candidate (which then
+// recovers), and a process that no longer holds the lease stops leading.
+func (c *Cluster) electLocked() {
+	now := c.clock.Now()
+	for _, p := range c.procs {
+		if p.alive && p.leader && p.ha() && p.partitioned && !now.Before(p.lastRenew.Add(p.leaseDuration())) {
+			// A JobManager cut off from the API server gives up once it cannot renew.
+			p.revokeLocked()
+		}
+	}
+	var candidates []*JobManager
+	for _, p := range c.procs {
+		if p.alive && p.ha() && !p.partitioned {
+			candidates = append(candidates, p)
+		}
+	}
+	if len(candidates) == 0 {
+		return
+	}
+	ctx := context.Background()
+	name := flinkha.ClusterConfigMapName(c.opts.ClusterID)
+	cm, err := c.ha.Get(ctx, name)
+	if err != nil {
+		return // the API server is unreachable: nobody can change the lease
+	}
+	var rec flinkha.Election
+	held := false
+	if cm != nil {
+		if r, err := flinkha.ParseElection(cm.Annotations[flinkha.LeaderAnnotation]); err == nil && r.Holder != "" {
+			rec = r
+			held = now.Before(r.RenewTime.Add(r.LeaseDuration))
+		}
+	}
+	var holder *JobManager
+	for _, p := range c.procs {
+		if p.alive && p.lockID == rec.Holder {
+			holder = p
+		}
+	}
+	if held && (holder == nil || holder.partitioned) {
+		// A dead or cut-off holder keeps the lease until it expires.
+		c.revokeOthersLocked(holder)
+		return
+	}
+	if !held {
+		holder = nil
+		for _, p := range candidates {
+			if p.leader {
+				holder = p
+			}
+		}
+		if holder == nil {
+			holder = candidates[0]
+		}
+	}
+	if cm == nil {
+		cm = flinkha.NewConfigMap("", name, c.opts.ClusterID)
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	restKey := flinkha.LeaderKey(flinkha.ComponentRestServer)
+	if !held || rec.Holder != holder.lockID || now.Sub(rec.RenewTime) >= holder.leaseDuration()/3 || cm.Data[restKey] == "" {
+		e := flinkha.Election{Holder: holder.lockID, LeaseDuration: holder.leaseDuration(), AcquireTime: rec.AcquireTime, RenewTime: now, LeaderTransitions: rec.LeaderTransitions}
+		if rec.Holder != holder.lockID {
+			e.AcquireTime = now
+			if rec.Holder != "" {
+				e.LeaderTransitions++
+			}
+		}
+		if cm.Annotations == nil {
+			cm.Annotations = map[string]string{}
+		}
+		cm.Annotations[flinkha.LeaderAnnotation] = flinkha.FormatElection(e)
+		session := deriveID(holder.lockID, "session")
+		cm.Data[restKey] = flinkha.FormatLeaderInformation(session, holder.Address())
+		cm.Data[flinkha.LeaderKey(flinkha.ComponentDispatcher)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.srv.Listener.Addr().String()+"/user/rpc/dispatcher_1")
+		cm.Data[flinkha.LeaderKey(flinkha.ComponentResourceManager)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.srv.Listener.Addr().String()+"/user/rpc/resourcemanager_0")
+		if err := c.ha.Put(ctx, cm); err != nil {
+			return
+		}
+		holder.lastRenew = now
+	}
+	c.revokeOthersLocked(holder)
+	if !holder.leader {
+		holder.grantLocked(cm)
+	}
+}
+
+func (c *Cluster) revokeOthersLocked(holder *JobManager) {
+	for _, p := range c.procs {
+		if p != holder && p.alive && p.leader && p.ha() && !p.partitioned {
+			p.revokeLocked()
+		}
+	}
+}
+
+// grantLocked makes the process the leader: it recovers the job graphs stored in the cluster
+// ConfigMap, or runs main().
+func (p *JobManager) grantLocked(cm *corev1.ConfigMap) {
+	p.leader = true
+	p.lastRenew = p.c.clock.Now()
+	if p.cfg.Session {
+		return
+	}
+	now := p.c.nowMillis()
+	if p.c.opts.Version.hasApplications() {
+		p.app = &application{
+			id: deriveID(p.clusterID(), "application"), name: p.programName(), state: flinkclient.ApplicationStateRunning,
+			start: now, end: -1, timestamps: map[string]int64{flinkclient.ApplicationStateCreated: now, flinkclient.ApplicationStateRunning: now},
+		}
+	}
+	graphs := flinkha.JobGraphs(cm)
+	if len(graphs) > 0 {
+		if p.c.opts.Version.hasApplications() && p.c.program.BlockBeforeExecute {
+			// FLIP-560: the recovered job waits for main() to reach execute().
+			p.mainBlocked, p.pendingRecovery = true, graphs
+			return
+		}
+		p.recoverLocked(cm, graphs)
+		return
+	}
+	p.runMainLocked()
+}
+
+func (p *JobManager) programName() string {
+	if n := p.c.program.JobName; n != "" {
+		return n
+	}
+	return "job"
+}
+
+type storedGraph struct {
+	Name      string `json:"name"`
+	Savepoint string `json:"savepoint,omitempty"`
+}
+
+// recoverLocked restarts stored jobs from their latest checkpoint (the job's ConfigMap), else
+// from the savepoint their graph was submitted with: never from this process's command line.
+func (p *JobManager) recoverLocked(cm *corev1.ConfigMap, graphs []string) {
+	for _, id := range graphs {
+		var g storedGraph
+		_ = json.Unmarshal([]byte(cm.Data[flinkha.JobGraphKey(id)]), &g)
+		from := g.Savepoint
+		var lastID int64
+		if jcm, err := p.c.ha.Get(context.Background(), flinkha.JobConfigMapName(p.clusterID(), id)); err == nil && jcm != nil {
+			var last string
+			for k := range jcm.Data {
+				if strings.HasPrefix(k, flinkha.CheckpointKeyPrefix) && k > last {
+					last = k
+				}
+			}
+			if last != "" {
+				from = jcm.Data[last]
+				lastID, _ = strconv.ParseInt(strings.TrimPrefix(last, flinkha.CheckpointKeyPrefix), 10, 64)
+			}
+		}
+		p.startLocked(id, g.Name, true, from).lastCheckpointID = lastID
+	}
+}
+
+// runMainLocked runs the application's main(), unless it blocks before execute().
+func (p *JobManager) runMainLocked() {
+	prog := p.c.program
+	if prog.BlockBeforeExecute {
+		p.mainBlocked = true
+		return
+	}
+	if len(p.pendingRecovery) > 0 {
+		graphs := p.pendingRecovery
+		p.pendingRecovery = nil
+		cm, _ := p.c.ha.Get(context.Background(), flinkha.ClusterConfigMapName(p.clusterID()))
+		p.recoverLocked(cm, graphs)
+		return
+	}
+	id := p.jobID()
+	if prog.Throw != "" && !prog.ThrowAfterSubmit {
+		p.mainFailedLocked(id, prog.Throw, nil)
+		return
+	}
+	if p.ha() {
+		if res, ok := p.c.jrs[p.JobResultStorePath()][id]; ok {
+			// The job already ended: Flink does not run it again and reports it done.
+			now := p.c.nowMillis()
+			p.jobs = append(p.jobs, &job{id: id, name: p.programName(), state: res.state, start: now, end: now, lastModified: now})
+			if p.app != nil {
+				p.app.jobIDs = append(p.app.jobIDs, id)
+				p.updateAppLocked()
+			}
+			return
+		}
+	}
+	from := p.cfg.FromSavepoint
+	if from == "" {
+		from = p.prop(PropSavepointPath)
+	}
+	j := p.startLocked(id, p.programName(), false, from)
+	if p.ha() {
+		p.editClusterCM(func(cm *corev1.ConfigMap) {
+			b, _ := json.Marshal(storedGraph{Name: j.name, Savepoint: from})
+			cm.Data[flinkha.JobGraphKey(id)] = string(b)
+		})
+	}
+	if prog.Throw != "" {
+		p.mainFailedLocked(id, prog.Throw, j)
+	}
+}
+
+// mainFailedLocked is a main() that threw: the submitted job (if any) is cancelled; on 2.3 the
+// application FAILED; with submit-failed-job-on-application-error a FAILED "(application
+// driver)" job carries the exception; otherwise, before 2.3, the JobManager exits.
+func (p *JobManager) mainFailedLocked(jobID, throw string, submitted *job) {
+	now := p.c.nowMillis()
+	name, _, _ := strings.Cut(throw, ":")
+	ex := flinkclient.Exception{Name: strings.TrimSpace(name), StackTrace: throw + "\n\tat org.example.Job.main(Job.java:42)", Timestamp: now}
+	if submitted != nil && !flinkclient.IsTerminalJobState(submitted.state) {
+		p.terminateLocked(submitted, flinkclient.JobStateCanceled)
+	}
+	if p.app != nil {
+		p.app.exceptions = append(p.app.exceptions, ex)
+		p.setAppStateLocked(flinkclient.ApplicationStateFailed)
+	}
+	if p.submitFailedJob() && submitted == nil {
+		d := &job{id: jobID, name: applicationDriverJobName, state: flinkclient.JobStateFailed, start: now, end: now, lastModified: now,
+			exceptions: []flinkclient.Exception{ex}}
+		p.jobs = append(p.jobs, d)
+		if p.app != nil {
+			p.app.jobIDs = append(p.app.jobIDs, jobID)
+		}
+		p.recordResultLocked(d)
+		return
+	}
+	if p.app == nil && !p.submitFailedJob() {
+		p.dieLocked()
+	}
+}
+
+// startLocked starts an execution of a job on this process.
+func (p *JobManager) startLocked(id, name string, recovered bool, from string) *job {
+	c := p.c
+	for _, e := range c.history {
+		if e.JobID != id {
+			continue
+		}
+		if !recovered && flinkclient.IsTerminalJobState(e.State) {
+			c.violation = append(c.violation, fmt.Sprintf("job %s rerun by %s after it ended %s", id, p.name, e.State))
+		}
+		if e.End.IsZero() && e.Process != p.name {
+			c.violation = append(c.violation, fmt.Sprintf("job %s run by %s while %s runs it", id, p.name, e.Process))
+		}
+	}
+	now := c.clock.Now()
+	state := c.program.InitialState
+	if state == "" {
+		state = flinkclient.JobStateRunning
+	}
+	e := &Execution{Process: p.name, JobID: id, Recovered: recovered, RestoredFrom: from, Start: now}
+	c.history = append(c.history, e)
+	j := &job{id: id, name: name, state: state, start: now.UnixMilli(), end: -1, lastModified: now.UnixMilli(), restoredFrom: from, exec: e}
+	p.jobs = append(p.jobs, j)
+	if p.app != nil {
+		j.appID = p.app.id
+		p.app.jobIDs = append(p.app.jobIDs, id)
+	}
+	if flinkclient.IsTerminalJobState(state) {
+		p.terminateLocked(j, state)
+	}
+	return j
+}
+
+// terminateLocked ends a job globally: its result goes to the job result store, its HA data
+// is cleaned up, and with delete-on-commit the result is deleted again.
+func (p *JobManager) terminateLocked(j *job, state string) {
+	now := p.c.clock.Now()
+	j.state, j.end, j.lastModified = state, now.UnixMilli(), now.UnixMilli()
+	if j.exec != nil && j.exec.End.IsZero() {
+		j.exec.End, j.exec.State = now, state
+	}
+	p.recordResultLocked(j)
+	p.updateAppLocked()
+}
+
+func (p *JobManager) recordResultLocked(j *job) {
+	if !p.ha() {
+		return
+	}
+	path := p.JobResultStorePath()
+	if p.c.jrs[path] == nil {
+		p.c.jrs[path] = map[string]jrsEntry{}
+	}
+	p.c.jrs[path][j.id] = jrsEntry{state: j.state}
+	p.editClusterCM(func(cm *corev1.ConfigMap) { delete(cm.Data, flinkha.JobGraphKey(j.id)) })
+	_ = p.c.ha.Delete(context.Background(), flinkha.JobConfigMapName(p.clusterID(), j.id))
+	if p.deleteOnCommit() {
+		delete(p.c.jrs[path], j.id)
+	} else {
+		p.c.jrs[path][j.id] = jrsEntry{state: j.state, clean: true}
+	}
+}
+
+func (p *JobManager) editClusterCM(edit func(cm *corev1.ConfigMap)) {
+	ctx := context.Background()
+	name := flinkha.ClusterConfigMapName(p.clusterID())
+	cm, err := p.c.ha.Get(ctx, name)
+	if err != nil {
+		return
+	}
+	if cm == nil {
+		cm = flinkha.NewConfigMap("", name, p.clusterID())
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	edit(cm)
+	_ = p.c.ha.Put(ctx, cm)
+}
+
+// updateAppLocked derives a 2.3 application's state from its jobs once they all ended.
+func (p *JobManager) updateAppLocked() {
+	a := p.app
+	if a == nil || flinkclient.IsTerminalApplicationState(a.state) || len(a.jobIDs) == 0 {
+		return
+	}
+	state := flinkclient.ApplicationStateFinished
+	for _, id := range a.jobIDs {
+		j := p.findJob(id)
+		if j == nil || !flinkclient.IsTerminalJobState(j.state) {
+			return
+		}
+		switch j.state {
+		case flinkclient.JobStateFailed:
+			state = flinkclient.ApplicationStateFailed
+		case flinkclient.JobStateCanceled:
+			if state == flinkclient.ApplicationStateFinished {
+				state = flinkclient.ApplicationStateCanceled
+			}
+		}
+	}
+	p.setAppStateLocked(state)
+}
+
+func (p *JobManager) setAppStateLocked(state string) {
+	now := p.c.nowMillis()
+	p.app.state = state
+	p.app.timestamps[state] = now
+	if flinkclient.IsTerminalApplicationState(state) {
+		p.app.end = now
+	}
+}
+
+// revokeLocked ends this process's leadership: its jobs are suspended and forgotten, as are
+// its savepoint operations.
+func (p *JobManager) revokeLocked() {
+	p.leader = false
+	p.suspendLocked()
+}
+
+func (p *JobManager) suspendLocked() {
+	now := p.c.clock.Now()
+	for _, j := range p.jobs {
+		if j.exec != nil && j.exec.End.IsZero() {
+			j.exec.End, j.exec.State = now, flinkclient.JobStateSuspended
+		}
+	}
+	p.jobs, p.app, p.ops, p.mainBlocked, p.pendingRecovery = nil, nil, map[string]*operation{}, false, nil
+}
+
+// dieLocked ends the process without any cleanup; the caller closes the server unlocked.
+func (p *JobManager) dieLocked() {
+	p.alive, p.leader = false, false
+	p.suspendLocked()
+	// New connections are refused; open ones are dropped by ServeHTTP.
+	_ = p.srv.Listener.Close()
+	if p.hold != nil {
+		close(p.hold)
+		p.hold = nil
+	}
+}
+
+func (p *JobManager) findJob(id string) *job {
+	for _, j := range p.jobs {
+		if j.id == id {
+			return j
+		}
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package flinkha_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flink-admission/flink-admission/controller/flinkha"
+)
+
+const (
+	clusterID = "wordcount-ab12cd"
+	jobA      = "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+	jobB      = "ffffffffffffffffffffffffffffffff"
+)
+
+// clusterConfigMap is a cluster ConfigMap as Flink 1.20 / 2.x writes it (values of the job
+// graph entries are base64 Java-serialized state handles; their content does not matter).
+func clusterConfigMap(annotation string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: clusterID + "-cluster-config-map", Namespace: "default",
+			Labels: map[string]string{
+				"app": clusterID, "configmap-type": "high-availability", "type": "flink-native-kubernetes",
+			},
+			Annotations: map[string]string{"control-plane.alpha.kubernetes.io/leader": annotation},
+		},
+		Data: data,
+	}
+}
+
+const flinkRecord = `{"holderIdentity":"623e39fb-70c3-44f1-811f-561ec4a28d75","leaseDuration":15.000000000,"acquireTime":"2020-10-20T04:06:31.431000Z","renewTime":"2020-10-22T08:51:36.843000Z","leaderTransitions":3}`
+
+func TestNames(t *testing.T) {
+	assert.Equal(t, "wordcount-ab12cd-cluster-config-map", flinkha.ClusterConfigMapName(clusterID))
+	assert.Equal(t, "wordcount-ab12cd-"+jobA+"-config-map", flinkha.JobConfigMapName(clusterID, jobA))
+	assert.Equal(t, map[string]string{"app": clusterID, "configmap-type": "high-availability", "type": "flink-native-kubernetes"}, flinkha.Labels(clusterID))
+	assert.Equal(t, "org.apache.flink.k8s.leader.restserver", flinkha.LeaderKey(flinkha.ComponentRestServer))
+	assert.Equal(t, "org.apache.flink.k8s.leader.job-"+jobA, flinkha.LeaderKey(flinkha.JobComponent(jobA)))
+	assert.Equal(t, "jobGraph-"+jobA, flinkha.JobGraphKey(jobA))
+	assert.Equal(t, "checkpointID-0000000000000000042", flinkha.CheckpointKey(42))
+
+	cm := flinkha.NewConfigMap("default", flinkha.ClusterConfigMapName(clusterID), clusterID)
+	assert.True(t, flinkha.IsHAConfigMap(cm, clusterID))
+	assert.False(t, flinkha.IsHAConfigMap(cm, "other"), "another cluster's ConfigMap")
+	assert.False(t, flinkha.IsHAConfigMap(nil, clusterID))
+}
+
+func TestLeader(t *testing.T) {
+	renew := time.Date(2020, 10, 22, 8, 51, 36, 843000000, time.UTC)
+	full := map[string]string{
+		"org.apache.flink.k8s.leader.restserver":      "2f7e2bd8-6c8f-4d33-9c9a-3f5cbb0cbd11,http://10.0.3.7:8081",
+		"org.apache.flink.k8s.leader.dispatcher":      "2f7e2bd8-6c8f-4d33-9c9a-3f5cbb0cbd11,pekko.tcp://flink@10.0.3.7:6123/user/rpc/dispatcher_1",
+		"org.apache.flink.k8s.leader.resourcemanager": "2f7e2bd8-6c8f-4d33-9c9a-3f5cbb0cbd11,pekko.tcp://flink@10.0.3.7:6123/user/rpc/resourcemanager_0",
+		"jobGraph-" + jobA:                            "rO0ABXNyADtvcmcuYXBhY2hlLmZsaW5r",
+	}
+	for _, tc := range []struct {
+		name       string
+		annotation string
+		data       map[string]string
+		want       flinkha.LeaderInfo
+		ok         bool
+	}{
+		{
+			name: "leads: Flink's record and the REST server's address", annotation: flinkRecord, data: full, ok: true,
+			want: flinkha.LeaderInfo{
+				Address: "http://10.0.3.7:8081", SessionID: "2f7e2bd8-6c8f-4d33-9c9a-3f5cbb0cbd11",
+				Holder: "623e39fb-70c3-44f1-811f-561ec4a28d75", RenewTime: renew, LeaseDuration: 15 * time.Second,
+			},
+		},
+		{
+			name:       "leads: client-go style record",
+			annotation: `{"holderIdentity":"h","leaseDurationSeconds":30,"acquireTime":"2020-10-22T08:51:36Z","renewTime":"2020-10-22T08:51:36.843Z","leaderTransitions":0}`,
+			data:       full, ok: true,
+			want: flinkha.LeaderInfo{
+				Address: "http://10.0.3.7:8081", SessionID: "2f7e2bd8-6c8f-4d33-9c9a-3f5cbb0cbd11",
+				Holder: "h", RenewTime: renew, LeaseDuration: 30 * time.Second,
+			},
+		},
+		{name: "nobody: the leader stepped down", annotation: `{"holderIdentity":"","leaseDuration":15.0,"acquireTime":"2020-10-22T08:51:36Z","renewTime":"2020-10-22T08:51:36Z","leaderTransitions":4}`, data: full},
+		{name: "nobody: no record", data: full},
+		{name: "nobody: garbage record", annotation: `{"holderIdentity":`, data: full},
+		{name: "nobody: no renew time", annotation: `{"holderIdentity":"h","leaseDuration":15}`, data: full},
+		{name: "nobody: negative lease", annotation: `{"holderIdentity":"h","leaseDuration":-1,"renewTime":"2020-10-22T08:51:36Z"}`, data: full},
+		{name: "nobody: no REST server address yet", annotation: flinkRecord, data: map[string]string{"jobGraph-" + jobA: "x"}},
+		{name: "nobody: REST server entry without a session", annotation: flinkRecord, data: map[string]string{"org.apache.flink.k8s.leader.restserver": "http://10.0.3.7:8081"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := flinkha.Leader(clusterConfigMap(tc.annotation, tc.data))
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	_, ok := flinkha.Leader(nil)
+	assert.False(t, ok, "no ConfigMap, no leader")
+}
+
+func TestLeaderHostAndExpiry(t *testing.T) {
+	l, ok := flinkha.Leader(clusterConfigMap(flinkRecord, map[string]string{"org.apache.flink.k8s.leader.restserver": "s,http://10.0.3.7:8081"}))
+	require.True(t, ok)
+	assert.Equal(t, "10.0.3.7", l.Host())
+	assert.False(t, l.Expired(l.RenewTime.Add(14*time.Second)), "within the lease")
+	assert.True(t, l.Expired(l.RenewTime.Add(15*time.Second)), "lease ran out")
+	assert.Equal(t, "", flinkha.LeaderInfo{Address: "::"}.Host())
+}
+
+func TestISOLeaseDuration(t *testing.T) {
+	e, err := flinkha.ParseElection(`{"holderIdentity":"h","leaseDuration":"PT1M30S","renewTime":"2020-10-22T08:51:36Z"}`)
+	require.NoError(t, err)
+	assert.Equal(t, 90*time.Second, e.LeaseDuration)
+	_, err = flinkha.ParseElection(`{"holderIdentity":"h","leaseDuration":"15s","renewTime":"2020-10-22T08:51:36Z"}`)
+	assert.Error(t, err)
+}
+
+func TestFormatElectionRoundTrips(t *testing.T) {
+	in := flinkha.Election{
+		Holder: "623e39fb", LeaseDuration: 15 * time.Second, LeaderTransitions: 2,
+		AcquireTime: time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC),
+		RenewTime:   time.Date(2026, 1, 2, 3, 4, 20, 0, time.UTC),
+	}
+	s := flinkha.FormatElection(in)
+	assert.Contains(t, s, `"leaseDuration":15.000000000`, "Flink writes decimal seconds")
+	assert.Contains(t, s, `"renewTime":"2026-01-02T03:04:20.000000Z"`, "Flink writes microseconds")
+	out, err := flinkha.ParseElection(s)
+	require.NoError(t, err)
+	assert.Equal(t, in, out)
+}
+
+func TestJobGraphs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data map[string]string
+		want []string
+	}{
+		{name: "none", data: map[string]string{"org.apache.flink.k8s.leader.restserver": "s,http://a:1"}},
+		{name: "one", data: map[string]string{"jobGraph-" + jobA: "x", "org.apache.flink.k8s.leader.job-" + jobA: "s,pekko://a"}, want: []string{jobA}},
+		{name: "two, sorted", data: map[string]string{"jobGraph-" + jobB: "x", "jobGraph-" + jobA: "y"}, want: []string{jobA, jobB}},
+		{name: "a bare prefix is no job", data: map[string]string{"jobGraph-": "x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, flinkha.JobGraphs(clusterConfigMap(flinkRecord, tc.data)))
+		})
+	}
+	assert.Nil(t, flinkha.JobGraphs(nil))
+}
+
+func TestLeaderInformation(t *testing.T) {
+	s, a, err := flinkha.ParseLeaderInformation(flinkha.FormatLeaderInformation("sid", "http://h:8081,x"))
+	require.NoError(t, err)
+	assert.Equal(t, "sid", s)
+	assert.Equal(t, "http://h:8081,x", a, "the address is everything after the first comma")
+	for _, bad := range []string{"", "nocomma", ",addr", "sid,"} {
+		_, _, err := flinkha.ParseLeaderInformation(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func FuzzParseElection(f *testing.F) {
+	f.Add(flinkRecord)
+	f.Add(`{"holderIdentity":"h","leaseDuration":"PT15S","renewTime":"2020-10-22T08:51:36Z"}`)
+	f.Add(`{"leaseDurationSeconds":1e308,"renewTime":"x"}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := flinkha.ParseElection(s)
+		if err != nil {
+			return
+		}
+		if e.LeaseDuration < 0 {
+			t.Fatalf("negative lease %v from %q", e.LeaseDuration, s)
+		}
+		cm := clusterConfigMap(s, map[string]string{"org.apache.flink.k8s.leader.restserver": "s,http://h:1"})
+		l, ok := flinkha.Leader(cm)
+		if ok != (e.Holder != "") || (ok && l.Holder != e.Holder) {
+			t.Fatalf("Leader disagrees with ParseElection on %q", s)
+		}
+	})
+}
+
+func FuzzParseLeaderInformation(f *testing.F) {
+	f.Add("2f7e2bd8-6c8f-4d33-9c9a-3f5cbb0cbd11,http://10.0.3.7:8081")
+	f.Fuzz(func(t *testing.T, s string) {
+		sid, addr, err := flinkha.ParseLeaderInformation(s)
+		if err == nil && flinkha.FormatLeaderInformation(sid, addr) != s {
+			t.Fatalf("round trip of %q", s)
+		}
+	})
+}

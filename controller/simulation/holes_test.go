@@ -1,0 +1,208 @@
+package simulation_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+)
+
+// settle lets the model and the controller run n rounds, a few seconds apart.
+func (w *world) settle(n int) {
+	for range n {
+		w.clock.Step(2 * time.Second)
+		w.kube()
+		w.flink()
+		w.reconcile()
+	}
+}
+
+// until settles until cond holds, failing after n rounds.
+func (w *world) until(t *testing.T, what string, n int, cond func(fc *v1beta1.FlinkCluster) bool) *v1beta1.FlinkCluster {
+	t.Helper()
+	for range n {
+		if fc := w.cluster(); fc != nil && cond(fc) {
+			return fc
+		}
+		w.settle(1)
+	}
+	t.Fatalf("%s: not reached\n%s", what, w.dump())
+	return nil
+}
+
+func jobIs(state string) func(fc *v1beta1.FlinkCluster) bool {
+	return func(fc *v1beta1.FlinkCluster) bool {
+		return fc.Status.Components.Job != nil && fc.Status.Components.Job.State == state
+	}
+}
+
+// finishTriggers completes every pending savepoint trigger of the live JobManagers now,
+// successfully or not.
+func (w *world) finishTriggers(fail bool) {
+	for _, pr := range w.procs {
+		for _, tr := range pr.triggers {
+			tr.stepsLeft, tr.fail = 0, fail
+		}
+	}
+	w.flink()
+}
+
+func (w *world) leader() *proc {
+	for _, pr := range w.sortedProcs() {
+		if pr.leader && pr.alive {
+			return pr
+		}
+	}
+	return nil
+}
+
+func noViolations(t *testing.T, w *world) {
+	t.Helper()
+	assert.Empty(t, w.violations, w.dump())
+}
+
+// Hole 2 of issue 8: the stop-with-savepoint of an update completed, but its result expired
+// before the controller read it. The savepoint is recovered from the job's checkpoint
+// statistics and the next deploy restores it — not an older one.
+func TestHole2LostStopResultRecoveredFromCheckpoints(t *testing.T) {
+	w := newWorldWith(t, 1, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
+	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+	w.reconcile()
+	w.finishTriggers(false)
+	require.Len(t, w.savepoints, 1)
+	for _, pr := range w.procs {
+		pr.triggers = map[string]*trigger{} // rest.async.store-duration passed
+	}
+	fc := w.until(t, "the next deploy", 30, func(fc *v1beta1.FlinkCluster) bool {
+		return fc.Status.Components.Job.FromSavepoint != ""
+	})
+	assert.Equal(t, w.savepoints[0], fc.Status.Components.Job.FromSavepoint)
+	assert.True(t, fc.Status.Components.Job.FinalSavepoint || fc.Status.Components.Job.FromSavepoint == w.savepoints[0])
+	assert.Equal(t, w.savepoints[0], w.workload().from)
+	noViolations(t, w)
+}
+
+// Hole 2 of issue 8: the stop-with-savepoint's outcome cannot be learnt (result expired and
+// the JobManager that took it restarted, so its checkpoint statistics are gone). The update
+// stops — SavepointRequired, no new workload, the old savepoint not restored silently — until
+// the user names what to restore.
+func TestHole2NoConfirmedFinalSavepointStops(t *testing.T) {
+	w := newWorldWith(t, 2, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
+		fc.Spec.Job.Args = []string{"--v1"}
+	}})
+	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	w.annotate(v1beta1.ControlAnnotation, v1beta1.ControlNameSavepoint)
+	w.until(t, "an older savepoint", 30, func(fc *v1beta1.FlinkCluster) bool {
+		w.finishTriggers(false)
+		return fc.Status.Components.Job.SavepointLocation != ""
+	})
+	older := w.cluster().Status.Components.Job.SavepointLocation
+	firstJob := w.cluster().Status.Components.Job.ID
+
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+	w.reconcile()
+	w.finishTriggers(false)
+	require.Len(t, w.savepoints, 2, "the stop took its savepoint: the job is FINISHED")
+	for _, pr := range w.procs {
+		pr.triggers, pr.latestSavepoint = map[string]*trigger{}, "" // result and statistics gone
+	}
+	fc := w.until(t, "SavepointRequired", 30, func(fc *v1beta1.FlinkCluster) bool {
+		return meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
+	})
+	w.settle(10)
+	fc = w.cluster()
+	assert.Equal(t, firstJob, fc.Status.Components.Job.ID, "no new deploy")
+	assert.Equal(t, firstJob, w.workload().jobID, "the old JobManager is kept")
+	assert.Contains(t, meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionSavepointRequired).Message, controller.RestoreAnnotation)
+	assert.True(t, slicesContains(w.rec.notes, "Warning SavepointRequired"), "a Warning Event says why")
+	assert.NotEqual(t, older, w.workload().from)
+
+	// The user knows the newest savepoint (from Flink's logs) and names it.
+	w.annotate(controller.RestoreAnnotation, w.savepoints[1])
+	fc = w.until(t, "the next deploy", 30, func(fc *v1beta1.FlinkCluster) bool { return fc.Status.Components.Job.ID != firstJob })
+	assert.Equal(t, w.savepoints[1], fc.Status.Components.Job.FromSavepoint)
+	w.settle(3)
+	_, kept := w.cluster().Annotations[controller.RestoreAnnotation]
+	assert.False(t, kept, "the annotation is consumed")
+	noViolations(t, w)
+}
+
+// Hole 7 of issue 8: a cancel whose savepoint fails falls back to a plain cancel, and the
+// job is recorded Cancelled only once Flink reports it CANCELED.
+func TestHole7CancelFallsBackToPlainCancel(t *testing.T) {
+	for _, v23 := range []bool{false, true} {
+		w := newWorldWith(t, 3, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, v23: v23})
+		w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+		id := w.cluster().Status.Components.Job.ID
+		w.annotate(v1beta1.ControlAnnotation, v1beta1.ControlNameJobCancel)
+		w.reconcile()
+		w.finishTriggers(true)
+		// checkTerminal (after every reconcile) fails the test if Cancelled comes first.
+		fc := w.until(t, "Cancelled", 30, jobIs(v1beta1.JobStateCancelled))
+		assert.True(t, w.truthOf(id).ended)
+		assert.Equal(t, flinkclient.JobStateCanceled, w.truthOf(id).endState, "a plain cancel, confirmed by Flink")
+		assert.Equal(t, v1beta1.ControlStateSucceeded, fc.Status.Control.State)
+		noViolations(t, w)
+	}
+}
+
+// Hole 3 of issue 8 (seed 000, example 4), in the model: a JobManager Deployment that went
+// missing with its HA data is not recreated from an old savepoint.
+func TestHole3MissingHAFailsTheDeployment(t *testing.T) {
+	w := newWorldWith(t, 4, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
+	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	w.deleteHA()
+	w.haDeletedExternally = true
+	w.deleteWorkload()
+	fc := w.until(t, "failed", 20, jobIs(v1beta1.JobStateFailed))
+	assert.True(t, meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired))
+	c := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionDeploymentFailed)
+	require.NotNil(t, c)
+	assert.Equal(t, controller.ConditionReasonHAMetadataMissing, c.Reason)
+	w.settle(5)
+	assert.Nil(t, w.workload(), "nothing recreated")
+	noViolations(t, w)
+}
+
+func slicesContains(notes []string, prefix string) bool {
+	for _, n := range notes {
+		if strings.HasPrefix(n, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// Hole 2 of issue 8: a stop-with-savepoint that keeps failing while the job runs is retried
+// within the wait bound, then the update stops (SavepointRequired) with the job still
+// running on the old revision; reverting the spec ends the update, nothing was lost.
+func TestHole2FailingStopThenRevert(t *testing.T) {
+	w := newWorldWith(t, 5, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
+		fc.Spec.Job.Args = []string{"--v1"}
+	}})
+	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	id := fc.Status.Components.Job.ID
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+	w.until(t, "SavepointRequired after the wait bound", 200, func(fc *v1beta1.FlinkCluster) bool {
+		w.finishTriggers(true)
+		w.clock.Step(10 * time.Second)
+		return meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
+	})
+	assert.Equal(t, id, w.workload().jobID, "the old JobManager still runs the job")
+	assert.Equal(t, id, w.runningJob())
+
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v1"} })
+	fc = w.until(t, "running again", 20, jobIs(v1beta1.JobStateRunning))
+	assert.Equal(t, id, fc.Status.Components.Job.ID, "the same deploy")
+	assert.False(t, meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired))
+	assert.Equal(t, fc.Status.Revision.CurrentRevision, fc.Status.Revision.NextRevision)
+	noViolations(t, w)
+}

@@ -1,0 +1,451 @@
+package simulation_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clienttesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/fctest"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
+	"github.com/flink-admission/flink-admission/controller/lifecycle"
+	"github.com/flink-admission/flink-admission/controller/resources"
+)
+
+const (
+	ns        = "default"
+	name      = "wc"
+	waitBound = 5 * time.Minute
+)
+
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := v1beta1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// recorder keeps the controller's Events.
+type recorder struct{ notes []string }
+
+func (r *recorder) Eventf(_ runtime.Object, _ runtime.Object, eventtype, reason, _ string, note string, args ...any) {
+	r.notes = append(r.notes, eventtype+" "+reason+": "+fmt.Sprintf(note, args...))
+}
+
+// world is one simulated cluster: Kubernetes, Flink, the controller, and what really happened.
+type world struct {
+	t     testing.TB
+	seed  int64
+	rng   *rand.Rand
+	clock *clocktesting.FakeClock
+	cl    client.WithWatch
+	r     *controller.Reconciler
+	rec   *recorder
+	mode  v1beta1.JobManagerDeploymentType
+	v23   bool
+
+	procs      map[string]*proc
+	ips        map[string]string
+	podSeq     int
+	ipSeq      int
+	spSeq      int
+	jobPodMade map[types.UID]bool
+	jrs        map[string]string
+	savepoints []string
+	truths     map[string]*truth
+	apiDown    int
+	// haDeletedExternally is set once the HA ConfigMaps were deleted behind the controller.
+	haDeletedExternally bool
+
+	// seen are the JobManager workloads seen, by UID; deployed the job IDs deployed.
+	seen       map[types.UID]bool
+	deployed   map[string]bool
+	lastDeploy string
+	// recordedDeployFailed are the job IDs the controller recorded DeployFailed.
+	recordedDeployFailed map[string]bool
+	fromOf               map[string]string
+	lastStatus           string
+	lastLine             string
+	stillSince           time.Time
+	trace                []string
+	violations           []string
+	steps                int
+}
+
+func newWorld(t testing.TB, seed int64) *world {
+	return newWorldWith(t, seed, nil)
+}
+
+// setup fixes what newWorld otherwise draws at random.
+type setup struct {
+	mode v1beta1.JobManagerDeploymentType
+	v23  bool
+	// build adjusts the cluster.
+	build func(fc *v1beta1.FlinkCluster)
+}
+
+func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
+	rng := rand.New(rand.NewSource(seed))
+	w := &world{
+		t: t, seed: seed, rng: rng,
+		clock:                clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
+		rec:                  &recorder{},
+		procs:                map[string]*proc{},
+		ips:                  map[string]string{},
+		jobPodMade:           map[types.UID]bool{},
+		jrs:                  map[string]string{},
+		truths:               map[string]*truth{},
+		seen:                 map[types.UID]bool{},
+		deployed:             map[string]bool{},
+		fromOf:               map[string]string{},
+		recordedDeployFailed: map[string]bool{},
+		mode:                 v1beta1.JobManagerDeploymentTypeJob,
+		v23:                  rng.Intn(2) == 0,
+	}
+	wr := fctest.MakeCluster(name)
+	if rng.Intn(3) != 0 {
+		w.mode = v1beta1.JobManagerDeploymentTypeDeployment
+		wr.Deployment()
+	}
+	switch rng.Intn(4) {
+	case 0:
+		wr.RestartFromSavepoint(int32(60 + rng.Intn(1200)))
+	case 1:
+		wr.Cleanup(v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionKeepCluster)
+	}
+	fc := wr.Obj()
+	if rng.Intn(4) == 0 {
+		fc.Spec.Job.TakeSavepointOnUpdate = ptr.To(false)
+		fc.Spec.Job.MaxStateAgeToRestoreSeconds = ptr.To(int32(60 + rng.Intn(1200)))
+	}
+	if fixed != nil {
+		fc = fctest.MakeCluster(name).DeploymentType(fixed.mode).Obj()
+		w.mode, w.v23 = fixed.mode, fixed.v23
+		if fixed.build != nil {
+			fixed.build(fc)
+		}
+	}
+	fc.Finalizers = []string{controller.Finalizer}
+	// The plain object tracker: the default one builds a REST mapper for every write.
+	tracker := clienttesting.NewObjectTracker(scheme, serializer.NewCodecFactory(scheme).UniversalDecoder())
+	uids := 0
+	w.cl = fake.NewClientBuilder().WithScheme(scheme).WithObjectTracker(tracker).WithObjects(fc).
+		WithStatusSubresource(&v1beta1.FlinkCluster{}).
+		WithInterceptorFuncs(interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			// The API server gives every object a UID; owner references and the garbage
+			// collector go by it.
+			if obj.GetUID() == "" {
+				uids++
+				obj.SetUID(types.UID(fmt.Sprintf("uid-%d", uids)))
+			}
+			return c.Create(ctx, obj, opts...)
+		}}).Build()
+	r, err := controller.NewReconciler(w.cl, w.cl, w.rec, controller.Options{
+		Clock:           w.clock,
+		HARecoveryGrace: 2 * time.Minute,
+		LostTimeout:     10 * time.Minute,
+		RequeueInterval: 10 * time.Second,
+		WaitBound:       waitBound,
+		FlinkClientFor:  func(*v1beta1.FlinkCluster) (flinkclient.Client, error) { return rest{w}, nil },
+		NewID:           func() string { return fmt.Sprintf("%016x%016x", w.rng.Uint64(), w.rng.Uint64()) },
+	}, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.r = r
+	w.stillSince = w.clock.Now()
+	return w
+}
+
+func (w *world) violate(format string, args ...any) {
+	w.violations = append(w.violations, fmt.Sprintf(format, args...))
+}
+
+func (w *world) log(format string, args ...any) {
+	w.trace = append(w.trace, fmt.Sprintf("[%s] ", w.clock.Now().Format("15:04:05"))+fmt.Sprintf(format, args...))
+}
+
+func (w *world) cluster() *v1beta1.FlinkCluster {
+	fc := &v1beta1.FlinkCluster{}
+	if err := w.cl.Get(bg, types.NamespacedName{Namespace: ns, Name: name}, fc); err != nil {
+		return nil
+	}
+	return fc
+}
+
+func (w *world) patchCluster(mutate func(fc *v1beta1.FlinkCluster)) {
+	fc := w.cluster()
+	if fc == nil {
+		return
+	}
+	mutate(fc)
+	w.must(w.cl.Update(bg, fc))
+}
+
+// workload is the JobManager Job or Deployment, nil when missing.
+type workload struct {
+	uid      types.UID
+	jobID    string
+	from     string
+	replicas int32
+	deleting bool
+}
+
+func (w *world) workload() *workload {
+	key := types.NamespacedName{Namespace: ns, Name: resources.JobManagerName(name)}
+	d := &appsv1.Deployment{}
+	if w.cl.Get(bg, key, d) == nil {
+		return &workload{uid: d.UID, jobID: d.Labels[resources.LabelJobID], from: argValue(d.Spec.Template.Spec.Containers[0].Args, "--fromSavepoint"),
+			replicas: ptr.Deref(d.Spec.Replicas, 1), deleting: d.DeletionTimestamp != nil}
+	}
+	j := &batchv1.Job{}
+	if w.cl.Get(bg, key, j) == nil {
+		return &workload{uid: j.UID, jobID: j.Labels[resources.LabelJobID], from: argValue(j.Spec.Template.Spec.Containers[0].Args, "--fromSavepoint"),
+			replicas: 1, deleting: j.DeletionTimestamp != nil}
+	}
+	return nil
+}
+
+// reconcile runs the controller once and checks the invariants on what it did.
+func (w *world) reconcile() {
+	before, fcBefore := w.workload(), w.cluster()
+	if fcBefore == nil {
+		return
+	}
+	runningBefore := w.runningJob()
+	_, err := w.r.Reconcile(bg, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+	if err != nil {
+		w.log("reconcile error: %v", err)
+	}
+	after, fc := w.workload(), w.cluster()
+	if fc == nil {
+		return
+	}
+	if job := fc.Status.Components.Job; job != nil {
+		wait := ""
+		if c := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionWaiting); c != nil && c.Status == metav1.ConditionTrue {
+			wait = c.Reason + ": " + c.Message
+		}
+		if line := fmt.Sprintf("controller: job %.8s %s; waiting: %s", job.ID, job.State, wait); line != w.lastLine {
+			w.lastLine = line
+			w.log("%s", line)
+		}
+	}
+	if job := fc.Status.Components.Job; job != nil && job.State == v1beta1.JobStateDeployFailed {
+		w.recordedDeployFailed[job.ID] = true
+	}
+	w.checkDeploy(before, after, fcBefore)
+	w.checkRemoval(before, after, fcBefore, fc, runningBefore)
+	w.checkTerminal(fcBefore, fc)
+	w.checkWaits(fc)
+}
+
+// runningJob is the job ID a live, connected JobManager runs RUNNING, "" for none.
+func (w *world) runningJob() string {
+	for _, pr := range w.sortedProcs() {
+		if pr.alive && pr.job != nil && pr.job.state == flinkclient.JobStateRunning {
+			return pr.job.id
+		}
+	}
+	return ""
+}
+
+// checkDeploy: a new deploy (a workload of a job ID not deployed before) restores the newest
+// savepoint unless the user accepted otherwise, finds no other deploy's HA data, and starts
+// while no old JobManager may lead.
+func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
+	if after == nil || w.seen[after.uid] {
+		return
+	}
+	w.seen[after.uid] = true
+	if w.deployed[after.jobID] {
+		return // the same deploy's JobManager created again (HA resume)
+	}
+	prev, prevDeployFailed := "", false
+	if fc.Status.Components.Job != nil {
+		prev = fc.Status.Components.Job.ID
+		prevDeployFailed = w.recordedDeployFailed[prev]
+	}
+	w.log("deploy job %s from %q (newest savepoint %q)", after.jobID, after.from, w.newestSavepoint())
+	_, accepted := fc.Annotations[controller.RestoreAnnotation]
+	accepted = accepted || fc.Spec.Job.RestartPolicy != nil || !lifecycle.TakesSavepointOnUpdate(fc.Spec.Job)
+	if w.lastDeploy != "" && !accepted {
+		// The newest state is the newest savepoint, or, when the previous deploy never ran,
+		// what that deploy restored (the user's choice, or the newest savepoint then).
+		newest := w.newestSavepoint()
+		switch t := w.truthOf(w.lastDeploy); {
+		case (!t.ran || prevDeployFailed) && after.from != w.fromOf[w.lastDeploy] && after.from != newest:
+			// A deploy the controller saw fail to deploy (DeployFailed) counts as one that
+			// never ran: a job that ran for moments, unobserved, before its JobManager died is
+			// a limit of what any controller can know.
+			w.violate("job %s deployed from %q, but the previous deploy %s never ran and restored %q", after.jobID, after.from, prev, w.fromOf[w.lastDeploy])
+		case (!t.ran || prevDeployFailed):
+		case t.ran && after.from != newest:
+			w.violate("job %s deployed from %q while the newest savepoint is %q (previous job %s ran)", after.jobID, after.from, newest, prev)
+		case t.ran && newest == "" && w.haDeletedExternally:
+			// The HA data that showed the job ran was deleted behind the controller.
+		case t.ran && newest == "":
+			w.violate("job %s deployed from empty state after job %s ran, with no savepoint", after.jobID, prev)
+		}
+	}
+	w.deployed[after.jobID] = true
+	w.lastDeploy = after.jobID
+	w.fromOf[after.jobID] = after.from
+	if cm := w.haConfigMap(); cm != nil {
+		for _, id := range flinkha.JobGraphs(cm) {
+			if id != after.jobID {
+				w.violate("job %s deployed while job %s's graph remains in HA", after.jobID, id)
+			}
+		}
+	}
+	for _, pr := range w.sortedProcs() {
+		if pr.jobID == after.jobID || !pr.alive {
+			continue
+		}
+		if pr.leader || !pr.nodeLost {
+			w.violate("job %s deployed while the JobManager %s of job %s may still lead", after.jobID, pr.pod, pr.jobID)
+		}
+	}
+}
+
+// checkRemoval: no JobManager deleted or scaled down under a running job without a completed
+// savepoint, unless the user asked (cancel, an accepted restore, takeSavepointOnUpdate
+// false) or the job is recorded as ended (cleanup; checkTerminal vouches for the record).
+func (w *world) checkRemoval(before, after *workload, fcBefore, fc *v1beta1.FlinkCluster, running string) {
+	if before == nil || before.deleting || before.replicas == 0 || running == "" || running != before.jobID {
+		return
+	}
+	removed := after == nil || after.uid != before.uid || after.deleting || after.replicas == 0
+	if !removed {
+		return
+	}
+	job := fc.Status.Components.Job
+	if job == nil || lifecycle.Terminal(job.State) {
+		return
+	}
+	if l := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionLost); l != nil &&
+		l.Status == metav1.ConditionTrue && l.Reason == controller.ConditionReasonLostTimeout {
+		return // afterJobFails after --lost-job-timeout: the configured cleanup
+	}
+	_, accepted := fcBefore.Annotations[controller.RestoreAnnotation]
+	cancel := ptr.Deref(fc.Spec.Job.CancelRequested, false) || (fc.Status.Control != nil && fc.Status.Control.Name == v1beta1.ControlNameJobCancel)
+	if accepted || cancel || !lifecycle.TakesSavepointOnUpdate(fc.Spec.Job) || fc.Spec.Job.RestartPolicy != nil {
+		return
+	}
+	if job.FinalSavepoint && job.SavepointLocation != "" {
+		return
+	}
+	w.violate("the JobManager of running job %s was removed without a completed savepoint (job %s)", running, job.State)
+}
+
+// checkTerminal: a job recorded Succeeded or Cancelled ended that way in Flink (or, for a
+// cancel, its JobManager is gone); never another deploy's result.
+func (w *world) checkTerminal(before, fc *v1beta1.FlinkCluster) {
+	job, prev := fc.Status.Components.Job, before.Status.Components.Job
+	if job == nil || (prev != nil && prev.State == job.State && prev.ID == job.ID) {
+		return
+	}
+	t := w.truthOf(job.ID)
+	switch job.State {
+	case v1beta1.JobStateSucceeded:
+		if !t.ended || t.endState != flinkclient.JobStateFinished || t.stopped {
+			w.violate("job %s recorded Succeeded, but Flink says ended=%v %s stopped=%v", job.ID, t.ended, t.endState, t.stopped)
+		}
+	case v1beta1.JobStateCancelled:
+		if job.ID != "" && !t.ended && w.runningJob() == job.ID {
+			w.violate("job %s recorded Cancelled while Flink still runs it", job.ID)
+		}
+	}
+}
+
+// checkWaits: every wait is bounded — a Waiting condition older than the bound says so, and
+// the controller never sits still, silently, on a job that is neither running nor ended.
+func (w *world) checkWaits(fc *v1beta1.FlinkCluster) {
+	now := w.clock.Now()
+	if c := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionWaiting); c != nil && c.Status == metav1.ConditionTrue &&
+		now.Sub(c.LastTransitionTime.Time) > waitBound+time.Second && !strings.Contains(c.Message, "longer than the wait bound") {
+		w.violate("waiting (%s) since %s without saying it exceeded the bound", c.Reason, c.LastTransitionTime)
+	}
+	job := fc.Status.Components.Job
+	key := ""
+	if job != nil {
+		key = job.ID + "/" + job.State + "/" + fc.Status.State
+	}
+	waiting := meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionWaiting)
+	stopped := meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
+	said := job == nil || job.State == v1beta1.JobStateRunning || lifecycle.Terminal(job.State) ||
+		job.State == v1beta1.JobStateLost || waiting || stopped
+	if key != w.lastStatus || said {
+		w.lastStatus, w.stillSince = key, now
+		return
+	}
+	if now.Sub(w.stillSince) > 4*waitBound {
+		w.violate("job %s %s for %s with nothing said about why", job.ID, job.State, now.Sub(w.stillSince))
+		w.stillSince = now
+	}
+}
+
+func (w *world) dump() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d (mode %s, Flink 2.3 %v), %d steps\n", w.seed, w.mode, w.v23, w.steps)
+	start := 0
+	if len(w.trace) > 60 {
+		start = len(w.trace) - 60
+	}
+	for _, l := range w.trace[start:] {
+		b.WriteString("  " + l + "\n")
+	}
+	if fc := w.cluster(); fc != nil {
+		fmt.Fprintf(&b, "  status: %s job=%+v\n", fc.Status.State, fc.Status.Components.Job)
+		fmt.Fprintf(&b, "  savepoint: %+v\n", fc.Status.Savepoint)
+		for _, c := range fc.Status.Conditions {
+			fmt.Fprintf(&b, "  condition %s=%s/%s: %s\n", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
+	n := len(w.rec.notes)
+	for _, e := range w.rec.notes[max(0, n-25):] {
+		b.WriteString("  event " + e + "\n")
+	}
+	return b.String()
+}
+
+// podByRandom picks a JobManager pod, nil when there is none.
+func (w *world) podByRandom(live bool) *corev1.Pod {
+	var pods []corev1.Pod
+	for _, p := range w.jmPods() {
+		if !live || p.DeletionTimestamp == nil {
+			pods = append(pods, p)
+		}
+	}
+	if len(pods) == 0 {
+		return nil
+	}
+	return &pods[w.rng.Intn(len(pods))]
+}
