@@ -147,7 +147,6 @@ func updateTwice(t *testing.T, h *harness) {
 		require.True(t, fc.Status.Components.Job.FinalSavepoint)
 		prevTrigger = fc.Status.Savepoint.TriggerID
 		require.Equal(t, flinkclient.JobStateFinished, h.fake.JobState(id), "Flink reports the stopped execution FINISHED")
-		h.storeJobGraph(id)
 
 		if h.deployment() {
 			// The race: the old JobManager is still Terminating and, as the leader, still
@@ -188,6 +187,9 @@ func updateTwice(t *testing.T, h *harness) {
 
 		// The new JobManager restores the savepoint and runs the job again.
 		h.fake.SetJobState(id, flinkclient.JobStateRunning)
+		// Its JobManager stores the job graph in HA while the job runs, before the next update
+		// (written later, it could land after the controller deleted the HA ConfigMaps).
+		h.storeJobGraph(id)
 		pod = h.startPod(next)
 		fc = h.waitJob(v1beta1.JobStateRunning)
 		h.waitCluster(v1beta1.ClusterStateRunning)
