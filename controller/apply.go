@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/lifecycle"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
 )
@@ -121,10 +122,19 @@ func (c *cycle) applyComponents(ctx context.Context) error {
 	return err
 }
 
-// deployment is the current deploy of the job.
+// deployment is the current deploy of the job. The savepoint it restores goes into the Flink
+// configuration only until the controller has seen the job run: from then on the job's state
+// is newer than the savepoint, and a JobManager started again must recover it from HA. Should
+// the HA data be gone, it then finds nothing to restore rather than silently rewinding to the
+// savepoint, and the controller's HA check (resume) reports the loss. The record that the job
+// ran is the status (lifecycle.Ran), so the path never comes back for this deploy.
 func (c *cycle) deployment() resources.Deploy {
 	job := c.job()
-	return resources.Deploy{Revision: c.st.Revision.CurrentRevision, JobID: job.ID, FromSavepoint: job.FromSavepoint}
+	d := resources.Deploy{Revision: c.st.Revision.CurrentRevision, JobID: job.ID, FromSavepoint: job.FromSavepoint}
+	if lifecycle.Ran(job) {
+		d.FromSavepoint = ""
+	}
+	return d
 }
 
 // newDeploy starts a deploy that does not resume from HA: a new job ID, restoring from,
