@@ -137,6 +137,32 @@ func (c *cycle) deployment() resources.Deploy {
 	return d
 }
 
+// dropRestorePath takes the deploy's savepoint out of the Flink configuration once the job
+// ran, in the steps that do not rebuild the ConfigMap (an update, a cancel, a cleanup; ensure
+// rebuilds it without the savepoint, see deployment). It runs before the status is written,
+// so that no status records a run while a JobManager that restarts could still restore the
+// savepoint. The ConfigMap is read from the API server: the cache may not show the last write.
+func (c *cycle) dropRestorePath(ctx context.Context) error {
+	if !lifecycle.Ran(c.job()) {
+		return nil
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.r.Reader.Get(ctx, client.ObjectKey{Namespace: c.fc.Namespace, Name: resources.ConfigMapName(c.fc.Name)}, cm); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(cm, c.fc) {
+		return nil
+	}
+	changed, err := resources.DropSavepoint(cm)
+	if err != nil || !changed {
+		return err
+	}
+	if err := c.r.Client.Update(ctx, cm); err != nil {
+		return fmt.Errorf("taking the savepoint out of ConfigMap %s: %w", cm.Name, err)
+	}
+	return nil
+}
+
 // newDeploy starts a deploy that does not resume from HA: a new job ID, restoring from,
 // recorded in the status before anything is created. An ID chosen earlier and recorded, but
 // whose workload was never created, is kept.

@@ -144,7 +144,12 @@ func ConfigFileName(fc *v1beta1.FlinkCluster) string {
 // quoted as YAML requires; the legacy file is read line by line as "key: value", where quotes
 // would become part of the value.
 func renderConfig(fc *v1beta1.FlinkCluster, conf map[string]string) (string, error) {
-	if usesStandardYAML(fc.Spec.FlinkVersion) {
+	return render(conf, usesStandardYAML(fc.Spec.FlinkVersion))
+}
+
+// render writes config.yaml (standard) or the legacy file.
+func render(conf map[string]string, standard bool) (string, error) {
+	if standard {
 		b, err := yaml.Marshal(conf)
 		if err != nil {
 			return "", fmt.Errorf("rendering %s: %w", configFile, err)
@@ -159,6 +164,53 @@ func renderConfig(fc *v1beta1.FlinkCluster, conf map[string]string) (string, err
 		fmt.Fprintf(&sb, "%s: %s\n", k, conf[k])
 	}
 	return sb.String(), nil
+}
+
+// DropSavepoint takes the restore path out of a Flink configuration ConfigMap that ConfigMap
+// built, in place, whatever revision it was built for; it reports whether it changed. The
+// controller calls it once the job ran, also in the steps (an update, a cancel) that do not
+// rebuild the ConfigMap from the current spec.
+func DropSavepoint(cm *corev1.ConfigMap) (bool, error) {
+	changed := false
+	for name, standard := range map[string]bool{configFile: true, legacyConfigFile: false} {
+		text, ok := cm.Data[name]
+		if !ok {
+			continue
+		}
+		conf, err := parseConfig(text, standard)
+		if err != nil {
+			return false, fmt.Errorf("reading %s of ConfigMap %s: %w", name, cm.Name, err)
+		}
+		if _, ok := conf[KeySavepointPath]; !ok {
+			continue
+		}
+		delete(conf, KeySavepointPath)
+		if cm.Data[name], err = render(conf, standard); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+// parseConfig reads a configuration file that render wrote.
+func parseConfig(text string, standard bool) (map[string]string, error) {
+	conf := map[string]string{}
+	if standard {
+		err := yaml.Unmarshal([]byte(text), &conf)
+		return conf, err
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok {
+			return nil, fmt.Errorf("line %q is not \"key: value\"", line)
+		}
+		conf[k] = v
+	}
+	return conf, nil
 }
 
 // ConfigMap builds the Flink configuration ConfigMap of a deploy, with the logging files of

@@ -160,6 +160,27 @@ func TestSavepointInConfigurationNotTemplate(t *testing.T) {
 	assert.NotContains(t, conf, resources.KeyStateRecoveryPath)
 }
 
+// DropSavepoint takes the path out of a ConfigMap of any Flink version, leaving the rest.
+func TestDropSavepoint(t *testing.T) {
+	for _, version := range []string{"1.20", "2.2"} {
+		fc := fctest.MakeCluster("wc").Deployment().FlinkVersion(version).Obj()
+		d := resources.Deploy{Revision: "wc-r", JobID: testJobID, FromSavepoint: "s3://b/sp-1"}
+		cm, err := resources.ConfigMap(fc, d)
+		require.NoError(t, err)
+		changed, err := resources.DropSavepoint(cm)
+		require.NoError(t, err)
+		assert.True(t, changed, version)
+		d.FromSavepoint = ""
+		want, err := resources.ConfigMap(fc, d)
+		require.NoError(t, err)
+		assert.Equal(t, want.Data, cm.Data, "%s: the ConfigMap of the deploy without the savepoint", version)
+
+		changed, err = resources.DropSavepoint(cm)
+		require.NoError(t, err)
+		assert.False(t, changed, "%s: nothing left to take out", version)
+	}
+}
+
 func TestRevision(t *testing.T) {
 	base := fctest.MakeCluster("wc")
 	r0, err := resources.Revision(base.Obj())

@@ -202,6 +202,38 @@ func TestInitialSavepointLeavesTheConfigurationOnceTheJobRan(t *testing.T) {
 	noViolations(t, w)
 }
 
+// The reconcile that first sees the job run may not rebuild the Flink configuration (here it
+// handles a cancel request): the savepoint still leaves the configuration before the status
+// records the run (found by the property test: a JobManager restarted during the cancel, with
+// the HA data gone, restored the deploy's savepoint).
+func TestSavepointLeavesTheConfigurationWhenACancelComesFirst(t *testing.T) {
+	w := newWorldWith(t, 6, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
+		fc.Spec.Job.FromSavepoint = ptr.To("file:///savepoints/initial")
+	}})
+	requested := false
+	ran := func() bool {
+		j := w.cluster().Status.Components.Job
+		return j != nil && w.recordedRan(j.ID)
+	}
+	for range 30 {
+		if ran() {
+			break
+		}
+		w.clock.Step(2 * time.Second)
+		w.kube()
+		w.flink()
+		if pr := w.leader(); !requested && pr != nil && pr.job != nil && pr.job.state == flinkclient.JobStateRunning {
+			w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.CancelRequested = ptr.To(true) })
+			requested = true
+		}
+		w.reconcile()
+	}
+	require.True(t, requested, "the job ran in Flink")
+	require.True(t, ran(), "the status records the run\n%s", w.dump())
+	assert.Empty(t, w.configuredSavepoint(), "no savepoint left to restore once the status records the run")
+	noViolations(t, w)
+}
+
 func slicesContains(notes []string, prefix string) bool {
 	for _, n := range notes {
 		if strings.HasPrefix(n, prefix) {
