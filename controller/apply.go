@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/lifecycle"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
 )
@@ -121,10 +122,45 @@ func (c *cycle) applyComponents(ctx context.Context) error {
 	return err
 }
 
-// deployment is the current deploy of the job.
+// deployment is the current deploy of the job. The savepoint it restores goes into the Flink
+// configuration only until the controller has seen the job run: from then on the job's state
+// is newer than the savepoint, and a JobManager started again must recover it from HA. Should
+// the HA data be gone, it then finds nothing to restore rather than silently rewinding to the
+// savepoint, and the controller's HA check (resume) reports the loss. The record that the job
+// ran is the status (lifecycle.Ran), so the path never comes back for this deploy.
 func (c *cycle) deployment() resources.Deploy {
 	job := c.job()
-	return resources.Deploy{Revision: c.st.Revision.CurrentRevision, JobID: job.ID, FromSavepoint: job.FromSavepoint}
+	d := resources.Deploy{Revision: c.st.Revision.CurrentRevision, JobID: job.ID, FromSavepoint: job.FromSavepoint}
+	if lifecycle.Ran(job) {
+		d.FromSavepoint = ""
+	}
+	return d
+}
+
+// dropRestorePath takes the deploy's savepoint out of the Flink configuration once the job
+// ran, in the steps that do not rebuild the ConfigMap (an update, a cancel, a cleanup; ensure
+// rebuilds it without the savepoint, see deployment). It runs before the status is written,
+// so that no status records a run while a JobManager that restarts could still restore the
+// savepoint. The ConfigMap is read from the API server: the cache may not show the last write.
+func (c *cycle) dropRestorePath(ctx context.Context) error {
+	if !lifecycle.Ran(c.job()) {
+		return nil
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.r.Reader.Get(ctx, client.ObjectKey{Namespace: c.fc.Namespace, Name: resources.ConfigMapName(c.fc.Name)}, cm); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(cm, c.fc) {
+		return nil
+	}
+	changed, err := resources.DropSavepoint(cm)
+	if err != nil || !changed {
+		return err
+	}
+	if err := c.r.Client.Update(ctx, cm); err != nil {
+		return fmt.Errorf("taking the savepoint out of ConfigMap %s: %w", cm.Name, err)
+	}
+	return nil
 }
 
 // newDeploy starts a deploy that does not resume from HA: a new job ID, restoring from,

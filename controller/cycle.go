@@ -136,6 +136,7 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	c.derive()
 
 	var err error
+	ensured := false
 	switch {
 	case c.updatePending():
 		err = c.update(ctx)
@@ -146,7 +147,10 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	case c.finished():
 		err = c.cleanup(ctx)
 	default:
-		err = c.ensure(ctx)
+		err, ensured = c.ensure(ctx), true
+	}
+	if err == nil && !ensured {
+		err = c.dropRestorePath(ctx)
 	}
 	if err == nil {
 		err = c.savepointControl(ctx)

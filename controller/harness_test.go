@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
@@ -328,6 +329,38 @@ func (h *harness) runJob() (client.Object, *corev1.Pod) {
 	h.waitCluster(v1beta1.ClusterStateRunning)
 	h.waitConditions(steady...)
 	return wl, pod
+}
+
+// configuredSavepoint is the savepoint a fresh main() of the JobManager restores: the one
+// the cluster's Flink configuration ConfigMap names.
+func (h *harness) configuredSavepoint() string {
+	h.t.Helper()
+	cm := &corev1.ConfigMap{}
+	require.NoError(h.t, k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: resources.ConfigMapName(h.name)}, cm))
+	conf := map[string]string{}
+	require.NoError(h.t, yaml.Unmarshal([]byte(cm.Data[resources.ConfigFileName(h.get())]), &conf))
+	return conf[resources.KeySavepointPath]
+}
+
+// restoresFrom checks that a new JobManager workload restores savepoint loc through the Flink
+// configuration, and that its long-lived pod template names no savepoint.
+func (h *harness) restoresFrom(wl client.Object, loc string) {
+	h.t.Helper()
+	args := strings.Join(podTemplate(wl).Spec.Containers[0].Args, " ")
+	require.NotContains(h.t, args, "--fromSavepoint", "no savepoint in the pod template: a restart would restore it again")
+	require.Equal(h.t, loc, h.configuredSavepoint(), "the deploy restores the savepoint through its Flink configuration")
+}
+
+// savepointLeavesConfiguration waits, once the job of workload wl runs, for the savepoint to
+// leave the Flink configuration, and checks that the workload was not changed for it (a new
+// pod template would replace the JobManager).
+func (h *harness) savepointLeavesConfiguration(wl client.Object) {
+	h.t.Helper()
+	h.eventually("the savepoint taken out of the Flink configuration", func() bool { return h.configuredSavepoint() == "" })
+	cur := h.workload()
+	require.NotNil(h.t, cur)
+	require.Equal(h.t, wl.GetUID(), cur.GetUID())
+	require.Equal(h.t, podTemplate(wl), podTemplate(cur), "the JobManager's pod template is unchanged")
 }
 
 // storeJobGraph writes the job's graph into the cluster's HA ConfigMap, as the leading

@@ -82,5 +82,8 @@ func TestPodListErrorIsNeverNoPodsLeft(t *testing.T) {
 	require.NoError(t, jobManagerDeployment(t, cl), "with no old pod left the next revision starts")
 	d := &appsv1.Deployment{}
 	require.NoError(t, cl.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "wc-jobmanager"}, d))
-	assert.Contains(t, d.Spec.Template.Spec.Containers[0].Args, "file:///savepoints/sp-1")
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, cl.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: resources.ConfigMapName("wc")}, cm))
+	assert.Contains(t, cm.Data[resources.ConfigFileName(updatingCluster(t))], resources.KeySavepointPath+": file:///savepoints/sp-1",
+		"the next revision restores the final savepoint")
 }

@@ -77,6 +77,8 @@ func scenarios() []scenario {
 		{jobMode, "+ DeployFailed, then a fixed spec: the next revision deploys and runs", keepOnFailure, fixedSpecRedeploys},
 		{jobMode, "+ restartPolicy FromSavepointOnFailure: failed job restored from its latest savepoint", func(w *fctest.Wrapper) { w.RestartFromSavepoint(3600) }, restartFromSavepoint},
 		{depMode, "+ restartPolicy FromSavepointOnFailure is ignored: a failed job is never restored from a savepoint", func(w *fctest.Wrapper) { w.RestartFromSavepoint(3600) }, noRestartFromSavepoint},
+		{depMode, "+ initial fromSavepoint: restored through the Flink configuration, taken out of it once the job runs, pod template never changed", func(w *fctest.Wrapper) { w.FromSavepoint(initialSavepoint) }, initialSavepointLeavesConfiguration},
+		{jobMode, "+ initial fromSavepoint: restored through the Flink configuration, taken out of it once the job runs, pod template never changed", func(w *fctest.Wrapper) { w.FromSavepoint(initialSavepoint) }, initialSavepointLeavesConfiguration},
 		{depMode, "+ session or non-Application mode: left alone with an Event", func(w *fctest.Wrapper) { w.Mode(v1beta1.JobModeDetached).DeploymentType("") }, notManaged},
 	}
 }
@@ -169,7 +171,7 @@ func updateTwice(t *testing.T, h *harness) {
 		next := h.waitWorkload(wl.GetUID())
 		require.Empty(t, h.jmPods(), "the next revision starts after every old JobManager pod is gone")
 		args := podTemplate(next).Spec.Containers[0].Args
-		require.Contains(t, strings.Join(args, " "), "--fromSavepoint "+loc, "the replacement restores the final savepoint")
+		h.restoresFrom(next, loc)
 		newID := h.jobID()
 		require.NotEqual(t, id, newID, "a new deploy runs under a new job ID (hole 1)")
 		require.Contains(t, strings.Join(args, " "), "--job-id "+newID, "the job ID recorded in the status before the workload was created")
@@ -196,7 +198,8 @@ func updateTwice(t *testing.T, h *harness) {
 		fc = h.get()
 		assert.Equal(t, fc.Status.Revision.NextRevision, fc.Status.Revision.CurrentRevision, "revisions converge")
 		assert.Equal(t, id, fc.Status.Components.Job.ID)
-		assert.Equal(t, loc, fc.Status.Components.Job.FromSavepoint)
+		assert.Equal(t, loc, fc.Status.Components.Job.FromSavepoint, "the status keeps what the deploy restored")
+		h.savepointLeavesConfiguration(next)
 		h.waitConditions(steady...)
 		assert.Equal(t, "current revision "+fc.Status.Revision.CurrentRevision, h.condition(controller.ConditionUpdating).Message)
 		h.waitEvent(corev1.EventTypeNormal, controller.ReasonUpdateFinished, "update to revision "+fc.Status.Revision.CurrentRevision+" finished: job Running")
@@ -588,7 +591,7 @@ func deleteJobManagerDeploymentHALost(t *testing.T, h *harness) {
 	})
 	next := h.waitWorkload(wl.GetUID())
 	args := strings.Join(podTemplate(next).Spec.Containers[0].Args, " ")
-	assert.Contains(t, args, "--fromSavepoint file:///savepoints/older", "the savepoint the user chose")
+	h.restoresFrom(next, "file:///savepoints/older")
 	newID := h.jobID()
 	assert.NotEqual(t, id, newID)
 	assert.Contains(t, args, "--job-id "+newID)
@@ -600,6 +603,19 @@ func deleteJobManagerDeploymentHALost(t *testing.T, h *harness) {
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonRestoreAccepted, "file:///savepoints/older")
 }
 
+const initialSavepoint = "file:///savepoints/initial"
+
+// initialSavepointLeavesConfiguration: the savepoint of spec.job.fromSavepoint is never in the
+// JobManager's pod template, which lives as long as the deploy; it is in the Flink
+// configuration until the controller saw the job run, so that a JobManager restarted after
+// the HA data vanished cannot rewind the job to it.
+func initialSavepointLeavesConfiguration(t *testing.T, h *harness) {
+	h.restoresFrom(h.waitWorkload(""), initialSavepoint)
+	wl, _ := h.runJob()
+	h.savepointLeavesConfiguration(wl)
+	assert.Equal(t, initialSavepoint, h.get().Status.Components.Job.FromSavepoint, "the status keeps what the deploy restored")
+}
+
 func restartFromSavepoint(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
 	h.annotate(v1beta1.ControlNameSavepoint)
@@ -608,7 +624,7 @@ func restartFromSavepoint(t *testing.T, h *harness) {
 	h.fake.SetJobState(h.jobID(), flinkclient.JobStateFailed)
 	h.jobManagerExits(wl, pod, 1443, "job failed")
 	next := h.waitWorkload(wl.GetUID())
-	assert.Contains(t, strings.Join(podTemplate(next).Spec.Containers[0].Args, " "), "--fromSavepoint "+loc)
+	h.restoresFrom(next, loc)
 	fc := h.get()
 	assert.Equal(t, int32(1), fc.Status.Components.Job.RestartCount)
 	h.fake.SetJobState(h.jobID(), flinkclient.JobStateRunning)

@@ -15,11 +15,12 @@ import (
 // jobStopped reports whether the job has ended, whichever way.
 func jobStopped(j *v1beta1.JobStatus) bool { return lifecycle.Stopped(j) }
 
-// jobTerminated reports whether the job has ended and the controller will not restart it.
-// The rules that call it see only the job spec: the restart is judged as in Job mode, the
-// only mode in which the controller restarts a failed job from a savepoint.
-func jobTerminated(j *v1beta1.JobStatus, spec *v1beta1.JobSpec) bool {
-	return jobStopped(j) && !lifecycle.ShouldRestart(v1beta1.JobManagerDeploymentTypeJob, j, spec)
+// jobTerminated reports whether the job of the cluster spec has ended and the controller will
+// not restart it. The restart is the controller's own decision for the cluster's JobManager
+// deployment type: with a JobManager Deployment a failed job is never restored from a
+// savepoint, whatever spec.job.restartPolicy says.
+func jobTerminated(j *v1beta1.JobStatus, spec *v1beta1.FlinkClusterSpec) bool {
+	return jobStopped(j) && !lifecycle.ShouldRestart(spec.GetDeploymentType(), j, spec.Job)
 }
 
 // jobUpdateReady reports whether the job can be updated now without taking a savepoint

@@ -77,7 +77,7 @@ func validateUserControl(old, fc *v1beta1.FlinkCluster) field.ErrorList {
 		switch {
 		case job == nil:
 			notApplicable("job-cancel is not allowed for a session cluster")
-		case status == nil || jobTerminated(status, job):
+		case status == nil || jobTerminated(status, &old.Spec):
 			notApplicable("job-cancel is not allowed: the job has not started yet or has already terminated")
 		}
 	case v1beta1.ControlNameSavepoint:

@@ -413,6 +413,36 @@ func TestValidateUpdateCommands(t *testing.T) {
 				JobStatus(v1beta1.JobStateFailed).JobSavepoint("s3://sp/1", now.Add(-5*time.Minute)).JobCompletionTime(now.Add(-time.Minute)).
 				UserControl("job-cancel").Obj(),
 		},
+		{
+			// Hole 8 of issue 8: with a JobManager Deployment the controller never restores a
+			// failed job from a savepoint (lifecycle.ShouldRestart), so the job has terminated.
+			name: "deny: job-cancel on a failed job with restartPolicy FromSavepointOnFailure and a recent savepoint, deploymentType Deployment",
+			old: deploymentFC().RestartPolicy(v1beta1.JobRestartPolicyFromSavepointOnFailure).MaxStateAge(600).
+				JobStatus(v1beta1.JobStateFailed).JobSavepoint("s3://sp/1", now.Add(-5*time.Minute)).JobCompletionTime(now.Add(-time.Minute)).Obj(),
+			new: deploymentFC().RestartPolicy(v1beta1.JobRestartPolicyFromSavepointOnFailure).MaxStateAge(600).
+				JobStatus(v1beta1.JobStateFailed).JobSavepoint("s3://sp/1", now.Add(-5*time.Minute)).JobCompletionTime(now.Add(-time.Minute)).
+				UserControl("job-cancel").Obj(),
+			want: field.ErrorList{forbidden(pathUserControl, policy.RuleUserControlNotApplicable)},
+		},
+		{
+			name: "allow: job-cancel on a failed job with restartPolicy FromSavepointOnFailure and a recent savepoint, deploymentType Job set explicitly",
+			old: makeFC("app").DeploymentType(v1beta1.JobManagerDeploymentTypeJob).RestartPolicy(v1beta1.JobRestartPolicyFromSavepointOnFailure).MaxStateAge(600).
+				JobStatus(v1beta1.JobStateFailed).JobSavepoint("s3://sp/1", now.Add(-5*time.Minute)).JobCompletionTime(now.Add(-time.Minute)).Obj(),
+			new: makeFC("app").DeploymentType(v1beta1.JobManagerDeploymentTypeJob).RestartPolicy(v1beta1.JobRestartPolicyFromSavepointOnFailure).MaxStateAge(600).
+				JobStatus(v1beta1.JobStateFailed).JobSavepoint("s3://sp/1", now.Add(-5*time.Minute)).JobCompletionTime(now.Add(-time.Minute)).
+				UserControl("job-cancel").Obj(),
+		},
+		{
+			name: "allow: job-cancel on a running job, deploymentType Deployment",
+			old:  deploymentFC().JobStatus(v1beta1.JobStateRunning).Obj(),
+			new:  deploymentFC().JobStatus(v1beta1.JobStateRunning).UserControl("job-cancel").Obj(),
+		},
+		{
+			name: "deny: job-cancel on a failed job that will not restart, deploymentType Deployment",
+			old:  deploymentFC().JobStatus(v1beta1.JobStateFailed).Obj(),
+			new:  deploymentFC().JobStatus(v1beta1.JobStateFailed).UserControl("job-cancel").Obj(),
+			want: field.ErrorList{forbidden(pathUserControl, policy.RuleUserControlNotApplicable)},
+		},
 	})
 }
 

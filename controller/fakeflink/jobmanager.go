@@ -22,8 +22,9 @@ type Config struct {
 	Name string
 	// Properties is the Flink configuration (see the Prop… keys the fake reads).
 	Properties map[string]string
-	// FromSavepoint is --fromSavepoint: where main()'s job starts from. A job recovered
-	// from the job graph store ignores it.
+	// FromSavepoint is --fromSavepoint: where main()'s job starts from (when unset, the
+	// configuration's PropSavepointPath). A job recovered from the job graph store ignores
+	// it.
 	FromSavepoint string
 	// Session starts no application: the process runs only the jobs a test scripts with
 	// SetJobs and SetJobState.

@@ -105,6 +105,9 @@ func (w *Wrapper) Annotation(k, v string) *Wrapper {
 	return w
 }
 
+// FromSavepoint sets the savepoint the first deploy restores (spec.job.fromSavepoint).
+func (w *Wrapper) FromSavepoint(path string) *Wrapper { w.fc.Spec.Job.FromSavepoint = &path; return w }
+
 // Args sets the job's arguments.
 func (w *Wrapper) Args(args ...string) *Wrapper { w.fc.Spec.Job.Args = args; return w }
 

@@ -31,6 +31,9 @@ const (
 	KeyHAStorageDir             = "high-availability.storageDir"
 	KeyJRSDeleteOnCommit        = "job-result-store.delete-on-commit"
 	KeyJRSStoragePath           = "job-result-store.storage-path"
+	KeySavepointPath            = "execution.savepoint.path"
+	KeyStateRecoveryPath        = "execution.state-recovery.path"
+	KeyIgnoreUnclaimedState     = "execution.savepoint.ignore-unclaimed-state"
 	legacyConfigFile            = "flink-conf.yaml"
 	configFile                  = "config.yaml"
 	firstStandardYAMLMajor      = 2
@@ -61,14 +64,20 @@ func JobResultStorePath(fc *v1beta1.FlinkCluster, jobID string) string {
 	return dir + "/job-result-store/" + HAClusterID(fc) + "/" + jobID
 }
 
-// FlinkConfiguration returns the effective Flink configuration of a deploy (job ID): derived
-// entries, overridden by flinkProperties except for the JobManager address and ports.
+// FlinkConfiguration returns the effective Flink configuration of a deploy: derived entries,
+// overridden by flinkProperties except for the JobManager address and ports and the
+// savepoint the deploy restores.
+//
+// The savepoint (d.FromSavepoint) is read by Flink when main() submits the job. It is here,
+// not on the JobManager's command line, so that the controller can take it out once the job
+// ran (Deploy): a ConfigMap update reaches the mounted file without restarting the pod, while
+// a change of the pod template would replace the JobManager.
 //
 // With HA, the job result store keeps the results of globally terminated jobs
 // (delete-on-commit false) in a directory of the deploy's own: a JobManager that restarts
 // after its job ended finds the result and does not run main() again (FLINK-27569), and no
 // other deploy's result is ever found under this deploy's job ID. The user's values win.
-func FlinkConfiguration(fc *v1beta1.FlinkCluster, jobID string) map[string]string {
+func FlinkConfiguration(fc *v1beta1.FlinkCluster, d Deploy) map[string]string {
 	rpc, blob, query, ui := JobManagerPorts(fc)
 	data, tmRPC, _ := TaskManagerPorts(fc)
 	conf := map[string]string{
@@ -85,7 +94,7 @@ func FlinkConfiguration(fc *v1beta1.FlinkCluster, jobID string) map[string]strin
 			conf[KeyDefaultParallelism] = strconv.Itoa(int(*j.Parallelism))
 		}
 	}
-	if p := JobResultStorePath(fc, jobID); p != "" {
+	if p := JobResultStorePath(fc, d.JobID); p != "" {
 		conf[KeyJRSDeleteOnCommit] = "false"
 		conf[KeyJRSStoragePath] = p
 	}
@@ -95,6 +104,18 @@ func FlinkConfiguration(fc *v1beta1.FlinkCluster, jobID string) map[string]strin
 	conf[KeyBlobPort] = strconv.Itoa(int(blob))
 	conf[KeyQueryPort] = strconv.Itoa(int(query))
 	conf[KeyRESTPort] = strconv.Itoa(int(ui))
+	// A restore path of the user's would be read by every fresh main() of every deploy: the
+	// deploy's own (spec.job.fromSavepoint, or the savepoint the controller chose) replaces
+	// it, under the key every supported Flink reads (1.20 and 2.x keep it as the deprecated
+	// name of execution.state-recovery.path).
+	delete(conf, KeySavepointPath)
+	delete(conf, KeyStateRecoveryPath)
+	if d.FromSavepoint != "" {
+		conf[KeySavepointPath] = d.FromSavepoint
+		if j := fc.Spec.Job; j != nil && j.AllowNonRestoredState != nil && *j.AllowNonRestoredState {
+			conf[KeyIgnoreUnclaimedState] = "true"
+		}
+	}
 	if fc.Spec.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment {
 		// The JobManager must outlive the job so that the controller can read its final
 		// state from the REST API; Kubernetes would otherwise restart the finished pod.
@@ -123,7 +144,12 @@ func ConfigFileName(fc *v1beta1.FlinkCluster) string {
 // quoted as YAML requires; the legacy file is read line by line as "key: value", where quotes
 // would become part of the value.
 func renderConfig(fc *v1beta1.FlinkCluster, conf map[string]string) (string, error) {
-	if usesStandardYAML(fc.Spec.FlinkVersion) {
+	return render(conf, usesStandardYAML(fc.Spec.FlinkVersion))
+}
+
+// render writes config.yaml (standard) or the legacy file.
+func render(conf map[string]string, standard bool) (string, error) {
+	if standard {
 		b, err := yaml.Marshal(conf)
 		if err != nil {
 			return "", fmt.Errorf("rendering %s: %w", configFile, err)
@@ -140,11 +166,58 @@ func renderConfig(fc *v1beta1.FlinkCluster, conf map[string]string) (string, err
 	return sb.String(), nil
 }
 
+// DropSavepoint takes the restore path out of a Flink configuration ConfigMap that ConfigMap
+// built, in place, whatever revision it was built for; it reports whether it changed. The
+// controller calls it once the job ran, also in the steps (an update, a cancel) that do not
+// rebuild the ConfigMap from the current spec.
+func DropSavepoint(cm *corev1.ConfigMap) (bool, error) {
+	changed := false
+	for name, standard := range map[string]bool{configFile: true, legacyConfigFile: false} {
+		text, ok := cm.Data[name]
+		if !ok {
+			continue
+		}
+		conf, err := parseConfig(text, standard)
+		if err != nil {
+			return false, fmt.Errorf("reading %s of ConfigMap %s: %w", name, cm.Name, err)
+		}
+		if _, ok := conf[KeySavepointPath]; !ok {
+			continue
+		}
+		delete(conf, KeySavepointPath)
+		if cm.Data[name], err = render(conf, standard); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+// parseConfig reads a configuration file that render wrote.
+func parseConfig(text string, standard bool) (map[string]string, error) {
+	conf := map[string]string{}
+	if standard {
+		err := yaml.Unmarshal([]byte(text), &conf)
+		return conf, err
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok {
+			return nil, fmt.Errorf("line %q is not \"key: value\"", line)
+		}
+		conf[k] = v
+	}
+	return conf, nil
+}
+
 // ConfigMap builds the Flink configuration ConfigMap of a deploy, with the logging files of
 // logConfig.
 func ConfigMap(fc *v1beta1.FlinkCluster, d Deploy) (*corev1.ConfigMap, error) {
 	revision := d.Revision
-	file, err := renderConfig(fc, FlinkConfiguration(fc, d.JobID))
+	file, err := renderConfig(fc, FlinkConfiguration(fc, d))
 	if err != nil {
 		return nil, err
 	}

@@ -90,14 +90,16 @@ func mergeLabels(user, own map[string]string) map[string]string {
 
 // JobManagerArgs are the arguments of Flink's application-mode entrypoint ("standalone-job"
 // of the Flink image): the deploy's job ID, with HA the pod IP as the JobManager's address
-// (so that the leader address Flink's HA publishes names the pod), entry class, jar,
-// savepoint to restore, then the job's own arguments.
+// (so that the leader address Flink's HA publishes names the pod), entry class, jar, then the
+// job's own arguments. The savepoint to restore is not among them: the pod template lives as
+// long as the deploy, and every restart of its container would run main() from it again
+// when the HA data is gone. It is in the Flink configuration instead (FlinkConfiguration),
+// which the controller rewrites without restarting the pod once the job ran.
 func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
 	args := []string{"standalone-job", "--job-id", d.JobID}
 	if policy.HAEnabled(fc.Spec.FlinkProperties) {
 		args = append(args, "--host", "$("+EnvPodIP+")")
 	}
-	fromSavepoint := d.FromSavepoint
 	j := fc.Spec.Job
 	if j == nil {
 		return args
@@ -107,12 +109,6 @@ func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
 	}
 	if j.JarFile != nil && *j.JarFile != "" {
 		args = append(args, "--jars", *j.JarFile)
-	}
-	if fromSavepoint != "" {
-		args = append(args, "--fromSavepoint", fromSavepoint)
-		if j.AllowNonRestoredState != nil && *j.AllowNonRestoredState {
-			args = append(args, "--allowNonRestoredState")
-		}
 	}
 	return append(args, j.Args...)
 }

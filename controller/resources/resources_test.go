@@ -95,8 +95,8 @@ func TestJobManagerArgs(t *testing.T) {
 	fc.Spec.Job.AllowNonRestoredState = ptr.To(true)
 	d.FromSavepoint = "s3://b/sp-1"
 	assert.Equal(t, []string{"standalone-job", "--job-id", testJobID, "--host", "$(POD_IP)", "--job-classname", "org.example.Job",
-		"--jars", "local:///opt/flink/usrlib/job.jar", "--fromSavepoint", "s3://b/sp-1", "--allowNonRestoredState", "--rate", "10"},
-		resources.JobManagerArgs(fc, d))
+		"--jars", "local:///opt/flink/usrlib/job.jar", "--rate", "10"},
+		resources.JobManagerArgs(fc, d), "the savepoint is not on the command line")
 
 	delete(fc.Spec.FlinkProperties, "high-availability.type")
 	assert.NotContains(t, resources.JobManagerArgs(fc, d), "--host", "without HA the Service name stays the address")
@@ -113,20 +113,72 @@ func TestJobIDLabelsTheDeploy(t *testing.T) {
 // directory of the deploy's own, unless the user set them.
 func TestJobResultStorePerDeploy(t *testing.T) {
 	fc := fctest.MakeCluster("wc").Deployment().Obj()
-	a, b := resources.FlinkConfiguration(fc, testJobID), resources.FlinkConfiguration(fc, "fedcba9876543210fedcba9876543210")
+	a, b := resources.FlinkConfiguration(fc, resources.Deploy{JobID: testJobID}), resources.FlinkConfiguration(fc, resources.Deploy{JobID: "fedcba9876543210fedcba9876543210"})
 	assert.Equal(t, "false", a[resources.KeyJRSDeleteOnCommit])
 	assert.Equal(t, "file:///flink-ha/job-result-store/wc/"+testJobID, a[resources.KeyJRSStoragePath])
 	assert.NotEqual(t, a[resources.KeyJRSStoragePath], b[resources.KeyJRSStoragePath], "each deploy has its own")
 
 	fc.Spec.FlinkProperties[resources.KeyJRSDeleteOnCommit] = "true"
 	fc.Spec.FlinkProperties[resources.KeyJRSStoragePath] = "s3://mine"
-	own := resources.FlinkConfiguration(fc, testJobID)
+	own := resources.FlinkConfiguration(fc, resources.Deploy{JobID: testJobID})
 	assert.Equal(t, "true", own[resources.KeyJRSDeleteOnCommit], "the user's value wins")
 	assert.Equal(t, "s3://mine", own[resources.KeyJRSStoragePath], "the user's value wins")
 
 	delete(fc.Spec.FlinkProperties, "high-availability.type")
 	delete(fc.Spec.FlinkProperties, resources.KeyJRSStoragePath)
-	assert.NotContains(t, resources.FlinkConfiguration(fc, testJobID), resources.KeyJRSStoragePath, "no HA, no job result store path")
+	assert.NotContains(t, resources.FlinkConfiguration(fc, resources.Deploy{JobID: testJobID}), resources.KeyJRSStoragePath, "no HA, no job result store path")
+}
+
+// The restore path of a deploy lives in its Flink configuration, never in the long-lived pod
+// template, so that the controller can take it out once the job ran without replacing the
+// JobManager: the template of a deploy from a savepoint equals the one without.
+func TestSavepointInConfigurationNotTemplate(t *testing.T) {
+	fc := fctest.MakeCluster("wc").Deployment().Obj()
+	fc.Spec.Job.AllowNonRestoredState = ptr.To(true)
+	fc.Spec.FlinkProperties[resources.KeyStateRecoveryPath] = "s3://b/user-sp"
+	first := resources.Deploy{Revision: "wc-r", JobID: testJobID, FromSavepoint: "s3://b/sp-1"}
+	ran := first
+	ran.FromSavepoint = ""
+
+	assert.Empty(t, cmp.Diff(resources.JobManagerDeployment(fc, ran, 1), resources.JobManagerDeployment(fc, first, 1)),
+		"the Deployment does not change when the savepoint is taken out")
+	for _, c := range resources.JobManagerPodTemplate(fc, first).Spec.Containers {
+		assert.NotContains(t, strings.Join(c.Args, " "), "sp-1", "no savepoint in the container's arguments")
+		assert.NotContains(t, c.Args, "--fromSavepoint")
+	}
+
+	conf := resources.FlinkConfiguration(fc, first)
+	assert.Equal(t, "s3://b/sp-1", conf[resources.KeySavepointPath], "the first deploy restores its savepoint")
+	assert.Equal(t, "true", conf[resources.KeyIgnoreUnclaimedState])
+	assert.NotContains(t, conf, resources.KeyStateRecoveryPath, "a restore path of the user's never outlives the deploy")
+	cm, err := resources.ConfigMap(fc, first)
+	require.NoError(t, err)
+	assert.Contains(t, cm.Data["config.yaml"], "execution.savepoint.path: s3://b/sp-1")
+
+	conf = resources.FlinkConfiguration(fc, ran)
+	assert.NotContains(t, conf, resources.KeySavepointPath, "taken out once the job ran")
+	assert.NotContains(t, conf, resources.KeyStateRecoveryPath)
+}
+
+// DropSavepoint takes the path out of a ConfigMap of any Flink version, leaving the rest.
+func TestDropSavepoint(t *testing.T) {
+	for _, version := range []string{"1.20", "2.2"} {
+		fc := fctest.MakeCluster("wc").Deployment().FlinkVersion(version).Obj()
+		d := resources.Deploy{Revision: "wc-r", JobID: testJobID, FromSavepoint: "s3://b/sp-1"}
+		cm, err := resources.ConfigMap(fc, d)
+		require.NoError(t, err)
+		changed, err := resources.DropSavepoint(cm)
+		require.NoError(t, err)
+		assert.True(t, changed, version)
+		d.FromSavepoint = ""
+		want, err := resources.ConfigMap(fc, d)
+		require.NoError(t, err)
+		assert.Equal(t, want.Data, cm.Data, "%s: the ConfigMap of the deploy without the savepoint", version)
+
+		changed, err = resources.DropSavepoint(cm)
+		require.NoError(t, err)
+		assert.False(t, changed, "%s: nothing left to take out", version)
+	}
 }
 
 func TestRevision(t *testing.T) {

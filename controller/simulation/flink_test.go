@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
@@ -85,20 +84,17 @@ func (w *world) start(p *corev1.Pod) *proc {
 // then competes for the leadership.
 func (w *world) restart(pr *proc, p *corev1.Pod) {
 	args := p.Spec.Containers[0].Args
-	pr.jobID, pr.from = argValue(args, "--job-id"), argValue(args, "--fromSavepoint")
+	pr.jobID = argValue(args, "--job-id")
 	pr.broken = hasArg(args, "--broken")
 	pr.alive, pr.leader, pr.job, pr.others, pr.driverFailed = true, false, nil, nil, false
 	pr.triggers, pr.latestSavepoint = map[string]*trigger{}, ""
 	pr.startedAt = w.clock.Now()
 	pr.jrsPath = ""
-	cm := &corev1.ConfigMap{}
-	if w.cl.Get(bg, types.NamespacedName{Namespace: ns, Name: resources.ConfigMapName(name)}, cm) == nil {
-		conf := map[string]string{}
-		_ = yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &conf)
-		if conf[resources.KeyJRSDeleteOnCommit] == "false" {
-			pr.jrsPath = conf[resources.KeyJRSStoragePath]
-		}
+	conf := w.flinkConfiguration()
+	if conf[resources.KeyJRSDeleteOnCommit] == "false" {
+		pr.jrsPath = conf[resources.KeyJRSStoragePath]
 	}
+	pr.from = conf[resources.KeySavepointPath]
 	w.lead(pr)
 }
 
@@ -196,11 +192,17 @@ func (w *world) recover(pr *proc, cm *corev1.ConfigMap) {
 	if t.ended {
 		w.violate("job %s rerun after it ended: main() ran again (no job result found)", pr.jobID)
 	}
-	if t.ran && !w.haDeletedExternally {
-		// Only a JobManager the controller (re)created counts: after someone deleted the HA
-		// ConfigMaps, the kubelet restarting the container re-runs main() whatever any
-		// controller does.
+	switch {
+	case t.ran && !w.haDeletedExternally:
 		w.violate("job %s re-ran main() from %q after it had run: its state since is lost", pr.jobID, pr.from)
+	case t.ran && pr.from != "" && w.recordedRan(pr.jobID):
+		// Even with the HA data deleted behind the controller, a restart must not rewind the
+		// job to its deploy's savepoint once the controller saw it run: the savepoint is in
+		// the Flink configuration only until then, never in the pod template.
+		w.violate("job %s re-ran main() from its deploy's savepoint %q after the controller saw it run: its state since is lost", pr.jobID, pr.from)
+	case t.ran:
+		// After someone deleted the HA ConfigMaps, the kubelet restarting the container
+		// re-runs main() (from empty state) whatever any controller does.
 	}
 	t.mains++
 	if pr.broken {

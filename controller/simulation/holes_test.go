@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
@@ -86,7 +87,7 @@ func TestHole2LostStopResultRecoveredFromCheckpoints(t *testing.T) {
 	})
 	assert.Equal(t, w.savepoints[0], fc.Status.Components.Job.FromSavepoint)
 	assert.True(t, fc.Status.Components.Job.FinalSavepoint || fc.Status.Components.Job.FromSavepoint == w.savepoints[0])
-	assert.Equal(t, w.savepoints[0], w.workload().from)
+	assert.Equal(t, w.savepoints[0], w.fromOf[w.workload().jobID], "the deploy's Flink configuration restored it")
 	noViolations(t, w)
 }
 
@@ -123,7 +124,7 @@ func TestHole2NoConfirmedFinalSavepointStops(t *testing.T) {
 	assert.Equal(t, firstJob, w.workload().jobID, "the old JobManager is kept")
 	assert.Contains(t, meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionSavepointRequired).Message, controller.RestoreAnnotation)
 	assert.True(t, slicesContains(w.rec.notes, "Warning SavepointRequired"), "a Warning Event says why")
-	assert.NotEqual(t, older, w.workload().from)
+	assert.NotEqual(t, older, w.fromOf[w.workload().jobID])
 
 	// The user knows the newest savepoint (from Flink's logs) and names it.
 	w.annotate(controller.RestoreAnnotation, w.savepoints[1])
@@ -169,6 +170,67 @@ func TestHole3MissingHAFailsTheDeployment(t *testing.T) {
 	assert.Equal(t, controller.ConditionReasonHAMetadataMissing, c.Reason)
 	w.settle(5)
 	assert.Nil(t, w.workload(), "nothing recreated")
+	noViolations(t, w)
+}
+
+// Issue 8, "don't keep the initial --fromSavepoint in a long-lived template": a deploy from a
+// savepoint restores it through its Flink configuration, which the controller empties once it
+// saw the job run. A JobManager container restarted after the HA data was deleted behind the
+// controller then finds no savepoint to rewind to (checked by the model on every main()).
+func TestInitialSavepointLeavesTheConfigurationOnceTheJobRan(t *testing.T) {
+	w := newWorldWith(t, 5, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
+		fc.Spec.Job.FromSavepoint = ptr.To("file:///savepoints/initial")
+	}})
+	require.Equal(t, "", w.configuredSavepoint(), "nothing deployed yet")
+	w.until(t, "deployed", 10, func(*v1beta1.FlinkCluster) bool { return w.workload() != nil })
+	assert.Equal(t, "file:///savepoints/initial", w.fromOf[w.workload().jobID], "the first deploy restores the savepoint")
+	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	id := fc.Status.Components.Job.ID
+	assert.Equal(t, "file:///savepoints/initial", fc.Status.Components.Job.FromSavepoint, "the status keeps what the deploy restored")
+	assert.Empty(t, w.configuredSavepoint(), "the Flink configuration no longer names it")
+
+	w.deleteHA()
+	w.haDeletedExternally = true
+	pod := w.leader().pod
+	w.stop(pod, "kubelet restarted the container")
+	w.until(t, "the container restarted", 10, func(*v1beta1.FlinkCluster) bool {
+		pr := w.procs[pod]
+		return pr.alive && pr.restarts > 0
+	})
+	assert.Empty(t, w.procs[pod].from, "the restarted JobManager restores no savepoint")
+	assert.Equal(t, 2, w.truthOf(id).mains, "main() ran again, from empty state (the HA data is gone)")
+	noViolations(t, w)
+}
+
+// The reconcile that first sees the job run may not rebuild the Flink configuration (here it
+// handles a cancel request): the savepoint still leaves the configuration before the status
+// records the run (found by the property test: a JobManager restarted during the cancel, with
+// the HA data gone, restored the deploy's savepoint).
+func TestSavepointLeavesTheConfigurationWhenACancelComesFirst(t *testing.T) {
+	w := newWorldWith(t, 6, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
+		fc.Spec.Job.FromSavepoint = ptr.To("file:///savepoints/initial")
+	}})
+	requested := false
+	ran := func() bool {
+		j := w.cluster().Status.Components.Job
+		return j != nil && w.recordedRan(j.ID)
+	}
+	for range 30 {
+		if ran() {
+			break
+		}
+		w.clock.Step(2 * time.Second)
+		w.kube()
+		w.flink()
+		if pr := w.leader(); !requested && pr != nil && pr.job != nil && pr.job.state == flinkclient.JobStateRunning {
+			w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.CancelRequested = ptr.To(true) })
+			requested = true
+		}
+		w.reconcile()
+	}
+	require.True(t, requested, "the job ran in Flink")
+	require.True(t, ran(), "the status records the run\n%s", w.dump())
+	assert.Empty(t, w.configuredSavepoint(), "no savepoint left to restore once the status records the run")
 	noViolations(t, w)
 }
 

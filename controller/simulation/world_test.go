@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
@@ -222,15 +223,41 @@ func (w *world) workload() *workload {
 	key := types.NamespacedName{Namespace: ns, Name: resources.JobManagerName(name)}
 	d := &appsv1.Deployment{}
 	if w.cl.Get(bg, key, d) == nil {
-		return &workload{uid: d.UID, jobID: d.Labels[resources.LabelJobID], from: argValue(d.Spec.Template.Spec.Containers[0].Args, "--fromSavepoint"),
+		if hasArg(d.Spec.Template.Spec.Containers[0].Args, "--fromSavepoint") {
+			w.violate("the JobManager Deployment's pod template names a savepoint: every restart would restore it")
+		}
+		return &workload{uid: d.UID, jobID: d.Labels[resources.LabelJobID], from: w.configuredSavepoint(),
 			replicas: ptr.Deref(d.Spec.Replicas, 1), deleting: d.DeletionTimestamp != nil}
 	}
 	j := &batchv1.Job{}
 	if w.cl.Get(bg, key, j) == nil {
-		return &workload{uid: j.UID, jobID: j.Labels[resources.LabelJobID], from: argValue(j.Spec.Template.Spec.Containers[0].Args, "--fromSavepoint"),
+		return &workload{uid: j.UID, jobID: j.Labels[resources.LabelJobID], from: w.configuredSavepoint(),
 			replicas: 1, deleting: j.DeletionTimestamp != nil}
 	}
 	return nil
+}
+
+// flinkConfiguration is what a JobManager starting now reads from the Flink configuration
+// ConfigMap; empty when there is none.
+func (w *world) flinkConfiguration() map[string]string {
+	conf := map[string]string{}
+	cm := &corev1.ConfigMap{}
+	if w.cl.Get(bg, types.NamespacedName{Namespace: ns, Name: resources.ConfigMapName(name)}, cm) == nil {
+		_ = yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &conf)
+	}
+	return conf
+}
+
+// configuredSavepoint is the savepoint a fresh main() restores now.
+func (w *world) configuredSavepoint() string {
+	return w.flinkConfiguration()[resources.KeySavepointPath]
+}
+
+// recordedRan reports whether the controller's status records that job id of the current
+// deploy ran.
+func (w *world) recordedRan(id string) bool {
+	fc := w.cluster()
+	return fc != nil && fc.Status.Components.Job != nil && fc.Status.Components.Job.ID == id && lifecycle.Ran(fc.Status.Components.Job)
 }
 
 // reconcile runs the controller once and checks the invariants on what it did.
