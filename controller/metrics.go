@@ -1,11 +1,11 @@
 package controller
 
 import (
-	"errors"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // metrics are the controller's Prometheus metrics, on controller-runtime's registry.
@@ -34,36 +34,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"state"}),
 		states: map[types.NamespacedName]string{},
 	}
-	var err error
-	m.reconciles, err = register(reg, m.reconciles)
-	if err != nil {
-		return nil, err
-	}
-	m.errors, err = register(reg, m.errors)
-	if err != nil {
-		return nil, err
-	}
-	m.jobs, err = register(reg, m.jobs)
-	if err != nil {
-		return nil, err
+	for _, c := range []prometheus.Collector{m.reconciles, m.errors, m.jobs} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
 
-// register registers c, or returns the collector already registered under its name (Setup
-// running twice in one process, as in tests).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
-}
+// registryMetrics are the metrics on controller-runtime's registry, registered once per
+// process however many managers Setup is called with (tests build several), as the webhook's.
+var registryMetrics = sync.OnceValues(func() (*metrics, error) { return newMetrics(crmetrics.Registry) })
 
 func (m *metrics) observe(err error) {
 	if err != nil {

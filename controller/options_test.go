@@ -70,11 +70,16 @@ func TestJobsByStateMetric(t *testing.T) {
 	assert.NotSame(t, m.jobs, again.jobs)
 }
 
-func TestMetricsRegisterTwice(t *testing.T) {
+func TestMetricsRegisterOnce(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	first, err := newMetrics(reg)
+	_, err := newMetrics(reg)
 	require.NoError(t, err)
-	second, err := newMetrics(reg)
-	require.NoError(t, err, "a second Setup in one process reuses the collectors")
-	assert.Same(t, first.jobs, second.jobs)
+	_, err = newMetrics(reg)
+	assert.ErrorAs(t, err, &prometheus.AlreadyRegisteredError{}, "a registry holds the controller's metrics once")
+
+	first, err := registryMetrics()
+	require.NoError(t, err)
+	second, err := registryMetrics()
+	require.NoError(t, err)
+	assert.Same(t, first, second, "every Setup in one process shares the metrics on controller-runtime's registry")
 }
