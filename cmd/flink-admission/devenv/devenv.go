@@ -31,6 +31,7 @@ import (
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/deploy"
+	"github.com/flink-admission/flink-admission/internal/freeport"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 	"github.com/flink-admission/flink-admission/policy"
 )
@@ -176,7 +177,7 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 
 	port := o.WebhookPort
 	if port == 0 {
-		if port, err = server.FreePort(); err != nil {
+		if port, err = freeport.Get(); err != nil {
 			return d, err
 		}
 	}

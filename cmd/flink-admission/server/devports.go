@@ -7,10 +7,6 @@ import (
 	"github.com/flink-admission/flink-admission/internal/freeport"
 )
 
-// FreePort returns a free port for a server told its port on the command line (see
-// internal/freeport for why not port 0).
-func FreePort() (int, error) { return freeport.Get() }
-
 // ResolvePort replaces port 0 in host:0 with a free port; "" and "0" (off) stay.
 func ResolvePort(addr string) (string, error) {
 	if addr == "" || addr == "0" {
@@ -23,7 +19,7 @@ func ResolvePort(addr string) (string, error) {
 	if port != "0" {
 		return addr, nil
 	}
-	p, err := FreePort()
+	p, err := freeport.Get()
 	if err != nil {
 		return "", err
 	}

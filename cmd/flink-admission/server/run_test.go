@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
+	"github.com/flink-admission/flink-admission/internal/freeport"
 	"github.com/flink-admission/flink-admission/internal/testcerts"
 	"github.com/flink-admission/flink-admission/webhook"
 )
@@ -89,7 +90,7 @@ func startFilesServer(t *testing.T, modify func(*Options)) *testServer {
 	dir := t.TempDir()
 	ca := testcerts.NewCA(t)
 	ca.WriteServing(t, dir)
-	webhookPort, err := FreePort()
+	webhookPort, err := freeport.Get()
 	require.NoError(t, err)
 	health, err := ResolvePort("127.0.0.1:0")
 	require.NoError(t, err)
