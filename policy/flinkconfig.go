@@ -61,6 +61,18 @@ func parseFlinkVersion(s string) (*version.Version, error) {
 	return version.NewVersion(s)
 }
 
+// allowNonRestoredStateMinVersion is the first Flink whose standalone application
+// entrypoint keeps execution.savepoint.ignore-unclaimed-state from the configuration.
+var allowNonRestoredStateMinVersion = version.Must(version.NewVersion("2.3"))
+
+// ignoresAllowNonRestoredState reports whether Flink s drops the configuration's
+// execution.savepoint.ignore-unclaimed-state (FLINK-36973). An unparsable version is
+// refused by its own rule, so it gets no warning here.
+func ignoresAllowNonRestoredState(s string) bool {
+	v, err := parseFlinkVersion(s)
+	return err == nil && v.LessThan(allowNonRestoredStateMinVersion)
+}
+
 // usesProcessRatio reports whether Flink v uses the unified memory model (memoryProcessRatio).
 func usesProcessRatio(v *version.Version) bool {
 	return !v.LessThan(processRatioMinVersion)

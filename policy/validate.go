@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
@@ -148,6 +149,9 @@ func objectWarnings(fc *v1beta1.FlinkCluster) []string {
 	}
 	if s.BatchSchedulerName != nil {
 		warnings = append(warnings, WarningBatchSchedulerName)
+	}
+	if s.Job != nil && ptr.Deref(s.Job.AllowNonRestoredState, false) && ignoresAllowNonRestoredState(s.FlinkVersion) {
+		warnings = append(warnings, fmt.Sprintf(WarningAllowNonRestoredStateIgnoredFormat, s.FlinkVersion))
 	}
 	return warnings
 }

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -458,6 +459,24 @@ func TestValidateCreate(t *testing.T) {
 			name:     "allow: both HA keys, with a warning that the legacy one is ignored",
 			obj:      deploymentFC().FlinkProperty(policy.PropertyHALegacy, "zookeeper").Obj(),
 			warnings: []string{policy.WarningLegacyHAKeyIgnored},
+		},
+		{
+			name:     "allow: allowNonRestoredState on Flink 2.2, with a warning that its entrypoint ignores it",
+			obj:      makeFC("c").FlinkVersion("2.2.1").AllowNonRestoredState(true).Obj(),
+			warnings: []string{fmt.Sprintf(policy.WarningAllowNonRestoredStateIgnoredFormat, "2.2.1")},
+		},
+		{
+			name:     "allow: allowNonRestoredState on Flink 1.20, with a warning that its entrypoint ignores it",
+			obj:      makeFC("c").FlinkVersion("1.20").AllowNonRestoredState(true).Obj(),
+			warnings: []string{fmt.Sprintf(policy.WarningAllowNonRestoredStateIgnoredFormat, "1.20")},
+		},
+		{
+			name: "allow: allowNonRestoredState on Flink 2.3, no warning",
+			obj:  makeFC("c").FlinkVersion("2.3.0").AllowNonRestoredState(true).Obj(),
+		},
+		{
+			name: "allow: allowNonRestoredState false on Flink 2.2, no warning",
+			obj:  makeFC("c").FlinkVersion("2.2.1").AllowNonRestoredState(false).Obj(),
 		},
 	}
 	for _, tc := range cases {

@@ -16,6 +16,14 @@ const (
 	// WarningBatchSchedulerName: the flink-on-k8s-operator replaced the field.
 	WarningBatchSchedulerName = "spec.batchSchedulerName: deprecated, use spec.batchScheduler.name instead"
 
+	// WarningAllowNonRestoredStateIgnoredFormat (formatted with spec.flinkVersion): the
+	// controller hands a deploy its restore path in the Flink configuration, never on the
+	// long-lived command line, and the standalone application entrypoint of Flink before 2.3
+	// overwrites execution.savepoint.ignore-unclaimed-state when started without
+	// --fromSavepoint (FLINK-36973). The user learns it when the cluster is written, not when
+	// a restore of a changed job graph fails.
+	WarningAllowNonRestoredStateIgnoredFormat = "spec.job.allowNonRestoredState: has no effect on Flink %s, whose standalone application entrypoint overwrites execution.savepoint.ignore-unclaimed-state when it starts without --fromSavepoint (FLINK-36973): a restore with state of removed operators fails instead of dropping that state; use Flink 2.3 or later, or keep the operators' uids"
+
 	// WarningExistingViolationFormat wraps a ratcheted error (formatted with Error()): the
 	// object already broke the rule before this update, so the update is allowed, but the
 	// user should know the object is still out of policy.

@@ -417,6 +417,12 @@ func (w *FlinkClusterWrapper) TakeSavepointOnUpdate(b bool) *FlinkClusterWrapper
 	return w
 }
 
+// AllowNonRestoredState sets spec.job.allowNonRestoredState.
+func (w *FlinkClusterWrapper) AllowNonRestoredState(b bool) *FlinkClusterWrapper {
+	w.job().AllowNonRestoredState = ptr.To(b)
+	return w
+}
+
 // CancelRequested sets spec.job.cancelRequested.
 func (w *FlinkClusterWrapper) CancelRequested(b bool) *FlinkClusterWrapper {
 	w.job().CancelRequested = ptr.To(b)
