@@ -289,6 +289,7 @@ func (rd *reviewDecoder) triple(group, version *string, third string, value *str
 		}
 	}
 }
+
 // reviewGVK returns the kind of the review, refusing anything but an AdmissionReview of
 // admission.k8s.io/v1 or v1beta1. A missing apiVersion or kind is taken from v1, as
 // controller-runtime's decoder does.
