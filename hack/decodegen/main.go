@@ -20,6 +20,9 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
@@ -123,6 +126,13 @@ func (g *gen) fn(t reflect.Type) string {
 	return "dec_" + e
 }
 
+// hooks are the hand-written functions (internal/clusterjson/hooks.go) of types that
+// decode themselves with encoding/json: they read the value once, from the tokens.
+var hooks = map[reflect.Type]string{
+	reflect.TypeFor[metav1.Time]():         "decTime",
+	reflect.TypeFor[intstr.IntOrString](): "decIntOrString",
+}
+
 // basic is the Decoder method for a basic kind.
 var basic = map[reflect.Kind]string{
 	reflect.String: "String", reflect.Bool: "Bool", reflect.Int32: "Int32", reflect.Int64: "Int64",
@@ -141,6 +151,9 @@ func (g *gen) call(t reflect.Type, target string) string {
 			target = fmt.Sprintf("(*%s)(%s)", t.Kind(), target)
 		}
 		return fmt.Sprintf("d.%s(%s)", m, target)
+	}
+	if h, ok := hooks[t]; ok {
+		return fmt.Sprintf("%s(d, %s)", h, target)
 	}
 	g.need(t)
 	return fmt.Sprintf("%s(d, %s)", g.fn(t), target)
@@ -173,7 +186,8 @@ func (g *gen) emit(t reflect.Type) {
 			log.Fatalf("%s: byte slices (base64) not supported", t)
 		}
 		g.p("if ok, err := d.Array(%q); !ok { if err == nil { *v = nil }; return err }", t.String())
-		g.p("s := *v\ni := 0\nfor ; ; i++ {")
+		g.p("s := *v\nif cap(s) == 0 { if n := d.count(); n > 0 { s = make(%s, 0, n) } }", g.expr(t))
+		g.p("i := 0\nfor ; ; i++ {")
 		g.p("if more, err := d.Element(i); !more { if err != nil { return err }; break }")
 		g.p("if i >= cap(s) { var zero %s; s = append(s, zero) } else if i >= len(s) { s = s[:i+1] }", g.expr(t.Elem()))
 		g.p("if err := %s; err != nil { return InIndex(err, i) }", g.call(t.Elem(), "&s[i]"))
@@ -183,7 +197,7 @@ func (g *gen) emit(t reflect.Type) {
 			log.Fatalf("%s: only string keys are supported", t)
 		}
 		g.p("if ok, err := d.Object(%q); !ok { if err == nil { *v = nil }; return err }", t.String())
-		g.p("if *v == nil { *v = %s{} }\nm := *v", g.expr(t))
+		g.p("if *v == nil { *v = make(%s, d.count()) }\nm := *v", g.expr(t))
 		g.p("for i := 0; ; i++ {")
 		g.p("name, more, err := d.Member(i)\nif !more { return err }")
 		g.p("key := %s(d.Key(name))\nvar e %s", g.expr(t.Key()), g.expr(t.Elem()))

@@ -12,9 +12,11 @@
 package clusterjson
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -297,18 +299,82 @@ func (d *Decoder) Element(i int) (bool, error) {
 func (d *Decoder) str() (s []byte, aliased bool, err error) {
 	buf := d.buf
 	start := d.pos + 1
-	for i := start; i < len(buf); i++ {
-		c := buf[i]
-		if c == '"' {
-			d.pos = i + 1
-			return buf[start:i], true, nil
-		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			return d.strSlow(start, i)
+	i := special(buf, start)
+	if i < len(buf) && buf[i] == '"' {
+		d.pos = i + 1
+		return buf[start:i], true, nil
+	}
+	return d.strSlow(start, i)
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// special returns the index of the first byte of b from i on that is a quote, a
+// backslash, a control character or not ASCII, or len(b); eight bytes at a time.
+func special(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ (lsb * '"')
+		e := x ^ (lsb * '\\')
+		// A zero byte of q or e, a byte of x below 0x20, or one with its high bit set
+		// (a borrow may flag a byte after a match, never one before the first).
+		m := ((q - lsb) &^ q) | ((e - lsb) &^ e) | ((x - lsb*0x20) &^ x) | x
+		if m &= msb; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
-	d.pos = len(buf)
-	return nil, false, d.eof()
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// maxPresize bounds the room made for the elements or members a container holds, counted
+// before they are decoded: the decoding may stop at the first of them.
+const maxPresize = 128
+
+// count returns the number of members or elements of the object or array just opened,
+// not more than maxPresize, without reading them; 0 when the input ends first (the
+// decoding then says why). It only looks for commas outside strings and nested values:
+// the decoding checks the syntax.
+func (d *Decoder) count() int {
+	buf := d.buf
+	depth, n, nonEmpty := 0, 0, false
+	for i := d.pos; i < len(buf); i++ {
+		switch c := buf[i]; c {
+		case ' ', '\t', '\n', '\r':
+		case '"':
+			nonEmpty = true
+			for i = special(buf, i+1); i < len(buf) && buf[i] != '"'; i = special(buf, i+1) {
+				if buf[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			nonEmpty = true
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				if nonEmpty {
+					return min(n+1, maxPresize)
+				}
+				return 0
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				n++
+			}
+		default:
+			nonEmpty = true
+		}
+	}
+	return 0
 }
 
 func (d *Decoder) strSlow(start, i int) ([]byte, bool, error) {
@@ -708,7 +774,7 @@ func (d *Decoder) SkipValue() error {
 // skipString reads a string, checking its syntax only.
 func (d *Decoder) skipString() error {
 	buf := d.buf
-	for i := d.pos + 1; i < len(buf); i++ {
+	for i := special(buf, d.pos+1); i < len(buf); i = special(buf, i+1) {
 		switch c := buf[i]; {
 		case c == '"':
 			d.pos = i + 1

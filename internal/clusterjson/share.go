@@ -93,15 +93,22 @@ func (sh *Sharer) take(d *Decoder, field int) (bool, error) {
 	if sp.start < 0 {
 		return false, nil
 	}
+	// The source's bytes are a whole value, checked when it was decoded: the same bytes
+	// here are the same value, unless they are a number that goes on.
+	want := sh.src[sp.start:sp.end]
 	d.Peek()
-	start := d.pos
-	if err := d.SkipValue(); err != nil {
-		return false, err
+	rest := d.buf[d.pos:]
+	if len(rest) < len(want) || !bytes.Equal(rest[:len(want)], want) {
+		return false, nil
 	}
-	if bytes.Equal(d.buf[start:d.pos], sh.src[sp.start:sp.end]) {
-		sh.taken[field] = true
-		return true, nil
+	if c := want[0]; (c == '-' || '0' <= c && c <= '9') && len(rest) > len(want) && isNumberByte(rest[len(want)]) {
+		return false, nil
 	}
-	d.pos = start
-	return false, nil
+	d.pos += len(want)
+	sh.taken[field] = true
+	return true, nil
+}
+
+func isNumberByte(c byte) bool {
+	return '0' <= c && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
 }

@@ -101,7 +101,7 @@ func dec_metav1_ObjectMeta(d *Decoder, v *metav1.ObjectMeta) error {
 				return InField(err, "generation")
 			}
 		case "creationTimestamp":
-			if err := dec_metav1_Time(d, &v.CreationTimestamp); err != nil {
+			if err := decTime(d, &v.CreationTimestamp); err != nil {
 				return InField(err, "creationTimestamp")
 			}
 		case "deletionTimestamp":
@@ -266,14 +266,6 @@ func dec_apiv1beta1_FlinkClusterStatus(d *Decoder, v *apiv1beta1.FlinkClusterSta
 	}
 }
 
-func dec_metav1_Time(d *Decoder, v *metav1.Time) error {
-	raw, err := d.Value()
-	if err != nil {
-		return err
-	}
-	return v.UnmarshalJSON(raw)
-}
-
 func dec_Ptr_metav1_Time(d *Decoder, v **metav1.Time) error {
 	if null, err := d.Null(); null || err != nil {
 		if null {
@@ -284,7 +276,7 @@ func dec_Ptr_metav1_Time(d *Decoder, v **metav1.Time) error {
 	if *v == nil {
 		*v = new(metav1.Time)
 	}
-	return dec_metav1_Time(d, *v)
+	return decTime(d, *v)
 }
 
 func dec_Ptr_int64(d *Decoder, v **int64) error {
@@ -308,7 +300,7 @@ func dec_Map_string_string(d *Decoder, v *map[string]string) error {
 		return err
 	}
 	if *v == nil {
-		*v = map[string]string{}
+		*v = make(map[string]string, d.count())
 	}
 	m := *v
 	for i := 0; ; i++ {
@@ -333,6 +325,11 @@ func dec_Slice_metav1_OwnerReference(d *Decoder, v *[]metav1.OwnerReference) err
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]metav1.OwnerReference, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -369,6 +366,11 @@ func dec_Slice_string(d *Decoder, v *[]string) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]string, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -405,6 +407,11 @@ func dec_Slice_metav1_ManagedFieldsEntry(d *Decoder, v *[]metav1.ManagedFieldsEn
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]metav1.ManagedFieldsEntry, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -534,6 +541,11 @@ func dec_Slice_corev1_EnvVar(d *Decoder, v *[]corev1.EnvVar) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.EnvVar, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -570,6 +582,11 @@ func dec_Slice_corev1_EnvFromSource(d *Decoder, v *[]corev1.EnvFromSource) error
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.EnvFromSource, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -765,6 +782,11 @@ func dec_Slice_metav1_Condition(d *Decoder, v *[]metav1.Condition) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]metav1.Condition, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -885,6 +907,11 @@ func dec_Slice_corev1_LocalObjectReference(d *Decoder, v *[]corev1.LocalObjectRe
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.LocalObjectReference, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -1657,7 +1684,7 @@ func dec_metav1_Condition(d *Decoder, v *metav1.Condition) error {
 				return InField(err, "observedGeneration")
 			}
 		case "lastTransitionTime":
-			if err := dec_metav1_Time(d, &v.LastTransitionTime); err != nil {
+			if err := decTime(d, &v.LastTransitionTime); err != nil {
 				return InField(err, "lastTransitionTime")
 			}
 		case "reason":
@@ -1760,6 +1787,11 @@ func dec_Slice_apiv1beta1_NamedPort(d *Decoder, v *[]apiv1beta1.NamedPort) error
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]apiv1beta1.NamedPort, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -1832,6 +1864,11 @@ func dec_Slice_corev1_Volume(d *Decoder, v *[]corev1.Volume) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.Volume, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -1868,6 +1905,11 @@ func dec_Slice_corev1_VolumeMount(d *Decoder, v *[]corev1.VolumeMount) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.VolumeMount, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -1904,6 +1946,11 @@ func dec_Slice_corev1_PersistentVolumeClaim(d *Decoder, v *[]corev1.PersistentVo
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.PersistentVolumeClaim, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -1940,6 +1987,11 @@ func dec_Slice_corev1_Container(d *Decoder, v *[]corev1.Container) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.Container, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -1976,6 +2028,11 @@ func dec_Slice_corev1_Toleration(d *Decoder, v *[]corev1.Toleration) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.Toleration, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -2038,6 +2095,11 @@ func dec_Slice_corev1_HostAlias(d *Decoder, v *[]corev1.HostAlias) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.HostAlias, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -2234,7 +2296,7 @@ func dec_Ptr_intstr_IntOrString(d *Decoder, v **intstr.IntOrString) error {
 	if *v == nil {
 		*v = new(intstr.IntOrString)
 	}
-	return dec_intstr_IntOrString(d, *v)
+	return decIntOrString(d, *v)
 }
 
 func dec_Ptr_metav1_LabelSelector(d *Decoder, v **metav1.LabelSelector) error {
@@ -2331,6 +2393,11 @@ func dec_Slice_corev1_LoadBalancerIngress(d *Decoder, v *[]corev1.LoadBalancerIn
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.LoadBalancerIngress, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -2579,7 +2646,7 @@ func dec_corev1_ResourceList(d *Decoder, v *corev1.ResourceList) error {
 		return err
 	}
 	if *v == nil {
-		*v = corev1.ResourceList{}
+		*v = make(corev1.ResourceList, d.count())
 	}
 	m := *v
 	for i := 0; ; i++ {
@@ -2604,6 +2671,11 @@ func dec_Slice_corev1_ResourceClaim(d *Decoder, v *[]corev1.ResourceClaim) error
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.ResourceClaim, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -3356,14 +3428,6 @@ func dec_apiv1beta1_GCPServiceAccount(d *Decoder, v *apiv1beta1.GCPServiceAccoun
 	}
 }
 
-func dec_intstr_IntOrString(d *Decoder, v *intstr.IntOrString) error {
-	raw, err := d.Value()
-	if err != nil {
-		return err
-	}
-	return v.UnmarshalJSON(raw)
-}
-
 func dec_metav1_LabelSelector(d *Decoder, v *metav1.LabelSelector) error {
 	if ok, err := d.Object("v1.LabelSelector"); !ok {
 		return err
@@ -3972,6 +4036,11 @@ func dec_Slice_corev1_ContainerPort(d *Decoder, v *[]corev1.ContainerPort) error
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.ContainerPort, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -4008,6 +4077,11 @@ func dec_Slice_corev1_ContainerResizePolicy(d *Decoder, v *[]corev1.ContainerRes
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.ContainerResizePolicy, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -4057,6 +4131,11 @@ func dec_Slice_corev1_ContainerRestartRule(d *Decoder, v *[]corev1.ContainerRest
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.ContainerRestartRule, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -4093,6 +4172,11 @@ func dec_Slice_corev1_VolumeDevice(d *Decoder, v *[]corev1.VolumeDevice) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.VolumeDevice, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -4181,6 +4265,11 @@ func dec_Slice_int64(d *Decoder, v *[]int64) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]int64, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -4230,6 +4319,11 @@ func dec_Slice_corev1_Sysctl(d *Decoder, v *[]corev1.Sysctl) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.Sysctl, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -4409,6 +4503,11 @@ func dec_Slice_autoscalingv2_MetricSpec(d *Decoder, v *[]autoscalingv2.MetricSpe
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]autoscalingv2.MetricSpec, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -4523,6 +4622,11 @@ func dec_Slice_metav1_LabelSelectorRequirement(d *Decoder, v *[]metav1.LabelSele
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]metav1.LabelSelectorRequirement, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -4572,6 +4676,11 @@ func dec_Slice_corev1_PortStatus(d *Decoder, v *[]corev1.PortStatus) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.PortStatus, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -5600,6 +5709,11 @@ func dec_Slice_corev1_PersistentVolumeAccessMode(d *Decoder, v *[]corev1.Persist
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.PersistentVolumeAccessMode, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -5699,6 +5813,11 @@ func dec_Slice_corev1_PersistentVolumeClaimCondition(d *Decoder, v *[]corev1.Per
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.PersistentVolumeClaimCondition, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -5735,7 +5854,7 @@ func dec_Map_corev1_ResourceName_corev1_ClaimResourceStatus(d *Decoder, v *map[c
 		return err
 	}
 	if *v == nil {
-		*v = map[corev1.ResourceName]corev1.ClaimResourceStatus{}
+		*v = make(map[corev1.ResourceName]corev1.ClaimResourceStatus, d.count())
 	}
 	m := *v
 	for i := 0; ; i++ {
@@ -6149,7 +6268,7 @@ func dec_corev1_HTTPGetAction(d *Decoder, v *corev1.HTTPGetAction) error {
 				return InField(err, "path")
 			}
 		case "port":
-			if err := dec_intstr_IntOrString(d, &v.Port); err != nil {
+			if err := decIntOrString(d, &v.Port); err != nil {
 				return InField(err, "port")
 			}
 		case "host":
@@ -6185,7 +6304,7 @@ func dec_corev1_TCPSocketAction(d *Decoder, v *corev1.TCPSocketAction) error {
 		}
 		switch string(name) {
 		case "port":
-			if err := dec_intstr_IntOrString(d, &v.Port); err != nil {
+			if err := decIntOrString(d, &v.Port); err != nil {
 				return InField(err, "port")
 			}
 		case "host":
@@ -6592,6 +6711,11 @@ func dec_Slice_corev1_KeyToPath(d *Decoder, v *[]corev1.KeyToPath) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.KeyToPath, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -6641,6 +6765,11 @@ func dec_Slice_corev1_DownwardAPIVolumeFile(d *Decoder, v *[]corev1.DownwardAPIV
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.DownwardAPIVolumeFile, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -6703,6 +6832,11 @@ func dec_Slice_corev1_VolumeProjection(d *Decoder, v *[]corev1.VolumeProjection)
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.VolumeProjection, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -6823,11 +6957,11 @@ func dec_corev1_PersistentVolumeClaimCondition(d *Decoder, v *corev1.PersistentV
 				return InField(err, "status")
 			}
 		case "lastProbeTime":
-			if err := dec_metav1_Time(d, &v.LastProbeTime); err != nil {
+			if err := decTime(d, &v.LastProbeTime); err != nil {
 				return InField(err, "lastProbeTime")
 			}
 		case "lastTransitionTime":
-			if err := dec_metav1_Time(d, &v.LastTransitionTime); err != nil {
+			if err := decTime(d, &v.LastTransitionTime); err != nil {
 				return InField(err, "lastTransitionTime")
 			}
 		case "reason":
@@ -6883,7 +7017,7 @@ func dec_corev1_VolumeHealthStatus(d *Decoder, v *corev1.VolumeHealthStatus) err
 				return InField(err, "healthConditions")
 			}
 		case "lastTransitionTime":
-			if err := dec_metav1_Time(d, &v.LastTransitionTime); err != nil {
+			if err := decTime(d, &v.LastTransitionTime); err != nil {
 				return InField(err, "lastTransitionTime")
 			}
 		default:
@@ -6965,6 +7099,11 @@ func dec_Slice_corev1_HTTPHeader(d *Decoder, v *[]corev1.HTTPHeader) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.HTTPHeader, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -7040,6 +7179,11 @@ func dec_Slice_corev1_PreferredSchedulingTerm(d *Decoder, v *[]corev1.PreferredS
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.PreferredSchedulingTerm, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -7076,6 +7220,11 @@ func dec_Slice_corev1_PodAffinityTerm(d *Decoder, v *[]corev1.PodAffinityTerm) e
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.PodAffinityTerm, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -7112,6 +7261,11 @@ func dec_Slice_corev1_WeightedPodAffinityTerm(d *Decoder, v *[]corev1.WeightedPo
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.WeightedPodAffinityTerm, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -7358,6 +7512,11 @@ func dec_Slice_corev1_VolumeHealthCondition(d *Decoder, v *[]corev1.VolumeHealth
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.VolumeHealthCondition, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -7872,6 +8031,11 @@ func dec_Slice_int32(d *Decoder, v *[]int32) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]int32, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -7921,6 +8085,11 @@ func dec_Slice_corev1_Capability(d *Decoder, v *[]corev1.Capability) error {
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.Capability, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -7957,6 +8126,11 @@ func dec_Slice_corev1_NodeSelectorTerm(d *Decoder, v *[]corev1.NodeSelectorTerm)
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.NodeSelectorTerm, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -8114,6 +8288,11 @@ func dec_Slice_autoscalingv2_HPAScalingPolicy(d *Decoder, v *[]autoscalingv2.HPA
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]autoscalingv2.HPAScalingPolicy, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -8366,6 +8545,11 @@ func dec_Slice_corev1_NodeSelectorRequirement(d *Decoder, v *[]corev1.NodeSelect
 		return err
 	}
 	s := *v
+	if cap(s) == 0 {
+		if n := d.count(); n > 0 {
+			s = make([]corev1.NodeSelectorRequirement, 0, n)
+		}
+	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
