@@ -129,7 +129,7 @@ func (g *gen) fn(t reflect.Type) string {
 // hooks are the hand-written functions (internal/clusterjson/hooks.go) of types that
 // decode themselves with encoding/json: they read the value once, from the tokens.
 var hooks = map[reflect.Type]string{
-	reflect.TypeFor[metav1.Time]():         "decTime",
+	reflect.TypeFor[metav1.Time]():        "decTime",
 	reflect.TypeFor[intstr.IntOrString](): "decIntOrString",
 }
 
