@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -131,6 +132,7 @@ func (g *gen) fn(t reflect.Type) string {
 var hooks = map[reflect.Type]string{
 	reflect.TypeFor[metav1.Time]():        "decTime",
 	reflect.TypeFor[intstr.IntOrString](): "decIntOrString",
+	reflect.TypeFor[resource.Quantity]():  "decQuantity",
 }
 
 // basic is the Decoder method for a basic kind.
@@ -186,7 +188,12 @@ func (g *gen) emit(t reflect.Type) {
 			log.Fatalf("%s: byte slices (base64) not supported", t)
 		}
 		g.p("if ok, err := d.Array(%q); !ok { if err == nil { *v = nil }; return err }", t.String())
-		g.p("s := *v\nif cap(s) == 0 { if n := d.count(); n > 0 { s = make(%s, 0, n) } }", g.expr(t))
+		g.p("s := *v")
+		if t.Elem().Kind() == reflect.Struct {
+			// Room for all elements at once: appending one by one would copy the large
+			// elements at each growth (small ones are cheaper to copy than to count).
+			g.p("if cap(s) == 0 { if n := d.count(); n > 0 { s = make(%s, 0, n) } }", g.expr(t))
+		}
 		g.p("i := 0\nfor ; ; i++ {")
 		g.p("if more, err := d.Element(i); !more { if err != nil { return err }; break }")
 		g.p("if i >= cap(s) { var zero %s; s = append(s, zero) } else if i >= len(s) { s = s[:i+1] }", g.expr(t.Elem()))

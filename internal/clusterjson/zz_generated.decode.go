@@ -366,11 +366,6 @@ func dec_Slice_string(d *Decoder, v *[]string) error {
 		return err
 	}
 	s := *v
-	if cap(s) == 0 {
-		if n := d.count(); n > 0 {
-			s = make([]string, 0, n)
-		}
-	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -1019,7 +1014,7 @@ func dec_apiv1beta1_JobManagerSpec(d *Decoder, v *apiv1beta1.JobManagerSpec) err
 				return InField(err, "memoryOffHeapRatio")
 			}
 		case "memoryOffHeapMin":
-			if err := dec_resource_Quantity(d, &v.MemoryOffHeapMin); err != nil {
+			if err := decQuantity(d, &v.MemoryOffHeapMin); err != nil {
 				return InField(err, "memoryOffHeapMin")
 			}
 		case "memoryProcessRatio":
@@ -1131,7 +1126,7 @@ func dec_apiv1beta1_TaskManagerSpec(d *Decoder, v *apiv1beta1.TaskManagerSpec) e
 				return InField(err, "memoryOffHeapRatio")
 			}
 		case "memoryOffHeapMin":
-			if err := dec_resource_Quantity(d, &v.MemoryOffHeapMin); err != nil {
+			if err := decQuantity(d, &v.MemoryOffHeapMin); err != nil {
 				return InField(err, "memoryOffHeapMin")
 			}
 		case "memoryProcessRatio":
@@ -1846,14 +1841,6 @@ func dec_corev1_ResourceRequirements(d *Decoder, v *corev1.ResourceRequirements)
 			return Unknown(name)
 		}
 	}
-}
-
-func dec_resource_Quantity(d *Decoder, v *resource.Quantity) error {
-	raw, err := d.Value()
-	if err != nil {
-		return err
-	}
-	return v.UnmarshalJSON(raw)
 }
 
 func dec_Slice_corev1_Volume(d *Decoder, v *[]corev1.Volume) error {
@@ -2656,7 +2643,7 @@ func dec_corev1_ResourceList(d *Decoder, v *corev1.ResourceList) error {
 		}
 		key := corev1.ResourceName(d.Key(name))
 		var e resource.Quantity
-		if err := dec_resource_Quantity(d, &e); err != nil {
+		if err := decQuantity(d, &e); err != nil {
 			return InField(err, string(key))
 		}
 		m[key] = e
@@ -4265,11 +4252,6 @@ func dec_Slice_int64(d *Decoder, v *[]int64) error {
 		return err
 	}
 	s := *v
-	if cap(s) == 0 {
-		if n := d.count(); n > 0 {
-			s = make([]int64, 0, n)
-		}
-	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -5709,11 +5691,6 @@ func dec_Slice_corev1_PersistentVolumeAccessMode(d *Decoder, v *[]corev1.Persist
 		return err
 	}
 	s := *v
-	if cap(s) == 0 {
-		if n := d.count(); n > 0 {
-			s = make([]corev1.PersistentVolumeAccessMode, 0, n)
-		}
-	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -6524,7 +6501,7 @@ func dec_corev1_ResourceFieldSelector(d *Decoder, v *corev1.ResourceFieldSelecto
 				return InField(err, "resource")
 			}
 		case "divisor":
-			if err := dec_resource_Quantity(d, &v.Divisor); err != nil {
+			if err := decQuantity(d, &v.Divisor); err != nil {
 				return InField(err, "divisor")
 			}
 		default:
@@ -6700,7 +6677,7 @@ func dec_Ptr_resource_Quantity(d *Decoder, v **resource.Quantity) error {
 	if *v == nil {
 		*v = new(resource.Quantity)
 	}
-	return dec_resource_Quantity(d, *v)
+	return decQuantity(d, *v)
 }
 
 func dec_Slice_corev1_KeyToPath(d *Decoder, v *[]corev1.KeyToPath) error {
@@ -8031,11 +8008,6 @@ func dec_Slice_int32(d *Decoder, v *[]int32) error {
 		return err
 	}
 	s := *v
-	if cap(s) == 0 {
-		if n := d.count(); n > 0 {
-			s = make([]int32, 0, n)
-		}
-	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
@@ -8085,11 +8057,6 @@ func dec_Slice_corev1_Capability(d *Decoder, v *[]corev1.Capability) error {
 		return err
 	}
 	s := *v
-	if cap(s) == 0 {
-		if n := d.count(); n > 0 {
-			s = make([]corev1.Capability, 0, n)
-		}
-	}
 	i := 0
 	for ; ; i++ {
 		if more, err := d.Element(i); !more {
