@@ -163,7 +163,7 @@ func (h *handler) admit(req *reviewRequest, objErr *errObject) *admissionv1.Admi
 		return resp
 	}
 	if len(v.Patch) > 0 {
-		patch, err := json.Marshal(v.Patch)
+		patch, err := encodePatch(v.Patch)
 		if err != nil {
 			// The operations hold values of the Go types, which always encode; fail closed
 			// all the same.
