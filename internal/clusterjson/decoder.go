@@ -191,9 +191,14 @@ func (d *Decoder) Null() (bool, error) {
 
 // Object starts reading an object: it returns true when one starts (then read its
 // members with Member), false for a null (consumed), and an error for anything else.
-func (d *Decoder) Object(goType string) (bool, error) {
+func (d *Decoder) Object(goType string) (bool, error) { return d.open('{', goType) }
+
+// Array starts reading an array, as Object an object.
+func (d *Decoder) Array(goType string) (bool, error) { return d.open('[', goType) }
+
+func (d *Decoder) open(bracket byte, goType string) (bool, error) {
 	switch d.Peek() {
-	case '{':
+	case bracket:
 		d.pos++
 		d.depth++
 		if d.depth > maxDepth {
@@ -206,6 +211,14 @@ func (d *Decoder) Object(goType string) (bool, error) {
 		return false, d.eof()
 	}
 	return false, d.typeError(goType)
+}
+
+// unexpected is the error of the byte c where the syntax wants what.
+func (d *Decoder) unexpected(c byte, what string) error {
+	if c == 0 {
+		return d.eof()
+	}
+	return d.syntax("want %s", what)
 }
 
 // Member reads the name of the next member of the object being read, and the colon after
@@ -220,50 +233,23 @@ func (d *Decoder) Member(i int) (name []byte, more bool, err error) {
 	}
 	if i > 0 {
 		if c != ',' {
-			if c == 0 {
-				return nil, false, d.eof()
-			}
-			return nil, false, d.syntax("want , or } after an object member")
+			return nil, false, d.unexpected(c, ", or } after an object member")
 		}
 		d.pos++
 		c = d.Peek()
 	}
 	if c != '"' {
-		if c == 0 {
-			return nil, false, d.eof()
-		}
-		return nil, false, d.syntax("want a member name")
+		return nil, false, d.unexpected(c, "a member name")
 	}
 	name, _, err = d.str()
 	if err != nil {
 		return nil, false, err
 	}
 	if c := d.Peek(); c != ':' {
-		if c == 0 {
-			return nil, false, d.eof()
-		}
-		return nil, false, d.syntax("want : after a member name")
+		return nil, false, d.unexpected(c, ": after a member name")
 	}
 	d.pos++
 	return name, true, nil
-}
-
-// Array starts reading an array, as Object an object.
-func (d *Decoder) Array(goType string) (bool, error) {
-	switch d.Peek() {
-	case '[':
-		d.pos++
-		d.depth++
-		if d.depth > maxDepth {
-			return false, d.syntax("exceeded max depth")
-		}
-		return true, nil
-	case 'n':
-		return false, d.literal("null")
-	case 0:
-		return false, d.eof()
-	}
-	return false, d.typeError(goType)
 }
 
 // Element moves to the next element of the array being read; i is the number of elements
@@ -277,17 +263,11 @@ func (d *Decoder) Element(i int) (bool, error) {
 	}
 	if i > 0 {
 		if c != ',' {
-			if c == 0 {
-				return false, d.eof()
-			}
-			return false, d.syntax("want , or ] after an array element")
+			return false, d.unexpected(c, ", or ] after an array element")
 		}
 		d.pos++
 		if c := d.Peek(); c == ']' || c == 0 {
-			if c == 0 {
-				return false, d.eof()
-			}
-			return false, d.syntax("want a value after ,")
+			return false, d.unexpected(c, "a value after ,")
 		}
 	}
 	return true, nil
