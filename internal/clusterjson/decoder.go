@@ -348,7 +348,9 @@ func (d *Decoder) count() int {
 			depth--
 		case ',':
 			if depth == 0 {
-				n++
+				if n++; n+1 >= maxPresize {
+					return maxPresize
+				}
 			}
 		default:
 			nonEmpty = true
