@@ -143,7 +143,8 @@ func TestDecodeOldLikeReference(t *testing.T) {
 	}
 }
 
-// FuzzDecodeOld is the differential test of decodeOld: whatever the two objects of an
+// FuzzDecodeOld is the differential test of the old object's decoding, which takes the spec
+// members written as in the new object from it (clusterjson.Sharer): whatever the two objects of an
 // UPDATE, the old one decodes exactly as the reference decoder decodes it alone.
 func FuzzDecodeOld(f *testing.F) {
 	for _, objs := range benchObjects(f) {

@@ -27,6 +27,10 @@ type Sharer struct {
 	seen, taken []bool
 	// used is set once a value has been recorded; poisoned when a second one was.
 	used, poisoned bool
+	// The room for spans, seen and taken of a struct of up to 32 members, so that a Sharer
+	// that is part of a larger value costs no allocation of its own.
+	spanRoom       [32]span
+	seenRoom, took [32]bool
 }
 
 type span struct{ start, end int }
@@ -53,11 +57,14 @@ func (sh *Sharer) begin(d *Decoder, n int) {
 		return
 	}
 	sh.used, sh.src = true, d.buf
-	sh.spans = make([]span, n)
+	if n <= len(sh.spanRoom) {
+		sh.spans, sh.seen, sh.taken = sh.spanRoom[:n], sh.seenRoom[:n], sh.took[:n]
+	} else {
+		sh.spans, sh.seen, sh.taken = make([]span, n), make([]bool, n), make([]bool, n)
+	}
 	for i := range sh.spans {
 		sh.spans[i] = span{-1, -1}
 	}
-	sh.seen, sh.taken = make([]bool, n), make([]bool, n)
 }
 
 // put records that member field was written in buf[start:end].
