@@ -143,9 +143,10 @@ func TestDecodeOldLikeReference(t *testing.T) {
 	}
 }
 
-// FuzzDecodeOld is the differential test of the old object's decoding, which takes the spec
-// members written as in the new object from it (clusterjson.Sharer): whatever the two objects of an
-// UPDATE, the old one decodes exactly as the reference decoder decodes it alone.
+// FuzzDecodeOld is the differential test of the old object's decoding, which takes from
+// the new object the spec members written the same way (clusterjson.Sharer): whatever the
+// two objects of an UPDATE, the old one decodes exactly as the reference decoder decodes
+// it alone, and the new one is left as it was.
 func FuzzDecodeOld(f *testing.F) {
 	for _, objs := range benchObjects(f) {
 		if objs[1] != nil {
