@@ -138,7 +138,6 @@ var hooks = map[reflect.Type]string{
 // basic is the Decoder method for a basic kind.
 var basic = map[reflect.Kind]string{
 	reflect.String: "String", reflect.Bool: "Bool", reflect.Int32: "Int32", reflect.Int64: "Int64",
-	reflect.Int: "Int", reflect.Uint32: "Uint32", reflect.Uint64: "Uint64", reflect.Float64: "Float64",
 }
 
 // hasUnmarshaler says whether t decodes itself.

@@ -155,9 +155,6 @@ func (d *Decoder) Peek() byte {
 // Offset is the position of the decoder in the input.
 func (d *Decoder) Offset() int { return d.pos }
 
-// Input returns the input.
-func (d *Decoder) Input() []byte { return d.buf }
-
 // Seek moves the decoder to offset, a position it has been at.
 func (d *Decoder) Seek(offset int) { d.pos = offset }
 
@@ -590,48 +587,49 @@ func (d *Decoder) number() ([]byte, error) {
 }
 
 // integer reads an integer in [min, max]; ok is false for a null (consumed).
-func (d *Decoder) integer(goType string, min int64, max uint64) (n int64, u uint64, ok bool, err error) {
+func (d *Decoder) integer(goType string, min int64, max uint64) (n int64, ok bool, err error) {
 	switch c := d.Peek(); {
 	case c == 'n':
-		return 0, 0, false, d.literal("null")
+		return 0, false, d.literal("null")
 	case c == 0:
-		return 0, 0, false, d.eof()
+		return 0, false, d.eof()
 	case c != '-' && (c < '0' || c > '9'):
-		return 0, 0, false, d.typeError(goType)
+		return 0, false, d.typeError(goType)
 	}
 	num, err := d.number()
 	if err != nil {
-		return 0, 0, false, err
+		return 0, false, err
 	}
 	neg := num[0] == '-'
+	var u uint64
 	digits := num
 	if neg {
 		digits = num[1:]
 	}
 	for _, c := range digits {
 		if c < '0' || c > '9' {
-			return 0, 0, false, fmt.Errorf("cannot unmarshal number %s into a Go value of type %s", num, goType)
+			return 0, false, fmt.Errorf("cannot unmarshal number %s into a Go value of type %s", num, goType)
 		}
 		if u > (math.MaxUint64-9)/10 {
-			return 0, 0, false, fmt.Errorf("number %s overflows %s", num, goType)
+			return 0, false, fmt.Errorf("number %s overflows %s", num, goType)
 		}
 		u = u*10 + uint64(c-'0')
 	}
 	if neg {
 		if u > uint64(-min) {
-			return 0, 0, false, fmt.Errorf("number %s overflows %s", num, goType)
+			return 0, false, fmt.Errorf("number %s overflows %s", num, goType)
 		}
-		return -int64(u), 0, true, nil
+		return -int64(u), true, nil
 	}
 	if u > max {
-		return 0, 0, false, fmt.Errorf("number %s overflows %s", num, goType)
+		return 0, false, fmt.Errorf("number %s overflows %s", num, goType)
 	}
-	return int64(u), u, true, nil
+	return int64(u), true, nil
 }
 
 // Int32 decodes an integer into v; a null keeps v.
 func (d *Decoder) Int32(v *int32) error {
-	n, _, ok, err := d.integer("int32", math.MinInt32, math.MaxInt32)
+	n, ok, err := d.integer("int32", math.MinInt32, math.MaxInt32)
 	if ok {
 		*v = int32(n)
 	}
@@ -640,60 +638,11 @@ func (d *Decoder) Int32(v *int32) error {
 
 // Int64 decodes an integer into v; a null keeps v.
 func (d *Decoder) Int64(v *int64) error {
-	n, _, ok, err := d.integer("int64", math.MinInt64, math.MaxInt64)
+	n, ok, err := d.integer("int64", math.MinInt64, math.MaxInt64)
 	if ok {
 		*v = n
 	}
 	return err
-}
-
-// Int decodes an integer into v; a null keeps v.
-func (d *Decoder) Int(v *int) error {
-	n, _, ok, err := d.integer("int", math.MinInt, math.MaxInt)
-	if ok {
-		*v = int(n)
-	}
-	return err
-}
-
-// Uint32 decodes an unsigned integer into v; a null keeps v.
-func (d *Decoder) Uint32(v *uint32) error {
-	_, u, ok, err := d.integer("uint32", 0, math.MaxUint32)
-	if ok {
-		*v = uint32(u)
-	}
-	return err
-}
-
-// Uint64 decodes an unsigned integer into v; a null keeps v.
-func (d *Decoder) Uint64(v *uint64) error {
-	_, u, ok, err := d.integer("uint64", 0, math.MaxUint64)
-	if ok {
-		*v = u
-	}
-	return err
-}
-
-// Float64 decodes a number into v; a null keeps v.
-func (d *Decoder) Float64(v *float64) error {
-	switch c := d.Peek(); {
-	case c == 'n':
-		return d.literal("null")
-	case c == 0:
-		return d.eof()
-	case c != '-' && (c < '0' || c > '9'):
-		return d.typeError("float64")
-	}
-	num, err := d.number()
-	if err != nil {
-		return err
-	}
-	f, err := strconv.ParseFloat(string(num), 64)
-	if err != nil {
-		return fmt.Errorf("cannot unmarshal number %s into a Go value of type float64", num)
-	}
-	*v = f
-	return nil
 }
 
 // Value reads any value and returns it as written (for a type with its own UnmarshalJSON).
