@@ -3,7 +3,7 @@
 //
 // The handlers only decode, call pipeline.Admit (the policy's defaulting or validation),
 // and encode. Each review body is read once, with its objects decoded straight into the Go
-// type by a decoder that keeps the API server's JSON semantics (see decodeOptions). The
+// type by a decoder that keeps the API server's JSON semantics (package clusterjson). The
 // CRD's CEL rules are not evaluated here: the API server runs them before it calls any
 // validating webhook, and the policy mirrors each of them (the parity table proves it).
 //

@@ -72,7 +72,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, maxRequestBytes))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	body, err := readBody(w, r)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			h.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, maxRequestBytes))
@@ -102,6 +102,31 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out.allowed = resp.Allowed
 	resp.UID = req.UID
 	h.write(w, http.StatusOK, gvk, resp)
+}
+
+// readBody reads the request body, at most maxRequestBytes, into a buffer of the announced
+// length (the API server announces it), so that reading it does not grow the buffer
+// several times. The body is the request's alone: the decoded review shares its memory.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, maxRequestBytes)
+	if r.ContentLength <= 0 {
+		return io.ReadAll(body)
+	}
+	// One byte more than announced, so that the end is seen without growing the buffer.
+	buf := make([]byte, 0, r.ContentLength+1)
+	for {
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return buf, err
+		case len(buf) == cap(buf):
+			// A body longer than announced.
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
 }
 
 // admit answers a decoded review.
@@ -138,7 +163,7 @@ func (h *handler) admit(req *reviewRequest, objErr *errObject) *admissionv1.Admi
 		return resp
 	}
 	if len(v.Patch) > 0 {
-		patch, err := json.Marshal(v.Patch)
+		patch, err := encodePatch(v.Patch)
 		if err != nil {
 			// The operations hold values of the Go types, which always encode; fail closed
 			// all the same.

@@ -136,8 +136,15 @@ func (wm *webhookMetrics) denial(rule string) {
 // operationLabel maps an admission operation to a bounded label value.
 func operationLabel(op admissionv1.Operation) string {
 	switch op {
-	case admissionv1.Create, admissionv1.Update, admissionv1.Delete, admissionv1.Connect:
-		return string(op)
+	// The constants, not op: op shares the memory of a request body (see decodeReview).
+	case admissionv1.Create:
+		return string(admissionv1.Create)
+	case admissionv1.Update:
+		return string(admissionv1.Update)
+	case admissionv1.Delete:
+		return string(admissionv1.Delete)
+	case admissionv1.Connect:
+		return string(admissionv1.Connect)
 	case "":
 		return operationNone
 	default:

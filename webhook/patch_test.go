@@ -86,6 +86,9 @@ func checkDefaultingPatch(t *testing.T, raw []byte) {
 	if !equality.Semantic.DeepEqual(before, fc) && len(ops) == 0 {
 		t.Fatal("defaulting changed the object but the patch is empty")
 	}
+	if enc, err := encodePatch(ops); len(ops) > 0 && (err != nil || string(enc) != string(mustJSON(ops))) {
+		t.Fatalf("encodePatch gives %s (%v), json.Marshal %s", enc, err, mustJSON(ops))
+	}
 	patched := applyOps(t, raw, mustJSON(ops))
 	got, err := decodeCluster(patched)
 	if err != nil {

@@ -1,15 +1,9 @@
 package webhook
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionv1beta1 "k8s.io/api/admission/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/internal/clusterjson"
 )
 
 var (
@@ -33,69 +28,44 @@ var (
 // reviewKind is the kind of an admission review body.
 const reviewKind = "AdmissionReview"
 
-// decodeOptions are the API server's JSON semantics (those of sigs.k8s.io/json, which it
-// decodes with), in the decoder this package uses, which is several times faster than
-// encoding/json: field names are case-sensitive (the decoder's default), the last of
-// duplicate names wins and merges into the earlier value as encoding/json does (a later
-// null keeps it), and invalid UTF-8 is replaced rather than refused. Integers out of their
-// type's range, and numbers with a fraction for an integer, are errors in both. The
-// differential fuzz test FuzzDecodeCluster holds the two decoders to the same results.
-var decodeOptions = json.JoinOptions(
-	jsontext.AllowDuplicateNames(true),
-	jsontext.AllowInvalidUTF8(true),
-	jsonv1.MergeWithLegacySemantics(true),
-)
-
-// strictOptions add to decodeOptions the refusal of unknown fields, for the objects: the
-// API server has already pruned unknown fields from a FlinkCluster (its schema is
-// generated from the same Go types), so a field the types do not know means the object is
-// not what this webhook understands. Judging it would be guessing, and a patch computed
-// from it would delete the field.
-var strictOptions = json.JoinOptions(decodeOptions, json.RejectUnknownMembers(true))
-
 // review is an AdmissionReview (v1 or v1beta1, which have the same shape) as the handlers
-// read it: in one pass over the body, with the objects decoded straight into the Go type.
-// Members the handlers do not read (userInfo, options, ...) are skipped, not stored.
+// read it: in one pass over the body, with the objects decoded straight into the Go type
+// by package clusterjson, which keeps the API server's JSON semantics (case-sensitive
+// names, the last of duplicate names wins, numbers out of range refused). Members the
+// handlers do not read (userInfo, options, ...) are checked for syntax and skipped.
 type review struct {
-	APIVersion string         `json:"apiVersion"`
-	Kind       string         `json:"kind"`
-	Request    *reviewRequest `json:"request"`
+	APIVersion string
+	Kind       string
+	Request    *reviewRequest
 }
 
 // reviewRequest is the part of an AdmissionRequest the handlers read.
 type reviewRequest struct {
-	UID         types.UID                   `json:"uid"`
-	Kind        metav1.GroupVersionKind     `json:"kind"`
-	Resource    metav1.GroupVersionResource `json:"resource"`
-	SubResource string                      `json:"subResource"`
-	Name        string                      `json:"name"`
-	Namespace   string                      `json:"namespace"`
-	Operation   admissionv1.Operation       `json:"operation"`
-	DryRun      *bool                       `json:"dryRun"`
-	Object      object                      `json:"object"`
-	OldObject   object                      `json:"oldObject"`
+	UID         types.UID
+	Kind        metav1.GroupVersionKind
+	Resource    metav1.GroupVersionResource
+	SubResource string
+	Name        string
+	Namespace   string
+	Operation   admissionv1.Operation
+	DryRun      *bool
+	Object      object
+	OldObject   object
 }
 
-// object is an object of a review. It decodes itself as a FlinkCluster, strictly; when
-// that fails, the error is kept (the review is still answered, as a denial that says why)
-// and the rest of the body is not read.
+// object is an object of a review, decoded as a FlinkCluster, strictly: the API server
+// has already pruned unknown fields from a FlinkCluster (its schema is generated from the
+// same Go types), so a field the types do not know means the object is not what this
+// webhook understands. Judging it would be guessing, and a patch computed from it would
+// delete the field.
 type object struct {
 	// present is set for an object that is not absent or null.
 	present bool
 	fc      *v1beta1.FlinkCluster
-	// skip makes the object only checked for presence, not decoded (the mutating webhook
-	// has no use for the old object).
-	skip bool
-	// raw is the object's JSON, a part of body.
-	raw []byte
-	// body is the review body being decoded.
-	body []byte
-	// pair is, for the old object, the new one: what decodeOld shares members with.
-	pair *object
 }
 
 // errObject marks an object that is well-formed JSON but not a FlinkCluster; it stops the
-// decoding of the review there.
+// decoding of the review there (the review is still answered, as a denial that says why).
 type errObject struct {
 	old bool
 	err error
@@ -103,64 +73,6 @@ type errObject struct {
 
 func (e *errObject) Error() string { return e.err.Error() }
 func (e *errObject) Unwrap() error { return e.err }
-
-// UnmarshalJSONFrom implements json.UnmarshalerFrom.
-func (o *object) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() == 'n' {
-		_, err := dec.ReadToken()
-		o.present, o.fc = false, nil
-		return err
-	}
-	o.present = true
-	if o.skip {
-		return dec.SkipValue()
-	}
-	start := dec.InputOffset()
-	if o.pair != nil && o.pair.fc != nil && o.pair.raw != nil {
-		fc, err := decodeOld(dec, o.body, o.pair.raw, o.pair.fc)
-		if err != nil {
-			var objErr *errObject
-			if errors.As(err, &objErr) {
-				return err
-			}
-			var syntax *jsontext.SyntacticError
-			if errors.As(err, &syntax) {
-				return err
-			}
-			return &errObject{err: err}
-		}
-		o.fc = fc
-		return nil
-	}
-	fc := &v1beta1.FlinkCluster{}
-	base := dec.StackPointer()
-	if err := json.UnmarshalDecode(dec, fc, strictOptions); err != nil {
-		var syntax *jsontext.SyntacticError
-		if errors.As(err, &syntax) {
-			return err
-		}
-		return &errObject{err: objectError(err, base)}
-	}
-	if err := checkTypeMeta(fc); err != nil {
-		return &errObject{err: err}
-	}
-	o.fc = fc
-	if o.body != nil {
-		o.raw = bytes.TrimLeft(o.body[start:dec.InputOffset()], " \t\r\n:")
-	}
-	return nil
-}
-
-// objectError words a decoding error of an object at base for a message: an unknown
-// field is named by its path in the object, as the API server names it.
-func objectError(err error, base jsontext.Pointer) error {
-	var sem *json.SemanticError
-	if !errors.As(err, &sem) || !errors.Is(sem.Err, json.ErrUnknownName) {
-		return err
-	}
-	rel := jsontext.Pointer(strings.TrimPrefix(string(sem.JSONPointer), string(base)))
-	return fmt.Errorf("unknown field %q", strings.Join(slices.Collect(rel.Tokens()), "."))
-}
 
 // checkTypeMeta refuses an object of another kind or version.
 func checkTypeMeta(fc *v1beta1.FlinkCluster) error {
@@ -171,11 +83,11 @@ func checkTypeMeta(fc *v1beta1.FlinkCluster) error {
 }
 
 // decodeCluster decodes raw, one object, into a FlinkCluster the way the handlers decode
-// the objects of a review: strictly, with the API server's JSON semantics.
+// the objects of a review.
 func decodeCluster(raw []byte) (*v1beta1.FlinkCluster, error) {
 	fc := &v1beta1.FlinkCluster{}
-	if err := json.Unmarshal(raw, fc, strictOptions); err != nil {
-		return nil, objectError(err, "")
+	if err := clusterjson.Unmarshal(raw, fc); err != nil {
+		return nil, err
 	}
 	if err := checkTypeMeta(fc); err != nil {
 		return nil, err
@@ -183,21 +95,32 @@ func decodeCluster(raw []byte) (*v1beta1.FlinkCluster, error) {
 	return fc, nil
 }
 
+// reviewDecoder decodes one review body.
+type reviewDecoder struct {
+	d *clusterjson.Decoder
+	// skipOld makes the old object only checked for presence, not decoded (the mutating
+	// webhook has no use for it).
+	skipOld bool
+	// spec records the new object's spec members, which the old object's share when
+	// written the same way (see clusterjson.Sharer). Only the validating webhook decodes
+	// the old object, and it never modifies the objects, so sharing is safe.
+	spec clusterjson.Sharer
+}
+
 // decodeReview decodes an AdmissionReview body. It returns the review's kind (for the
 // answer, which must be of the same version), the review, and, when an object is not a
 // FlinkCluster, that error (the review is decoded up to the object). Any other error means
-// the body is not an AdmissionReview.
+// the body is not an AdmissionReview. The decoded strings share body's memory: the caller
+// must not modify body.
 func decodeReview(body []byte, skipOld bool) (schema.GroupVersionKind, *review, *errObject, error) {
-	rv := &review{Request: &reviewRequest{OldObject: object{skip: skipOld}}}
-	if !skipOld {
-		// The validating webhook decodes the old object sharing what it has in common
-		// with the new one (see decodeOld).
-		rv.Request.Object.body = body
-		rv.Request.OldObject.body, rv.Request.OldObject.pair = body, &rv.Request.Object
+	rd := &reviewDecoder{d: clusterjson.NewDecoder(body, true), skipOld: skipOld}
+	rv := &review{Request: &reviewRequest{}}
+	err := rd.review(rv)
+	if err == nil {
+		err = rd.d.End()
 	}
-	err := json.Unmarshal(body, rv, decodeOptions)
-	var objErr *errObject
-	if err != nil && !errors.As(err, &objErr) {
+	objErr, isObjErr := errors.AsType[*errObject](err)
+	if err != nil && !isObjErr {
 		return schema.GroupVersionKind{}, nil, nil, err
 	}
 	if objErr != nil {
@@ -209,13 +132,162 @@ func decodeReview(body []byte, skipOld bool) (schema.GroupVersionKind, *review, 
 	if err != nil {
 		return schema.GroupVersionKind{}, nil, nil, err
 	}
-	if r := rv.Request; r != nil && r.UID == "" && r.Kind == (metav1.GroupVersionKind{}) && r.Resource == (metav1.GroupVersionResource{}) &&
+	if r := rv.Request; r.UID == "" && r.Kind == (metav1.GroupVersionKind{}) && r.Resource == (metav1.GroupVersionResource{}) &&
 		r.SubResource == "" && r.Name == "" && r.Namespace == "" && r.Operation == "" && r.DryRun == nil &&
 		!r.Object.present && !r.OldObject.present {
 		// "request": null, or no request member at all.
 		rv.Request = nil
 	}
 	return gvk, rv, objErr, nil
+}
+
+// review decodes the review's members, as encoding/json would into its Go type (a null
+// keeps a value, a duplicate merges), skipping those the handlers do not read.
+func (rd *reviewDecoder) review(rv *review) error {
+	d := rd.d
+	if ok, err := d.Object("AdmissionReview"); !ok {
+		return err
+	}
+	for i := 0; ; i++ {
+		name, more, err := d.Member(i)
+		if !more {
+			return err
+		}
+		switch string(name) {
+		case "apiVersion":
+			err = d.String(&rv.APIVersion)
+		case "kind":
+			err = d.String(&rv.Kind)
+		case "request":
+			err = rd.request(rv.Request)
+		default:
+			err = d.SkipValue()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (rd *reviewDecoder) request(r *reviewRequest) error {
+	d := rd.d
+	if ok, err := d.Object("AdmissionRequest"); !ok {
+		return err
+	}
+	for i := 0; ; i++ {
+		name, more, err := d.Member(i)
+		if !more {
+			return err
+		}
+		switch string(name) {
+		case "uid":
+			err = d.String((*string)(&r.UID))
+		case "kind":
+			err = rd.triple(&r.Kind.Group, &r.Kind.Version, "kind", &r.Kind.Kind)
+		case "resource":
+			err = rd.triple(&r.Resource.Group, &r.Resource.Version, "resource", &r.Resource.Resource)
+		case "subResource":
+			err = d.String(&r.SubResource)
+		case "name":
+			err = d.String(&r.Name)
+		case "namespace":
+			err = d.String(&r.Namespace)
+		case "operation":
+			err = d.String((*string)(&r.Operation))
+		case "dryRun":
+			var null bool
+			if null, err = d.Null(); null {
+				r.DryRun = nil
+			} else if err == nil {
+				if r.DryRun == nil {
+					r.DryRun = new(bool)
+				}
+				err = d.Bool(r.DryRun)
+			}
+		case "object":
+			err = rd.object(&r.Object, nil)
+		case "oldObject":
+			err = rd.object(&r.OldObject, &r.Object)
+		default:
+			err = d.SkipValue()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// object decodes an object of the review; pair is, for the old object, the new one, whose
+// spec members it shares when written the same way.
+func (rd *reviewDecoder) object(o *object, pair *object) error {
+	d := rd.d
+	null, err := d.Null()
+	if err != nil {
+		return err
+	}
+	o.present, o.fc = !null, nil
+	if null {
+		return nil
+	}
+	if pair != nil && rd.skipOld {
+		return d.SkipValue()
+	}
+	start := d.Offset()
+	switch {
+	case pair == nil && !rd.skipOld:
+		d.Record(&rd.spec)
+	case pair != nil && pair.fc != nil:
+		d.Share(&rd.spec, &pair.fc.Spec)
+	}
+	fc := &v1beta1.FlinkCluster{}
+	err = clusterjson.FlinkCluster(d, fc)
+	if errors.Is(err, clusterjson.ErrShareAgain) {
+		// A member taken from the new object appears twice: decode it all again.
+		d.Seek(start)
+		d.Plain()
+		fc = &v1beta1.FlinkCluster{}
+		err = clusterjson.FlinkCluster(d, fc)
+	}
+	d.Plain()
+	if err != nil {
+		if _, ok := errors.AsType[*clusterjson.SyntaxError](err); ok {
+			return err
+		}
+		return &errObject{err: err}
+	}
+	if err := checkTypeMeta(fc); err != nil {
+		return &errObject{err: err}
+	}
+	o.fc = fc
+	return nil
+}
+
+// triple decodes a GroupVersionKind or GroupVersionResource: group, version and the member
+// third.
+func (rd *reviewDecoder) triple(group, version *string, third string, value *string) error {
+	d := rd.d
+	if ok, err := d.Object("metav1.GroupVersionKind"); !ok {
+		return err
+	}
+	for i := 0; ; i++ {
+		name, more, err := d.Member(i)
+		if !more {
+			return err
+		}
+		switch string(name) {
+		case "group":
+			err = d.String(group)
+		case "version":
+			err = d.String(version)
+		case third:
+			err = d.String(value)
+		default:
+			err = d.SkipValue()
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // reviewGVK returns the kind of the review, refusing anything but an AdmissionReview of

@@ -1,0 +1,55 @@
+package webhook
+
+import (
+	"encoding/json"
+
+	"gomodules.xyz/jsonpatch/v2"
+)
+
+// encodePatch encodes a JSON patch as json.Marshal does. json.Marshal calls each
+// operation's MarshalJSON, which encodes the operation with encoding/json, and then
+// re-reads that output to check and compact it: a tenth of a typical mutating review. Here
+// the operations are written into one buffer, and only their values go through
+// encoding/json.
+func encodePatch(ops []jsonpatch.JsonPatchOperation) ([]byte, error) {
+	b := make([]byte, 0, 2+128*len(ops))
+	b = append(b, '[')
+	for i := range ops {
+		op := &ops[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"op":`...)
+		b = appendJSONString(b, op.Operation)
+		b = append(b, `,"path":`...)
+		b = appendJSONString(b, op.Path)
+		switch {
+		case op.Value != nil:
+			v, err := json.Marshal(op.Value)
+			if err != nil {
+				return nil, err
+			}
+			b = append(append(b, `,"value":`...), v...)
+		case op.Operation == "add" || op.Operation == "replace":
+			// As MarshalJSON: these operations carry a value, null if none.
+			b = append(b, `,"value":null`...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
+}
+
+// appendJSONString appends s as encoding/json encodes it: plain printable ASCII as is,
+// anything that it escapes (quotes, backslashes, control characters, HTML characters,
+// non-ASCII) through encoding/json itself.
+func appendJSONString(b []byte, s string) []byte {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
