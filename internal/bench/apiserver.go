@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -108,6 +111,19 @@ type APIServerOptions struct {
 	RepoRoot string
 	// Progress receives what the run is doing.
 	Progress io.Writer
+	// MetricsDir, when set, receives the API server's and the webhook server's /metrics
+	// after each scenario (apiserver-metrics-<scenario>.txt, serve-metrics-<scenario>.txt),
+	// to see where the time of a write goes.
+	MetricsDir string
+	// ServeMetrics reads the webhook server's /metrics (ServeProcess.Metrics).
+	ServeMetrics func(ctx context.Context) ([]byte, error)
+	// ProfileSeconds, when positive, records CPU profiles of that length at the start of
+	// the measured writes of (b) and (c) into MetricsDir: the API server's
+	// (apiserver-cpu-<scenario>.pprof) and, with ServeProfile, the webhook server's
+	// (serve-cpu-c.pprof).
+	ProfileSeconds int
+	// ServeProfile reads one of the webhook server's profiles (ServeProcess.Profile).
+	ServeProfile func(ctx context.Context, name string) ([]byte, error)
 	// Counter reads the webhook server's request counters (ServeProcess.Counter), to see that
 	// the API server calls both webhooks before (c) is measured.
 	Counter func(ctx context.Context, name string, labels map[string]string) (float64, error)
@@ -155,7 +171,36 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 	res := &APIServerResult{Objects: o.Objects}
 	measure := func(s string) error {
 		fmt.Fprintf(progress, "api server (%s) %s: %d creates then %d updates\n", s, ScenarioDescriptions[s], o.Objects, o.Objects)
+		var profiles sync.WaitGroup
+		profileErrs := make(chan error, 2)
+		profile := func(file string, get func(context.Context) ([]byte, error)) {
+			profiles.Go(func() {
+				raw, err := get(ctx)
+				if err == nil {
+					err = os.WriteFile(filepath.Join(o.MetricsDir, file), raw, 0o644)
+				}
+				if err != nil {
+					profileErrs <- fmt.Errorf("profiling: %s: %w", file, err)
+				}
+			})
+		}
+		if o.ProfileSeconds > 0 && o.MetricsDir != "" && s != ScenarioPlain {
+			secs := strconv.Itoa(o.ProfileSeconds)
+			profile("apiserver-cpu-"+s+".pprof", func(ctx context.Context) ([]byte, error) {
+				return cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", secs).DoRaw(ctx)
+			})
+			if s == ScenarioWebhooks && o.ServeProfile != nil {
+				profile("serve-cpu-"+s+".pprof", func(ctx context.Context) ([]byte, error) {
+					return o.ServeProfile(ctx, "profile?seconds="+secs)
+				})
+			}
+		}
 		ops, err := createThenUpdate(ctx, c, scenarioNamespace(s), o.Objects, o.Warmup)
+		profiles.Wait()
+		close(profileErrs)
+		for perr := range profileErrs {
+			fmt.Fprintln(progress, perr)
+		}
 		if err != nil {
 			return fmt.Errorf("scenario (%s) %s: %w", s, ScenarioDescriptions[s], err)
 		}
@@ -164,6 +209,23 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 			fmt.Fprintf(progress, "  %s: p50 %.2f ms, p99 %.2f ms\n", ops[i].Operation, ops[i].P50Ms, ops[i].P99Ms)
 		}
 		res.Ops = append(res.Ops, ops...)
+		if o.MetricsDir != "" {
+			raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+			if err != nil {
+				return fmt.Errorf("reading the API server's metrics: %w", err)
+			}
+			if err := os.WriteFile(filepath.Join(o.MetricsDir, "apiserver-metrics-"+s+".txt"), raw, 0o644); err != nil {
+				return err
+			}
+			if o.ServeMetrics != nil {
+				if raw, err = o.ServeMetrics(ctx); err != nil {
+					return fmt.Errorf("reading the webhook server's metrics: %w", err)
+				}
+				if err := os.WriteFile(filepath.Join(o.MetricsDir, "serve-metrics-"+s+".txt"), raw, 0o644); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	}
 

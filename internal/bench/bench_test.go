@@ -381,3 +381,22 @@ func TestMarkdownIsOneTableWithRatiosAndReferences(t *testing.T) {
 	assert.Contains(t, text, "| — | not measured | controller memory: timed out |")
 	assert.Contains(t, text, "measured elsewhere")
 }
+
+func TestConfigFromEnvSelectsSectionsAndProfiles(t *testing.T) {
+	t.Setenv("BENCH_ONLY", "https, apiserver")
+	t.Setenv("BENCH_PROFILE", "7")
+	c := ConfigFromEnv(t.TempDir())
+	assert.True(t, c.runs(SectionHTTPS))
+	assert.True(t, c.runs(SectionAPIServer))
+	assert.False(t, c.runs(SectionInProcess), "a section not named is skipped")
+	assert.False(t, c.runs(SectionController))
+	assert.Equal(t, 7, c.ProfileSeconds)
+
+	t.Setenv("BENCH_ONLY", "")
+	t.Setenv("BENCH_PROFILE", "")
+	c = ConfigFromEnv(t.TempDir())
+	for _, s := range []string{SectionCEL, SectionInProcess, SectionHTTPS, SectionAPIServer, SectionController} {
+		assert.True(t, c.runs(s), "every section runs by default: %s", s)
+	}
+	assert.Zero(t, c.ProfileSeconds)
+}
