@@ -215,12 +215,12 @@ func (c Config) runServer(ctx context.Context, r *Report, fail func(string, erro
 		}
 	}()
 	memory := func(p *ServeProcess, when, note, ref string) {
-		rss, peak, err := ReadMemory(p.Pid())
+		m, err := ReadMemory(p.Pid())
 		if err != nil {
 			fail("memory "+when, err)
 			return
 		}
-		r.Memory = append(r.Memory, Memory{When: when, RSSKiB: rss, PeakKiB: peak, Note: note, Reference: ref})
+		r.Memory = append(r.Memory, Memory{When: when, RSSKiB: m.RSS, PeakKiB: m.Peak, AnonKiB: m.Anon, FileKiB: m.File, Note: note, Reference: ref})
 	}
 	memory(srv, "controller off, idle", "", "")
 
@@ -341,11 +341,11 @@ func (c Config) controllerMemory(ctx context.Context, r *Report, cfg *rest.Confi
 	if waitErr != nil {
 		note += fmt.Sprintf(" (fewer reconciles than clusters after %s)", c.ControllerWait)
 	}
-	rss, peak, err := ReadMemory(srv.Pid())
+	m, err := ReadMemory(srv.Pid())
 	if err != nil {
 		return err
 	}
-	r.Memory = append(r.Memory, Memory{When: "controller on, watching the clusters", RSSKiB: rss, PeakKiB: peak, Note: note})
+	r.Memory = append(r.Memory, Memory{When: "controller on, watching the clusters", RSSKiB: m.RSS, PeakKiB: m.Peak, AnonKiB: m.Anon, FileKiB: m.File, Note: note})
 	return srv.Stop()
 }
 

@@ -274,11 +274,14 @@ func TestReadCELCostsSumsEveryRuleLargestFirst(t *testing.T) {
 }
 
 func TestReadMemoryOfThisProcess(t *testing.T) {
-	rss, peak, err := ReadMemory(os.Getpid())
+	m, err := ReadMemory(os.Getpid())
 	require.NoError(t, err)
-	assert.Positive(t, rss)
-	assert.GreaterOrEqual(t, peak, rss)
-	_, _, err = ReadMemory(-1)
+	assert.Positive(t, m.RSS)
+	assert.GreaterOrEqual(t, m.Peak, m.RSS)
+	assert.Positive(t, m.Anon, "a Go process allocates memory")
+	assert.Positive(t, m.File, "its binary is mapped")
+	assert.LessOrEqual(t, m.Anon+m.File, m.RSS, "RssAnon and RssFile are parts of VmRSS (with RssShmem)")
+	_, err = ReadMemory(-1)
 	assert.Error(t, err)
 }
 

@@ -82,7 +82,10 @@ func (r *Report) Rows() []Row {
 		}
 	}
 	for _, m := range r.Memory {
-		row := Row{Section: 4, What: "RSS of serve, " + m.When, Figures: fmt.Sprintf("%.1f MiB (peak %.1f MiB)", float64(m.RSSKiB)/1024, float64(m.PeakKiB)/1024), Reference: m.Reference}
+		row := Row{Section: 4, What: "RSS of serve, " + m.When, Figures: fmt.Sprintf("%.1f MiB (peak %.1f MiB)", mib(m.RSSKiB), mib(m.PeakKiB)), Reference: m.Reference}
+		if m.AnonKiB+m.FileKiB > 0 {
+			row.Figures += fmt.Sprintf(": %.1f MiB allocated, %.1f MiB of the mapped binary", mib(m.AnonKiB), mib(m.FileKiB))
+		}
 		if m.Note != "" {
 			row.Figures += "; " + m.Note
 		}
@@ -108,6 +111,8 @@ func (r *Report) Rows() []Row {
 	}
 	return rows
 }
+
+func mib(kib uint64) float64 { return float64(kib) / 1024 }
 
 // httpsBase is the run at the lowest concurrency of the same review.
 func httpsBase(runs []HTTPSRun, review string) *HTTPSRun {
