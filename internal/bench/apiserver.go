@@ -237,11 +237,17 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 				return err
 			}
 			if o.ServeMetrics != nil {
-				if raw, err = o.ServeMetrics(ctx); err != nil {
+				served, err := o.ServeMetrics(ctx)
+				if err != nil {
 					return fmt.Errorf("reading the webhook server's metrics: %w", err)
 				}
-				if err := os.WriteFile(filepath.Join(o.MetricsDir, "serve-metrics-"+name+".txt"), raw, 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(o.MetricsDir, "serve-metrics-"+name+".txt"), served, 0o644); err != nil {
 					return err
+				}
+				if slices.Contains(scenarios, ScenarioWebhooks) {
+					if res.WebhookCalls, err = ReadWebhookCalls(raw, served, o.WebhookURL); err != nil {
+						fmt.Fprintf(progress, "  where the webhooks' time goes: %v\n", err)
+					}
 				}
 			}
 		}

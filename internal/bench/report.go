@@ -126,6 +126,8 @@ type APIServerResult struct {
 	Ops []APIServerOp `json:"ops"`
 	// Ratios compare scenario (c) with (a) and (b), per operation.
 	Ratios []Ratio `json:"ratios"`
+	// WebhookCalls says where the webhooks' time goes in (c), when the metrics were read.
+	WebhookCalls *WebhookCalls `json:"webhookCalls,omitempty"`
 }
 
 // APIServerOp is the latency of one operation in one scenario.
