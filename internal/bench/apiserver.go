@@ -211,6 +211,14 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 				})
 			}
 		}
+		var servedBefore []byte
+		if o.MetricsDir != "" && o.ServeMetrics != nil && slices.Contains(scenarios, ScenarioWebhooks) {
+			raw, err := o.ServeMetrics(ctx)
+			if err != nil {
+				return fmt.Errorf("reading the webhook server's metrics: %w", err)
+			}
+			servedBefore = raw
+		}
 		byNamespace, err := createThenUpdate(ctx, c, nss, o.Objects, o.Warmup)
 		profiles.Wait()
 		close(profileErrs)
@@ -245,7 +253,7 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 					return err
 				}
 				if slices.Contains(scenarios, ScenarioWebhooks) {
-					if res.WebhookCalls, err = ReadWebhookCalls(raw, served, o.WebhookURL); err != nil {
+					if res.WebhookCalls, err = ReadWebhookCalls(raw, servedBefore, served, o.WebhookURL); err != nil {
 						fmt.Fprintf(progress, "  where the webhooks' time goes: %v\n", err)
 					}
 				}

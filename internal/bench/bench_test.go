@@ -441,7 +441,12 @@ flink_admission_webhook_request_duration_seconds_bucket{webhook="validate",le="+
 flink_admission_webhook_request_duration_seconds_sum{webhook="validate"} 0.004
 flink_admission_webhook_request_duration_seconds_count{webhook="validate"} 4
 `)
-	w, err := ReadWebhookCalls(apiserver, serve, "https://127.0.0.1:9443")
+	before := []byte(`# TYPE flink_admission_webhook_request_duration_seconds histogram
+flink_admission_webhook_request_duration_seconds_bucket{webhook="mutate",le="+Inf"} 10
+flink_admission_webhook_request_duration_seconds_sum{webhook="mutate"} 1
+flink_admission_webhook_request_duration_seconds_count{webhook="mutate"} 10
+`)
+	w, err := ReadWebhookCalls(apiserver, nil, serve, "https://127.0.0.1:9443")
 	require.NoError(t, err)
 	assert.Equal(t, uint64(8), w.Calls)
 	assert.InDelta(t, 4.0, w.AdmissionMeanMs["m.example"], 1e-9, "CREATE and UPDATE together")
@@ -451,6 +456,14 @@ flink_admission_webhook_request_duration_seconds_count{webhook="validate"} 4
 	assert.InDelta(t, 0.5, w.HandlerMeanMs["mutate"], 1e-9)
 	assert.InDelta(t, 1.0, w.HandlerMeanMs["validate"], 1e-9)
 
-	_, err = ReadWebhookCalls(apiserver, serve, "https://127.0.0.1:1")
+	// Requests served before (c) do not count: 4 requests, 2 ms, once 10 requests of 1 s
+	// are taken out of 14 requests of 1.002 s.
+	after := bytes.ReplaceAll(serve, []byte(`sum{webhook="mutate"} 0.002`), []byte(`sum{webhook="mutate"} 1.002`))
+	after = bytes.ReplaceAll(after, []byte(`count{webhook="mutate"} 4`), []byte(`count{webhook="mutate"} 14`))
+	w, err = ReadWebhookCalls(apiserver, before, after, "https://127.0.0.1:9443")
+	require.NoError(t, err)
+	assert.InDelta(t, 0.5, w.HandlerMeanMs["mutate"], 1e-9)
+
+	_, err = ReadWebhookCalls(apiserver, nil, serve, "https://127.0.0.1:1")
 	assert.Error(t, err, "no call to that host")
 }

@@ -34,9 +34,11 @@ type WebhookCalls struct {
 	HandlerMeanMs map[string]float64 `json:"handlerMeanMs"`
 }
 
-// ReadWebhookCalls reads WebhookCalls from the API server's and the webhook server's
-// /metrics pages; webhookURL is the base URL the API server calls.
-func ReadWebhookCalls(apiserverMetrics, serveMetrics []byte, webhookURL string) (*WebhookCalls, error) {
+// ReadWebhookCalls reads WebhookCalls from the API server's /metrics page and the webhook
+// server's, read before (serveBefore, nil for none) and after the writes of (c): the
+// webhook server may have served other requests before (the HTTPS runs), whose time must
+// not count. webhookURL is the base URL the API server calls.
+func ReadWebhookCalls(apiserverMetrics, serveBefore, serveMetrics []byte, webhookURL string) (*WebhookCalls, error) {
 	u, err := url.Parse(webhookURL)
 	if err != nil {
 		return nil, err
@@ -49,12 +51,17 @@ func ReadWebhookCalls(apiserverMetrics, serveMetrics []byte, webhookURL string) 
 	if err != nil {
 		return nil, fmt.Errorf("the webhook server's metrics: %w", err)
 	}
+	before, err := parseMetrics(serveBefore)
+	if err != nil {
+		return nil, fmt.Errorf("the webhook server's metrics: %w", err)
+	}
+	const handler = "flink_admission_webhook_request_duration_seconds"
 	w := &WebhookCalls{
-		AdmissionMeanMs: meansBy(api["apiserver_admission_webhook_admission_duration_seconds"], "name", nil),
-		HandlerMeanMs:   meansBy(srv["flink_admission_webhook_request_duration_seconds"], "webhook", nil),
+		AdmissionMeanMs: meansBy(api["apiserver_admission_webhook_admission_duration_seconds"], nil, "name", nil),
+		HandlerMeanMs:   meansBy(srv[handler], before[handler], "webhook", nil),
 	}
 	hostPOST := map[string]string{"host": u.Host, "verb": "POST"}
-	if rt := meansBy(api["rest_client_request_duration_seconds"], "host", hostPOST); len(rt) > 0 {
+	if rt := meansBy(api["rest_client_request_duration_seconds"], nil, "host", hostPOST); len(rt) > 0 {
 		w.RoundTripMeanMs = rt[u.Host]
 	}
 	for _, m := range api["rest_client_request_size_bytes"].GetMetric() {
@@ -75,20 +82,25 @@ func parseMetrics(raw []byte) (map[string]*dto.MetricFamily, error) {
 }
 
 // meansBy returns the mean of the histogram f's samples in milliseconds, by the value of
-// label, over the series carrying every pair of filter.
-func meansBy(f *dto.MetricFamily, label string, filter map[string]string) map[string]float64 {
-	sums, counts := map[string]float64{}, map[string]uint64{}
-	for _, m := range f.GetMetric() {
-		if !hasLabels(m, filter) {
-			continue
-		}
-		for _, l := range m.GetLabel() {
-			if l.GetName() == label {
-				sums[l.GetValue()] += m.GetHistogram().GetSampleSum()
-				counts[l.GetValue()] += m.GetHistogram().GetSampleCount()
+// label, over the series carrying every pair of filter, without the samples already in
+// before (the same histogram read earlier, or nil).
+func meansBy(f, before *dto.MetricFamily, label string, filter map[string]string) map[string]float64 {
+	sums, counts := map[string]float64{}, map[string]int64{}
+	add := func(f *dto.MetricFamily, sign int64) {
+		for _, m := range f.GetMetric() {
+			if !hasLabels(m, filter) {
+				continue
+			}
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label {
+					sums[l.GetValue()] += float64(sign) * m.GetHistogram().GetSampleSum()
+					counts[l.GetValue()] += sign * int64(m.GetHistogram().GetSampleCount())
+				}
 			}
 		}
 	}
+	add(f, 1)
+	add(before, -1)
 	out := map[string]float64{}
 	for k, n := range counts {
 		if n > 0 {
