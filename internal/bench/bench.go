@@ -44,7 +44,8 @@ type Config struct {
 	ControllerWait time.Duration
 	// Only, when not empty, limits the run to these sections (BENCH_ONLY, comma-separated:
 	// cel, inprocess, https, apiserver, controller), to measure one piece again without
-	// the others. The server's memory is read whenever the server runs.
+	// the others. The server's memory is read whenever the server runs; controller also
+	// runs apiserver, whose clusters it watches.
 	Only map[string]bool
 	// ProfileSeconds, when positive (BENCH_PROFILE=<seconds>), records CPU profiles of the
 	// API server and the webhook server during the API server runs and the HTTPS runs, and
