@@ -103,7 +103,8 @@ installer:
 ## on loopback against `flink-admission serve`, writes through a real kube-apiserver with and
 ## without CEL rules and webhooks, the server's memory and the CEL rules' costs; a JSON copy
 ## goes to .bench/. Several minutes; BENCH_QUICK=1 for small counts, BENCH_FILTER=regexp to
-## choose the Go benchmarks.
+## choose the Go benchmarks, BENCH_ONLY=cel,inprocess,https,apiserver,controller to run some
+## sections only, BENCH_PROFILE=<seconds> to record CPU profiles (API server, webhook server).
 .PHONY: bench
 bench: envtest
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" $(GO) run ./hack/bench

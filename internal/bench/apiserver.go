@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,6 +112,19 @@ type APIServerOptions struct {
 	RepoRoot string
 	// Progress receives what the run is doing.
 	Progress io.Writer
+	// MetricsDir, when set, receives the API server's and the webhook server's /metrics
+	// after (a) and after (b) and (c) (apiserver-metrics-a.txt, apiserver-metrics-bc.txt,
+	// serve-metrics-….txt), to see where the time of a write goes.
+	MetricsDir string
+	// ServeMetrics reads the webhook server's /metrics (ServeProcess.Metrics).
+	ServeMetrics func(ctx context.Context) ([]byte, error)
+	// ProfileSeconds, when positive, records CPU profiles of that length at the start of
+	// the measured writes of (b) and (c) (run together) into MetricsDir: the API server's
+	// (apiserver-cpu-bc.pprof) and, with ServeProfile, the webhook server's
+	// (serve-cpu-bc.pprof).
+	ProfileSeconds int
+	// ServeProfile reads one of the webhook server's profiles (ServeProcess.Profile).
+	ServeProfile func(ctx context.Context, name string) ([]byte, error)
 	// Counter reads the webhook server's request counters (ServeProcess.Counter), to see that
 	// the API server calls both webhooks before (c) is measured.
 	Counter func(ctx context.Context, name string, labels map[string]string) (float64, error)
@@ -122,6 +139,9 @@ const warmupLabel = "bench.flink-admission/warmup"
 
 // RunAPIServer creates, then updates, Objects FlinkClusters one request at a time in each
 // scenario: (a) the CRD without CEL rules, (b) with them, (c) with them and both webhooks.
+// (b) and (c), whose ratio is the webhooks' cost, run together, their writes interleaved
+// (each scenario in its own namespace, which the webhooks' namespace selector leaves out for
+// (b)); (a) needs the CRD without rules and runs first.
 func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, error) {
 	progress := o.Progress
 	if progress == nil {
@@ -153,17 +173,92 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 	}
 
 	res := &APIServerResult{Objects: o.Objects}
-	measure := func(s string) error {
-		fmt.Fprintf(progress, "api server (%s) %s: %d creates then %d updates\n", s, ScenarioDescriptions[s], o.Objects, o.Objects)
-		ops, err := createThenUpdate(ctx, c, scenarioNamespace(s), o.Objects, o.Warmup)
+	// measure runs the scenarios' writes interleaved (one scenario's create, then the
+	// other's, and so on), so that they share the machine's load of the moment, the size of
+	// etcd and the API server's heap: measured one after the other, the later one would
+	// also pay for everything the earlier ones stored, and for the load of that minute.
+	measure := func(scenarios ...string) error {
+		var nss []string
+		for _, s := range scenarios {
+			fmt.Fprintf(progress, "api server (%s) %s: %d creates then %d updates\n", s, ScenarioDescriptions[s], o.Objects, o.Objects)
+			nss = append(nss, scenarioNamespace(s))
+		}
+		if len(scenarios) > 1 {
+			fmt.Fprintf(progress, "  (%s interleaved)\n", strings.Join(scenarios, ", "))
+		}
+		var profiles sync.WaitGroup
+		profileErrs := make(chan error, 2)
+		profile := func(file string, get func(context.Context) ([]byte, error)) {
+			profiles.Go(func() {
+				raw, err := get(ctx)
+				if err == nil {
+					err = os.WriteFile(filepath.Join(o.MetricsDir, file), raw, 0o644)
+				}
+				if err != nil {
+					profileErrs <- fmt.Errorf("profiling: %s: %w", file, err)
+				}
+			})
+		}
+		name := strings.Join(scenarios, "")
+		if o.ProfileSeconds > 0 && o.MetricsDir != "" && !slices.Equal(scenarios, []string{ScenarioPlain}) {
+			secs := strconv.Itoa(o.ProfileSeconds)
+			profile("apiserver-cpu-"+name+".pprof", func(ctx context.Context) ([]byte, error) {
+				return cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", secs).DoRaw(ctx)
+			})
+			if slices.Contains(scenarios, ScenarioWebhooks) && o.ServeProfile != nil {
+				profile("serve-cpu-"+name+".pprof", func(ctx context.Context) ([]byte, error) {
+					return o.ServeProfile(ctx, "profile?seconds="+secs)
+				})
+			}
+		}
+		var servedBefore []byte
+		if o.MetricsDir != "" && o.ServeMetrics != nil && slices.Contains(scenarios, ScenarioWebhooks) {
+			raw, err := o.ServeMetrics(ctx)
+			if err != nil {
+				return fmt.Errorf("reading the webhook server's metrics: %w", err)
+			}
+			servedBefore = raw
+		}
+		byNamespace, err := createThenUpdate(ctx, c, nss, o.Objects, o.Warmup)
+		profiles.Wait()
+		close(profileErrs)
+		for perr := range profileErrs {
+			fmt.Fprintln(progress, perr)
+		}
 		if err != nil {
-			return fmt.Errorf("scenario (%s) %s: %w", s, ScenarioDescriptions[s], err)
+			return fmt.Errorf("scenarios (%s): %w", strings.Join(scenarios, ", "), err)
 		}
-		for i := range ops {
-			ops[i].Scenario = s
-			fmt.Fprintf(progress, "  %s: p50 %.2f ms, p99 %.2f ms\n", ops[i].Operation, ops[i].P50Ms, ops[i].P99Ms)
+		for i, s := range scenarios {
+			ops := byNamespace[i]
+			for j := range ops {
+				ops[j].Scenario = s
+				fmt.Fprintf(progress, "  (%s) %s: p50 %.2f ms, p99 %.2f ms\n", s, ops[j].Operation, ops[j].P50Ms, ops[j].P99Ms)
+			}
+			res.Ops = append(res.Ops, ops...)
 		}
-		res.Ops = append(res.Ops, ops...)
+		if o.MetricsDir != "" {
+			raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+			if err != nil {
+				return fmt.Errorf("reading the API server's metrics: %w", err)
+			}
+			if err := os.WriteFile(filepath.Join(o.MetricsDir, "apiserver-metrics-"+name+".txt"), raw, 0o644); err != nil {
+				return err
+			}
+			if o.ServeMetrics != nil {
+				served, err := o.ServeMetrics(ctx)
+				if err != nil {
+					return fmt.Errorf("reading the webhook server's metrics: %w", err)
+				}
+				if err := os.WriteFile(filepath.Join(o.MetricsDir, "serve-metrics-"+name+".txt"), served, 0o644); err != nil {
+					return err
+				}
+				if slices.Contains(scenarios, ScenarioWebhooks) {
+					if res.WebhookCalls, err = ReadWebhookCalls(raw, servedBefore, served, o.WebhookURL); err != nil {
+						fmt.Fprintf(progress, "  where the webhooks' time goes: %v\n", err)
+					}
+				}
+			}
+		}
 		return nil
 	}
 
@@ -198,50 +293,65 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 	if err := waitFor(ctx, "the CEL rules to be enforced", func() error { return probeCEL(ctx, c, true) }); err != nil {
 		return res, err
 	}
-	if err := measure(ScenarioCEL); err != nil {
+	// (c) Both webhooks, as deploy/base configures them, pointed at the running server; their
+	// namespace selector also leaves out (b)'s namespace, so that (b) and (c) run together.
+	if err := installWebhooks(ctx, cs, o.WebhookURL, o.CAPEM, scenarioNamespace(ScenarioCEL)); err != nil {
 		return res, err
 	}
-
-	// (c) Both webhooks, as deploy/base configures them, pointed at the running server.
-	if err := installWebhooks(ctx, cs, o.WebhookURL, o.CAPEM); err != nil {
+	if err := waitFor(ctx, "the API server to call both webhooks", func() error {
+		return probeWebhooks(ctx, c, o.Counter, scenarioNamespace(ScenarioWebhooks), true)
+	}); err != nil {
 		return res, err
 	}
-	if err := waitFor(ctx, "the API server to call both webhooks", func() error { return probeWebhooks(ctx, c, o.Counter) }); err != nil {
+	if err := probeWebhooks(ctx, c, o.Counter, scenarioNamespace(ScenarioCEL), false); err != nil {
 		return res, err
 	}
-	if err := measure(ScenarioWebhooks); err != nil {
+	if err := measure(ScenarioCEL, ScenarioWebhooks); err != nil {
 		return res, err
 	}
 	res.Ratios = apiServerRatios(res.Ops)
 	return res, nil
 }
 
-// createThenUpdate creates n typical clusters in ns one at a time, then updates each one (a
-// flinkProperties value changed, as in the shared validate UPDATE review), and returns the
-// latency of each operation. warmup clusters are created and updated first, unmeasured.
-func createThenUpdate(ctx context.Context, c client.Client, ns string, n, warmup int) ([]APIServerOp, error) {
-	run := func(prefix string, count int, labels map[string]string) (creates, updates []time.Duration, err error) {
-		created := make([]*v1beta1.FlinkCluster, 0, count)
+// createThenUpdate creates n typical clusters in each of the namespaces one request at a
+// time, then updates each one (a flinkProperties value changed, as in the shared validate
+// UPDATE review), and returns the latencies of each operation by namespace (in the order of
+// namespaces). The namespaces take turns, the first one alternating, so that none is
+// systematically measured right after another's write. warmup clusters are created and
+// updated first, unmeasured.
+func createThenUpdate(ctx context.Context, c client.Client, namespaces []string, n, warmup int) ([][]APIServerOp, error) {
+	k := len(namespaces)
+	run := func(prefix string, count int, labels map[string]string) (creates, updates [][]time.Duration, err error) {
+		creates, updates = make([][]time.Duration, k), make([][]time.Duration, k)
+		created := make([][]*v1beta1.FlinkCluster, k)
+		turn := func(i, j int) int { return (i + j) % k } // the namespace of the j-th write of round i
 		for i := range count {
-			fc, err := TypicalCluster(fmt.Sprintf("%s-%04d", prefix, i), ns)
-			if err != nil {
-				return nil, nil, err
+			for j := range k {
+				ns := turn(i, j)
+				fc, err := TypicalCluster(fmt.Sprintf("%s-%04d", prefix, i), namespaces[ns])
+				if err != nil {
+					return nil, nil, err
+				}
+				fc.Labels = labels
+				t0 := time.Now()
+				if err := c.Create(ctx, fc); err != nil {
+					return nil, nil, fmt.Errorf("creating %s/%s: %w", fc.Namespace, fc.Name, err)
+				}
+				creates[ns] = append(creates[ns], time.Since(t0))
+				created[ns] = append(created[ns], fc)
 			}
-			fc.Labels = labels
-			t0 := time.Now()
-			if err := c.Create(ctx, fc); err != nil {
-				return nil, nil, fmt.Errorf("creating %s: %w", fc.Name, err)
-			}
-			creates = append(creates, time.Since(t0))
-			created = append(created, fc)
 		}
-		for _, fc := range created {
-			fc.Spec.FlinkProperties["execution.checkpointing.interval"] = "120s"
-			t0 := time.Now()
-			if err := c.Update(ctx, fc); err != nil {
-				return nil, nil, fmt.Errorf("updating %s: %w", fc.Name, err)
+		for i := range count {
+			for j := range k {
+				ns := turn(i, j)
+				fc := created[ns][i]
+				fc.Spec.FlinkProperties["execution.checkpointing.interval"] = "120s"
+				t0 := time.Now()
+				if err := c.Update(ctx, fc); err != nil {
+					return nil, nil, fmt.Errorf("updating %s/%s: %w", fc.Namespace, fc.Name, err)
+				}
+				updates[ns] = append(updates[ns], time.Since(t0))
 			}
-			updates = append(updates, time.Since(t0))
 		}
 		return creates, updates, nil
 	}
@@ -254,7 +364,11 @@ func createThenUpdate(ctx context.Context, c client.Client, ns string, n, warmup
 	if err != nil {
 		return nil, err
 	}
-	return []APIServerOp{latencyOp("create", creates), latencyOp("update", updates)}, nil
+	out := make([][]APIServerOp, k)
+	for i := range k {
+		out[i] = []APIServerOp{latencyOp("create", creates[i]), latencyOp("update", updates[i])}
+	}
+	return out, nil
 }
 
 func latencyOp(op string, d []time.Duration) APIServerOp {
@@ -314,9 +428,10 @@ func probeCEL(ctx context.Context, c client.Client, wantEnforced bool) error {
 	}
 }
 
-// probeWebhooks makes a dry-run create and checks that both webhooks answered it: the API
-// server loads webhook configurations asynchronously and admits without them until then.
-func probeWebhooks(ctx context.Context, c client.Client, counter func(context.Context, string, map[string]string) (float64, error)) error {
+// probeWebhooks makes a dry-run create in ns and checks that both webhooks answered it
+// (want) or that neither did: the API server loads webhook configurations asynchronously and
+// admits without them until then.
+func probeWebhooks(ctx context.Context, c client.Client, counter func(context.Context, string, map[string]string) (float64, error), ns string, want bool) error {
 	count := func() (float64, float64, error) {
 		m, err := counter(ctx, "controller_runtime_webhook_requests_total", map[string]string{"webhook": webhook.MutatePath, "code": "200"})
 		if err != nil {
@@ -329,7 +444,7 @@ func probeWebhooks(ctx context.Context, c client.Client, counter func(context.Co
 	if err != nil {
 		return err
 	}
-	fc, err := TypicalCluster("bench-probe", scenarioNamespace(ScenarioWebhooks))
+	fc, err := TypicalCluster("bench-probe", ns)
 	if err != nil {
 		return err
 	}
@@ -340,24 +455,43 @@ func probeWebhooks(ctx context.Context, c client.Client, counter func(context.Co
 	if err != nil {
 		return err
 	}
-	if m1 <= m0 || v1 <= v0 {
-		return errors.New("a dry-run create did not reach both webhooks yet")
+	switch {
+	case want && (m1 <= m0 || v1 <= v0):
+		return fmt.Errorf("a dry-run create in %s did not reach both webhooks yet", ns)
+	case !want && (m1 != m0 || v1 != v0):
+		return fmt.Errorf("a dry-run create in %s, which the webhooks' namespace selector leaves out, reached them", ns)
 	}
 	return nil
 }
 
 // installWebhooks creates deploy/base's two webhook configurations, pointed at baseURL and
-// trusting caPEM.
-func installWebhooks(ctx context.Context, cs kubernetes.Interface, baseURL string, caPEM []byte) error {
+// trusting caPEM, with the namespaces exclude added to those their namespace selector leaves
+// out.
+func installWebhooks(ctx context.Context, cs kubernetes.Interface, baseURL string, caPEM []byte, exclude ...string) error {
 	mutating, validating, err := devenv.WebhookConfigurations(baseURL)
 	if err != nil {
 		return err
 	}
+	excludeFrom := func(sel *metav1.LabelSelector) error {
+		for i := range sel.MatchExpressions {
+			if e := &sel.MatchExpressions[i]; e.Key == corev1.LabelMetadataName && e.Operator == metav1.LabelSelectorOpNotIn {
+				e.Values = append(e.Values, exclude...)
+				return nil
+			}
+		}
+		return fmt.Errorf("the webhooks' namespace selector has no %s NotIn expression to add %v to", corev1.LabelMetadataName, exclude)
+	}
 	for i := range mutating.Webhooks {
 		mutating.Webhooks[i].ClientConfig.CABundle = caPEM
+		if err := excludeFrom(mutating.Webhooks[i].NamespaceSelector); err != nil {
+			return err
+		}
 	}
 	for i := range validating.Webhooks {
 		validating.Webhooks[i].ClientConfig.CABundle = caPEM
+		if err := excludeFrom(validating.Webhooks[i].NamespaceSelector); err != nil {
+			return err
+		}
 	}
 	if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mutating, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating the MutatingWebhookConfiguration: %w", err)

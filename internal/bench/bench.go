@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,9 +42,30 @@ type Config struct {
 	// ControllerWait bounds the wait for the controller to reconcile every cluster before
 	// its memory is read.
 	ControllerWait time.Duration
+	// Only, when not empty, limits the run to these sections (BENCH_ONLY, comma-separated:
+	// cel, inprocess, https, apiserver, controller), to measure one piece again without
+	// the others. The server's memory is read whenever the server runs; controller also
+	// runs apiserver, whose clusters it watches.
+	Only map[string]bool
+	// ProfileSeconds, when positive (BENCH_PROFILE=<seconds>), records CPU profiles of the
+	// API server and the webhook server during the API server runs and the HTTPS runs, and
+	// a heap profile of the webhook server after them, under OutDir/logs.
+	ProfileSeconds int
 	// Progress receives what the run is doing.
 	Progress io.Writer
 }
+
+// Sections of a run, for BENCH_ONLY.
+const (
+	SectionCEL        = "cel"
+	SectionInProcess  = "inprocess"
+	SectionHTTPS      = "https"
+	SectionAPIServer  = "apiserver"
+	SectionController = "controller"
+)
+
+// runs reports whether the configuration measures section.
+func (c Config) runs(section string) bool { return len(c.Only) == 0 || c.Only[section] }
 
 // Concurrency levels of the HTTPS runs.
 var concurrencyLevels = []int{1, 16, 64}
@@ -68,6 +90,17 @@ func ConfigFromEnv(root string) Config {
 	if f := os.Getenv("BENCH_FILTER"); f != "" {
 		c.Filter = f
 	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_PROFILE")); err == nil && n > 0 {
+		c.ProfileSeconds = n
+	}
+	for _, s := range strings.Split(os.Getenv("BENCH_ONLY"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			if c.Only == nil {
+				c.Only = map[string]bool{}
+			}
+			c.Only[s] = true
+		}
+	}
 	return c
 }
 
@@ -85,26 +118,32 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		fmt.Fprintf(progress, "FAILED %s: %v\n", what, err)
 	}
 
-	fmt.Fprintln(progress, "== 5. CEL rules' estimated costs")
-	if costs, err := ReadCELCosts(); err != nil {
-		fail("CEL costs", err)
-	} else {
-		r.CEL = costs
-	}
-
-	fmt.Fprintln(progress, "== 1. in-process benchmarks")
-	if pkgs, err := BenchPackages(c.Root); err != nil {
-		fail("finding the benchmarks", err)
-	} else {
-		res, err := RunGoBenchmarks(ctx, GoBenchOptions{Root: c.Root, Packages: pkgs, Filter: c.Filter, Benchtime: c.Benchtime, Progress: progress})
-		r.InProcess = res
-		if err != nil {
-			fail("in-process benchmarks", err)
+	if c.runs(SectionCEL) {
+		fmt.Fprintln(progress, "== 5. CEL rules' estimated costs")
+		if costs, err := ReadCELCosts(); err != nil {
+			fail("CEL costs", err)
+		} else {
+			r.CEL = costs
 		}
 	}
 
-	if err := c.runServer(ctx, r, fail); err != nil {
-		fail("server measurements", err)
+	if c.runs(SectionInProcess) {
+		fmt.Fprintln(progress, "== 1. in-process benchmarks")
+		if pkgs, err := BenchPackages(c.Root); err != nil {
+			fail("finding the benchmarks", err)
+		} else {
+			res, err := RunGoBenchmarks(ctx, GoBenchOptions{Root: c.Root, Packages: pkgs, Filter: c.Filter, Benchtime: c.Benchtime, Progress: progress})
+			r.InProcess = res
+			if err != nil {
+				fail("in-process benchmarks", err)
+			}
+		}
+	}
+
+	if c.runs(SectionHTTPS) || c.runs(SectionAPIServer) || c.runs(SectionController) {
+		if err := c.runServer(ctx, r, fail); err != nil {
+			fail("server measurements", err)
+		}
 	}
 
 	r.Machine.LoadEnd = LoadAverage()
@@ -167,7 +206,7 @@ func (c Config) runServer(ctx context.Context, r *Report, fail func(string, erro
 	}
 	defer logFile.Close()
 	fmt.Fprintln(progress, "== starting flink-admission serve (controller off)")
-	srv, err := StartServe(ctx, ServeOptions{Binary: binary, Kubeconfig: env.Kubeconfig, Cert: cert, Log: logFile}, 2*time.Minute)
+	srv, err := StartServe(ctx, ServeOptions{Binary: binary, Kubeconfig: env.Kubeconfig, Cert: cert, Log: logFile, Pprof: c.ProfileSeconds > 0}, 2*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -177,34 +216,41 @@ func (c Config) runServer(ctx context.Context, r *Report, fail func(string, erro
 		}
 	}()
 	memory := func(p *ServeProcess, when, note, ref string) {
-		rss, peak, err := ReadMemory(p.Pid())
+		m, err := ReadMemory(p.Pid())
 		if err != nil {
 			fail("memory "+when, err)
 			return
 		}
-		r.Memory = append(r.Memory, Memory{When: when, RSSKiB: rss, PeakKiB: peak, Note: note, Reference: ref})
+		r.Memory = append(r.Memory, Memory{When: when, RSSKiB: m.RSS, PeakKiB: m.Peak, AnonKiB: m.Anon, FileKiB: m.File, Note: note, Reference: ref})
 	}
 	memory(srv, "controller off, idle", "", "")
 
-	fmt.Fprintln(progress, "== 2. HTTPS on loopback")
-	reviews, err := HTTPSReviews()
-	if err != nil {
-		return err
+	if c.runs(SectionHTTPS) {
+		fmt.Fprintln(progress, "== 2. HTTPS on loopback")
+		reviews, err := HTTPSReviews()
+		if err != nil {
+			return err
+		}
+		https, err := RunHTTPS(ctx, HTTPSOptions{
+			BaseURL: srv.WebhookURL, TLS: clientTLS, Reviews: reviews, Concurrency: concurrencyLevels,
+			Requests: c.HTTPSRequests, Warmup: c.HTTPSWarmup, MaxDuration: 2 * time.Minute, Progress: progress,
+		})
+		r.HTTPS = https
+		if err != nil {
+			fail("HTTPS", err)
+		}
+		memory(srv, "controller off, after the HTTPS runs", "", fmt.Sprintf("%d MB after load", ReferenceRSSMB))
 	}
-	https, err := RunHTTPS(ctx, HTTPSOptions{
-		BaseURL: srv.WebhookURL, TLS: clientTLS, Reviews: reviews, Concurrency: concurrencyLevels,
-		Requests: c.HTTPSRequests, Warmup: c.HTTPSWarmup, MaxDuration: 2 * time.Minute, Progress: progress,
-	})
-	r.HTTPS = https
-	if err != nil {
-		fail("HTTPS", err)
+	// The controller's memory is read with the clusters that the API server runs leave.
+	if !c.runs(SectionAPIServer) && !c.runs(SectionController) {
+		return nil
 	}
-	memory(srv, "controller off, after the HTTPS runs", "", fmt.Sprintf("%d MB after load", ReferenceRSSMB))
 
 	fmt.Fprintln(progress, "== 3. through kube-apiserver")
 	api, err := RunAPIServer(ctx, APIServerOptions{
 		Config: env.Config, Objects: c.Objects, Warmup: c.Warmup, WebhookURL: srv.WebhookURL, CAPEM: cert.CAPEM,
-		RepoRoot: c.Root, Progress: progress, Counter: srv.Counter,
+		RepoRoot: c.Root, Progress: progress, Counter: srv.Counter, MetricsDir: logDir, ServeMetrics: srv.Metrics,
+		ProfileSeconds: c.ProfileSeconds, ServeProfile: srv.Profile,
 	})
 	r.APIServer = api
 	if err != nil {
@@ -213,6 +259,9 @@ func (c Config) runServer(ctx context.Context, r *Report, fail func(string, erro
 	}
 	memory(srv, "controller off, after the API server runs", fmt.Sprintf("%d creates and %d updates through the webhooks in (c)", c.Objects+c.Warmup, c.Objects+c.Warmup), "")
 
+	if !c.runs(SectionController) {
+		return nil
+	}
 	fmt.Fprintln(progress, "== 4. memory with the controller watching the clusters")
 	if err := c.controllerMemory(ctx, r, env.Config, binary, env.Kubeconfig, cert, logDir); err != nil {
 		fail("controller memory", err)
@@ -293,11 +342,11 @@ func (c Config) controllerMemory(ctx context.Context, r *Report, cfg *rest.Confi
 	if waitErr != nil {
 		note += fmt.Sprintf(" (fewer reconciles than clusters after %s)", c.ControllerWait)
 	}
-	rss, peak, err := ReadMemory(srv.Pid())
+	m, err := ReadMemory(srv.Pid())
 	if err != nil {
 		return err
 	}
-	r.Memory = append(r.Memory, Memory{When: "controller on, watching the clusters", RSSKiB: rss, PeakKiB: peak, Note: note})
+	r.Memory = append(r.Memory, Memory{When: "controller on, watching the clusters", RSSKiB: m.RSS, PeakKiB: m.Peak, AnonKiB: m.Anon, FileKiB: m.File, Note: note})
 	return srv.Stop()
 }
 

@@ -274,11 +274,14 @@ func TestReadCELCostsSumsEveryRuleLargestFirst(t *testing.T) {
 }
 
 func TestReadMemoryOfThisProcess(t *testing.T) {
-	rss, peak, err := ReadMemory(os.Getpid())
+	m, err := ReadMemory(os.Getpid())
 	require.NoError(t, err)
-	assert.Positive(t, rss)
-	assert.GreaterOrEqual(t, peak, rss)
-	_, _, err = ReadMemory(-1)
+	assert.Positive(t, m.RSS)
+	assert.GreaterOrEqual(t, m.Peak, m.RSS)
+	assert.Positive(t, m.Anon, "a Go process allocates memory")
+	assert.Positive(t, m.File, "its binary is mapped")
+	assert.LessOrEqual(t, m.Anon+m.File, m.RSS, "RssAnon and RssFile are parts of VmRSS (with RssShmem)")
+	_, err = ReadMemory(-1)
 	assert.Error(t, err)
 }
 
@@ -315,9 +318,12 @@ func sampleReport() *Report {
 			{Review: "typical-validate-update", Concurrency: 1, Requests: 2000, ReqPerSec: 400, P50Ms: 2, P99Ms: 7, P999Ms: 9, Errors: map[string]int{}, Status: map[int]int{200: 2000}, Reference: referenceHTTPSFor("typical-validate-update", 1)},
 			{Review: "typical-validate-update", Concurrency: 16, Requests: 5000, ReqPerSec: 800, P50Ms: 20, P99Ms: 150, P999Ms: 200, Errors: map[string]int{"status": 2}, Status: map[int]int{200: 4998, 500: 2}},
 		},
-		APIServer: &APIServerResult{Objects: 500, Ops: ops, Ratios: apiServerRatios(ops)},
+		APIServer: &APIServerResult{Objects: 500, Ops: ops, Ratios: apiServerRatios(ops), WebhookCalls: &WebhookCalls{
+			Calls: 2000, AdmissionMeanMs: map[string]float64{"v.example": 2, "m.example": 3}, RoundTripMeanMs: 1.5,
+			RequestBytesMean: 20480, HandlerMeanMs: map[string]float64{"validate": 0.5, "mutate": 0.25},
+		}},
 		Memory: []Memory{
-			{When: "controller off, idle", RSSKiB: 40 * 1024, PeakKiB: 41 * 1024},
+			{When: "controller off, idle", RSSKiB: 40 * 1024, PeakKiB: 41 * 1024, AnonKiB: 8 * 1024, FileKiB: 32 * 1024},
 			{When: "controller on, watching the clusters", RSSKiB: 80 * 1024, PeakKiB: 90 * 1024, Note: "500 clusters, 500 reconciles", Reference: "45 MB after load"},
 		},
 		CEL: &CELCosts{
@@ -369,15 +375,95 @@ func TestMarkdownIsOneTableWithRatiosAndReferences(t *testing.T) {
 		}
 	}
 	assert.Len(t, header, 1, "one table")
-	// 2 in-process, 2 HTTPS, 3 API server, 2 memory, 1 CEL total + 2 largest, 1 failure.
-	assert.Len(t, rows, 13, "%s", text)
+	// 2 in-process, 2 HTTPS, 3 API server + the webhook calls, 2 memory, 1 CEL total + 2
+	// largest, 1 failure.
+	assert.Len(t, rows, 14, "%s", text)
 	assert.Contains(t, text, "2 CPUs (Some CPU), load average 1.00 2.00 3.00 at the start and 4.00 5.00 6.00 at the end")
 	assert.Contains(t, text, "| in-process | webhook ServeHTTP/typical-validate-update | 1.85 ms/op, 1,329,646 B/op, 12,362 allocs/op |  | 1.35 ms–1.68 ms, 192,830 B, 1,787 allocs (ours: allocs ×6.92) |")
 	assert.Contains(t, text, "| HTTPS loopback | typical-validate-update c=16 (5,000 req) | 800 req/s; p50 20.00 / p99 150.00 / p99.9 200.00 ms; 2 errors | req/s ×2.00 of c=1 |  |")
 	assert.Contains(t, text, "| ~480 req/s, p99 ~5 ms |")
 	assert.Contains(t, text, "| through kube-apiserver | create ×500, (c) CRD with CEL rules + both webhooks | p50 5.00 ms, p99 30.00 ms | (c)/(a) p50 ×2.50, p99 ×3.00; (c)/(b) p50 ×1.25, p99 ×3.00 |  |")
+	assert.Contains(t, text, "| through kube-apiserver | a webhook call in (c), mean of 2000 | API server: m.example 3.00 ms, v.example 2.00 ms; its HTTP round trip 1.50 ms (review of 20.0 KiB); webhook handler: mutate 0.25 ms, validate 0.50 ms |")
+	assert.Contains(t, text, "| memory | RSS of serve, controller off, idle | 40.0 MiB (peak 41.0 MiB): 8.0 MiB allocated, 32.0 MiB of mapped files (the binary) |")
 	assert.Contains(t, text, "| memory | RSS of serve, controller on, watching the clusters | 80.0 MiB (peak 90.0 MiB); 500 clusters, 500 reconciles |  | 45 MB after load |")
 	assert.Contains(t, text, "| CEL cost | largest #1 at spec | 629,189 (limit 10,000,000 per rule) |")
 	assert.Contains(t, text, "| — | not measured | controller memory: timed out |")
 	assert.Contains(t, text, "measured elsewhere")
+}
+
+func TestConfigFromEnvSelectsSectionsAndProfiles(t *testing.T) {
+	t.Setenv("BENCH_ONLY", "https, apiserver")
+	t.Setenv("BENCH_PROFILE", "7")
+	c := ConfigFromEnv(t.TempDir())
+	assert.True(t, c.runs(SectionHTTPS))
+	assert.True(t, c.runs(SectionAPIServer))
+	assert.False(t, c.runs(SectionInProcess), "a section not named is skipped")
+	assert.False(t, c.runs(SectionController))
+	assert.Equal(t, 7, c.ProfileSeconds)
+
+	t.Setenv("BENCH_ONLY", "")
+	t.Setenv("BENCH_PROFILE", "")
+	c = ConfigFromEnv(t.TempDir())
+	for _, s := range []string{SectionCEL, SectionInProcess, SectionHTTPS, SectionAPIServer, SectionController} {
+		assert.True(t, c.runs(s), "every section runs by default: %s", s)
+	}
+	assert.Zero(t, c.ProfileSeconds)
+}
+
+func TestReadWebhookCallsAttributesTheTimeOfACall(t *testing.T) {
+	apiserver := []byte(`# TYPE apiserver_admission_webhook_admission_duration_seconds histogram
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="m.example",operation="CREATE",rejected="false",type="admit",le="+Inf"} 2
+apiserver_admission_webhook_admission_duration_seconds_sum{name="m.example",operation="CREATE",rejected="false",type="admit"} 0.010
+apiserver_admission_webhook_admission_duration_seconds_count{name="m.example",operation="CREATE",rejected="false",type="admit"} 2
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="m.example",operation="UPDATE",rejected="false",type="admit",le="+Inf"} 2
+apiserver_admission_webhook_admission_duration_seconds_sum{name="m.example",operation="UPDATE",rejected="false",type="admit"} 0.006
+apiserver_admission_webhook_admission_duration_seconds_count{name="m.example",operation="UPDATE",rejected="false",type="admit"} 2
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="v.example",operation="CREATE",rejected="false",type="validating",le="+Inf"} 4
+apiserver_admission_webhook_admission_duration_seconds_sum{name="v.example",operation="CREATE",rejected="false",type="validating"} 0.008
+apiserver_admission_webhook_admission_duration_seconds_count{name="v.example",operation="CREATE",rejected="false",type="validating"} 4
+# TYPE rest_client_request_duration_seconds histogram
+rest_client_request_duration_seconds_bucket{host="127.0.0.1:9443",verb="POST",le="+Inf"} 8
+rest_client_request_duration_seconds_sum{host="127.0.0.1:9443",verb="POST"} 0.024
+rest_client_request_duration_seconds_count{host="127.0.0.1:9443",verb="POST"} 8
+rest_client_request_duration_seconds_bucket{host="127.0.0.1:2379",verb="POST",le="+Inf"} 1
+rest_client_request_duration_seconds_sum{host="127.0.0.1:2379",verb="POST"} 9
+rest_client_request_duration_seconds_count{host="127.0.0.1:2379",verb="POST"} 1
+# TYPE rest_client_request_size_bytes histogram
+rest_client_request_size_bytes_bucket{host="127.0.0.1:9443",verb="POST",le="+Inf"} 8
+rest_client_request_size_bytes_sum{host="127.0.0.1:9443",verb="POST"} 16384
+rest_client_request_size_bytes_count{host="127.0.0.1:9443",verb="POST"} 8
+`)
+	serve := []byte(`# TYPE flink_admission_webhook_request_duration_seconds histogram
+flink_admission_webhook_request_duration_seconds_bucket{webhook="mutate",le="+Inf"} 4
+flink_admission_webhook_request_duration_seconds_sum{webhook="mutate"} 0.002
+flink_admission_webhook_request_duration_seconds_count{webhook="mutate"} 4
+flink_admission_webhook_request_duration_seconds_bucket{webhook="validate",le="+Inf"} 4
+flink_admission_webhook_request_duration_seconds_sum{webhook="validate"} 0.004
+flink_admission_webhook_request_duration_seconds_count{webhook="validate"} 4
+`)
+	before := []byte(`# TYPE flink_admission_webhook_request_duration_seconds histogram
+flink_admission_webhook_request_duration_seconds_bucket{webhook="mutate",le="+Inf"} 10
+flink_admission_webhook_request_duration_seconds_sum{webhook="mutate"} 1
+flink_admission_webhook_request_duration_seconds_count{webhook="mutate"} 10
+`)
+	w, err := ReadWebhookCalls(apiserver, nil, serve, "https://127.0.0.1:9443")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(8), w.Calls)
+	assert.InDelta(t, 4.0, w.AdmissionMeanMs["m.example"], 1e-9, "CREATE and UPDATE together")
+	assert.InDelta(t, 2.0, w.AdmissionMeanMs["v.example"], 1e-9)
+	assert.InDelta(t, 3.0, w.RoundTripMeanMs, 1e-9, "only the webhook's host")
+	assert.InDelta(t, 2048.0, w.RequestBytesMean, 1e-9)
+	assert.InDelta(t, 0.5, w.HandlerMeanMs["mutate"], 1e-9)
+	assert.InDelta(t, 1.0, w.HandlerMeanMs["validate"], 1e-9)
+
+	// Requests served before (c) do not count: 4 requests, 2 ms, once 10 requests of 1 s
+	// are taken out of 14 requests of 1.002 s.
+	after := bytes.ReplaceAll(serve, []byte(`sum{webhook="mutate"} 0.002`), []byte(`sum{webhook="mutate"} 1.002`))
+	after = bytes.ReplaceAll(after, []byte(`count{webhook="mutate"} 4`), []byte(`count{webhook="mutate"} 14`))
+	w, err = ReadWebhookCalls(apiserver, before, after, "https://127.0.0.1:9443")
+	require.NoError(t, err)
+	assert.InDelta(t, 0.5, w.HandlerMeanMs["mutate"], 1e-9)
+
+	_, err = ReadWebhookCalls(apiserver, nil, serve, "https://127.0.0.1:1")
+	assert.Error(t, err, "no call to that host")
 }

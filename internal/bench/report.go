@@ -126,6 +126,8 @@ type APIServerResult struct {
 	Ops []APIServerOp `json:"ops"`
 	// Ratios compare scenario (c) with (a) and (b), per operation.
 	Ratios []Ratio `json:"ratios"`
+	// WebhookCalls says where the webhooks' time goes in (c), when the metrics were read.
+	WebhookCalls *WebhookCalls `json:"webhookCalls,omitempty"`
 }
 
 // APIServerOp is the latency of one operation in one scenario.
@@ -150,9 +152,12 @@ type Ratio struct {
 type Memory struct {
 	// When says at which point (e.g. "idle", "after HTTPS load").
 	When string `json:"when"`
-	// RSSKiB and PeakKiB are VmRSS and VmHWM of /proc/<pid>/status.
+	// RSSKiB and PeakKiB are VmRSS and VmHWM of /proc/<pid>/status; AnonKiB and FileKiB
+	// split RSSKiB into allocated memory and mapped files (see ProcMemory).
 	RSSKiB  uint64 `json:"rssKiB"`
 	PeakKiB uint64 `json:"peakKiB"`
+	AnonKiB uint64 `json:"anonKiB"`
+	FileKiB uint64 `json:"fileKiB"`
 	// Note qualifies the figure (e.g. how many clusters the controller had reconciled).
 	Note string `json:"note,omitempty"`
 	// Reference is the reference webhook's figure, when there is one.
@@ -216,29 +221,39 @@ func cpuModel() string {
 	return ""
 }
 
-// ReadMemory returns VmRSS and VmHWM (KiB) of process pid from /proc/<pid>/status.
-func ReadMemory(pid int) (rss, peak uint64, err error) {
+// ProcMemory is a process's resident memory, in KiB, from /proc/<pid>/status.
+type ProcMemory struct {
+	// RSS and Peak are VmRSS and VmHWM.
+	RSS, Peak uint64
+	// Anon (RssAnon) is the memory the process allocated: heap, stacks, buffers. File
+	// (RssFile) are the pages of mapped files, mostly the executable's own code and data:
+	// clean pages the kernel can drop and read again, shared between the processes running
+	// the same binary.
+	Anon, File uint64
+}
+
+// ReadMemory returns the resident memory of process pid.
+func ReadMemory(pid int) (ProcMemory, error) {
+	var m ProcMemory
 	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
+	fields := map[string]*uint64{"VmRSS": &m.RSS, "VmHWM": &m.Peak, "RssAnon": &m.Anon, "RssFile": &m.File}
 	for line := range strings.Lines(string(raw)) {
 		k, v, ok := strings.Cut(line, ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
+		dst := fields[k]
+		if !ok || dst == nil {
 			continue
 		}
 		n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		if err != nil {
-			return 0, 0, err
+			return m, err
 		}
-		if k == "VmRSS" {
-			rss = n
-		} else {
-			peak = n
-		}
+		*dst = n
 	}
-	if rss == 0 {
-		return 0, 0, os.ErrNotExist
+	if m.RSS == 0 {
+		return m, os.ErrNotExist
 	}
-	return rss, peak, nil
+	return m, nil
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -88,10 +89,11 @@ func (c *ServingCert) ClientTLS() (*tls.Config, error) {
 // ServeProcess is a running `flink-admission serve` child process.
 type ServeProcess struct {
 	cmd *exec.Cmd
-	// WebhookURL is https://127.0.0.1:<port>; HealthURL and MetricsURL are http://….
-	WebhookURL, HealthURL, MetricsURL string
-	done                              chan struct{}
-	err                               error
+	// WebhookURL is https://127.0.0.1:<port>; HealthURL, MetricsURL and PprofURL (empty
+	// unless ServeOptions.Pprof) are http://….
+	WebhookURL, HealthURL, MetricsURL, PprofURL string
+	done                                        chan struct{}
+	err                                         error
 }
 
 // ServeOptions configure StartServe.
@@ -102,6 +104,8 @@ type ServeOptions struct {
 	Cert *ServingCert
 	// Controller runs the FlinkCluster controller (without leader election).
 	Controller bool
+	// Pprof serves Go's profiling endpoints (ServeProcess.Profile).
+	Pprof bool
 	// Log receives the server's output (a file).
 	Log *os.File
 }
@@ -109,16 +113,21 @@ type ServeOptions struct {
 // StartServe starts `flink-admission serve` in files mode on free ports of 127.0.0.1 and
 // waits until /readyz answers 200 (certificate loaded, listener up), within timeout.
 func StartServe(ctx context.Context, o ServeOptions, timeout time.Duration) (*ServeProcess, error) {
-	ports, err := freeport.GetN(3)
+	ports, err := freeport.GetN(4)
 	if err != nil {
 		return nil, err
 	}
 	webhookPort, health, metrics := ports[0], "127.0.0.1:"+strconv.Itoa(ports[1]), "127.0.0.1:"+strconv.Itoa(ports[2])
+	pprof := "0"
+	if o.Pprof {
+		pprof = "127.0.0.1:" + strconv.Itoa(ports[3])
+	}
 	cmd := exec.Command(o.Binary, "serve",
 		"--cert-mode=files", "--cert-dir="+o.Cert.Dir,
 		"--webhook-port="+strconv.Itoa(webhookPort),
 		"--health-probe-bind-address="+health,
 		"--metrics-bind-address="+metrics,
+		"--pprof-bind-address="+pprof,
 		"--enable-controller="+strconv.FormatBool(o.Controller),
 		"--leader-elect=false",
 		"--log-level=error",
@@ -138,6 +147,9 @@ func StartServe(ctx context.Context, o ServeOptions, timeout time.Duration) (*Se
 		HealthURL:  "http://" + health,
 		MetricsURL: "http://" + metrics,
 		done:       make(chan struct{}),
+	}
+	if o.Pprof {
+		p.PprofURL = "http://" + pprof
 	}
 	go func() {
 		p.err = cmd.Wait()
@@ -199,6 +211,36 @@ func (p *ServeProcess) Stop() error {
 		<-p.done
 		return errors.New("serve did not stop within 30 s of SIGTERM and was killed")
 	}
+}
+
+// Metrics returns the server's /metrics page.
+func (p *ServeProcess) Metrics(ctx context.Context) ([]byte, error) {
+	return httpGet(ctx, p.MetricsURL+"/metrics")
+}
+
+// Profile returns one of the server's Go profiles: name is the path under /debug/pprof/
+// ("profile?seconds=10", "heap"). The server must run with ServeOptions.Pprof.
+func (p *ServeProcess) Profile(ctx context.Context, name string) ([]byte, error) {
+	if p.PprofURL == "" {
+		return nil, errors.New("serve runs without its profiling endpoints")
+	}
+	return httpGet(ctx, p.PprofURL+"/debug/pprof/"+name)
+}
+
+func httpGet(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
 }
 
 // Counter sums the values of the counter name whose labels include every pair of labels,

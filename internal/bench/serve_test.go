@@ -84,9 +84,9 @@ func TestServeAdmitsTheHTTPSReviewsAndStops(t *testing.T) {
 			_ = srv.Stop()
 		}
 	}()
-	rss, _, err := ReadMemory(srv.Pid())
+	mem, err := ReadMemory(srv.Pid())
 	require.NoError(t, err)
-	assert.Positive(t, rss)
+	assert.Positive(t, mem.RSS)
 
 	reviews, err := HTTPSReviews()
 	require.NoError(t, err)

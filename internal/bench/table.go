@@ -80,9 +80,27 @@ func (r *Report) Rows() []Row {
 			row.Ratio = strings.Join(ratios, "; ")
 			rows = append(rows, row)
 		}
+		if w := a.WebhookCalls; w != nil {
+			var api, handler []string
+			for _, k := range sortedKeys(w.AdmissionMeanMs) {
+				api = append(api, fmt.Sprintf("%s %.2f ms", k, w.AdmissionMeanMs[k]))
+			}
+			for _, k := range sortedKeys(w.HandlerMeanMs) {
+				handler = append(handler, fmt.Sprintf("%s %.2f ms", k, w.HandlerMeanMs[k]))
+			}
+			rows = append(rows, Row{
+				Section: 3,
+				What:    fmt.Sprintf("a webhook call in (c), mean of %d", w.Calls),
+				Figures: fmt.Sprintf("API server: %s; its HTTP round trip %.2f ms (review of %.1f KiB); webhook handler: %s",
+					strings.Join(api, ", "), w.RoundTripMeanMs, w.RequestBytesMean/1024, strings.Join(handler, ", ")),
+			})
+		}
 	}
 	for _, m := range r.Memory {
-		row := Row{Section: 4, What: "RSS of serve, " + m.When, Figures: fmt.Sprintf("%.1f MiB (peak %.1f MiB)", float64(m.RSSKiB)/1024, float64(m.PeakKiB)/1024), Reference: m.Reference}
+		row := Row{Section: 4, What: "RSS of serve, " + m.When, Figures: fmt.Sprintf("%.1f MiB (peak %.1f MiB)", mib(m.RSSKiB), mib(m.PeakKiB)), Reference: m.Reference}
+		if m.AnonKiB+m.FileKiB > 0 {
+			row.Figures += fmt.Sprintf(": %.1f MiB allocated, %.1f MiB of mapped files (the binary)", mib(m.AnonKiB), mib(m.FileKiB))
+		}
 		if m.Note != "" {
 			row.Figures += "; " + m.Note
 		}
@@ -108,6 +126,8 @@ func (r *Report) Rows() []Row {
 	}
 	return rows
 }
+
+func mib(kib uint64) float64 { return float64(kib) / 1024 }
 
 // httpsBase is the run at the lowest concurrency of the same review.
 func httpsBase(runs []HTTPSRun, review string) *HTTPSRun {

@@ -6,6 +6,7 @@
 package loadgen
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -152,22 +153,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	tlsConfig := o.TLS.Clone()
-	if tlsConfig == nil {
-		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	target, err := newTarget(&o, method, contentType)
+	if err != nil {
+		return Result{}, err
 	}
-	tlsConfig.NextProtos = []string{"http/1.1"}
-	transport := &http.Transport{
-		TLSClientConfig:     tlsConfig,
-		ForceAttemptHTTP2:   false,
-		MaxIdleConns:        o.Concurrency,
-		MaxIdleConnsPerHost: o.Concurrency,
-		MaxConnsPerHost:     o.Concurrency,
-		IdleConnTimeout:     time.Minute,
-		DisableCompression:  true,
-	}
-	defer transport.CloseIdleConnections()
-	client := &http.Client{Transport: transport, Timeout: timeout}
 
 	outcomes := make([]outcome, o.Requests)
 	var next atomic.Int64
@@ -180,12 +169,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	for range o.Concurrency {
 		wg.Go(func() {
+			w := &worker{target: target, timeout: timeout, check: o.Check}
+			defer w.close()
 			for !stopped() {
 				i := int(next.Add(1)) - 1
 				if i >= o.Requests {
 					return
 				}
-				outcomes[i] = send(ctx, client, method, contentType, &o)
+				outcomes[i] = w.send(ctx)
 				outcomes[i].done = true
 			}
 		})
@@ -196,33 +187,134 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	return summarize(done, len(done) < o.Requests, elapsed), nil
 }
 
-// send makes one request and reads the whole answer, so that the connection is reused.
-func send(ctx context.Context, client *http.Client, method, contentType string, o *Options) outcome {
-	req, err := http.NewRequestWithContext(ctx, method, o.URL, bytes.NewReader(o.Body))
+// target is what every request of a run goes to, and the request itself, serialized once.
+type target struct {
+	// addr is host:port; tls is nil for http URLs.
+	addr string
+	tls  *tls.Config
+	// request is the whole HTTP/1.1 request, headers and body.
+	request []byte
+}
+
+func newTarget(o *Options, method, contentType string) (*target, error) {
+	req, err := http.NewRequest(method, o.URL, bytes.NewReader(o.Body))
 	if err != nil {
-		return outcome{kind: ErrOther, err: err.Error()}
+		return nil, fmt.Errorf("loadgen: %w", err)
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", contentType)
+	var raw bytes.Buffer
+	if err := req.Write(&raw); err != nil {
+		return nil, fmt.Errorf("loadgen: %w", err)
+	}
+	t := &target{addr: req.URL.Host, request: raw.Bytes()}
+	switch req.URL.Scheme {
+	case "https":
+		t.tls = o.TLS.Clone()
+		if t.tls == nil {
+			t.tls = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		t.tls.NextProtos = []string{"http/1.1"}
+		if t.tls.ServerName == "" {
+			t.tls.ServerName = req.URL.Hostname()
+		}
+		if req.URL.Port() == "" {
+			t.addr = net.JoinHostPort(req.URL.Hostname(), "443")
+		}
+	case "http":
+		if req.URL.Port() == "" {
+			t.addr = net.JoinHostPort(req.URL.Hostname(), "80")
+		}
+	default:
+		return nil, fmt.Errorf("loadgen: URL %q: the scheme must be http or https", o.URL)
+	}
+	return t, nil
+}
+
+// worker sends requests one at a time over its own keep-alive connection. It writes the
+// serialized request in one call and reads the answer in the same goroutine: net/http's
+// client hands every request to a writing and a reading goroutine of the connection, and
+// those hand-offs cost the load generator CPU that the server, sharing the machine, then
+// lacks. A connection that fails or that the server closes is replaced by a new one for the
+// next request; a failed request is not retried.
+type worker struct {
+	*target
+	timeout time.Duration
+	check   func([]byte) error
+	conn    net.Conn
+	r       *bufio.Reader
+}
+
+func (w *worker) close() {
+	if w.conn != nil {
+		_ = w.conn.Close()
+		w.conn = nil
+	}
+}
+
+// send makes one request and reads the whole answer.
+func (w *worker) send(ctx context.Context) outcome {
 	t0 := time.Now()
-	resp, err := client.Do(req)
-	if err != nil {
+	deadline := t0.Add(w.timeout)
+	fail := func(err error) outcome {
+		w.close()
+		if ctx.Err() != nil {
+			// The run was cancelled (or its context timed out): that, not the deadline it
+			// set on the connection to interrupt the request, is the failure's kind.
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
 		return outcome{latency: time.Since(t0), kind: classify(err), err: err.Error()}
+	}
+	if w.conn == nil {
+		dctx, cancel := context.WithDeadline(ctx, deadline)
+		conn, err := w.dial(dctx)
+		cancel()
+		if err != nil {
+			return fail(err)
+		}
+		w.conn, w.r = conn, bufio.NewReader(conn)
+	}
+	// Cancelling ctx ends a request in flight, as it would with net/http.
+	stop := context.AfterFunc(ctx, func() { _ = w.conn.SetDeadline(time.Now()) })
+	defer stop()
+	if err := w.conn.SetDeadline(deadline); err != nil {
+		return fail(err)
+	}
+	if _, err := w.conn.Write(w.request); err != nil {
+		return fail(err)
+	}
+	resp, err := http.ReadResponse(w.r, nil)
+	if err != nil {
+		return fail(err)
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	if err != nil {
+		return fail(err)
+	}
+	if resp.Close {
+		w.close() // the server asked for it (Connection: close, e.g. while draining)
+	}
 	out := outcome{latency: time.Since(t0), status: resp.StatusCode}
 	switch {
-	case err != nil:
-		out.kind, out.err = classify(err), err.Error()
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		out.kind, out.err = ErrStatus, fmt.Sprintf("status %d: %.200s", resp.StatusCode, body)
-	case o.Check != nil:
-		if err := o.Check(body); err != nil {
+	case w.check != nil:
+		if err := w.check(body); err != nil {
 			out.kind, out.err = ErrResponse, err.Error()
 		}
 	}
 	return out
+}
+
+// dial opens a connection to the target, with its TLS handshake done.
+func (w *worker) dial(ctx context.Context) (net.Conn, error) {
+	if w.tls == nil {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", w.addr)
+	}
+	d := tls.Dialer{Config: w.tls}
+	return d.DialContext(ctx, "tcp", w.addr)
 }
 
 // classify names the kind of a transport error.

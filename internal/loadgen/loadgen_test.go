@@ -230,3 +230,23 @@ func TestRunCountsADrainingServerAsConnectionErrors(t *testing.T) {
 	assert.GreaterOrEqual(t, res.Succeeded, 50)
 	assert.Equal(t, map[loadgen.ErrorKind]int{loadgen.ErrConnection: 400 - res.Succeeded}, res.Errors, "%v", res.ErrorSamples)
 }
+
+func TestRunCancelledCountsTheRequestsInFlightAsConnectionErrors(t *testing.T) {
+	started := make(chan struct{}, 2)
+	srv, _ := tlsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-r.Context().Done() // answers only when the client goes away
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-started
+		<-started
+		cancel()
+	}()
+	res, err := loadgen.Run(ctx, loadgen.Options{URL: srv.URL, TLS: clientTLS(srv), Concurrency: 2, Requests: 10})
+	require.NoError(t, err)
+	assert.True(t, res.Incomplete)
+	assert.Equal(t, 2, res.Requests, "no request is sent once the run is cancelled")
+	assert.Equal(t, map[loadgen.ErrorKind]int{loadgen.ErrConnection: 2}, res.Errors, "%v", res.ErrorSamples)
+	assert.Contains(t, res.ErrorSamples[loadgen.ErrConnection], context.Canceled.Error())
+}

@@ -35,6 +35,7 @@ func TestServeFlagDefaults(t *testing.T) {
 		"validating-webhook-configuration": "flink-admission",
 		"metrics-bind-address":             ":8080",
 		"health-probe-bind-address":        ":8081",
+		"pprof-bind-address":               "0",
 		"log-level":                        "info",
 		"enable-controller":                "true",
 		"leader-elect":                     "true",
