@@ -1,7 +1,6 @@
 package simulation_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand"
 	"strings"
@@ -15,16 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -66,7 +61,7 @@ type world struct {
 	seed  int64
 	rng   *rand.Rand
 	clock *clocktesting.FakeClock
-	cl    client.WithWatch
+	cl    client.Client
 	r     *controller.Reconciler
 	rec   *recorder
 	mode  v1beta1.JobManagerDeploymentType
@@ -154,20 +149,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		}
 	}
 	fc.Finalizers = []string{controller.Finalizer}
-	// The plain object tracker: the default one builds a REST mapper for every write.
-	tracker := clienttesting.NewObjectTracker(scheme, serializer.NewCodecFactory(scheme).UniversalDecoder())
-	uids := 0
-	w.cl = fake.NewClientBuilder().WithScheme(scheme).WithObjectTracker(tracker).WithObjects(fc).
-		WithStatusSubresource(&v1beta1.FlinkCluster{}).
-		WithInterceptorFuncs(interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			// The API server gives every object a UID; owner references and the garbage
-			// collector go by it.
-			if obj.GetUID() == "" {
-				uids++
-				obj.SetUID(types.UID(fmt.Sprintf("uid-%d", uids)))
-			}
-			return c.Create(ctx, obj, opts...)
-		}}).Build()
+	w.cl = newStore(scheme, w.clock, fc)
 	r, err := controller.NewReconciler(w.cl, w.cl, w.rec, controller.Options{
 		Clock:           w.clock,
 		HARecoveryGrace: 2 * time.Minute,
