@@ -84,7 +84,7 @@ func (w *world) kube() {
 		if pr := w.procs[p.Name]; pr != nil && pr.nodeLost {
 			continue
 		}
-		w.stop(p.Name, "pod deleted")
+		w.stop(p.Name, true, 143, "pod deleted")
 		w.removePod(&p)
 	}
 	// Deployment controller (Recreate): one pod of the template while replicas is 1.
@@ -158,13 +158,18 @@ func (w *world) kubelet(p *corev1.Pod) {
 		return // no status updates from a lost node
 	}
 	never := p.Spec.RestartPolicy == corev1.RestartPolicyNever
+	if pr != nil {
+		pr.exitedOnItsOwn()
+	}
 	switch {
 	case pr == nil:
-		pr = w.start(p)
-	case !pr.alive && !never && pr.crashing == 0:
+		pr = &proc{pod: p.Name, ip: w.ips[p.Name], jobManagerMode: never}
+		w.procs[p.Name] = pr
+		w.startContainer(pr, p)
+	case !pr.alive() && !never && pr.crashing == 0:
 		pr.restarts++
-		w.restart(pr, p)
-	case !pr.alive && !never:
+		w.startContainer(pr, p)
+	case !pr.alive() && !never:
 		pr.crashing--
 		pr.restarts++
 	}
@@ -174,7 +179,7 @@ func (w *world) kubelet(p *corev1.Pod) {
 	cs := corev1.ContainerStatus{Name: resources.JobManagerContainer, RestartCount: int32(pr.restarts)}
 	ready := corev1.ConditionFalse
 	switch {
-	case pr.alive:
+	case pr.alive():
 		cur.Status.Phase = corev1.PodRunning
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(pr.startedAt)}
 		ready = corev1.ConditionTrue

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,24 +45,29 @@ var events = []event{
 		}
 	}},
 	{"node lost", 2, func(w *world) {
-		if p := w.podByRandom(true); p != nil && w.procs[p.Name] != nil {
-			w.log("node of pod %s lost; the pod is evicted and stays Terminating", p.Name)
-			w.procs[p.Name].nodeLost = true
+		if pr := w.procOf(w.podByRandom(true)); pr != nil {
+			w.log("node of pod %s lost; the pod is evicted and stays Terminating", pr.pod)
+			pr.nodeLost = true
+			if pr.alive() {
+				// The process runs on, cut off: it leads until its lease runs out.
+				pr.jm.Partition(true)
+			}
+			p := &corev1.Pod{}
+			p.Namespace, p.Name = ns, pr.pod
 			w.deletePod(p)
 		}
 	}},
 	{"JobManager crash", 3, func(w *world) {
-		if p := w.podByRandom(true); p != nil && w.procs[p.Name] != nil && w.procs[p.Name].alive {
-			w.log("JobManager %s crashes", p.Name)
-			w.stop(p.Name, "java.lang.OutOfMemoryError")
-			w.procs[p.Name].exitCode = 1
+		if pr := w.procOf(w.podByRandom(true)); pr != nil && pr.alive() {
+			w.log("JobManager %s crashes", pr.pod)
+			w.stop(pr.pod, false, 1, "java.lang.OutOfMemoryError")
 		}
 	}},
 	{"crash loop", 1, func(w *world) {
-		if p := w.podByRandom(true); p != nil && w.procs[p.Name] != nil && w.procs[p.Name].alive {
-			w.log("JobManager %s crash-loops (storage outage)", p.Name)
-			w.stop(p.Name, "java.io.IOException: storage unavailable")
-			w.procs[p.Name].exitCode, w.procs[p.Name].crashing = 1, 3+w.rng.Intn(6)
+		if pr := w.procOf(w.podByRandom(true)); pr != nil && pr.alive() {
+			w.log("JobManager %s crash-loops (storage outage)", pr.pod)
+			w.stop(pr.pod, false, 1, "java.io.IOException: storage unavailable")
+			pr.crashing = 3 + w.rng.Intn(6)
 		}
 	}},
 	{"Flink API down", 3, func(w *world) { w.apiDown = 1 + w.rng.Intn(6); w.log("Flink REST API down for %d steps", w.apiDown) }},
@@ -69,9 +75,7 @@ var events = []event{
 	{"job finishes", 1, func(w *world) { w.jobEvent(flinkclient.JobStateFinished) }},
 	{"job restarts", 2, func(w *world) { w.jobEvent(flinkclient.JobStateRestarting) }},
 	{"savepoint results lost", 3, func(w *world) {
-		for _, pr := range w.procs {
-			pr.triggers = map[string]*trigger{}
-		}
+		w.expireSavepointResults()
 		w.log("savepoint results expired")
 	}},
 	{"spec update", 4, func(w *world) {
@@ -153,20 +157,38 @@ func (w *world) deleteWorkload() {
 // jobEvent moves the leader's running job: FAILED and FINISHED end it, RESTARTING is Flink's
 // own restart strategy (the job runs again next step).
 func (w *world) jobEvent(state string) {
-	for _, pr := range w.sortedProcs() {
-		if !pr.alive || !pr.leader || pr.job == nil {
+	l := w.fl.Leader()
+	if l == nil {
+		return
+	}
+	for _, id := range l.JobIDs() {
+		switch cur := l.JobState(id); {
+		case cur == flinkclient.JobStateRestarting:
+			l.SetJobState(id, flinkclient.JobStateRunning)
+		case cur != flinkclient.JobStateRunning:
 			continue
-		}
-		switch {
-		case pr.job.state == flinkclient.JobStateRestarting:
-			pr.job.state = flinkclient.JobStateRunning
-		case pr.job.state != flinkclient.JobStateRunning:
-		case state == flinkclient.JobStateRestarting:
-			pr.job.state = state
 		default:
-			w.endJob(pr, state, false)
+			l.SetJobState(id, state)
 		}
-		w.log("job %s: %s", pr.job.id, pr.job.state)
+		w.log("job %s: %s", id, l.JobState(id))
+	}
+}
+
+// procOf is the container of a pod, nil for none.
+func (w *world) procOf(p *corev1.Pod) *proc {
+	if p == nil {
+		return nil
+	}
+	return w.procs[p.Name]
+}
+
+// expireSavepointResults makes every live JobManager forget its completed savepoint
+// operations, as after rest.async.store-duration.
+func (w *world) expireSavepointResults() {
+	for _, pr := range w.procs {
+		if pr.alive() {
+			pr.jm.ExpireSavepointResults()
+		}
 	}
 }
 

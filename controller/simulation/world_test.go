@@ -3,6 +3,7 @@ package simulation_test
 import (
 	"fmt"
 	"math/rand"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
@@ -67,14 +69,17 @@ type world struct {
 	mode  v1beta1.JobManagerDeploymentType
 	v23   bool
 
-	procs      map[string]*proc
-	ips        map[string]string
-	podSeq     int
-	ipSeq      int
-	spSeq      int
-	jobPodMade map[types.UID]bool
-	jrs        map[string]string
-	savepoints []string
+	// fl is the fake Flink cluster (fakeflink) of the cluster's HA cluster ID; its HA
+	// ConfigMaps live in the model's API server, where the controller reads them.
+	fl *fakeflink.Cluster
+	// manualSavepoints leaves pending savepoints to the directed tests (finishTriggers).
+	manualSavepoints bool
+	procs            map[string]*proc
+	ips              map[string]string
+	podSeq           int
+	ipSeq            int
+	jobPodMade       map[types.UID]bool
+	savepoints       []string
 	truths     map[string]*truth
 	apiDown    int
 	// haDeletedExternally is set once the HA ConfigMaps were deleted behind the controller.
@@ -116,7 +121,6 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		procs:                map[string]*proc{},
 		ips:                  map[string]string{},
 		jobPodMade:           map[types.UID]bool{},
-		jrs:                  map[string]string{},
 		truths:               map[string]*truth{},
 		seen:                 map[types.UID]bool{},
 		deployed:             map[string]bool{},
@@ -150,13 +154,26 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 	}
 	fc.Finalizers = []string{controller.Finalizer}
 	w.cl = newStore(scheme, w.clock, fc)
+	version := fakeflink.Version2_2
+	if w.v23 {
+		version = fakeflink.Version2_3
+	}
+	w.manualSavepoints = fixed != nil
+	w.fl = fakeflink.NewCluster(fakeflink.Options{
+		ClusterID: resources.HAClusterID(fc), Version: version, Clock: w.clock, InProcess: true, Observer: w,
+		HA: &fakeflink.KubeHA{Client: w.cl, Namespace: ns},
+	})
+	rest, err := flinkclient.New(w.fl.URL(), &http.Client{Transport: service{w}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := controller.NewReconciler(w.cl, w.cl, w.rec, controller.Options{
 		Clock:           w.clock,
 		HARecoveryGrace: 2 * time.Minute,
 		LostTimeout:     10 * time.Minute,
 		RequeueInterval: 10 * time.Second,
 		WaitBound:       waitBound,
-		FlinkClientFor:  func(*v1beta1.FlinkCluster) (flinkclient.Client, error) { return rest{w}, nil },
+		FlinkClientFor:  func(*v1beta1.FlinkCluster) (flinkclient.Client, error) { return rest, nil },
 		NewID:           func() string { return fmt.Sprintf("%016x%016x", w.rng.Uint64(), w.rng.Uint64()) },
 	}, prometheus.NewRegistry())
 	if err != nil {
@@ -276,11 +293,16 @@ func (w *world) reconcile() {
 	w.checkWaits(fc)
 }
 
-// runningJob is the job ID a live, connected JobManager runs RUNNING, "" for none.
+// runningJob is the job ID a live JobManager runs RUNNING, "" for none.
 func (w *world) runningJob() string {
 	for _, pr := range w.sortedProcs() {
-		if pr.alive && pr.job != nil && pr.job.state == flinkclient.JobStateRunning {
-			return pr.job.id
+		if !pr.alive() {
+			continue
+		}
+		for _, id := range pr.jm.JobIDs() {
+			if pr.jm.JobState(id) == flinkclient.JobStateRunning {
+				return id
+			}
 		}
 	}
 	return ""
@@ -335,11 +357,11 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 		}
 	}
 	for _, pr := range w.sortedProcs() {
-		if pr.jobID == after.jobID || !pr.alive {
+		if pr.jobID() == after.jobID || !pr.alive() {
 			continue
 		}
-		if pr.leader || !pr.nodeLost {
-			w.violate("job %s deployed while the JobManager %s of job %s may still lead", after.jobID, pr.pod, pr.jobID)
+		if pr.jm.Leads() || !pr.nodeLost {
+			w.violate("job %s deployed while the JobManager %s of job %s may still lead", after.jobID, pr.pod, pr.jobID())
 		}
 	}
 }
