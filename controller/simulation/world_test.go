@@ -80,8 +80,8 @@ type world struct {
 	ipSeq            int
 	jobPodMade       map[types.UID]bool
 	savepoints       []string
-	truths     map[string]*truth
-	apiDown    int
+	truths           map[string]*truth
+	apiDown          int
 	// haDeletedExternally is set once the HA ConfigMaps were deleted behind the controller.
 	haDeletedExternally bool
 
