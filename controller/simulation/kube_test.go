@@ -24,11 +24,15 @@ const kubeletFinalizer = "simulation/kubelet"
 
 var bg = context.Background()
 
-// jmPods lists the JobManager pods.
+// jmPods lists the JobManager pods. The list is kept until the next write to the API server
+// (the model asks for it on every Flink REST call); callers must not change it.
 func (w *world) jmPods() []corev1.Pod {
-	list := &corev1.PodList{}
-	w.must(w.cl.List(bg, list, client.InNamespace(ns), client.MatchingLabels(resources.SelectorLabels(name, resources.ComponentJobManager))))
-	return list.Items
+	if v := w.cl.version(); v != w.podsVersion {
+		list := &corev1.PodList{}
+		w.must(w.cl.List(bg, list, client.InNamespace(ns), client.MatchingLabels(resources.SelectorLabels(name, resources.ComponentJobManager))))
+		w.pods, w.podsVersion = list.Items, v
+	}
+	return w.pods
 }
 
 // must stops the sequence on an error of the model itself (run recovers it).
@@ -173,6 +177,7 @@ func (w *world) kubelet(p *corev1.Pod) {
 		pr.crashing--
 		pr.restarts++
 	}
+	pr.exitedOnItsOwn() // main() may have thrown in the run just started
 	now := metav1.NewTime(w.clock.Now())
 	cur := p.DeepCopy()
 	cur.Status.PodIP = w.ips[p.Name]

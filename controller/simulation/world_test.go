@@ -2,6 +2,7 @@ package simulation_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"net/http"
 	"strings"
@@ -20,7 +21,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -63,7 +63,7 @@ type world struct {
 	seed  int64
 	rng   *rand.Rand
 	clock *clocktesting.FakeClock
-	cl    client.Client
+	cl    *store
 	r     *controller.Reconciler
 	rec   *recorder
 	mode  v1beta1.JobManagerDeploymentType
@@ -80,6 +80,10 @@ type world struct {
 	ipSeq            int
 	jobPodMade       map[types.UID]bool
 	savepoints       []string
+	conf             map[string]string
+	pods             []corev1.Pod
+	podsVersion      int
+	confVersion      string
 	truths           map[string]*truth
 	apiDown          int
 	// haDeletedExternally is set once the HA ConfigMaps were deleted behind the controller.
@@ -153,7 +157,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		}
 	}
 	fc.Finalizers = []string{controller.Finalizer}
-	w.cl = newStore(scheme, w.clock, fc)
+	w.cl, w.podsVersion = newStore(scheme, w.clock, fc), -1
 	version := fakeflink.Version2_2
 	if w.v23 {
 		version = fakeflink.Version2_3
@@ -239,12 +243,16 @@ func (w *world) workload() *workload {
 // flinkConfiguration is what a JobManager starting now reads from the Flink configuration
 // ConfigMap; empty when there is none.
 func (w *world) flinkConfiguration() map[string]string {
-	conf := map[string]string{}
 	cm := &corev1.ConfigMap{}
-	if w.cl.Get(bg, types.NamespacedName{Namespace: ns, Name: resources.ConfigMapName(name)}, cm) == nil {
-		_ = yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &conf)
+	if w.cl.Get(bg, types.NamespacedName{Namespace: ns, Name: resources.ConfigMapName(name)}, cm) != nil {
+		return map[string]string{}
 	}
-	return conf
+	if cm.ResourceVersion != w.confVersion {
+		// Parsed once per version of the ConfigMap: the model reads it many times a step.
+		w.conf, w.confVersion = map[string]string{}, cm.ResourceVersion
+		_ = yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &w.conf)
+	}
+	return maps.Clone(w.conf)
 }
 
 // configuredSavepoint is the savepoint a fresh main() restores now.
