@@ -48,6 +48,9 @@ func (pr *proc) from() string {
 	if pr.jm == nil {
 		return ""
 	}
+	if cfg := pr.jm.Config(); cfg.FromSavepoint != "" {
+		return cfg.FromSavepoint
+	}
 	return pr.jm.Config().Properties[fakeflink.PropSavepointPath]
 }
 
@@ -124,7 +127,8 @@ func (w *world) startContainer(pr *proc, p *corev1.Pod) {
 	args := p.Spec.Containers[0].Args
 	props := w.flinkConfiguration()
 	props[fakeflink.PropJobID] = argValue(args, "--job-id")
-	cfg := fakeflink.Config{Name: p.Name, Properties: props, Address: "http://" + pr.ip + ":8081"}
+	cfg := fakeflink.Config{Name: p.Name, Properties: props, Address: "http://" + pr.ip + ":8081",
+		FromSavepoint: argValue(args, "--fromSavepoint")}
 	if hasArg(args, "--broken") {
 		cfg.Program = &fakeflink.Program{Throw: brokenMain}
 	}

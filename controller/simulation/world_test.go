@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -167,19 +166,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		ClusterID: resources.HAClusterID(fc), Version: version, Clock: w.clock, InProcess: true, Observer: w,
 		HA: &fakeflink.KubeHA{Client: w.cl, Namespace: ns},
 	})
-	rest, err := flinkclient.New(w.fl.URL(), &http.Client{Transport: service{w}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := controller.NewReconciler(w.cl, w.cl, w.rec, controller.Options{
-		Clock:           w.clock,
-		HARecoveryGrace: 2 * time.Minute,
-		LostTimeout:     10 * time.Minute,
-		RequeueInterval: 10 * time.Second,
-		WaitBound:       waitBound,
-		FlinkClientFor:  func(*v1beta1.FlinkCluster) (flinkclient.Client, error) { return rest, nil },
-		NewID:           func() string { return fmt.Sprintf("%016x%016x", w.rng.Uint64(), w.rng.Uint64()) },
-	}, prometheus.NewRegistry())
+	r, err := newController(w, &http.Client{Transport: service{w}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,11 +202,28 @@ func (w *world) patchCluster(mutate func(fc *v1beta1.FlinkCluster)) {
 
 // workload is the JobManager Job or Deployment, nil when missing.
 type workload struct {
-	uid      types.UID
-	jobID    string
+	uid types.UID
+	// jobID and revision are what its pods run: the --job-id argument and the revision label.
+	jobID, revision string
+	// from is what a fresh main() restores: --fromSavepoint, else the Flink configuration's
+	// restore path.
 	from     string
 	replicas int32
 	deleting bool
+}
+
+// deploy names a deploy: a job ID under a revision (a JobManager that resumes from HA is the
+// same deploy).
+func (wl *workload) deploy() string { return wl.jobID + "@" + wl.revision }
+
+func (w *world) workloadOf(uid types.UID, tmpl *corev1.PodTemplateSpec, replicas int32, deleting bool) *workload {
+	args := tmpl.Spec.Containers[0].Args
+	from := argValue(args, "--fromSavepoint")
+	if from == "" {
+		from = w.configuredSavepoint()
+	}
+	return &workload{uid: uid, jobID: argValue(args, "--job-id"), revision: tmpl.Labels[resources.LabelRevision],
+		from: from, replicas: replicas, deleting: deleting}
 }
 
 func (w *world) workload() *workload {
@@ -229,13 +233,11 @@ func (w *world) workload() *workload {
 		if hasArg(d.Spec.Template.Spec.Containers[0].Args, "--fromSavepoint") {
 			w.violate("the JobManager Deployment's pod template names a savepoint: every restart would restore it")
 		}
-		return &workload{uid: d.UID, jobID: d.Labels[resources.LabelJobID], from: w.configuredSavepoint(),
-			replicas: ptr.Deref(d.Spec.Replicas, 1), deleting: d.DeletionTimestamp != nil}
+		return w.workloadOf(d.UID, &d.Spec.Template, ptr.Deref(d.Spec.Replicas, 1), d.DeletionTimestamp != nil)
 	}
 	j := &batchv1.Job{}
 	if w.cl.Get(bg, key, j) == nil {
-		return &workload{uid: j.UID, jobID: j.Labels[resources.LabelJobID], from: w.configuredSavepoint(),
-			replicas: 1, deleting: j.DeletionTimestamp != nil}
+		return w.workloadOf(j.UID, &j.Spec.Template, 1, j.DeletionTimestamp != nil)
 	}
 	return nil
 }
@@ -324,7 +326,7 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 		return
 	}
 	w.seen[after.uid] = true
-	if w.deployed[after.jobID] {
+	if w.deployed[after.deploy()] {
 		return // the same deploy's JobManager created again (HA resume)
 	}
 	prev, prevDeployFailed := "", false
@@ -354,7 +356,7 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 			w.violate("job %s deployed from empty state after job %s ran, with no savepoint", after.jobID, prev)
 		}
 	}
-	w.deployed[after.jobID] = true
+	w.deployed[after.deploy()] = true
 	w.lastDeploy = after.jobID
 	w.fromOf[after.jobID] = after.from
 	if cm := w.haConfigMap(); cm != nil {
