@@ -12,10 +12,15 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
+	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
 // brokenMain is what main() throws when a spec update broke the job (the --broken argument).
 const brokenMain = "org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: broken"
+
+// deployProperty carries, in a process's configuration, the deploy its pod belongs to (job
+// ID and revision); Flink ignores it.
+const deployProperty = "simulation.deploy"
 
 // proc is the JobManager container of one pod, as its kubelet sees it: the fake Flink
 // process it runs now (a new one per container start), its restarts and how it last exited.
@@ -84,9 +89,13 @@ func (w *world) ExecutionStarted(p *fakeflink.JobManager, e fakeflink.Execution)
 	case t.ended:
 		w.violate("job %s rerun after it ended: main() ran again (no job result found)", e.JobID)
 	}
-	if own := p.Config().Properties[fakeflink.PropJobID]; e.Recovered && e.JobID != own {
+	deploy := p.Config().Properties[deployProperty]
+	if e.Recovered && w.graphOf[e.JobID] != deploy {
 		// Flink recovers every job graph in the HA store, whatever the command line says.
-		w.violate("the JobManager of job %s recovered job %s of another deploy from HA", own, e.JobID)
+		w.violate("the JobManager of deploy %s recovered job %s of deploy %s from HA", deploy, e.JobID, w.graphOf[e.JobID])
+	}
+	if !e.Recovered {
+		w.graphOf[e.JobID] = deploy
 	}
 	if !e.Recovered {
 		switch {
@@ -127,6 +136,7 @@ func (w *world) startContainer(pr *proc, p *corev1.Pod) {
 	args := p.Spec.Containers[0].Args
 	props := w.flinkConfiguration()
 	props[fakeflink.PropJobID] = argValue(args, "--job-id")
+	props[deployProperty] = argValue(args, "--job-id") + "@" + p.Labels[resources.LabelRevision]
 	cfg := fakeflink.Config{Name: p.Name, Properties: props, Address: "http://" + pr.ip + ":8081",
 		FromSavepoint: argValue(args, "--fromSavepoint")}
 	if hasArg(args, "--broken") {

@@ -1,7 +1,10 @@
 package simulation_test
 
 import (
+	"maps"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -192,6 +195,24 @@ func (w *world) expireSavepointResults() {
 	}
 }
 
+var (
+	hexID     = regexp.MustCompile(`[0-9a-f]{32}`)
+	quoted    = regexp.MustCompile(`"[^"]*"`)
+	duration  = regexp.MustCompile(`[0-9][0-9hms.]*s\b`)
+	podName   = regexp.MustCompile(`wc-jobmanager-[0-9]+`)
+	stateWord = regexp.MustCompile(`job <id> (Updating|Deploying|Running|Restarting|Lost|Pending|Stopping|Cancelling) for`)
+)
+
+// violationKind is a violation without its IDs, paths, pods and durations, to count
+// violations by invariant.
+func violationKind(v string) string {
+	v = hexID.ReplaceAllString(v, "<id>")
+	v = quoted.ReplaceAllString(v, "<path>")
+	v = podName.ReplaceAllString(v, "<pod>")
+	v = duration.ReplaceAllString(v, "<d>")
+	return stateWord.ReplaceAllString(v, "job <id> <state> for")
+}
+
 // run plays one sequence of steps, checking the invariants after every reconcile.
 func run(t testing.TB, seed int64, steps int) (w *world) {
 	w = newWorld(t, seed)
@@ -284,6 +305,15 @@ func TestInvariants(t *testing.T) {
 	wg.Wait()
 	t.Logf("explored %d sequences, %d steps in %s; %d sequences violated an invariant",
 		explored.Load(), totalSteps.Load(), time.Since(start).Round(time.Millisecond), len(failures))
+	kinds := map[string]int{}
+	for _, w := range failures {
+		for _, v := range w.violations {
+			kinds[violationKind(v)]++
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		t.Logf("%4d × %s", kinds[k], k)
+	}
 	for i, w := range failures {
 		if i == 3 {
 			break
