@@ -258,9 +258,9 @@ func run(t testing.TB, seed int64, steps int) (w *world) {
 // SIM_SEED=<seed>.
 func TestInvariants(t *testing.T) {
 	// The default keeps make test lean; make soak-controller explores far more.
-	sequences, steps := envInt("SIM_SEQUENCES", 200), envInt("SIM_STEPS", 30)
+	sequences, steps := envInt("SIM_SEQUENCES", 1000), envInt("SIM_STEPS", 60)
 	if testing.Short() {
-		sequences = 50
+		sequences = 100
 	}
 	base := time.Now().UnixNano()
 	if s := os.Getenv("SIM_SEED"); s != "" {
@@ -275,6 +275,7 @@ func TestInvariants(t *testing.T) {
 		return
 	}
 	var (
+		unobserved           atomic.Int64
 		explored, totalSteps atomic.Int64
 		mu                   sync.Mutex
 		failures             []*world
@@ -294,6 +295,7 @@ func TestInvariants(t *testing.T) {
 				w := run(t, base+i, steps)
 				explored.Add(1)
 				totalSteps.Add(int64(w.steps))
+				unobserved.Add(int64(w.unobservedRuns))
 				if len(w.violations) > 0 {
 					mu.Lock()
 					failures = append(failures, w)
@@ -305,6 +307,9 @@ func TestInvariants(t *testing.T) {
 	wg.Wait()
 	t.Logf("explored %d sequences, %d steps in %s; %d sequences violated an invariant",
 		explored.Load(), totalSteps.Load(), time.Since(start).Round(time.Millisecond), len(failures))
+	if n := unobserved.Load(); n > 0 {
+		t.Logf("%d deploys after a run the controller never heard of, exempted (a known gap: see checkDeploy)", n)
+	}
 	kinds := map[string]int{}
 	for _, w := range failures {
 		for _, v := range w.violations {
