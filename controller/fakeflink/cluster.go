@@ -21,6 +21,11 @@
 // Nothing runs in the background: state changes only through REST calls and the test
 // controls, and time only moves with the clock, so tests never sleep.
 //
+// With Options.InProcess nothing listens: tests reach the cluster or a process with
+// HTTPClient (or ServeHTTP), so that a simulation can start thousands of processes; an
+// Options.Observer is told of every execution's start and end and every completed savepoint
+// as it happens (controller/simulation checks its invariants there).
+//
 // Test controls, on a Cluster: Start(Config) a process; Advance(d) the clock (leases expire,
 // standbys take over, savepoint results expire); SetProgram and ReleaseMain script main();
 // LoseHA deletes the HA ConfigMaps; URL is the JobManager Service; Leader, Process, ProcessAt

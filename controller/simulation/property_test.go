@@ -199,7 +199,7 @@ var (
 	hexID     = regexp.MustCompile(`[0-9a-f]{32}`)
 	quoted    = regexp.MustCompile(`"[^"]*"`)
 	duration  = regexp.MustCompile(`[0-9][0-9hms.]*s\b`)
-	podName   = regexp.MustCompile(`wc-jobmanager-[0-9]+`)
+	podName   = regexp.MustCompile(`wc-jobmanager-[0-9]+|wc-[0-9a-f]{10}`)
 	stateWord = regexp.MustCompile(`job <id> (Updating|Deploying|Running|Restarting|Lost|Pending|Stopping|Cancelling) for`)
 )
 
@@ -208,7 +208,7 @@ var (
 func violationKind(v string) string {
 	v = hexID.ReplaceAllString(v, "<id>")
 	v = quoted.ReplaceAllString(v, "<path>")
-	v = podName.ReplaceAllString(v, "<pod>")
+	v = podName.ReplaceAllString(v, "<name>")
 	v = duration.ReplaceAllString(v, "<d>")
 	return stateWord.ReplaceAllString(v, "job <id> <state> for")
 }
