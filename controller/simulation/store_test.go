@@ -198,21 +198,33 @@ func (s *store) conflict(obj client.Object, cur client.Object, rv string) error 
 	return nil
 }
 
-// Update implements client.Writer.
-func (s *store) Update(_ context.Context, obj client.Object, _ ...client.UpdateOption) error {
+// modify changes a stored object under the lock: change returns what is stored next (nil for
+// nothing), which obj then becomes.
+func (s *store) modify(obj client.Object, change func(cur client.Object) (client.Object, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, err := s.lookup(obj)
 	if err != nil {
 		return err
 	}
-	if err := s.conflict(obj, cur, obj.GetResourceVersion()); err != nil {
+	next, err := change(cur)
+	if err != nil || next == nil {
 		return err
 	}
-	next := obj.DeepCopyObject().(client.Object)
-	s.write(cur, next)
 	copyInto(obj, next)
 	return nil
+}
+
+// Update implements client.Writer.
+func (s *store) Update(_ context.Context, obj client.Object, _ ...client.UpdateOption) error {
+	return s.modify(obj, func(cur client.Object) (client.Object, error) {
+		if err := s.conflict(obj, cur, obj.GetResourceVersion()); err != nil {
+			return nil, err
+		}
+		next := obj.DeepCopyObject().(client.Object)
+		s.write(cur, next)
+		return next, nil
+	})
 }
 
 // patched applies a merge patch to the stored object and returns the result, checking the
@@ -260,32 +272,23 @@ func (s *store) patched(obj client.Object, cur client.Object, patch client.Patch
 
 // Patch implements client.Writer for merge patches.
 func (s *store) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, err := s.lookup(obj)
-	if err != nil {
-		return err
-	}
-	next, err := s.patched(obj, cur, patch)
-	if err != nil {
-		return err
-	}
-	s.write(cur, next)
-	copyInto(obj, next)
-	return nil
+	return s.modify(obj, func(cur client.Object) (client.Object, error) {
+		next, err := s.patched(obj, cur, patch)
+		if err != nil {
+			return nil, err
+		}
+		s.write(cur, next)
+		return next, nil
+	})
 }
 
 // Delete implements client.Writer: an object with finalizers gets a deletion timestamp;
 // dependents are the model's garbage collector's business.
 func (s *store) Delete(_ context.Context, obj client.Object, _ ...client.DeleteOption) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, err := s.lookup(obj)
-	if err != nil {
-		return err
-	}
-	s.deleteLocked(cur)
-	return nil
+	return s.modify(obj, func(cur client.Object) (client.Object, error) {
+		s.deleteLocked(cur)
+		return nil, nil
+	})
 }
 
 func (s *store) deleteLocked(cur client.Object) {
@@ -348,33 +351,21 @@ func (w statusWriter) writeStatus(cur, next client.Object) client.Object {
 
 // Update implements client.SubResourceWriter.
 func (w statusWriter) Update(_ context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
-	s := w.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, err := s.lookup(obj)
-	if err != nil {
-		return err
-	}
-	if err := s.conflict(obj, cur, obj.GetResourceVersion()); err != nil {
-		return err
-	}
-	copyInto(obj, w.writeStatus(cur, obj.DeepCopyObject().(client.Object)))
-	return nil
+	return w.s.modify(obj, func(cur client.Object) (client.Object, error) {
+		if err := w.s.conflict(obj, cur, obj.GetResourceVersion()); err != nil {
+			return nil, err
+		}
+		return w.writeStatus(cur, obj.DeepCopyObject().(client.Object)), nil
+	})
 }
 
 // Patch implements client.SubResourceWriter for merge patches.
 func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.SubResourcePatchOption) error {
-	s := w.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, err := s.lookup(obj)
-	if err != nil {
-		return err
-	}
-	next, err := s.patched(obj, cur, patch)
-	if err != nil {
-		return err
-	}
-	copyInto(obj, w.writeStatus(cur, next))
-	return nil
+	return w.s.modify(obj, func(cur client.Object) (client.Object, error) {
+		next, err := w.s.patched(obj, cur, patch)
+		if err != nil {
+			return nil, err
+		}
+		return w.writeStatus(cur, next), nil
+	})
 }
