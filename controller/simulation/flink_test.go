@@ -31,6 +31,8 @@ type proc struct {
 	startedAt time.Time
 	restarts  int
 	crashing  int // container restarts left in a crash loop
+	// unavailable counts the steps the process's REST API still answers 503.
+	unavailable int
 	// exited records that the current run's end was seen, with its exit code and message.
 	exited         bool
 	exitCode       int
@@ -193,6 +195,11 @@ func (w *world) flink() {
 	for _, pr := range w.sortedProcs() {
 		if !pr.alive() {
 			continue
+		}
+		if pr.unavailable > 0 {
+			if pr.unavailable--; pr.unavailable == 0 {
+				pr.jm.SetUnavailable(false)
+			}
 		}
 		if !w.manualSavepoints {
 			switch r := w.rng.Intn(10); {

@@ -73,7 +73,17 @@ var events = []event{
 			pr.crashing = 3 + w.rng.Intn(6)
 		}
 	}},
-	{"Flink API down", 3, func(w *world) { w.apiDown = 1 + w.rng.Intn(6); w.log("Flink REST API down for %d steps", w.apiDown) }},
+	{"Flink API down or slow", 3, func(w *world) {
+		w.apiDown = 1 + w.rng.Intn(6)
+		w.log("Flink REST API down or slow (timeouts) for %d steps", w.apiDown)
+	}},
+	{"JobManager REST unavailable", 2, func(w *world) {
+		if pr := w.procOf(w.podByRandom(true)); pr != nil && pr.alive() {
+			pr.unavailable = 1 + w.rng.Intn(4)
+			pr.jm.SetUnavailable(true)
+			w.log("JobManager %s answers 503 for %d steps", pr.pod, pr.unavailable)
+		}
+	}},
 	{"job fails", 2, func(w *world) { w.jobEvent(flinkclient.JobStateFailed) }},
 	{"job finishes", 1, func(w *world) { w.jobEvent(flinkclient.JobStateFinished) }},
 	{"job restarts", 2, func(w *world) { w.jobEvent(flinkclient.JobStateRestarting) }},
