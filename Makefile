@@ -80,7 +80,7 @@ run: | $(LOCALBIN)
 
 ## soak-controller: the controller's invariants over many more random event sequences than
 ## make test explores (SIM_SEQUENCES, SIM_STEPS; SIM_SEED=<seed> replays one).
-SIM_SEQUENCES ?= 5000
+SIM_SEQUENCES ?= 50000
 SIM_STEPS ?= 60
 .PHONY: soak-controller
 soak-controller:

@@ -21,6 +21,11 @@
 // Nothing runs in the background: state changes only through REST calls and the test
 // controls, and time only moves with the clock, so tests never sleep.
 //
+// With Options.InProcess nothing listens: tests reach the cluster or a process with
+// HTTPClient (or ServeHTTP), so that a simulation can start thousands of processes; an
+// Options.Observer is told of every execution's start and end and every completed savepoint
+// as it happens (controller/simulation checks its invariants there).
+//
 // Test controls, on a Cluster: Start(Config) a process; Advance(d) the clock (leases expire,
 // standbys take over, savepoint results expire); SetProgram and ReleaseMain script main();
 // LoseHA deletes the HA ConfigMaps; URL is the JobManager Service; Leader, Process, ProcessAt
@@ -105,6 +110,12 @@ type Options struct {
 	Clock *clocktesting.FakeClock
 	// Program is what the application's main() does; see Program.
 	Program Program
+	// InProcess opens no socket: neither the Service nor the processes listen, and tests
+	// reach them with HTTPClient (or ServeHTTP), so that simulations can start thousands of
+	// processes cheaply. URL and JobManager.URL are then placeholders.
+	InProcess bool
+	// Observer, when set, is told what happens to jobs as it happens (see Observer).
+	Observer Observer
 }
 
 // Program scripts the user's main() in Application mode.
@@ -180,14 +191,21 @@ func NewCluster(opts Options) *Cluster {
 		opts.ClusterID = "flink"
 	}
 	c := &Cluster{opts: opts, clock: opts.Clock, ha: opts.HA, program: opts.Program, jrs: map[string]map[string]jrsEntry{}}
-	c.svc = httptest.NewServer(http.HandlerFunc(c.serveService))
+	if !opts.InProcess {
+		c.svc = httptest.NewServer(http.HandlerFunc(c.serveService))
+	}
 	return c
 }
 
 // URL is the address of the cluster's JobManager Service: it reaches whichever live
 // JobManager process can answer (any live process answers for the leader, as Flink's REST
 // handlers retrieve the leading Dispatcher), or answers 503 while nobody leads.
-func (c *Cluster) URL() string { return c.svc.URL }
+func (c *Cluster) URL() string {
+	if c.svc == nil {
+		return "http://" + c.opts.ClusterID + "-rest.invalid"
+	}
+	return c.svc.URL
+}
 
 // Close stops every process and the Service.
 func (c *Cluster) Close() {
@@ -201,9 +219,13 @@ func (c *Cluster) Close() {
 	}
 	c.mu.Unlock()
 	for _, p := range procs {
-		p.srv.Close()
+		if p.srv != nil {
+			p.srv.Close()
+		}
 	}
-	c.svc.Close()
+	if c.svc != nil {
+		c.svc.Close()
+	}
 }
 
 // Clock is the cluster's clock.

@@ -13,7 +13,12 @@ import (
 
 // URL is the process's own REST address, e.g. http://127.0.0.1:34567. It is also the REST
 // server leader address the process publishes in the HA ConfigMap.
-func (p *JobManager) URL() string { return p.srv.URL }
+func (p *JobManager) URL() string {
+	if p.srv == nil {
+		return "http://" + p.name + ".invalid"
+	}
+	return p.srv.URL
+}
 
 // Address is the REST address the process publishes as leader: Config.Address, else URL().
 func (p *JobManager) Address() string {

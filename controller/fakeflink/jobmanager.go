@@ -33,6 +33,9 @@ type Config struct {
 	// Flink publishes http://<pod IP>:<rest.port>; default URL(). Tests of the controller set
 	// it to the pod's address and reach the process with Cluster.ProcessAt.
 	Address string
+	// Program, when set, is what this process's main() does instead of the cluster's
+	// (Options.Program, SetProgram): a container started from another pod template.
+	Program *Program
 }
 
 // SavepointMode is how a process answers savepoint and stop-with-savepoint operations.
@@ -148,7 +151,9 @@ func (c *Cluster) Start(cfg Config) *JobManager {
 	c.mu.Unlock()
 
 	p.mux = p.routes()
-	p.srv = httptest.NewServer(p)
+	if !c.opts.InProcess {
+		p.srv = httptest.NewServer(p)
+	}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -336,8 +341,8 @@ func (c *Cluster) electLocked() {
 		cm.Annotations[flinkha.LeaderAnnotation] = flinkha.FormatElection(e)
 		session := deriveID(holder.lockID, "session")
 		cm.Data[restKey] = flinkha.FormatLeaderInformation(session, holder.Address())
-		cm.Data[flinkha.LeaderKey(flinkha.ComponentDispatcher)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.srv.Listener.Addr().String()+"/user/rpc/dispatcher_1")
-		cm.Data[flinkha.LeaderKey(flinkha.ComponentResourceManager)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.srv.Listener.Addr().String()+"/user/rpc/resourcemanager_0")
+		cm.Data[flinkha.LeaderKey(flinkha.ComponentDispatcher)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.rpcHost()+"/user/rpc/dispatcher_1")
+		cm.Data[flinkha.LeaderKey(flinkha.ComponentResourceManager)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.rpcHost()+"/user/rpc/resourcemanager_0")
 		if err := c.ha.Put(ctx, cm); err != nil {
 			return
 		}
@@ -374,7 +379,7 @@ func (p *JobManager) grantLocked(cm *corev1.ConfigMap) {
 	}
 	graphs := flinkha.JobGraphs(cm)
 	if len(graphs) > 0 {
-		if p.c.opts.Version.hasApplications() && p.c.program.BlockBeforeExecute {
+		if p.c.opts.Version.hasApplications() && p.program().BlockBeforeExecute {
 			// FLIP-560: the recovered job waits for main() to reach execute().
 			p.mainBlocked, p.pendingRecovery = true, graphs
 			return
@@ -386,7 +391,7 @@ func (p *JobManager) grantLocked(cm *corev1.ConfigMap) {
 }
 
 func (p *JobManager) programName() string {
-	if n := p.c.program.JobName; n != "" {
+	if n := p.program().JobName; n != "" {
 		return n
 	}
 	return "job"
@@ -423,7 +428,7 @@ func (p *JobManager) recoverLocked(cm *corev1.ConfigMap, graphs []string) {
 
 // runMainLocked runs the application's main(), unless it blocks before execute().
 func (p *JobManager) runMainLocked() {
-	prog := p.c.program
+	prog := p.program()
 	if prog.BlockBeforeExecute {
 		p.mainBlocked = true
 		return
@@ -512,12 +517,15 @@ func (p *JobManager) startLocked(id, name string, recovered bool, from string) *
 		}
 	}
 	now := c.clock.Now()
-	state := c.program.InitialState
+	state := p.program().InitialState
 	if state == "" {
 		state = flinkclient.JobStateRunning
 	}
 	e := &Execution{Process: p.name, JobID: id, Recovered: recovered, RestoredFrom: from, Start: now}
 	c.history = append(c.history, e)
+	if o := c.opts.Observer; o != nil {
+		o.ExecutionStarted(p, *e)
+	}
 	j := &job{id: id, name: name, state: state, start: now.UnixMilli(), end: -1, lastModified: now.UnixMilli(), restoredFrom: from, exec: e}
 	p.jobs = append(p.jobs, j)
 	if p.app != nil {
@@ -537,6 +545,9 @@ func (p *JobManager) terminateLocked(j *job, state string) {
 	j.state, j.end, j.lastModified = state, now.UnixMilli(), now.UnixMilli()
 	if j.exec != nil && j.exec.End.IsZero() {
 		j.exec.End, j.exec.State = now, state
+		if o := p.c.opts.Observer; o != nil {
+			o.ExecutionEnded(p, *j.exec)
+		}
 	}
 	p.recordResultLocked(j)
 	p.updateAppLocked()
@@ -632,7 +643,9 @@ func (p *JobManager) dieLocked() {
 	p.alive, p.leader = false, false
 	p.suspendLocked()
 	// New connections are refused; open ones are dropped by ServeHTTP.
-	_ = p.srv.Listener.Close()
+	if p.srv != nil {
+		_ = p.srv.Listener.Close()
+	}
 	if p.hold != nil {
 		close(p.hold)
 		p.hold = nil

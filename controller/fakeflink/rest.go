@@ -395,6 +395,9 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 	j.lastCheckpointID++
 	cpID := j.lastCheckpointID
 	op.location = fmt.Sprintf("%s/savepoint-%.6s-%.12s", dir, j.id, op.triggerID)
+	if o := p.c.opts.Observer; o != nil {
+		o.SavepointCompleted(p, j.id, op.location, op.stop)
+	}
 	j.savepoint = &checkpoint{id: cpID, savepoint: true, path: op.location, trigger: now, ack: now}
 	switch {
 	case op.stop:

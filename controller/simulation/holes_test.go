@@ -44,20 +44,25 @@ func jobIs(state string) func(fc *v1beta1.FlinkCluster) bool {
 	}
 }
 
-// finishTriggers completes every pending savepoint trigger of the live JobManagers now,
+// finishTriggers completes every pending savepoint operation of the live JobManagers now,
 // successfully or not.
 func (w *world) finishTriggers(fail bool) {
 	for _, pr := range w.procs {
-		for _, tr := range pr.triggers {
-			tr.stepsLeft, tr.fail = 0, fail
+		switch {
+		case !pr.alive():
+		case fail:
+			pr.jm.FailSavepoints("")
+		default:
+			pr.jm.CompleteSavepoints()
 		}
 	}
 	w.flink()
 }
 
+// leader is the container whose process leads, nil for none.
 func (w *world) leader() *proc {
 	for _, pr := range w.sortedProcs() {
-		if pr.leader && pr.alive {
+		if pr.alive() && pr.jm.Leads() {
 			return pr
 		}
 	}
@@ -79,9 +84,7 @@ func TestHole2LostStopResultRecoveredFromCheckpoints(t *testing.T) {
 	w.reconcile()
 	w.finishTriggers(false)
 	require.Len(t, w.savepoints, 1)
-	for _, pr := range w.procs {
-		pr.triggers = map[string]*trigger{} // rest.async.store-duration passed
-	}
+	w.expireSavepointResults() // rest.async.store-duration passed
 	fc := w.until(t, "the next deploy", 30, func(fc *v1beta1.FlinkCluster) bool {
 		return fc.Status.Components.Job.FromSavepoint != ""
 	})
@@ -112,9 +115,11 @@ func TestHole2NoConfirmedFinalSavepointStops(t *testing.T) {
 	w.reconcile()
 	w.finishTriggers(false)
 	require.Len(t, w.savepoints, 2, "the stop took its savepoint: the job is FINISHED")
-	for _, pr := range w.procs {
-		pr.triggers, pr.latestSavepoint = map[string]*trigger{}, "" // result and statistics gone
-	}
+	// The result expires and the JobManager that took the savepoint restarts: the new one
+	// finds the job's result (FINISHED) in the job result store, but no checkpoint statistics.
+	w.expireSavepointResults()
+	pod := w.leader().pod
+	w.stop(pod, false, 1, "java.lang.OutOfMemoryError")
 	fc := w.until(t, "SavepointRequired", 30, func(fc *v1beta1.FlinkCluster) bool {
 		return meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
 	})
@@ -192,12 +197,12 @@ func TestInitialSavepointLeavesTheConfigurationOnceTheJobRan(t *testing.T) {
 	w.deleteHA()
 	w.haDeletedExternally = true
 	pod := w.leader().pod
-	w.stop(pod, "kubelet restarted the container")
-	w.until(t, "the container restarted", 10, func(*v1beta1.FlinkCluster) bool {
+	w.stop(pod, false, 1, "kubelet restarted the container")
+	w.until(t, "the restarted container leads", 20, func(*v1beta1.FlinkCluster) bool {
 		pr := w.procs[pod]
-		return pr.alive && pr.restarts > 0
+		return pr.alive() && pr.restarts > 0 && pr.jm.Leads()
 	})
-	assert.Empty(t, w.procs[pod].from, "the restarted JobManager restores no savepoint")
+	assert.Empty(t, w.procs[pod].from(), "the restarted JobManager restores no savepoint")
 	assert.Equal(t, 2, w.truthOf(id).mains, "main() ran again, from empty state (the HA data is gone)")
 	noViolations(t, w)
 }
@@ -222,7 +227,7 @@ func TestSavepointLeavesTheConfigurationWhenACancelComesFirst(t *testing.T) {
 		w.clock.Step(2 * time.Second)
 		w.kube()
 		w.flink()
-		if pr := w.leader(); !requested && pr != nil && pr.job != nil && pr.job.state == flinkclient.JobStateRunning {
+		if !requested && w.runningJob() != "" {
 			w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.CancelRequested = ptr.To(true) })
 			requested = true
 		}

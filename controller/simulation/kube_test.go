@@ -24,11 +24,15 @@ const kubeletFinalizer = "simulation/kubelet"
 
 var bg = context.Background()
 
-// jmPods lists the JobManager pods.
+// jmPods lists the JobManager pods. The list is kept until the next write to the API server
+// (the model asks for it on every Flink REST call); callers must not change it.
 func (w *world) jmPods() []corev1.Pod {
-	list := &corev1.PodList{}
-	w.must(w.cl.List(bg, list, client.InNamespace(ns), client.MatchingLabels(resources.SelectorLabels(name, resources.ComponentJobManager))))
-	return list.Items
+	if v := w.cl.version(); v != w.podsVersion {
+		list := &corev1.PodList{}
+		w.must(w.cl.List(bg, list, client.InNamespace(ns), client.MatchingLabels(resources.SelectorLabels(name, resources.ComponentJobManager))))
+		w.pods, w.podsVersion = list.Items, v
+	}
+	return w.pods
 }
 
 // must stops the sequence on an error of the model itself (run recovers it).
@@ -84,7 +88,7 @@ func (w *world) kube() {
 		if pr := w.procs[p.Name]; pr != nil && pr.nodeLost {
 			continue
 		}
-		w.stop(p.Name, "pod deleted")
+		w.stop(p.Name, true, 143, "pod deleted")
 		w.removePod(&p)
 	}
 	// Deployment controller (Recreate): one pod of the template while replicas is 1.
@@ -158,23 +162,29 @@ func (w *world) kubelet(p *corev1.Pod) {
 		return // no status updates from a lost node
 	}
 	never := p.Spec.RestartPolicy == corev1.RestartPolicyNever
+	if pr != nil {
+		pr.exitedOnItsOwn()
+	}
 	switch {
 	case pr == nil:
-		pr = w.start(p)
-	case !pr.alive && !never && pr.crashing == 0:
+		pr = &proc{pod: p.Name, ip: w.ips[p.Name], jobManagerMode: never}
+		w.procs[p.Name] = pr
+		w.startContainer(pr, p)
+	case !pr.alive() && !never && pr.crashing == 0:
 		pr.restarts++
-		w.restart(pr, p)
-	case !pr.alive && !never:
+		w.startContainer(pr, p)
+	case !pr.alive() && !never:
 		pr.crashing--
 		pr.restarts++
 	}
+	pr.exitedOnItsOwn() // main() may have thrown in the run just started
 	now := metav1.NewTime(w.clock.Now())
 	cur := p.DeepCopy()
 	cur.Status.PodIP = w.ips[p.Name]
 	cs := corev1.ContainerStatus{Name: resources.JobManagerContainer, RestartCount: int32(pr.restarts)}
 	ready := corev1.ConditionFalse
 	switch {
-	case pr.alive:
+	case pr.alive():
 		cur.Status.Phase = corev1.PodRunning
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(pr.startedAt)}
 		ready = corev1.ConditionTrue

@@ -1,13 +1,17 @@
 package simulation_test
 
 import (
+	"maps"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,34 +48,47 @@ var events = []event{
 		}
 	}},
 	{"node lost", 2, func(w *world) {
-		if p := w.podByRandom(true); p != nil && w.procs[p.Name] != nil {
-			w.log("node of pod %s lost; the pod is evicted and stays Terminating", p.Name)
-			w.procs[p.Name].nodeLost = true
+		if pr := w.procOf(w.podByRandom(true)); pr != nil {
+			w.log("node of pod %s lost; the pod is evicted and stays Terminating", pr.pod)
+			pr.nodeLost = true
+			if pr.alive() {
+				// The process runs on, cut off: it leads until its lease runs out.
+				pr.jm.Partition(true)
+			}
+			p := &corev1.Pod{}
+			p.Namespace, p.Name = ns, pr.pod
 			w.deletePod(p)
 		}
 	}},
 	{"JobManager crash", 3, func(w *world) {
-		if p := w.podByRandom(true); p != nil && w.procs[p.Name] != nil && w.procs[p.Name].alive {
-			w.log("JobManager %s crashes", p.Name)
-			w.stop(p.Name, "java.lang.OutOfMemoryError")
-			w.procs[p.Name].exitCode = 1
+		if pr := w.procOf(w.podByRandom(true)); pr != nil && pr.alive() {
+			w.log("JobManager %s crashes", pr.pod)
+			w.stop(pr.pod, false, 1, "java.lang.OutOfMemoryError")
 		}
 	}},
 	{"crash loop", 1, func(w *world) {
-		if p := w.podByRandom(true); p != nil && w.procs[p.Name] != nil && w.procs[p.Name].alive {
-			w.log("JobManager %s crash-loops (storage outage)", p.Name)
-			w.stop(p.Name, "java.io.IOException: storage unavailable")
-			w.procs[p.Name].exitCode, w.procs[p.Name].crashing = 1, 3+w.rng.Intn(6)
+		if pr := w.procOf(w.podByRandom(true)); pr != nil && pr.alive() {
+			w.log("JobManager %s crash-loops (storage outage)", pr.pod)
+			w.stop(pr.pod, false, 1, "java.io.IOException: storage unavailable")
+			pr.crashing = 3 + w.rng.Intn(6)
 		}
 	}},
-	{"Flink API down", 3, func(w *world) { w.apiDown = 1 + w.rng.Intn(6); w.log("Flink REST API down for %d steps", w.apiDown) }},
+	{"Flink API down or slow", 3, func(w *world) {
+		w.apiDown = 1 + w.rng.Intn(6)
+		w.log("Flink REST API down or slow (timeouts) for %d steps", w.apiDown)
+	}},
+	{"JobManager REST unavailable", 2, func(w *world) {
+		if pr := w.procOf(w.podByRandom(true)); pr != nil && pr.alive() {
+			pr.unavailable = 1 + w.rng.Intn(4)
+			pr.jm.SetUnavailable(true)
+			w.log("JobManager %s answers 503 for %d steps", pr.pod, pr.unavailable)
+		}
+	}},
 	{"job fails", 2, func(w *world) { w.jobEvent(flinkclient.JobStateFailed) }},
 	{"job finishes", 1, func(w *world) { w.jobEvent(flinkclient.JobStateFinished) }},
 	{"job restarts", 2, func(w *world) { w.jobEvent(flinkclient.JobStateRestarting) }},
 	{"savepoint results lost", 3, func(w *world) {
-		for _, pr := range w.procs {
-			pr.triggers = map[string]*trigger{}
-		}
+		w.expireSavepointResults()
 		w.log("savepoint results expired")
 	}},
 	{"spec update", 4, func(w *world) {
@@ -153,21 +170,57 @@ func (w *world) deleteWorkload() {
 // jobEvent moves the leader's running job: FAILED and FINISHED end it, RESTARTING is Flink's
 // own restart strategy (the job runs again next step).
 func (w *world) jobEvent(state string) {
-	for _, pr := range w.sortedProcs() {
-		if !pr.alive || !pr.leader || pr.job == nil {
-			continue
-		}
-		switch {
-		case pr.job.state == flinkclient.JobStateRestarting:
-			pr.job.state = flinkclient.JobStateRunning
-		case pr.job.state != flinkclient.JobStateRunning:
-		case state == flinkclient.JobStateRestarting:
-			pr.job.state = state
-		default:
-			w.endJob(pr, state, false)
-		}
-		w.log("job %s: %s", pr.job.id, pr.job.state)
+	l := w.fl.Leader()
+	if l == nil {
+		return
 	}
+	for _, id := range l.JobIDs() {
+		switch cur := l.JobState(id); {
+		case cur == flinkclient.JobStateRestarting:
+			l.SetJobState(id, flinkclient.JobStateRunning)
+		case cur != flinkclient.JobStateRunning:
+			continue
+		default:
+			l.SetJobState(id, state)
+		}
+		w.log("job %s: %s", id, l.JobState(id))
+	}
+}
+
+// procOf is the container of a pod, nil for none.
+func (w *world) procOf(p *corev1.Pod) *proc {
+	if p == nil {
+		return nil
+	}
+	return w.procs[p.Name]
+}
+
+// expireSavepointResults makes every live JobManager forget its completed savepoint
+// operations, as after rest.async.store-duration.
+func (w *world) expireSavepointResults() {
+	for _, pr := range w.procs {
+		if pr.alive() {
+			pr.jm.ExpireSavepointResults()
+		}
+	}
+}
+
+var (
+	hexID     = regexp.MustCompile(`[0-9a-f]{32}`)
+	quoted    = regexp.MustCompile(`"[^"]*"`)
+	duration  = regexp.MustCompile(`[0-9][0-9hms.]*s\b`)
+	podName   = regexp.MustCompile(`wc-jobmanager-[0-9]+|wc-[0-9a-f]{10}`)
+	stateWord = regexp.MustCompile(`job <id> (Updating|Deploying|Running|Restarting|Lost|Pending|Stopping|Cancelling) for`)
+)
+
+// violationKind is a violation without its IDs, paths, pods and durations, to count
+// violations by invariant.
+func violationKind(v string) string {
+	v = hexID.ReplaceAllString(v, "<id>")
+	v = quoted.ReplaceAllString(v, "<path>")
+	v = podName.ReplaceAllString(v, "<name>")
+	v = duration.ReplaceAllString(v, "<d>")
+	return stateWord.ReplaceAllString(v, "job <id> <state> for")
 }
 
 // run plays one sequence of steps, checking the invariants after every reconcile.
@@ -215,9 +268,9 @@ func run(t testing.TB, seed int64, steps int) (w *world) {
 // SIM_SEED=<seed>.
 func TestInvariants(t *testing.T) {
 	// The default keeps make test lean; make soak-controller explores far more.
-	sequences, steps := envInt("SIM_SEQUENCES", 200), envInt("SIM_STEPS", 30)
+	sequences, steps := envInt("SIM_SEQUENCES", 1000), envInt("SIM_STEPS", 60)
 	if testing.Short() {
-		sequences = 50
+		sequences = 100
 	}
 	base := time.Now().UnixNano()
 	if s := os.Getenv("SIM_SEED"); s != "" {
@@ -232,6 +285,7 @@ func TestInvariants(t *testing.T) {
 		return
 	}
 	var (
+		unobserved           atomic.Int64
 		explored, totalSteps atomic.Int64
 		mu                   sync.Mutex
 		failures             []*world
@@ -251,6 +305,7 @@ func TestInvariants(t *testing.T) {
 				w := run(t, base+i, steps)
 				explored.Add(1)
 				totalSteps.Add(int64(w.steps))
+				unobserved.Add(int64(w.unobservedRuns))
 				if len(w.violations) > 0 {
 					mu.Lock()
 					failures = append(failures, w)
@@ -262,6 +317,18 @@ func TestInvariants(t *testing.T) {
 	wg.Wait()
 	t.Logf("explored %d sequences, %d steps in %s; %d sequences violated an invariant",
 		explored.Load(), totalSteps.Load(), time.Since(start).Round(time.Millisecond), len(failures))
+	if n := unobserved.Load(); n > 0 {
+		t.Logf("%d deploys after a run the controller never heard of, exempted (a known gap: see checkDeploy)", n)
+	}
+	kinds := map[string]int{}
+	for _, w := range failures {
+		for _, v := range w.violations {
+			kinds[violationKind(v)]++
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		t.Logf("%4d × %s", kinds[k], k)
+	}
 	for i, w := range failures {
 		if i == 3 {
 			break
