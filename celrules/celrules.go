@@ -1,9 +1,10 @@
 // Package celrules evaluates the CEL rules the FlinkCluster CRD carries
 // (x-kubernetes-validations, generated from the XValidation markers in api/v1beta1) in
 // process, with the API server's own CEL machinery: the same environment, the same cost
-// limits, the same ratcheting. New checks the CRD with the API server's own CRD validation
-// and builds the API server's CEL validator; the list of rules with their estimated costs
-// is computed only when asked for (Rules).
+// limits, the same ratcheting. New builds the API server's CEL validator from the embedded
+// CRD; the list of rules with their estimated costs is computed only when asked for
+// (Rules). Whether the API server would accept the CRD at all is the business of package
+// crdvalidation, which the tests run on the embedded CRD.
 //
 // It exists so that the webhook's policy and the CRD's rules can be compared case by case
 // (see the parity test) and so that a client can learn, without a server, what the API
@@ -21,7 +22,6 @@ import (
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	extvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	schemacel "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
@@ -55,10 +55,11 @@ type Validator struct {
 	rules func() ([]Rule, error)
 }
 
-// New parses the embedded CRD and returns a Validator of its v1beta1 schema. The API
-// server's own CRD validation decides which CRDs are refused: a rule that does not compile,
-// or whose estimated cost is above the API server's limits, is an error, as such a CRD could
-// not be installed.
+// New parses the embedded CRD and returns a Validator of its v1beta1 schema. It does not
+// run the API server's CRD validation: the embedded CRD is fixed at build time and the
+// tests prove the API server accepts it (package crdvalidation, and every envtest run
+// installs it). A rule that does not compile would still never be skipped: the API
+// server's CEL validator reports it as an error of every object it judges.
 func New() (*Validator, error) {
 	return newFromCRD(deploy.CRD, v1beta1.GroupVersion.Version)
 }
@@ -86,8 +87,7 @@ func newFromSchema(props *apiextensionsv1.JSONSchemaProps, version string) (*Val
 	return newFromCRDObject(crd, version)
 }
 
-// newFromCRDObject checks crd with the validation the API server runs when a CRD is
-// created, then builds a Validator from the schema of version.
+// newFromCRDObject builds a Validator from the schema of version of crd.
 func newFromCRDObject(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Validator, error) {
 	var props *apiextensionsv1.JSONSchemaProps
 	for i := range crd.Spec.Versions {
@@ -99,10 +99,6 @@ func newFromCRDObject(crd *apiextensionsv1.CustomResourceDefinition, version str
 	if props == nil {
 		return nil, fmt.Errorf("the CRD has no openAPIV3Schema for version %q", version)
 	}
-	if err := refusal(crd); err != nil {
-		return nil, err
-	}
-
 	internal := &apiextensionsinternal.JSONSchemaProps{}
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(props, internal, nil); err != nil {
 		return nil, fmt.Errorf("converting the %s schema: %w", version, err)
@@ -135,22 +131,6 @@ func newFromCRDObject(crd *apiextensionsv1.CustomResourceDefinition, version str
 		cel:   schemacel.NewValidator(ss, true, celconfig.PerCallLimit),
 		rules: sync.OnceValues(func() ([]Rule, error) { return compileRules(ss) }),
 	}, nil
-}
-
-// refusal runs the API server's validation of a new CRD (the code behind creating one):
-// it compiles every rule in the environment of new expressions and refuses rules that do
-// not compile, bad field paths and estimated costs above the per-rule and per-CRD limits.
-func refusal(crd *apiextensionsv1.CustomResourceDefinition) error {
-	crd = crd.DeepCopy()
-	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
-	internal := &apiextensionsinternal.CustomResourceDefinition{}
-	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, internal, nil); err != nil {
-		return fmt.Errorf("converting the CRD: %w", err)
-	}
-	if errs := extvalidation.ValidateCustomResourceDefinition(context.Background(), internal); len(errs) > 0 {
-		return fmt.Errorf("%w: the API server would refuse the CRD: %w", errCompile, errs.ToAggregate())
-	}
-	return nil
 }
 
 // Rules returns every rule the Validator evaluates, in schema order (parents first,

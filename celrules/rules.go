@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 
-	extvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	schemacel "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
@@ -44,12 +43,6 @@ type Rule struct {
 // Limits of the API server, re-exported so that callers and tests need not import the
 // apiextensions internals.
 const (
-	// StaticEstimatedCostLimit is the largest estimated cost of one rule the API server
-	// accepts when a CRD is created.
-	StaticEstimatedCostLimit = extvalidation.StaticEstimatedCostLimit
-	// StaticEstimatedCRDCostLimit is the largest estimated total cost of all the rules of one
-	// CRD schema the API server accepts.
-	StaticEstimatedCRDCostLimit = extvalidation.StaticEstimatedCRDCostLimit
 	// PerCallLimit is the runtime cost limit of one rule evaluation.
 	PerCallLimit = celconfig.PerCallLimit
 	// RuntimeCostBudget is the runtime cost budget of all the rules for one object.
@@ -58,9 +51,9 @@ const (
 
 // compileRules compiles every rule of the schema the way the API server does when the CRD
 // is created (the NewExpressions environment of the default compatibility version, CEL type
-// declarations derived from the resource root) and returns them with their costs. The API
-// server's CRD validation has accepted these rules in New, so an error here means the walk
-// and the API server disagree.
+// declarations derived from the resource root) and returns them with their costs. The tests
+// prove that the API server accepts the embedded CRD (package crdvalidation), so an error
+// here means the walk and the API server disagree.
 func compileRules(root *structuralschema.Structural) ([]Rule, error) {
 	w := &ruleWalker{
 		envSet: environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()),

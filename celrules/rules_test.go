@@ -11,11 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
-	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	extvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/flink-admission/flink-admission/celrules/crdvalidation"
 	"github.com/flink-admission/flink-admission/deploy"
 )
 
@@ -153,37 +152,31 @@ func TestRuleCosts(t *testing.T) {
 		}
 		table = append(table, fmt.Sprintf("%9d  %-*s  %s", r.EstimatedCost, width, where(r), rule))
 		total += r.EstimatedCost
-		if r.EstimatedCost > StaticEstimatedCostLimit {
-			t.Errorf("rule at %s costs %d, above the API server's per-rule limit %d: %s", where(r), r.EstimatedCost, uint64(StaticEstimatedCostLimit), r.Rule)
+		if r.EstimatedCost > crdvalidation.StaticEstimatedCostLimit {
+			t.Errorf("rule at %s costs %d, above the API server's per-rule limit %d: %s", where(r), r.EstimatedCost, uint64(crdvalidation.StaticEstimatedCostLimit), r.Rule)
 		}
 	}
 	t.Logf("static estimated cost of each rule, as the API server computes it when the CRD is created:\n%s", strings.Join(table, "\n"))
 	t.Logf("%d rules, total %d; limits: %d per rule and %d per CRD at creation, %d per call and %d per object at runtime",
-		len(ruleList), total, uint64(StaticEstimatedCostLimit), uint64(StaticEstimatedCRDCostLimit), uint64(PerCallLimit), uint64(RuntimeCostBudget))
-	if total > StaticEstimatedCRDCostLimit {
-		t.Errorf("total estimated cost %d is above the API server's per-CRD limit %d", total, uint64(StaticEstimatedCRDCostLimit))
+		len(ruleList), total, uint64(crdvalidation.StaticEstimatedCostLimit), uint64(crdvalidation.StaticEstimatedCRDCostLimit), uint64(PerCallLimit), uint64(RuntimeCostBudget))
+	if total > crdvalidation.StaticEstimatedCRDCostLimit {
+		t.Errorf("total estimated cost %d is above the API server's per-CRD limit %d", total, uint64(crdvalidation.StaticEstimatedCRDCostLimit))
 	}
 }
 
 // TestAPIServerAcceptsCRD runs the API server's own CRD validation (the code behind
-// `kubectl apply` of a CRD) in process: a rule it refuses, for cost or syntax, fails here in
-// a second instead of in an envtest run.
+// `kubectl apply` of a CRD) in process on the embedded CRD: a rule it refuses, for cost or
+// syntax, fails here in a second instead of in an envtest run. New relies on it.
 func TestAPIServerAcceptsCRD(t *testing.T) {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	require.NoError(t, yaml.UnmarshalStrict(deploy.CRD, crd))
-	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
-	internal := &apiextensionsinternal.CustomResourceDefinition{}
-	require.NoError(t, apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, internal, nil))
-	if errs := extvalidation.ValidateCustomResourceDefinition(context.Background(), internal); len(errs) > 0 {
-		for _, e := range errs {
-			t.Errorf("the API server would refuse the CRD: %v", e)
-		}
-	}
+	require.NoError(t, crdvalidation.Validate(crd))
 }
 
-// TestNewRefusesBadRules feeds New's constructor CRDs that the API server would refuse and
-// checks that each is an error, not a panic and not a Validator that silently skips a rule.
-func TestNewRefusesBadRules(t *testing.T) {
+// TestBadRules feeds the API server's CRD validation, and New's constructor, CRDs with a
+// rule the API server refuses: the validation names the reason, and a Validator built
+// anyway never lets an object through a rule it cannot evaluate.
+func TestBadRules(t *testing.T) {
 	// withRootRule returns a small resource schema with rule as its only rule: a
 	// spec.image.name string and the implicit metadata are enough for these rules.
 	withRootRule := func(rule apiextensionsv1.ValidationRule) *apiextensionsv1.JSONSchemaProps {
@@ -205,6 +198,8 @@ func TestNewRefusesBadRules(t *testing.T) {
 	cases := map[string]struct {
 		rule    apiextensionsv1.ValidationRule
 		wantErr string
+		// compiles: the rule is well-formed and only the CRD validation refuses it.
+		compiles bool
 	}{
 		"deny: syntax error": {
 			rule:    apiextensionsv1.ValidationRule{Rule: "self.metadata.name.size() <="},
@@ -219,8 +214,9 @@ func TestNewRefusesBadRules(t *testing.T) {
 			wantErr: "undefined field",
 		},
 		"deny: fieldPath not in the schema": {
-			rule:    apiextensionsv1.ValidationRule{Rule: "true", FieldPath: ".spec.noSuchField"},
-			wantErr: "fieldPath: Invalid value: \".spec.noSuchField\": must be a valid path",
+			rule:     apiextensionsv1.ValidationRule{Rule: "true", FieldPath: ".spec.noSuchField"},
+			wantErr:  "fieldPath: Invalid value: \".spec.noSuchField\": must be a valid path",
+			compiles: true,
 		},
 		"deny: estimated cost above the per-rule limit": {
 			// A string reached through oldSelf.value() has no size estimate, so a
@@ -229,16 +225,34 @@ func TestNewRefusesBadRules(t *testing.T) {
 				Rule:            "oldSelf.hasValue() && oldSelf.value().spec.image.name.lowerAscii() == self.spec.image.name",
 				OptionalOldSelf: &yes,
 			},
-			wantErr: "rule: Forbidden: estimated rule cost exceeds budget",
+			wantErr:  "rule: Forbidden: estimated rule cost exceeds budget",
+			compiles: true,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			v, err := newFromSchema(withRootRule(tc.rule), "v1beta1")
-			require.Nil(t, v)
-			require.Error(t, err)
-			require.True(t, errors.Is(err, errCompile), "error is not a refused rule: %v", err)
-			require.ErrorContains(t, err, tc.wantErr)
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			require.NoError(t, yaml.UnmarshalStrict(deploy.CRD, crd))
+			crd.Spec.Versions = []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1beta1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: withRootRule(tc.rule)},
+			}}
+			require.ErrorContains(t, crdvalidation.Validate(crd), tc.wantErr)
+
+			v, err := newFromCRDObject(crd, "v1beta1")
+			if err != nil {
+				require.True(t, errors.Is(err, errCompile), "error is not a refused rule: %v", err)
+				return
+			}
+			if tc.compiles {
+				return
+			}
+			obj := map[string]any{
+				"apiVersion": "flinkoperator.k8s.io/v1beta1", "kind": "FlinkCluster",
+				"metadata": map[string]any{"name": "c", "namespace": "ns"},
+				"spec":     map[string]any{"image": map[string]any{"name": "flink"}},
+			}
+			require.NotEmpty(t, v.Validate(context.Background(), obj, nil), "a rule that does not compile lets the object through")
 		})
 	}
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flink-admission/flink-admission/celrules"
+	"github.com/flink-admission/flink-admission/celrules/crdvalidation"
 )
 
 // ReadCELCosts returns each of the CRD's rules' static estimated cost, as the API server
@@ -14,7 +15,7 @@ func ReadCELCosts() (*CELCosts, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &CELCosts{PerRuleLimit: celrules.StaticEstimatedCostLimit, PerCRDLimit: celrules.StaticEstimatedCRDCostLimit}
+	out := &CELCosts{PerRuleLimit: crdvalidation.StaticEstimatedCostLimit, PerCRDLimit: crdvalidation.StaticEstimatedCRDCostLimit}
 	rules, err := v.Rules()
 	if err != nil {
 		return nil, err
