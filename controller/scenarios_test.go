@@ -61,6 +61,7 @@ func scenarios() []scenario {
 		{jobMode, "7 delete JM pod: Failed, failure cleanup, no resubmission", nil, deleteJobManagerPodJob},
 		{depMode, "8 delete JM Deployment: recreated, same job recovered, no premature cleanup", nil, deleteJobManagerDeployment},
 		{depMode, "8b delete JM Deployment with its HA data gone (hole 3, seed 000 example 4): Failed with HAMetadataMissing, nothing restarted, user's restore-from deploys", nil, deleteJobManagerDeploymentHALost},
+		{depMode, "8c HA data deleted behind a running JM (issue 8, left item 5): stopped with a savepoint and redeployed from it under a new job ID, main() never rerun from empty state", nil, haDeletedBehindRunningJobManager},
 		{depMode, "9 exception in main() on Flink 2.2: crash loop gives DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsCrashLoop},
 		{depMode, "9 exception in main() on Flink 2.3: application FAILED with empty job list gives DeployFailed with the cause, cleanup, no resubmission", flink23, mainThrowsApplicationFailed},
 		{jobMode, "9 exception in main() on Flink 2.2: JM exits, DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsJobExits},
@@ -598,8 +599,10 @@ func crashLoopWhileRunning(t *testing.T, h *harness) {
 func deleteJobManagerDeploymentHALost(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
 	id := h.jobID()
-	require.NoError(t, k8s.DeleteAllOf(h.ctx, &corev1.ConfigMap{}, client.InNamespace(h.ns), client.MatchingLabels(flinkha.Labels(h.name))))
+	// The Deployment first: with the JobManager still running, the controller would answer
+	// the lost HA data with a savepoint (row 8c).
 	require.NoError(t, k8s.Delete(h.ctx, wl, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	require.NoError(t, h.flink.LoseHA())
 	fc := h.waitConditions("DeploymentFailed=True/HAMetadataMissing", "SavepointRequired=True/HAMetadataMissing")
 	assert.Equal(t, v1beta1.JobStateFailed, fc.Status.Components.Job.State)
 	assert.Contains(t, h.condition(controller.ConditionSavepointRequired).Message, controller.RestoreAnnotation)
@@ -750,4 +753,49 @@ func fixedSpecRedeploys(t *testing.T, h *harness) {
 	assert.Equal(t, fc.Status.Revision.NextRevision, fc.Status.Revision.CurrentRevision)
 	h.waitCluster(v1beta1.ClusterStateRunning)
 	h.waitConditions(steady...)
+}
+
+// haDeletedBehindRunningJobManager: the HA ConfigMaps of a running job are deleted (a user's
+// kubectl delete, a namespace cleanup) while its JobManager runs. Nothing fails yet, but the
+// next restart of the JobManager container would find no job graph and run main() again from
+// empty state. The controller notices the running job without its graph, says so, stops it
+// with a savepoint and deploys the same revision again from it under a new job ID.
+func haDeletedBehindRunningJobManager(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	id := h.jobID()
+	revision := h.get().Status.Revision.CurrentRevision
+	require.NotEmpty(t, h.process(pod).CompleteCheckpoint(id))
+	require.NoError(t, h.flink.LoseHA())
+
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonHAMetadataMissing, "the HA metadata of running job "+id+" is gone")
+	h.eventually("a stop-with-savepoint of the job", func() bool { return h.countRequests("POST /jobs/"+id+"/stop") == 1 })
+	next := h.waitWorkload(wl.GetUID())
+	fc := h.get()
+	loc := fc.Status.Components.Job.SavepointLocation
+	require.NotEmpty(t, loc)
+	require.NotNil(t, fc.Status.Savepoint)
+	assert.Equal(t, id, fc.Status.Savepoint.JobID)
+	assert.Equal(t, controller.SavepointStateSucceeded, fc.Status.Savepoint.State, "the old job's stop-with-savepoint")
+	assert.Equal(t, flinkclient.JobStateFinished, h.executionState(id), "the job was stopped, not left to rerun")
+	h.restoresFrom(next, loc)
+	newID := h.jobID()
+	require.NotEqual(t, id, newID, "the redeploy runs under a new job ID")
+	assert.Equal(t, revision, next.GetLabels()[resources.LabelRevision], "the same revision")
+	assert.Equal(t, revision, fc.Status.Revision.CurrentRevision)
+	assert.Contains(t, h.condition(controller.ConditionDeploymentFailed).Message, "created JobManager Deployment")
+
+	pod = h.startPod(next)
+	h.waitJob(v1beta1.JobStateRunning)
+	h.waitConditions(steady...)
+	assert.Equal(t, loc, h.process(pod).RestoredFrom(newID), "the new execution restores the savepoint")
+	runs := 0
+	for _, e := range h.flink.Executions() {
+		if e.JobID == id {
+			runs++
+		}
+	}
+	assert.Equal(t, 1, runs, "job %s ran once: main() never ran it again from empty state", id)
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: flinkha.ClusterConfigMapName(h.name)}, cm))
+	assert.Equal(t, []string{newID}, flinkha.JobGraphs(cm), "the new deploy's job graph is in HA")
 }
