@@ -120,9 +120,6 @@ type JobManager struct {
 	pendingRecovery            []string
 }
 
-// Server is the former name of JobManager, kept for the controller's tests.
-type Server = JobManager
-
 // New starts a single JobManager process without HA and without an application (Config.Session),
 // on a cluster of its own: the jobs are whatever the test scripts. Close it when done.
 func New() *JobManager {
