@@ -384,11 +384,14 @@ func (h *harness) flinkConfiguration() map[string]string {
 }
 
 // reapProcesses ends the JobManager process of every pod that is gone, as the kubelet stops
-// a deleted pod's container (gracefully: it gives up its leadership), until done.
+// a deleted pod's container (gracefully: it gives up its leadership), until done. It reads
+// the pods from the manager's cache, which watches them anyway, so that polling costs the API
+// server nothing; a pod counts as gone only once the cache has seen it.
 func (h *harness) reapProcesses(done <-chan struct{}, reaped chan<- struct{}) {
 	defer close(reaped)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
+	seen := map[string]bool{}
 	for {
 		select {
 		case <-done:
@@ -399,8 +402,12 @@ func (h *harness) reapProcesses(done <-chan struct{}, reaped chan<- struct{}) {
 		procs := maps.Clone(h.procs)
 		h.mu.Unlock()
 		for name, p := range procs {
-			err := k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: name}, &corev1.Pod{})
-			if !apierrors.IsNotFound(err) {
+			err := cached.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: name}, &corev1.Pod{})
+			switch {
+			case err == nil:
+				seen[name] = true
+				continue
+			case !apierrors.IsNotFound(err) || !seen[name]:
 				continue
 			}
 			p.Stop()
