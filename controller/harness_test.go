@@ -362,9 +362,15 @@ func (h *harness) startProcess(pod *corev1.Pod, ip string) *fakeflink.JobManager
 			props[fakeflink.PropJobID] = args[i+1]
 		}
 	}
-	p := h.flink.Start(fakeflink.Config{Name: pod.Name, Properties: props, Address: "http://" + ip + ":8081"})
+	return h.runProcess(pod.Name, ip, props)
+}
+
+// runProcess starts a JobManager process for the pod named podName, whose IP is ip, with the
+// Flink configuration props; it runs until the pod is gone (see reapProcesses).
+func (h *harness) runProcess(podName, ip string, props map[string]string) *fakeflink.JobManager {
+	p := h.flink.Start(fakeflink.Config{Name: podName, Properties: props, Address: "http://" + ip + ":8081"})
 	h.mu.Lock()
-	h.procs[pod.Name] = p
+	h.procs[podName] = p
 	h.mu.Unlock()
 	return p
 }

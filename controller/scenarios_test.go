@@ -700,10 +700,7 @@ func oldLeaderFinishedRace(t *testing.T, h *harness) {
 	}
 	require.Equal(t, oldRevision, stray.Labels[resources.LabelRevision])
 	require.NoError(t, k8s.Create(h.ctx, stray))
-	strayJM := h.flink.Start(fakeflink.Config{Name: stray.Name, Properties: oldConf.Properties, Address: "http://10.0.9.9:8081"})
-	h.mu.Lock()
-	h.procs[stray.Name] = strayJM
-	h.mu.Unlock()
+	strayJM := h.runProcess(stray.Name, "10.0.9.9", oldConf.Properties)
 	require.True(t, strayJM.Leads())
 	require.Equal(t, flinkclient.JobStateFinished, strayJM.JobState(oldID))
 	h.setPodStatus(stray, func(p *corev1.Pod) {
