@@ -83,6 +83,8 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(
 		Version:   fakeflink.Version(fc.Spec.FlinkVersion),
 		HA:        &fakeflink.KubeHA{Client: k8s, Namespace: h.ns},
 		// The controller's clock: it judges the leader's lease by the time Flink renews it on.
+		// A row that advances it (a lease expiring) moves it for every row: their live
+		// leaders renew on their next REST call.
 		Clock:   fakeClock,
 		Program: fakeflink.Program{JobName: "wordcount"},
 	})
@@ -99,10 +101,31 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(
 			h.dump()
 		}
 		assert.Empty(t, h.flink.Violations(), "what Flink must never do to a job (rerun after its end, two runs at once)")
+		h.retire()
 		h.flink.Close()
 	})
 	require.NoError(t, k8s.Create(h.ctx, fc))
 	return h
+}
+
+// retire removes the FlinkCluster once its test is done, finalizer and all, so that the
+// controller stops polling a job the test left running and spends its workers on the rows
+// still running.
+func (h *harness) retire() {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		fc := &v1beta1.FlinkCluster{}
+		if err := k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: h.name}, fc); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if len(fc.Finalizers) > 0 {
+			fc.Finalizers = nil
+			if err := k8s.Update(h.ctx, fc); err != nil {
+				return err
+			}
+		}
+		return client.IgnoreNotFound(k8s.Delete(h.ctx, fc))
+	})
+	assert.NoError(h.t, err, "removing the FlinkCluster after the test")
 }
 
 func (h *harness) deployment() bool { return h.mode == v1beta1.JobManagerDeploymentTypeDeployment }
@@ -368,6 +391,17 @@ func (h *harness) startProcess(pod *corev1.Pod, ip string) *fakeflink.JobManager
 // runProcess starts a JobManager process for the pod named podName, whose IP is ip, with the
 // Flink configuration props; it runs until the pod is gone (see reapProcesses).
 func (h *harness) runProcess(podName, ip string, props map[string]string) *fakeflink.JobManager {
+	h.t.Helper()
+	// The processes of pods already gone end first, as their containers did, whatever the
+	// reaper's cache has seen yet: a new JobManager never finds a stale one leading.
+	h.mu.Lock()
+	procs := maps.Clone(h.procs)
+	h.mu.Unlock()
+	for name, old := range procs {
+		if !h.exists(&corev1.Pod{}, name) {
+			old.Stop()
+		}
+	}
 	p := h.flink.Start(fakeflink.Config{Name: podName, Properties: props, Address: "http://" + ip + ":8081"})
 	h.mu.Lock()
 	h.procs[podName] = p

@@ -388,7 +388,6 @@ func deleteJobManagerPodDeployment(t *testing.T, h *harness) {
 	replacement := h.startPod(wl) // the ReplicaSet's replacement
 	require.NotEqual(t, pod.UID, replacement.UID)
 	jm := h.process(replacement)
-	require.False(t, jm.Leads(), "the dead leader's lease has not expired")
 	h.afterReconciles("the restarted JobManager waiting for the leadership keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
 	// The dead leader's lease expires: the replacement leads and recovers the job from HA.
 	h.flink.Advance(16 * time.Second)
