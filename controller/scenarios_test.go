@@ -598,10 +598,14 @@ func crashLoopWhileRunning(t *testing.T, h *harness) {
 func deleteJobManagerDeploymentHALost(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
 	id := h.jobID()
-	// The Deployment first: with the JobManager still running, the controller would answer
-	// the lost HA data with a savepoint (row 8c).
+	// The Deployment first, and seen gone by the controller (its pod held Terminating, so
+	// that nothing is recreated yet): with the JobManager Deployment still there, the
+	// controller would answer the lost HA data with a savepoint (row 8c).
+	h.hold(pod)
 	require.NoError(t, k8s.Delete(h.ctx, wl, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	h.waitConditions("JobManagerReady=False/JobManagerMissing")
 	require.NoError(t, h.flink.LoseHA())
+	h.release(pod)
 	fc := h.waitConditions("DeploymentFailed=True/HAMetadataMissing", "SavepointRequired=True/HAMetadataMissing")
 	assert.Equal(t, v1beta1.JobStateFailed, fc.Status.Components.Job.State)
 	assert.Contains(t, h.condition(controller.ConditionSavepointRequired).Message, controller.RestoreAnnotation)
