@@ -134,6 +134,15 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	}
 	c.acceptControl()
 	c.derive()
+	if !c.updatePending() && !c.cancelPending() {
+		lost, err := c.haMetadataLost(ctx)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if lost {
+			c.redeployWithoutHA()
+		}
+	}
 
 	var err error
 	ensured := false

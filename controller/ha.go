@@ -8,12 +8,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/policy"
 )
 
 // haView is what the controller read of the cluster's Flink HA ConfigMaps.
@@ -57,17 +62,90 @@ func haConfigMapSelector(fc *v1beta1.FlinkCluster) client.MatchingLabels {
 // observeHA reads the HA ConfigMaps from the API server (never a cache: a stale list could
 // claim that the old job graph is gone before it is) and the leader they name.
 func (c *cycle) observeHA(ctx context.Context) error {
+	v, err := c.readHA(ctx)
+	if err != nil {
+		return err
+	}
+	c.obs.ha = v
+	return nil
+}
+
+func (c *cycle) readHA(ctx context.Context) (haView, error) {
 	list := &corev1.ConfigMapList{}
 	if err := c.r.Reader.List(ctx, list, client.InNamespace(c.fc.Namespace), haConfigMapSelector(c.fc)); err != nil {
-		return fmt.Errorf("listing HA ConfigMaps: %w", err)
+		return haView{}, fmt.Errorf("listing HA ConfigMaps: %w", err)
 	}
-	c.obs.ha = haView{configMaps: list.Items}
+	v := haView{configMaps: list.Items}
 	for i := range list.Items {
 		if l := leaderOf(&list.Items[i], resources.HAClusterID(c.fc), c.now); l.Known {
-			c.obs.ha.leader = l
+			v.leader = l
 		}
 	}
-	return nil
+	return v, nil
+}
+
+// haMetadataLost reports whether the HA metadata of the current deploy's running job was
+// deleted behind its JobManager (a user's or a namespace cleanup's kubectl delete): Flink
+// reports the job RUNNING while its job graph is in none of the cluster ID's HA ConfigMaps.
+// The job runs on, but the next restart of its JobManager container would find nothing to
+// recover and run main() again from empty state (or the deploy's savepoint): the state
+// acknowledged since would be lost without a word.
+//
+// Flink stores a job's graph before it lists the job and removes it only once the job ended,
+// but this reconcile read the HA ConfigMaps before the REST API: a job submitted in between
+// is RUNNING with its graph just written. So a missing graph is confirmed by reading the HA
+// ConfigMaps again, then the job: still RUNNING after a read without its graph means the
+// graph was deleted.
+func (c *cycle) haMetadataLost(ctx context.Context) (bool, error) {
+	job := c.job()
+	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment || !policy.HAEnabled(c.fc.Spec.FlinkProperties) ||
+		job.ID == "" || job.State != v1beta1.JobStateRunning || !c.flinkReportsRunning() ||
+		c.obs.wl == nil || c.obs.wl.Deleting || c.obs.ha.jobGraphStored(job.ID) {
+		return false, nil
+	}
+	again, err := c.readHA(ctx)
+	if err != nil || again.jobGraphStored(job.ID) {
+		return false, err
+	}
+	cl, err := c.flinkClient()
+	if err != nil {
+		return false, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, flinkCallTimeout)
+	defer cancel()
+	j, err := cl.GetJob(callCtx, job.ID)
+	if err != nil {
+		// Not confirmed: the next reconcile looks again.
+		ctrl.LoggerFrom(ctx).V(1).Info("confirming the job's state after its HA job graph was not found", "error", err.Error())
+		c.poll()
+		return false, nil
+	}
+	return j.State == flinkclient.JobStateRunning, nil
+}
+
+// redeployWithoutHA answers HA metadata deleted behind a running job (haMetadataLost): the
+// job is stopped with a savepoint and the current revision deployed again from it, under a
+// new job ID, through the update flow — which deletes what is left of the HA ConfigMaps
+// first, and stops with SavepointRequired when the savepoint cannot be taken. Until the new
+// deploy runs, DeploymentFailed says why (reason HAMetadataMissing), with a Warning Event.
+func (c *cycle) redeployWithoutHA() {
+	job := c.job()
+	reason := fmt.Sprintf("the HA metadata of running job %s is gone (no job graph in the ConfigMaps of cluster ID %s): a restart of its JobManager would run main() again from empty state; stopping the job with a savepoint to deploy revision %s again from it",
+		job.ID, resources.HAClusterID(c.fc), c.st.Revision.CurrentRevision)
+	c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason))
+	c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Redeploy", "%s", reason)
+	if ctl := c.st.Control; controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameSavepoint {
+		c.controlDone(v1beta1.ControlStateFailed, "superseded by a redeploy: the job's HA metadata is gone")
+	}
+	c.setJobState(v1beta1.JobStateUpdating, "", "its HA metadata is gone", c.now)
+	c.requestSavepoint(SavepointReasonUpdate)
+}
+
+// redeployingWithoutHA reports whether the update in progress is redeployWithoutHA's.
+func (c *cycle) redeployingWithoutHA() bool {
+	cond := meta.FindStatusCondition(c.st.Conditions, ConditionDeploymentFailed)
+	return c.job().State == v1beta1.JobStateUpdating && cond != nil && cond.Status == metav1.ConditionTrue &&
+		cond.Reason == ConditionReasonHAMetadataMissing
 }
 
 // deleteHAConfigMaps deletes the cluster's HA ConfigMaps and reports whether none was left.

@@ -3,11 +3,14 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -25,8 +28,6 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/fctest"
-	"github.com/flink-admission/flink-admission/controller/flinkclient"
-	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
@@ -38,17 +39,25 @@ const (
 
 var nsSeq atomic.Int64
 
-// harness plays the parts envtest lacks for one FlinkCluster: the kubelet (pod statuses), the
-// Job and ReplicaSet controllers (pods of a workload, Job conditions), and the JobManager's
-// REST API (a fake Flink server).
+// harness plays the parts envtest lacks for one FlinkCluster: the kubelet (pod statuses, and
+// the JobManager process of every started pod), the Job and ReplicaSet controllers (pods of
+// a workload, Job conditions), and Flink itself: a fake Flink cluster (package fakeflink)
+// whose JobManager processes elect their leader, store job graphs and checkpoint pointers in
+// Flink's HA ConfigMaps on the real API server (KubeHA), and keep job results in their job
+// result store, so that the controller reads what Flink would have written.
 type harness struct {
-	t      *testing.T
-	ctx    context.Context
-	mode   v1beta1.JobManagerDeploymentType
-	ns     string
-	name   string
-	fake   *fakeflink.Server
+	t    *testing.T
+	ctx  context.Context
+	mode v1beta1.JobManagerDeploymentType
+	ns   string
+	name string
+	// flink is the cluster's Flink: its JobManager processes run while their pods do.
+	flink  *fakeflink.Cluster
 	podSeq int
+
+	mu sync.Mutex
+	// procs maps a JobManager pod's name to the process the harness started for it.
+	procs map[string]*fakeflink.JobManager
 }
 
 // newHarness creates a FlinkCluster in a fresh namespace. The fixture cluster is an
@@ -60,15 +69,6 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(
 	h := &harness{t: t, ctx: context.Background(), mode: mode, name: "wc"}
 	h.ns = fmt.Sprintf("t%d-%s", nsSeq.Add(1), strings.ToLower(string(mode)))
 	require.NoError(t, k8s.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}))
-	h.fake = fakeflink.New()
-	fakes.Store(h.ns+"/"+h.name, h.fake)
-	t.Cleanup(func() {
-		fakes.Delete(h.ns + "/" + h.name)
-		h.fake.Close()
-		if t.Failed() {
-			h.dump()
-		}
-	})
 	w := fctest.MakeCluster(h.name).Namespace(h.ns)
 	if mode == v1beta1.JobManagerDeploymentTypeDeployment {
 		w.Deployment()
@@ -78,8 +78,54 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(
 	}
 	fc := w.Obj()
 	fc.UID = ""
+	h.flink = fakeflink.NewCluster(fakeflink.Options{
+		ClusterID: resources.HAClusterID(fc),
+		Version:   fakeflink.Version(fc.Spec.FlinkVersion),
+		HA:        &fakeflink.KubeHA{Client: k8s, Namespace: h.ns},
+		// The controller's clock: it judges the leader's lease by the time Flink renews it on.
+		// A row that advances it (a lease expiring) moves it for every row: their live
+		// leaders renew on their next REST call.
+		Clock:   fakeClock,
+		Program: fakeflink.Program{JobName: "wordcount"},
+	})
+	h.procs = map[string]*fakeflink.JobManager{}
+	fakes.Store(h.ns+"/"+h.name, h.flink)
+	done := make(chan struct{})
+	reaped := make(chan struct{})
+	go h.reapProcesses(done, reaped)
+	t.Cleanup(func() {
+		close(done)
+		<-reaped
+		fakes.Delete(h.ns + "/" + h.name)
+		if t.Failed() {
+			h.dump()
+		}
+		assert.Empty(t, h.flink.Violations(), "what Flink must never do to a job (rerun after its end, two runs at once)")
+		h.retire()
+		h.flink.Close()
+	})
 	require.NoError(t, k8s.Create(h.ctx, fc))
 	return h
+}
+
+// retire removes the FlinkCluster once its test is done, finalizer and all, so that the
+// controller stops polling a job the test left running and spends its workers on the rows
+// still running.
+func (h *harness) retire() {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		fc := &v1beta1.FlinkCluster{}
+		if err := k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: h.name}, fc); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if len(fc.Finalizers) > 0 {
+			fc.Finalizers = nil
+			if err := k8s.Update(h.ctx, fc); err != nil {
+				return err
+			}
+		}
+		return client.IgnoreNotFound(k8s.Delete(h.ctx, fc))
+	})
+	assert.NoError(h.t, err, "removing the FlinkCluster after the test")
 }
 
 func (h *harness) deployment() bool { return h.mode == v1beta1.JobManagerDeploymentTypeDeployment }
@@ -311,20 +357,153 @@ func (h *harness) trySetPodStatus(pod *corev1.Pod, mutate func(p *corev1.Pod)) {
 	}))
 }
 
-// startPod creates a pod of the workload that is Running and Ready since now (fake clock).
+// startPod creates a pod of the workload and starts its JobManager process, as the kubelet
+// would: the process reads the Flink configuration the pod mounts and the command line of its
+// template, publishes the pod's IP as its leader address, joins the leader election and, once
+// it leads, recovers the job graphs in HA or runs main(). The pod is Running and Ready since
+// now (fake clock).
 func (h *harness) startPod(wl client.Object) *corev1.Pod {
 	h.t.Helper()
 	pod := h.createPod(wl)
-	return h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetRunning(p, fakeClock.Now()) })
+	ip := fmt.Sprintf("10.0.%d.%d", h.podSeq/250, h.podSeq%250+1)
+	h.startProcess(pod, ip)
+	return h.setPodStatus(pod, func(p *corev1.Pod) {
+		fctest.SetRunning(p, fakeClock.Now())
+		p.Status.PodIP = ip
+		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+	})
 }
 
-// runJob brings the job to Running: the workload's pod starts and Flink reports the job.
+// startProcess starts the JobManager process of pod, whose IP is ip.
+func (h *harness) startProcess(pod *corev1.Pod, ip string) *fakeflink.JobManager {
+	h.t.Helper()
+	props := h.flinkConfiguration()
+	args := pod.Spec.Containers[0].Args
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--job-id" {
+			// Flink's standalone entrypoint sets the job ID of main()'s job from it.
+			props[fakeflink.PropJobID] = args[i+1]
+		}
+	}
+	return h.runProcess(pod.Name, ip, props)
+}
+
+// runProcess starts a JobManager process for the pod named podName, whose IP is ip, with the
+// Flink configuration props; it runs until the pod is gone (see reapProcesses).
+func (h *harness) runProcess(podName, ip string, props map[string]string) *fakeflink.JobManager {
+	h.t.Helper()
+	// The processes of pods already gone end first, as their containers did, whatever the
+	// reaper's cache has seen yet: a new JobManager never finds a stale one leading.
+	h.mu.Lock()
+	procs := maps.Clone(h.procs)
+	h.mu.Unlock()
+	for name, old := range procs {
+		if !h.exists(&corev1.Pod{}, name) {
+			old.Stop()
+		}
+	}
+	p := h.flink.Start(fakeflink.Config{Name: podName, Properties: props, Address: "http://" + ip + ":8081"})
+	h.mu.Lock()
+	h.procs[podName] = p
+	h.mu.Unlock()
+	return p
+}
+
+// flinkConfiguration is the Flink configuration the cluster's ConfigMap holds now.
+func (h *harness) flinkConfiguration() map[string]string {
+	h.t.Helper()
+	cm := &corev1.ConfigMap{}
+	require.NoError(h.t, k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: resources.ConfigMapName(h.name)}, cm))
+	conf := map[string]any{}
+	require.NoError(h.t, yaml.Unmarshal([]byte(cm.Data[resources.ConfigFileName(h.get())]), &conf))
+	props := map[string]string{}
+	for k, v := range conf {
+		props[k] = fmt.Sprint(v)
+	}
+	return props
+}
+
+// reapProcesses ends the JobManager process of every pod that is gone, as the kubelet stops
+// a deleted pod's container (gracefully: it gives up its leadership), until done. It reads
+// the pods from the manager's cache, which watches them anyway, so that polling costs the API
+// server nothing; a pod counts as gone only once the cache has seen it.
+func (h *harness) reapProcesses(done <-chan struct{}, reaped chan<- struct{}) {
+	defer close(reaped)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	seen := map[string]bool{}
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		h.mu.Lock()
+		procs := maps.Clone(h.procs)
+		h.mu.Unlock()
+		for name, p := range procs {
+			err := cached.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: name}, &corev1.Pod{})
+			switch {
+			case err == nil:
+				seen[name] = true
+				continue
+			case !apierrors.IsNotFound(err) || !seen[name]:
+				continue
+			}
+			p.Stop()
+			h.mu.Lock()
+			delete(h.procs, name)
+			h.mu.Unlock()
+		}
+	}
+}
+
+// process is the JobManager process of pod; the test fails when none was started.
+func (h *harness) process(pod *corev1.Pod) *fakeflink.JobManager {
+	h.t.Helper()
+	if p := h.flink.Process(pod.Name); p != nil {
+		return p
+	}
+	h.t.Fatalf("no JobManager process for pod %s", pod.Name)
+	return nil
+}
+
+// leader is the JobManager process that leads the cluster now.
+func (h *harness) leader() *fakeflink.JobManager {
+	h.t.Helper()
+	var l *fakeflink.JobManager
+	h.eventually("a leading JobManager", func() bool { l = h.flink.Leader(); return l != nil })
+	return l
+}
+
+// executionState is how Flink's latest execution of the job ended ("" while it runs).
+func (h *harness) executionState(jobID string) string {
+	state := ""
+	for _, e := range h.flink.Executions() {
+		if e.JobID == jobID {
+			state = e.State
+		}
+	}
+	return state
+}
+
+// countRequests counts the Flink REST calls the controller made, as exactly "METHOD /path".
+func (h *harness) countRequests(call string) int {
+	n := 0
+	for _, r := range h.flink.ServiceRequests() {
+		if r == call {
+			n++
+		}
+	}
+	return n
+}
+
+// runJob brings the job to Running: the workload's pod starts, its JobManager runs main(),
+// which submits the job under the deploy's job ID and stores its graph in HA.
 func (h *harness) runJob() (client.Object, *corev1.Pod) {
 	h.t.Helper()
 	wl := h.waitWorkload("")
 	pod := h.startPod(wl)
-	h.fake.SetJobs(flinkclient.Job{ID: h.jobID(), Name: "wordcount", State: flinkclient.JobStateRunning})
-	h.storeJobGraph(h.jobID())
 	h.waitJob(v1beta1.JobStateRunning)
 	h.waitCluster(v1beta1.ClusterStateRunning)
 	h.waitConditions(steady...)
@@ -361,24 +540,6 @@ func (h *harness) savepointLeavesConfiguration(wl client.Object) {
 	require.NotNil(h.t, cur)
 	require.Equal(h.t, wl.GetUID(), cur.GetUID())
 	require.Equal(h.t, podTemplate(wl), podTemplate(cur), "the JobManager's pod template is unchanged")
-}
-
-// storeJobGraph writes the job's graph into the cluster's HA ConfigMap, as the leading
-// JobManager does once the job is submitted (the scripted fake process has no HA of its own).
-func (h *harness) storeJobGraph(jobID string) {
-	h.t.Helper()
-	cm := flinkha.NewConfigMap(h.ns, flinkha.ClusterConfigMapName(h.name), h.name)
-	if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
-		require.True(h.t, apierrors.IsNotFound(err), "reading the HA ConfigMap: %v", err)
-		cm.Data = map[string]string{flinkha.JobGraphKey(jobID): "graph"}
-		require.NoError(h.t, k8s.Create(h.ctx, cm))
-		return
-	}
-	if cm.Data == nil {
-		cm.Data = map[string]string{}
-	}
-	cm.Data[flinkha.JobGraphKey(jobID)] = "graph"
-	require.NoError(h.t, k8s.Update(h.ctx, cm))
 }
 
 func (h *harness) jmPods() []corev1.Pod {
@@ -517,9 +678,9 @@ func (h *harness) allGone() bool {
 		!h.exists(&corev1.ConfigMap{}, resources.ConfigMapName(h.name))
 }
 
-// requests counts the fake Flink calls of one kind for the job.
+// requests counts the Flink calls of one kind for the job.
 func (h *harness) requests(method, suffix string) int {
-	return h.fake.CountRequests(method + " /jobs/" + h.jobID() + suffix)
+	return h.countRequests(method + " /jobs/" + h.jobID() + suffix)
 }
 
 func (h *harness) dump() {
@@ -540,5 +701,11 @@ func (h *harness) dump() {
 			h.t.Logf("event %s %s: %s", e.Type, e.Reason, e.Note)
 		}
 	}
-	h.t.Logf("flink requests: %v", h.fake.Requests())
+	h.t.Logf("flink requests: %v", h.flink.ServiceRequests())
+	for _, e := range h.flink.Executions() {
+		h.t.Logf("flink execution: %+v", e)
+	}
+	for _, p := range h.flink.Processes() {
+		h.t.Logf("flink process %s: alive %t, leads %t, jobs %v", p.Name(), p.Alive(), p.Leads(), p.JobIDs())
+	}
 }

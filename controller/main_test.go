@@ -40,8 +40,8 @@ var (
 	cached    client.Client
 	scheme    = runtime.NewScheme()
 	fakeClock = clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	// fakes maps "namespace/name" of a FlinkCluster to the fake Flink REST server standing in
-	// for its JobManager.
+	// fakes maps "namespace/name" of a FlinkCluster to the fake Flink cluster standing in for
+	// its JobManager processes.
 	fakes sync.Map
 )
 
@@ -50,7 +50,8 @@ func fakeClientFor(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
 	if !ok {
 		return nil, fmt.Errorf("no fake Flink server for %s/%s", fc.Namespace, fc.Name)
 	}
-	return flinkclient.New(s.(*fakeflink.Server).URL(), nil)
+	// The JobManager Service: it reaches whichever JobManager process answers.
+	return flinkclient.New(s.(*fakeflink.Cluster).URL(), nil)
 }
 
 // TestMain starts no API server: the pure tests of the package run without one, and the

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,6 +61,7 @@ func scenarios() []scenario {
 		{jobMode, "7 delete JM pod: Failed, failure cleanup, no resubmission", nil, deleteJobManagerPodJob},
 		{depMode, "8 delete JM Deployment: recreated, same job recovered, no premature cleanup", nil, deleteJobManagerDeployment},
 		{depMode, "8b delete JM Deployment with its HA data gone (hole 3, seed 000 example 4): Failed with HAMetadataMissing, nothing restarted, user's restore-from deploys", nil, deleteJobManagerDeploymentHALost},
+		{depMode, "8c HA data deleted behind a running JM (issue 8, left item 5): stopped with a savepoint and redeployed from it under a new job ID, main() never rerun from empty state", nil, haDeletedBehindRunningJobManager},
 		{depMode, "9 exception in main() on Flink 2.2: crash loop gives DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsCrashLoop},
 		{depMode, "9 exception in main() on Flink 2.3: application FAILED with empty job list gives DeployFailed with the cause, cleanup, no resubmission", flink23, mainThrowsApplicationFailed},
 		{jobMode, "9 exception in main() on Flink 2.2: JM exits, DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsJobExits},
@@ -122,21 +124,22 @@ func updateTwice(t *testing.T, h *harness) {
 			// The old JobManager stays Terminating in its preStop delay after being deleted.
 			h.hold(pod)
 		}
+		old := h.process(pod)
 		if i == 1 {
 			// Hold the first update's savepoint to see the update stop the job.
-			h.fake.SetSavepointMode(fakeflink.SavepointHold)
+			old.SetSavepointMode(fakeflink.SavepointHold)
 		}
 		h.patch(func(fc *v1beta1.FlinkCluster) {
 			fc.Spec.FlinkProperties["pipeline.name"] = fmt.Sprintf("wordcount-v%d", i)
 		})
 
-		h.eventually("a stop-with-savepoint for this update", func() bool { return h.fake.CountRequests("POST /jobs/"+id+"/stop") == 1 })
+		h.eventually("a stop-with-savepoint for this update", func() bool { return h.countRequests("POST /jobs/"+id+"/stop") == 1 })
 		if i == 1 {
 			fc := h.waitConditions("Updating=True/StoppingWithSavepoint", "JobManagerReady=True/PodReady")
 			assert.Equal(t, v1beta1.JobStateUpdating, fc.Status.Components.Job.State)
 			assert.Equal(t, wl.GetUID(), h.workload().GetUID(), "the old JobManager runs until its savepoint is taken")
-			h.fake.SetSavepointMode(fakeflink.SavepointComplete)
-			h.fake.CompleteSavepoints()
+			old.SetSavepointMode(fakeflink.SavepointComplete)
+			old.CompleteSavepoints()
 		}
 		h.eventually("the final savepoint", func() bool {
 			sp := h.get().Status.Savepoint
@@ -148,7 +151,7 @@ func updateTwice(t *testing.T, h *harness) {
 		require.NotEmpty(t, loc)
 		require.True(t, fc.Status.Components.Job.FinalSavepoint)
 		prevTrigger = fc.Status.Savepoint.TriggerID
-		require.Equal(t, flinkclient.JobStateFinished, h.fake.JobState(id), "Flink reports the stopped execution FINISHED")
+		require.Equal(t, flinkclient.JobStateFinished, h.executionState(id), "Flink ended the stopped execution FINISHED")
 
 		if h.deployment() {
 			// The race: the old JobManager is still Terminating and, as the leader, still
@@ -187,12 +190,10 @@ func updateTwice(t *testing.T, h *harness) {
 		h.waitConditions("Updating=True/DeployingNextRevision", "JobManagerReady=False/PodNotReady")
 		assert.Contains(t, h.condition(controller.ConditionUpdating).Message, "restoring savepoint "+loc)
 
-		// The new JobManager restores the savepoint and runs the job again.
-		h.fake.SetJobState(id, flinkclient.JobStateRunning)
-		// Its JobManager stores the job graph in HA while the job runs, before the next update
-		// (written later, it could land after the controller deleted the HA ConfigMaps).
-		h.storeJobGraph(id)
+		// The new JobManager finds no job graph in HA: main() runs the job under the new ID
+		// from the savepoint its Flink configuration names.
 		pod = h.startPod(next)
+		assert.Equal(t, loc, h.process(pod).RestoredFrom(id), "the new execution restores the final savepoint")
 		fc = h.waitJob(v1beta1.JobStateRunning)
 		h.waitCluster(v1beta1.ClusterStateRunning)
 		fc = h.get()
@@ -244,7 +245,7 @@ func nonStoppingSavepoint(t *testing.T, h *harness) {
 	assert.Equal(t, controller.SavepointReasonUser, fc.Status.Savepoint.TriggerReason)
 	assert.Equal(t, 1, h.requests("POST", "/savepoints"))
 	assert.Equal(t, 0, h.requests("POST", "/stop"))
-	assert.Equal(t, flinkclient.JobStateRunning, h.fake.JobState(h.jobID()))
+	assert.Equal(t, flinkclient.JobStateRunning, h.process(pod).JobState(h.jobID()))
 	h.eventually("annotation consumed", func() bool { _, ok := h.get().Annotations[v1beta1.ControlAnnotation]; return !ok })
 	h.afterReconciles("job Running with the same JobManager workload and pod", func() bool {
 		cur := h.workload()
@@ -258,12 +259,11 @@ func nonStoppingSavepoint(t *testing.T, h *harness) {
 func deleteRunningCluster(t *testing.T, h *harness) {
 	_, pod := h.runJob()
 	h.hold(pod)
-	haLabels := map[string]string{"app": h.name, "configmap-type": "high-availability", "type": "flink-native-kubernetes"}
+	// A checkpoint: Flink's HA keeps its pointer in the job's own ConfigMap, next to the
+	// cluster's (leader, job graph).
+	require.NotEmpty(t, h.process(pod).CompleteCheckpoint(h.jobID()))
 	for _, name := range []string{h.name + "-cluster-config-map", h.name + "-" + h.jobID() + "-config-map"} {
-		// The cluster ConfigMap exists already when the harness stored the job graph.
-		if err := k8s.Create(h.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: h.ns, Labels: haLabels}}); !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err)
-		}
+		require.True(t, h.exists(&corev1.ConfigMap{}, name), "Flink's HA ConfigMap %s", name)
 	}
 	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-cluster-config-map", Namespace: h.ns,
 		Labels: map[string]string{"app": "other", "configmap-type": "high-availability"}}}
@@ -300,7 +300,7 @@ func deleteRunningCluster(t *testing.T, h *harness) {
 		names = append(names, cm.Name)
 	}
 	assert.Equal(t, []string{"other-cluster-config-map"}, names, "the cluster's HA ConfigMaps are removed, another cluster's are not")
-	for _, r := range h.fake.Requests() {
+	for _, r := range h.flink.ServiceRequests() {
 		assert.False(t, strings.HasPrefix(r, "POST"), "no savepoint on deletion: %s", r)
 	}
 }
@@ -317,6 +317,11 @@ func (h *harness) jobManagerExits(wl client.Object, pod *corev1.Pod, exitCode in
 	if h.deployment() {
 		return
 	}
+	if p := h.flink.Process(pod.Name); p != nil {
+		// With execution.shutdown-on-application-finish (Flink's default) the JobManager of an
+		// ended application cleans up its HA data and exits.
+		p.Exit()
+	}
 	// The controller may already be removing the pod and the Job (cleanup or restart).
 	h.trySetPodStatus(pod, func(p *corev1.Pod) { fctest.SetTerminated(p, fakeClock.Now(), exitCode, message) })
 	if exitCode == 0 {
@@ -329,10 +334,12 @@ func (h *harness) jobManagerExits(wl client.Object, pod *corev1.Pod, exitCode in
 func retriesExhaustedWhileRunning(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
 	id := h.jobID()
-	h.fake.SetJobState(id, flinkclient.JobStateRestarting)
+	jm := h.process(pod)
+	require.NotEmpty(t, jm.CompleteCheckpoint(id))
+	jm.SetJobState(id, flinkclient.JobStateRestarting)
 	h.afterReconciles("Flink retrying within its restart strategy keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
-	h.fake.SetExceptions(id, retriesExhausted)
-	h.fake.SetJobState(id, flinkclient.JobStateFailed)
+	jm.SetExceptions(id, retriesExhausted)
+	jm.SetJobState(id, flinkclient.JobStateFailed)
 	fc := h.waitJob(v1beta1.JobStateFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "Recovery is suppressed by FixedDelayRestartBackoffTimeStrategy")
 	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked"}), "a job failure, not a failed deployment")
@@ -345,13 +352,15 @@ func retriesExhaustedWhileRunning(t *testing.T, h *harness) {
 }
 
 func retriesExhaustedFromStartup(t *testing.T, h *harness) {
+	// The job fails over from its first start on: it never gets past INITIALIZING.
+	h.flink.SetProgram(fakeflink.Program{JobName: "wordcount", InitialState: flinkclient.JobStateInitializing})
 	wl := h.waitWorkload("")
 	pod := h.startPod(wl)
 	id := h.jobID()
-	h.fake.SetJobs(flinkclient.Job{ID: id, State: flinkclient.JobStateInitializing})
+	jm := h.process(pod)
 	h.afterReconciles("initializing job is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
-	h.fake.SetExceptions(id, flinkclient.Exception{Name: "org.example.ControlledFailureException", StackTrace: "org.example.ControlledFailureException: failure control file says FAIL"}, retriesExhausted)
-	h.fake.SetJobState(id, flinkclient.JobStateFailed)
+	jm.SetExceptions(id, flinkclient.Exception{Name: "org.example.ControlledFailureException", StackTrace: "org.example.ControlledFailureException: failure control file says FAIL"}, retriesExhausted)
+	jm.SetJobState(id, flinkclient.JobStateFailed)
 	fc := h.waitJob(v1beta1.JobStateFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "ControlledFailureException")
 	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked"}), "a job failure, not a failed deployment")
@@ -365,8 +374,10 @@ func retriesExhaustedFromStartup(t *testing.T, h *harness) {
 func deleteJobManagerPodDeployment(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
 	id := h.jobID()
-	// Force deletion skips preStop: the JobManager is gone at once, the REST API with it.
-	h.fake.SetUnavailable(true)
+	require.NotEmpty(t, h.process(pod).CompleteCheckpoint(id))
+	// Force deletion skips preStop: the JobManager is gone at once, the REST API with it, and
+	// its lease stays in the HA ConfigMap until it expires.
+	h.process(pod).Kill()
 	require.NoError(t, k8s.Delete(h.ctx, pod, client.GracePeriodSeconds(0)))
 	h.waitConditions("JobManagerReady=False/PodNotReady", "Lost=False/JobTracked")
 	h.afterReconciles("no premature failure while the JobManager is down", func() bool {
@@ -376,10 +387,13 @@ func deleteJobManagerPodDeployment(t *testing.T, h *harness) {
 	})
 	replacement := h.startPod(wl) // the ReplicaSet's replacement
 	require.NotEqual(t, pod.UID, replacement.UID)
+	jm := h.process(replacement)
+	h.afterReconciles("the restarted JobManager waiting for the leadership keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
+	// The dead leader's lease expires: the replacement leads and recovers the job from HA.
+	h.flink.Advance(16 * time.Second)
+	require.True(t, jm.Leads())
 	h.waitConditions(steady...)
 	assert.Equal(t, "JobManager pod "+replacement.Name+" is ready", h.condition(controller.ConditionJobManagerReady).Message)
-	h.afterReconciles("the restarted JobManager recovering from HA keeps the job Running", func() bool { return h.jobState() == v1beta1.JobStateRunning })
-	h.fake.SetUnavailable(false)
 	h.afterReconciles("same job recovered", func() bool {
 		fc := h.get()
 		cur := h.workload()
@@ -387,13 +401,14 @@ func deleteJobManagerPodDeployment(t *testing.T, h *harness) {
 			cur != nil && cur.GetUID() == wl.GetUID() && len(fc.Status.Components.Job.FailureReasons) == 0 &&
 			fc.Status.Components.JobManager.Ready == "1/1"
 	})
-	assert.Equal(t, flinkclient.JobStateRunning, h.fake.JobState(id))
+	assert.Equal(t, flinkclient.JobStateRunning, jm.JobState(id))
+	assert.Equal(t, "file:///checkpoints/"+id+"/chk-1", jm.RestoredFrom(id), "recovered from its latest checkpoint")
 }
 
 func deleteJobManagerPodJob(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
+	h.process(pod).Kill()
 	require.NoError(t, k8s.Delete(h.ctx, pod, client.GracePeriodSeconds(0)))
-	h.fake.SetUnavailable(true)
 	// With restartPolicy Never and no retries, the Job controller fails the Job.
 	h.setJobCondition(wl, false, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
 	fc := h.waitJob(v1beta1.JobStateFailed)
@@ -467,15 +482,15 @@ func mainThrowsJobExits(t *testing.T, h *harness) {
 // mainThrowsApplicationFailed: Flink 2.3 marks the application FAILED, lists no job, and
 // keeps the JobManager up; neither job state nor a crash loop shows the failure.
 func mainThrowsApplicationFailed(t *testing.T, h *harness) {
+	// main() takes a while, then throws before it submits the job.
+	h.flink.SetProgram(fakeflink.Program{JobName: "wordcount", BlockBeforeExecute: true,
+		Throw: `org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: For input string: "not-a-number"`})
 	wl := h.waitWorkload("")
 	pod := h.startPod(wl)
-	h.fake.SetApplications(flinkclient.Application{ID: "a0b1c2", Name: "wordcount", Status: flinkclient.ApplicationStateRunning})
+	h.eventually("the application RUNNING", func() bool { return h.process(pod).ApplicationState() == flinkclient.ApplicationStateRunning })
 	h.afterReconciles("a running application without jobs yet is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
-	h.fake.SetApplicationExceptions("a0b1c2", flinkclient.Exception{
-		Name:       "org.apache.flink.client.program.ProgramInvocationException",
-		StackTrace: `org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: For input string: "not-a-number"`,
-	})
-	h.fake.SetApplications(flinkclient.Application{ID: "a0b1c2", Name: "wordcount", Status: flinkclient.ApplicationStateFailed})
+	h.flink.ReleaseMain()
+	require.Equal(t, flinkclient.ApplicationStateFailed, h.process(pod).ApplicationState())
 	fc := h.waitJob(v1beta1.JobStateDeployFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"),
 		`application failed before submitting a job: org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: For input string: "not-a-number"`)
@@ -533,7 +548,7 @@ func invalidArtifactRun(t *testing.T, h *harness, log, cause string) {
 
 func finiteApplicationSucceeds(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
-	h.fake.SetJobState(h.jobID(), flinkclient.JobStateFinished)
+	h.process(pod).SetJobState(h.jobID(), flinkclient.JobStateFinished)
 	fc := h.waitJob(v1beta1.JobStateSucceeded)
 	assert.NotNil(t, fc.Status.Components.Job.CompletionTime, "a real completion")
 	h.jobManagerExits(wl, pod, 0, "")
@@ -548,7 +563,10 @@ func finiteApplicationSucceeds(t *testing.T, h *harness) {
 // Event) until the Lost timeout, and is tracked again when the JobManager recovers it.
 func crashLoopWhileRunning(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
-	h.fake.SetUnavailable(true)
+	id := h.jobID()
+	// The container crashes: its process is gone and the kubelet restarts it, again and
+	// again, each time failing before the REST API is up.
+	h.process(pod).Kill()
 	h.setPodStatus(pod, func(p *corev1.Pod) {
 		fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, "java.lang.IllegalStateException: HA storage directory is not accessible")
 	})
@@ -562,10 +580,14 @@ func crashLoopWhileRunning(t *testing.T, h *harness) {
 	assert.Equal(t, wl.GetUID(), h.workload().GetUID(), "the JobManager Deployment is kept")
 	assert.Equal(t, int32(1), *h.workload().(*appsv1.Deployment).Spec.Replicas, "not scaled down")
 
-	// The storage comes back: the JobManager recovers the job from HA.
-	h.fake.SetUnavailable(false)
+	// The storage comes back: the restarted container's JobManager takes over once the dead
+	// one's lease expired and recovers the job from HA, under the same job ID.
+	jm := h.startProcess(pod, pod.Status.PodIP)
+	h.flink.Advance(16 * time.Second)
+	require.True(t, jm.Leads())
 	h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetRunning(p, fakeClock.Now()) })
 	h.waitJob(v1beta1.JobStateRunning)
+	assert.Equal(t, flinkclient.JobStateRunning, jm.JobState(id), "recovered, not rerun")
 	h.waitConditions("DeploymentFailed=False/NoFailure", "Lost=False/JobTracked")
 }
 
@@ -576,8 +598,14 @@ func crashLoopWhileRunning(t *testing.T, h *harness) {
 func deleteJobManagerDeploymentHALost(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
 	id := h.jobID()
-	require.NoError(t, k8s.DeleteAllOf(h.ctx, &corev1.ConfigMap{}, client.InNamespace(h.ns), client.MatchingLabels(flinkha.Labels(h.name))))
+	// The Deployment first, and seen gone by the controller (its pod held Terminating, so
+	// that nothing is recreated yet): with the JobManager Deployment still there, the
+	// controller would answer the lost HA data with a savepoint (row 8c).
+	h.hold(pod)
 	require.NoError(t, k8s.Delete(h.ctx, wl, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	h.waitConditions("JobManagerReady=False/JobManagerMissing")
+	require.NoError(t, h.flink.LoseHA())
+	h.release(pod)
 	fc := h.waitConditions("DeploymentFailed=True/HAMetadataMissing", "SavepointRequired=True/HAMetadataMissing")
 	assert.Equal(t, v1beta1.JobStateFailed, fc.Status.Components.Job.State)
 	assert.Contains(t, h.condition(controller.ConditionSavepointRequired).Message, controller.RestoreAnnotation)
@@ -621,22 +649,22 @@ func restartFromSavepoint(t *testing.T, h *harness) {
 	h.annotate(v1beta1.ControlNameSavepoint)
 	h.eventually("savepoint taken", func() bool { return h.get().Status.Components.Job.SavepointLocation != "" })
 	loc := h.get().Status.Components.Job.SavepointLocation
-	h.fake.SetJobState(h.jobID(), flinkclient.JobStateFailed)
+	h.process(pod).SetJobState(h.jobID(), flinkclient.JobStateFailed)
 	h.jobManagerExits(wl, pod, 1443, "job failed")
 	next := h.waitWorkload(wl.GetUID())
 	h.restoresFrom(next, loc)
 	fc := h.get()
 	assert.Equal(t, int32(1), fc.Status.Components.Job.RestartCount)
-	h.fake.SetJobState(h.jobID(), flinkclient.JobStateRunning)
-	h.startPod(next)
+	pod = h.startPod(next)
 	h.waitJob(v1beta1.JobStateRunning)
+	assert.Equal(t, loc, h.process(pod).RestoredFrom(h.jobID()), "the restarted job restores its latest savepoint")
 }
 
 func noRestartFromSavepoint(t *testing.T, h *harness) {
-	wl, _ := h.runJob()
+	wl, pod := h.runJob()
 	h.annotate(v1beta1.ControlNameSavepoint)
 	h.eventually("savepoint taken", func() bool { return h.get().Status.Components.Job.SavepointLocation != "" })
-	h.fake.SetJobState(h.jobID(), flinkclient.JobStateFailed)
+	h.process(pod).SetJobState(h.jobID(), flinkclient.JobStateFailed)
 	h.waitJob(v1beta1.JobStateFailed)
 	h.waitCluster(v1beta1.ClusterStateStopped)
 	noResubmission(h, v1beta1.JobStateFailed, "")
@@ -663,29 +691,40 @@ func oldLeaderFinishedRace(t *testing.T, h *harness) {
 	oldID := h.jobID()
 	oldRevision := pod.Labels[resources.LabelRevision]
 	h.patch(func(fc *v1beta1.FlinkCluster) { fc.Spec.FlinkProperties["pipeline.name"] = "wordcount-v2" })
+	oldConf := h.process(pod).Config()
 	next := h.waitWorkload(wl.GetUID())
-	require.Equal(t, flinkclient.JobStateFinished, h.fake.JobState(oldID))
+	require.Equal(t, flinkclient.JobStateFinished, h.executionState(oldID))
 
+	// An old-revision JobManager, Terminating, leads: its main() finds the stopped job's
+	// result in its job result store and reports the job FINISHED.
 	stray := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "wc-jobmanager-old-leader", Namespace: h.ns, Labels: pod.Labels, Finalizers: []string{holdFinalizer}},
 		Spec:       pod.Spec,
 	}
 	require.Equal(t, oldRevision, stray.Labels[resources.LabelRevision])
 	require.NoError(t, k8s.Create(h.ctx, stray))
-	h.setPodStatus(stray, func(p *corev1.Pod) { fctest.SetRunning(p, fakeClock.Now()) })
+	strayJM := h.runProcess(stray.Name, "10.0.9.9", oldConf.Properties)
+	require.True(t, strayJM.Leads())
+	require.Equal(t, flinkclient.JobStateFinished, strayJM.JobState(oldID))
+	h.setPodStatus(stray, func(p *corev1.Pod) {
+		fctest.SetRunning(p, fakeClock.Now())
+		p.Status.PodIP = "10.0.9.9"
+	})
 	require.NoError(t, k8s.Delete(h.ctx, stray))
-	h.startPod(next)
+	newJM := h.process(h.startPod(next))
+	require.False(t, newJM.Leads(), "the old JobManager leads")
 	h.afterReconciles("the old leader's FINISHED is not taken for the new revision", func() bool {
 		fc := h.get()
 		return fc.Status.Components.Job.State == v1beta1.JobStateDeploying &&
 			len(missingConditions(fc, []string{"Updating=True/DeployingNextRevision"})) == 0
 	})
-	// The new JobManager restores the savepoint and runs the job: script its answer before
-	// the old leader goes, else the first trusted read would still be the old FINISHED.
-	h.fake.SetJobState(h.jobID(), flinkclient.JobStateRunning)
+	// The old JobManager goes and gives up its leadership: the new one leads, restores the
+	// savepoint and runs the job.
 	h.release(stray)
 	h.waitJob(v1beta1.JobStateRunning)
 	h.waitConditions(steady...)
+	assert.True(t, newJM.Leads())
+	assert.Equal(t, h.get().Status.Components.Job.FromSavepoint, newJM.RestoredFrom(h.jobID()))
 }
 
 // fixedSpecRedeploys: the failed-deployment error is raised once, so fixing the spec (a new
@@ -709,10 +748,54 @@ func fixedSpecRedeploys(t *testing.T, h *harness) {
 	assert.Contains(t, strings.Join(podTemplate(next).Spec.Containers[0].Args, " "), "--job-classname org.example.Job2")
 	h.waitConditions("Updating=True/DeployingNextRevision", "DeploymentFailed=False/NoFailure")
 	assert.Zero(t, h.requests("POST", "/stop"), "nothing to stop: the job never ran")
-	h.fake.SetJobs(flinkclient.Job{ID: h.jobID(), State: flinkclient.JobStateRunning})
 	h.startPod(next)
 	fc := h.waitJob(v1beta1.JobStateRunning)
 	assert.Equal(t, fc.Status.Revision.NextRevision, fc.Status.Revision.CurrentRevision)
 	h.waitCluster(v1beta1.ClusterStateRunning)
 	h.waitConditions(steady...)
+}
+
+// haDeletedBehindRunningJobManager: the HA ConfigMaps of a running job are deleted (a user's
+// kubectl delete, a namespace cleanup) while its JobManager runs. Nothing fails yet, but the
+// next restart of the JobManager container would find no job graph and run main() again from
+// empty state. The controller notices the running job without its graph, says so, stops it
+// with a savepoint and deploys the same revision again from it under a new job ID.
+func haDeletedBehindRunningJobManager(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	id := h.jobID()
+	revision := h.get().Status.Revision.CurrentRevision
+	require.NotEmpty(t, h.process(pod).CompleteCheckpoint(id))
+	require.NoError(t, h.flink.LoseHA())
+
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonHAMetadataMissing, "the HA metadata of running job "+id+" is gone")
+	h.eventually("a stop-with-savepoint of the job", func() bool { return h.countRequests("POST /jobs/"+id+"/stop") == 1 })
+	next := h.waitWorkload(wl.GetUID())
+	fc := h.get()
+	loc := fc.Status.Components.Job.SavepointLocation
+	require.NotEmpty(t, loc)
+	require.NotNil(t, fc.Status.Savepoint)
+	assert.Equal(t, id, fc.Status.Savepoint.JobID)
+	assert.Equal(t, controller.SavepointStateSucceeded, fc.Status.Savepoint.State, "the old job's stop-with-savepoint")
+	assert.Equal(t, flinkclient.JobStateFinished, h.executionState(id), "the job was stopped, not left to rerun")
+	h.restoresFrom(next, loc)
+	newID := h.jobID()
+	require.NotEqual(t, id, newID, "the redeploy runs under a new job ID")
+	assert.Equal(t, revision, next.GetLabels()[resources.LabelRevision], "the same revision")
+	assert.Equal(t, revision, fc.Status.Revision.CurrentRevision)
+	assert.Contains(t, h.condition(controller.ConditionDeploymentFailed).Message, "created JobManager Deployment")
+
+	pod = h.startPod(next)
+	h.waitJob(v1beta1.JobStateRunning)
+	h.waitConditions(steady...)
+	assert.Equal(t, loc, h.process(pod).RestoredFrom(newID), "the new execution restores the savepoint")
+	runs := 0
+	for _, e := range h.flink.Executions() {
+		if e.JobID == id {
+			runs++
+		}
+	}
+	assert.Equal(t, 1, runs, "job %s ran once: main() never ran it again from empty state", id)
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: flinkha.ClusterConfigMapName(h.name)}, cm))
+	assert.Equal(t, []string{newID}, flinkha.JobGraphs(cm), "the new deploy's job graph is in HA")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 )
 
@@ -25,14 +26,17 @@ func TestHAGraceAndLostTimeout(t *testing.T) {
 				// A running job's JobManager restarts (its container is restarted in place)
 				// and has to recover the job from HA metadata.
 				_, pod := h.runJob()
-				h.fake.SetJobs()
+				// Forced: the restarted JobManager has not recovered the job yet.
+				h.process(pod).SetJobs()
 				h.setPodStatus(pod, func(p *corev1.Pod) {
 					p.Status.ContainerStatuses[0].RestartCount = 1
 					p.Status.ContainerStatuses[0].State.Running.StartedAt = metav1.NewTime(fakeClock.Now())
 				})
 				kept = v1beta1.JobStateRunning
 			} else {
-				// A new JobManager has not submitted or recovered the job yet.
+				// A new JobManager has not submitted or recovered the job yet: main() has not
+				// reached execute().
+				h.flink.SetProgram(fakeflink.Program{JobName: "wordcount", BlockBeforeExecute: true})
 				h.startPod(h.waitWorkload(""))
 			}
 			h.afterReconciles("state kept right after the JobManager started", func() bool { return h.jobState() == kept })
@@ -53,7 +57,7 @@ func TestHAGraceAndLostTimeout(t *testing.T) {
 			h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobLost, "Lost")
 
 			fakeClock.Step(time.Minute)
-			h.fake.SetJobs(flinkclient.Job{ID: h.jobID(), State: flinkclient.JobStateRunning})
+			h.leader().SetJobs(flinkclient.Job{ID: h.jobID(), State: flinkclient.JobStateRunning})
 			fc = h.waitJob(v1beta1.JobStateRunning)
 			assert.Nil(t, fc.Status.Components.Job.CompletionTime, "tracked again")
 			h.waitEvent(corev1.EventTypeNormal, controller.ReasonJobStateChanged, "is reported again")
@@ -66,7 +70,7 @@ func TestHAGraceAndLostTimeout(t *testing.T) {
 			// and the Lost time is now, not the first one.
 			first := lostAt
 			lostAt = fakeClock.Now()
-			h.fake.SetJobs()
+			h.leader().SetJobs()
 			h.waitJob(v1beta1.JobStateLost)
 			h.waitConditions("Lost=True/JobNotReported")
 			lost = h.condition(controller.ConditionLost)

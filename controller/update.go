@@ -115,10 +115,12 @@ func (c *cycle) update(ctx context.Context) error {
 // updateReverted reports whether an update whose stop never took effect has nothing left to
 // do: the spec is back at the current revision, the user chose no restore, and the current
 // deploy's JobManager still runs — no stop-with-savepoint of it was made, or the one made
-// failed (the job kept running).
+// failed (the job kept running). A redeploy for HA metadata deleted behind the job
+// (redeployWithoutHA) changed no spec and is never reverted: the job cannot run on safely.
 func (c *cycle) updateReverted() bool {
 	job := c.job()
-	if job.State != v1beta1.JobStateUpdating || c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.restoreChoice() != nil {
+	if job.State != v1beta1.JobStateUpdating || c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.restoreChoice() != nil ||
+		c.redeployingWithoutHA() {
 		return false
 	}
 	if c.obs.wl == nil || c.obs.wl.Deleting || c.obs.wl.JobID != job.ID {

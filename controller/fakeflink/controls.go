@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strconv"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 )
@@ -75,12 +73,17 @@ func (p *JobManager) Stop() {
 		return
 	}
 	if p.leader && p.ha() {
-		p.editClusterCM(func(cm *corev1.ConfigMap) {
+		// Flink releases the lock by updating the ConfigMap: when it is gone (deleted behind
+		// the JobManager), nothing is written.
+		ctx := context.Background()
+		cm, err := p.c.ha.Get(ctx, flinkha.ClusterConfigMapName(p.clusterID()))
+		if err == nil && cm != nil {
 			if e, err := flinkha.ParseElection(cm.Annotations[flinkha.LeaderAnnotation]); err == nil && e.Holder == p.lockID {
 				e.Holder = ""
 				cm.Annotations[flinkha.LeaderAnnotation] = flinkha.FormatElection(e)
+				_ = p.c.ha.Put(ctx, cm)
 			}
-		})
+		}
 	}
 	p.dieLocked()
 	p.c.electLocked()

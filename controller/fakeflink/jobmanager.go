@@ -123,9 +123,6 @@ type JobManager struct {
 	pendingRecovery            []string
 }
 
-// Server is the former name of JobManager, kept for the controller's tests.
-type Server = JobManager
-
 // New starts a single JobManager process without HA and without an application (Config.Session),
 // on a cluster of its own: the jobs are whatever the test scripts. Close it when done.
 func New() *JobManager {
@@ -390,6 +387,15 @@ func (p *JobManager) grantLocked(cm *corev1.ConfigMap) {
 	p.runMainLocked()
 }
 
+// graphKey is the cluster ConfigMap's key of a stored job: Flink 2.0 renamed the job graph
+// store the execution plan store, and its keys with it.
+func (p *JobManager) graphKey(jobID string) string {
+	if p.c.opts.Version == Version1_20 {
+		return flinkha.JobGraphKey(jobID)
+	}
+	return flinkha.ExecutionPlanKey(jobID)
+}
+
 func (p *JobManager) programName() string {
 	if n := p.program().JobName; n != "" {
 		return n
@@ -407,7 +413,7 @@ type storedGraph struct {
 func (p *JobManager) recoverLocked(cm *corev1.ConfigMap, graphs []string) {
 	for _, id := range graphs {
 		var g storedGraph
-		_ = json.Unmarshal([]byte(cm.Data[flinkha.JobGraphKey(id)]), &g)
+		_ = json.Unmarshal([]byte(cm.Data[p.graphKey(id)]), &g)
 		from := g.Savepoint
 		var lastID int64
 		if jcm, err := p.c.ha.Get(context.Background(), flinkha.JobConfigMapName(p.clusterID(), id)); err == nil && jcm != nil {
@@ -465,7 +471,7 @@ func (p *JobManager) runMainLocked() {
 	if p.ha() {
 		p.editClusterCM(func(cm *corev1.ConfigMap) {
 			b, _ := json.Marshal(storedGraph{Name: j.name, Savepoint: from})
-			cm.Data[flinkha.JobGraphKey(id)] = string(b)
+			cm.Data[p.graphKey(id)] = string(b)
 		})
 	}
 	if prog.Throw != "" {
@@ -562,7 +568,7 @@ func (p *JobManager) recordResultLocked(j *job) {
 		p.c.jrs[path] = map[string]jrsEntry{}
 	}
 	p.c.jrs[path][j.id] = jrsEntry{state: j.state}
-	p.editClusterCM(func(cm *corev1.ConfigMap) { delete(cm.Data, flinkha.JobGraphKey(j.id)) })
+	p.editClusterCM(func(cm *corev1.ConfigMap) { delete(cm.Data, p.graphKey(j.id)) })
 	_ = p.c.ha.Delete(context.Background(), flinkha.JobConfigMapName(p.clusterID(), j.id))
 	if p.deleteOnCommit() {
 		delete(p.c.jrs[path], j.id)

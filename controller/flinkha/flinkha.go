@@ -47,9 +47,13 @@ const (
 	// LeaderKeyPrefix prefixes a component's leader information in the cluster ConfigMap
 	// (KubernetesUtils.LEADER_PREFIX, KubernetesUtils.createSingleLeaderKey).
 	LeaderKeyPrefix = "org.apache.flink.k8s.leader."
-	// JobGraphKeyPrefix prefixes a stored job graph in the cluster ConfigMap
+	// JobGraphKeyPrefix prefixes a stored job graph in the cluster ConfigMap of Flink 1.x
 	// (Constants.JOB_GRAPH_STORE_KEY_PREFIX, KubernetesJobGraphStoreUtil.jobIDToName).
 	JobGraphKeyPrefix = "jobGraph-"
+	// ExecutionPlanKeyPrefix prefixes the same record from Flink 2.0 on, where the job graph
+	// store became the execution plan store (Constants.EXECUTION_PLAN_STORE_KEY_PREFIX,
+	// KubernetesExecutionPlanStoreUtil.jobIDToName).
+	ExecutionPlanKeyPrefix = "executionPlan-"
 	// CheckpointKeyPrefix prefixes a completed checkpoint pointer in a job's ConfigMap
 	// (Constants.CHECKPOINT_ID_KEY_PREFIX).
 	CheckpointKeyPrefix = "checkpointID-"
@@ -299,24 +303,31 @@ func Leader(cm *corev1.ConfigMap) (LeaderInfo, bool) {
 	}, true
 }
 
-// JobGraphs lists the job IDs whose job graphs the cluster ConfigMap stores, sorted: the
-// jobs a JobManager started with this cluster ID recovers, whatever its command line says.
+// JobGraphs lists the job IDs whose job graphs (Flink 1.x) or execution plans (Flink 2.x)
+// the cluster ConfigMap stores, sorted: the jobs a JobManager started with this cluster ID
+// recovers, whatever its command line says.
 func JobGraphs(cm *corev1.ConfigMap) []string {
 	if cm == nil {
 		return nil
 	}
 	var ids []string
 	for k := range cm.Data {
-		if id, ok := strings.CutPrefix(k, JobGraphKeyPrefix); ok && id != "" {
-			ids = append(ids, id)
+		for _, prefix := range []string{JobGraphKeyPrefix, ExecutionPlanKeyPrefix} {
+			if id, ok := strings.CutPrefix(k, prefix); ok && id != "" && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
 		}
 	}
 	slices.Sort(ids)
 	return ids
 }
 
-// JobGraphKey is the data key of a job's graph in the cluster ConfigMap.
+// JobGraphKey is the data key of a job's graph in the cluster ConfigMap of Flink 1.x.
 func JobGraphKey(jobID string) string { return JobGraphKeyPrefix + jobID }
+
+// ExecutionPlanKey is the data key of a job's execution plan in the cluster ConfigMap of
+// Flink 2.x.
+func ExecutionPlanKey(jobID string) string { return ExecutionPlanKeyPrefix + jobID }
 
 // CheckpointKey is the data key of a completed checkpoint in a job's ConfigMap: the ID is
 // zero-padded to 19 digits so that keys sort like IDs (KubernetesCheckpointStoreUtil).

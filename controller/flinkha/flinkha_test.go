@@ -139,7 +139,9 @@ func TestJobGraphs(t *testing.T) {
 		{name: "none", data: map[string]string{"org.apache.flink.k8s.leader.restserver": "s,http://a:1"}},
 		{name: "one", data: map[string]string{"jobGraph-" + jobA: "x", "org.apache.flink.k8s.leader.job-" + jobA: "s,pekko://a"}, want: []string{jobA}},
 		{name: "two, sorted", data: map[string]string{"jobGraph-" + jobB: "x", "jobGraph-" + jobA: "y"}, want: []string{jobA, jobB}},
-		{name: "a bare prefix is no job", data: map[string]string{"jobGraph-": "x"}},
+		{name: "a bare prefix is no job", data: map[string]string{"jobGraph-": "x", "executionPlan-": "x"}},
+		{name: "Flink 2.x execution plans", data: map[string]string{"executionPlan-" + jobB: "x", "executionPlan-" + jobA: "y"}, want: []string{jobA, jobB}},
+		{name: "both names of one job count once", data: map[string]string{"executionPlan-" + jobA: "x", "jobGraph-" + jobA: "y"}, want: []string{jobA}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, flinkha.JobGraphs(clusterConfigMap(flinkRecord, tc.data)))

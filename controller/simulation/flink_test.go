@@ -109,8 +109,11 @@ func (w *world) ExecutionStarted(p *fakeflink.JobManager, e fakeflink.Execution)
 			// is in the Flink configuration only until then, never in the pod template.
 			w.violate("job %s re-ran main() from its deploy's savepoint %q after the controller saw it run: its state since is lost", e.JobID, e.RestoredFrom)
 		case t.ran:
-			// After someone deleted the HA ConfigMaps, the kubelet restarting the container
-			// re-runs main() (from empty state) whatever any controller does.
+			// The HA ConfigMaps were deleted while no JobManager ran the job (crashed,
+			// restarting, its pod replaced): the kubelet restarting the container re-runs
+			// main() (from empty state) before any controller can see it. Deleted behind a
+			// JobManager that runs the job, the controller must answer before a restart
+			// (checkHALoss).
 		}
 		t.mains++
 	}

@@ -289,7 +289,7 @@ func (w *world) reconcile() {
 	if fcBefore == nil {
 		return
 	}
-	runningBefore := w.runningJob()
+	runningBefore, haLost := w.runningJob(), w.haLostBehindRunningJob()
 	_, err := w.r.Reconcile(bg, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
 	if err != nil {
 		w.log("reconcile error: %v", err)
@@ -318,6 +318,7 @@ func (w *world) reconcile() {
 	w.checkRemoval(before, after, fcBefore, fc, runningBefore)
 	w.checkTerminal(fcBefore, fc)
 	w.checkWaits(fc)
+	w.checkHALoss(haLost, fc)
 }
 
 // runningJob is the job ID a live JobManager runs RUNNING, "" for none.
