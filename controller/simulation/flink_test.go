@@ -285,11 +285,6 @@ func (s service) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	rec := httptest.NewRecorder()
 	ready[w.rng.Intn(len(ready))].jm.ServeHTTP(rec, r)
-	if rec.Code/100 == 2 {
-		if id := w.runningJob(); id != "" {
-			w.answeredRunning[id] = true
-		}
-	}
 	resp := rec.Result()
 	resp.Request = r
 	return resp, nil
