@@ -32,6 +32,11 @@ import (
 //   - Lists are replaced as a whole (no index arithmetic).
 //   - Types with their own JSON encoding (quantities, times, int-or-string) are leaves.
 //
+// Pointers, maps and slices that refer to the same memory in before and after are equal
+// without a look inside: after is usually a shallow copy of before defaulted by
+// policy.Default, which copies on write, so everything it did not change is shared and
+// the diff walks only the few members it replaced.
+//
 // A field that was set and is cleared in after is removed. policy.Default never clears
 // anything; the case is there so that the patch is right whatever the defaulting does.
 func DefaultingPatch(before, after *v1beta1.FlinkCluster) []jsonpatch.JsonPatchOperation {
@@ -82,6 +87,8 @@ func (d *differ) value(b, a reflect.Value) {
 			d.remove()
 		case b.IsNil():
 			d.add(a)
+		case b.Pointer() == a.Pointer():
+			// The same memory: equal.
 		default:
 			d.value(b.Elem(), a.Elem())
 		}
@@ -105,6 +112,8 @@ func (d *differ) value(b, a reflect.Value) {
 	case reflect.Map:
 		switch {
 		case b.Len() == 0 && a.Len() == 0:
+		case b.Pointer() == a.Pointer():
+			// The same map: equal.
 		case a.Len() == 0:
 			d.remove()
 		case b.Len() == 0:

@@ -3,6 +3,7 @@ package policy_test
 import (
 	"encoding/json"
 	"maps"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +27,8 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		[]byte(`{"spec":{"jobManager":{"deploymentType":"Deployment","replicas":2},"job":{"cancelRequested":true}}}`),
 		[]byte(`{"spec":{"flinkVersion":"1.9","jobManager":{"memoryOffHeapMin":"1Ei","resources":{"limits":{"memory":"1"}}}}}`),
 		[]byte(`{"spec":{"jobManager":{"ports":{}},"taskManager":{"ports":{"rpc":0}},"flinkProperties":{"high-availability":"NONE"}}}`),
+		// Every member Default changes inside, set but incomplete (copy on write).
+		[]byte(`{"spec":{"flinkProperties":{"a":"b"},"hadoopConfig":{"configMapName":"h"},"jobManager":{"deploymentType":"Deployment","ingress":{"hostFormat":"x"}},"job":{"jarFile":"j","cleanupPolicy":{"afterJobFails":"DeleteCluster"}}}}`),
 		[]byte(`{"metadata":{"annotations":{"flinkclusters.flinkoperator.k8s.io/user-control":"savepoint"}},"status":{"components":{"job":{"state":"Running","savepointTime":"bad"}},"control":{"state":"InProgress"}}}`),
 	)
 	return seeds
@@ -167,4 +170,31 @@ func checkVerbatim(t *testing.T, in, out *v1beta1.FlinkCluster) {
 	if diff := cmp.Diff(pick(in), pick(out), cmpopts.EquateEmpty()); diff != "" {
 		t.Fatalf("Default changed a field it must copy verbatim (-in +out):\n%s", diff)
 	}
+}
+
+// FuzzDefaultCopyOnWrite checks the contract the mutating webhook's speed rests on: Default
+// on a shallow copy of an object leaves the object exactly as it was (Default copies what
+// it changes instead of writing into shared members), and gives what Default on a deep
+// copy gives.
+func FuzzDefaultCopyOnWrite(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fc, ok := decode(data)
+		if !ok {
+			return
+		}
+		sent := fc.DeepCopy()
+		shallow := *fc
+		policy.Default(&shallow)
+		if !reflect.DeepEqual(fc, sent) {
+			t.Fatalf("Default on a shallow copy changed the original:\n%s", cmp.Diff(sent, fc, quantityOpts))
+		}
+		deep := fc.DeepCopy()
+		policy.Default(deep)
+		if !reflect.DeepEqual(&shallow, deep) {
+			t.Fatalf("Default on a shallow copy differs from Default on a deep copy:\n%s", cmp.Diff(deep, &shallow, quantityOpts))
+		}
+	})
 }
