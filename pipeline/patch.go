@@ -79,6 +79,12 @@ func (d *differ) remove() {
 // value diffs two values of one type at the current path. Its caller knows that the sent
 // object has the parent of the path.
 func (d *differ) value(b, a reflect.Value) {
+	d.valueOf(b, a, isLeaf(b.Type()))
+}
+
+// valueOf is value for a caller that knows whether the type is a leaf (a struct field's is
+// looked up once per struct type, with its name).
+func (d *differ) valueOf(b, a reflect.Value, leaf bool) {
 	t := b.Type()
 	if t.Kind() == reflect.Pointer {
 		switch {
@@ -94,7 +100,7 @@ func (d *differ) value(b, a reflect.Value) {
 		}
 		return
 	}
-	if isLeaf(t) {
+	if leaf {
 		if !deepEqual(b, a) {
 			d.add(a)
 		}
@@ -154,7 +160,7 @@ func (d *differ) fields(b, a reflect.Value) {
 			continue
 		}
 		d.push(f.pointer)
-		d.value(fb, fa)
+		d.valueOf(fb, fa, f.leaf)
 		d.pop()
 	}
 }
@@ -351,6 +357,8 @@ type jsonField struct {
 	// pointer is the field's JSON name, escaped for a JSON pointer.
 	pointer string
 	inline  bool
+	// leaf is isLeaf of the field's type.
+	leaf bool
 }
 
 // fieldCache maps a struct type to its []jsonField: reading struct tags once per type.
@@ -373,7 +381,7 @@ func jsonFields(t reflect.Type) []jsonField {
 		if name == "" {
 			name = sf.Name
 		}
-		fs = append(fs, jsonField{index: i, pointer: escapePointer(name), inline: inline})
+		fs = append(fs, jsonField{index: i, pointer: escapePointer(name), inline: inline, leaf: isLeaf(sf.Type)})
 	}
 	fieldCache.Store(t, fs)
 	return fs
