@@ -56,12 +56,19 @@ type differ struct {
 func (d *differ) push(segment string) { d.path = append(d.path, segment) }
 func (d *differ) pop()                { d.path = d.path[:len(d.path)-1] }
 
-// pointer returns the current path as a JSON pointer.
+// pointer returns the current path as a JSON pointer, built in one allocation.
 func (d *differ) pointer() string {
-	if len(d.path) == 0 {
-		return ""
+	n := 0
+	for _, s := range d.path {
+		n += 1 + len(s)
 	}
-	return "/" + strings.Join(d.path, "/")
+	var b strings.Builder
+	b.Grow(n)
+	for _, s := range d.path {
+		b.WriteByte('/')
+		b.WriteString(s)
+	}
+	return b.String()
 }
 
 func (d *differ) add(v reflect.Value) {
@@ -69,11 +76,19 @@ func (d *differ) add(v reflect.Value) {
 }
 
 func (d *differ) addValue(v any) {
-	d.ops = append(d.ops, jsonpatch.JsonPatchOperation{Operation: "add", Path: d.pointer(), Value: v})
+	d.op(jsonpatch.JsonPatchOperation{Operation: "add", Path: d.pointer(), Value: v})
 }
 
 func (d *differ) remove() {
-	d.ops = append(d.ops, jsonpatch.JsonPatchOperation{Operation: "remove", Path: d.pointer()})
+	d.op(jsonpatch.JsonPatchOperation{Operation: "remove", Path: d.pointer()})
+}
+
+func (d *differ) op(op jsonpatch.JsonPatchOperation) {
+	if d.ops == nil {
+		// Room for what defaulting usually sets, so that the list rarely grows.
+		d.ops = make([]jsonpatch.JsonPatchOperation, 0, 8)
+	}
+	d.ops = append(d.ops, op)
 }
 
 // value diffs two values of one type at the current path. Its caller knows that the sent
