@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -168,7 +170,22 @@ func (d *differ) valueOf(b, a reflect.Value, leaf bool) {
 // fields diffs the fields of two non-empty structs. Inline fields (TypeMeta) sit at the
 // struct's own path.
 func (d *differ) fields(b, a reflect.Value) {
+	// A field whose bytes are the same in both is equal: the same pointers point to the
+	// same memory, the same string and slice headers to the same contents. Most of what a
+	// shallow copy shares is skipped so, before reflection looks at it. (Equal fields in
+	// other bytes are left to valueOf; values that are not addressable, map entries, get
+	// no shortcut; a field of no size has one value.) UnsafeAddr, not Addr: Addr looks up
+	// the pointer type in a global map.
+	var pb, pa unsafe.Pointer
+	if b.CanAddr() && a.CanAddr() {
+		pb, pa = unsafe.Pointer(b.UnsafeAddr()), unsafe.Pointer(a.UnsafeAddr())
+	}
 	for _, f := range jsonFields(b.Type()) {
+		if f.size == 0 || pb != nil && bytes.Equal(
+			unsafe.Slice((*byte)(unsafe.Add(pb, f.offset)), f.size),
+			unsafe.Slice((*byte)(unsafe.Add(pa, f.offset)), f.size)) {
+			continue
+		}
 		fb, fa := b.Field(f.index), a.Field(f.index)
 		if f.inline {
 			d.fields(fb, fa)
@@ -374,6 +391,8 @@ type jsonField struct {
 	inline  bool
 	// leaf is isLeaf of the field's type.
 	leaf bool
+	// offset and size place the field in its struct's memory.
+	offset, size uintptr
 }
 
 // fieldCache maps a struct type to its []jsonField: reading struct tags once per type.
@@ -396,7 +415,8 @@ func jsonFields(t reflect.Type) []jsonField {
 		if name == "" {
 			name = sf.Name
 		}
-		fs = append(fs, jsonField{index: i, pointer: escapePointer(name), inline: inline, leaf: isLeaf(sf.Type)})
+		fs = append(fs, jsonField{index: i, pointer: escapePointer(name), inline: inline, leaf: isLeaf(sf.Type),
+			offset: sf.Offset, size: sf.Type.Size()})
 	}
 	fieldCache.Store(t, fs)
 	return fs
