@@ -24,7 +24,7 @@ import (
 // member it changes by a changed copy (copy on write). So a shallow copy of an object can be
 // defaulted while the object stays as it was, and the members defaulting does not touch
 // stay shared between the two, which is what makes the mutating webhook cheap: no deep
-// copy, and a diff that skips every shared member (pipeline.Admit, FuzzDefaultCopyOnWrite).
+// copy, and a diff that skips every shared member (pipeline.Admit; FuzzDefault checks it).
 func Default(fc *v1beta1.FlinkCluster) {
 	if fc == nil {
 		return
