@@ -8,8 +8,8 @@ import (
 )
 
 // BenchmarkPolicy measures the policy alone on the objects of each benchmark review
-// (BenchmarkPolicy/<size>-<webhook>-<operation>): Default on a copy for the mutating
-// reviews, ValidateCreate or ValidateUpdate for the validating ones.
+// (BenchmarkPolicy/<size>-<webhook>-<operation>): Default on a shallow copy for the
+// mutating reviews, ValidateCreate or ValidateUpdate for the validating ones.
 func BenchmarkPolicy(b *testing.B) {
 	for _, r := range reviews(b) {
 		b.Run(r.Name, func(b *testing.B) {
@@ -17,7 +17,9 @@ func BenchmarkPolicy(b *testing.B) {
 			switch {
 			case r.Mutate:
 				for b.Loop() {
-					policy.Default(r.Object.DeepCopy())
+					// A shallow copy, as Admit: Default copies on write.
+					c := *r.Object
+					policy.Default(&c)
 				}
 			case r.Old == nil:
 				for b.Loop() {

@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +34,11 @@ import (
 //   - Lists are replaced as a whole (no index arithmetic).
 //   - Types with their own JSON encoding (quantities, times, int-or-string) are leaves.
 //
+// Pointers, maps and slices that refer to the same memory in before and after are equal
+// without a look inside: after is usually a shallow copy of before defaulted by
+// policy.Default, which copies on write, so everything it did not change is shared and
+// the diff walks only the few members it replaced.
+//
 // A field that was set and is cleared in after is removed. policy.Default never clears
 // anything; the case is there so that the patch is right whatever the defaulting does.
 func DefaultingPatch(before, after *v1beta1.FlinkCluster) []jsonpatch.JsonPatchOperation {
@@ -51,12 +58,19 @@ type differ struct {
 func (d *differ) push(segment string) { d.path = append(d.path, segment) }
 func (d *differ) pop()                { d.path = d.path[:len(d.path)-1] }
 
-// pointer returns the current path as a JSON pointer.
+// pointer returns the current path as a JSON pointer, built in one allocation.
 func (d *differ) pointer() string {
-	if len(d.path) == 0 {
-		return ""
+	n := 0
+	for _, s := range d.path {
+		n += 1 + len(s)
 	}
-	return "/" + strings.Join(d.path, "/")
+	var b strings.Builder
+	b.Grow(n)
+	for _, s := range d.path {
+		b.WriteByte('/')
+		b.WriteString(s)
+	}
+	return b.String()
 }
 
 func (d *differ) add(v reflect.Value) {
@@ -64,16 +78,30 @@ func (d *differ) add(v reflect.Value) {
 }
 
 func (d *differ) addValue(v any) {
-	d.ops = append(d.ops, jsonpatch.JsonPatchOperation{Operation: "add", Path: d.pointer(), Value: v})
+	d.op(jsonpatch.JsonPatchOperation{Operation: "add", Path: d.pointer(), Value: v})
 }
 
 func (d *differ) remove() {
-	d.ops = append(d.ops, jsonpatch.JsonPatchOperation{Operation: "remove", Path: d.pointer()})
+	d.op(jsonpatch.JsonPatchOperation{Operation: "remove", Path: d.pointer()})
+}
+
+func (d *differ) op(op jsonpatch.JsonPatchOperation) {
+	if d.ops == nil {
+		// Room for what defaulting usually sets, so that the list rarely grows.
+		d.ops = make([]jsonpatch.JsonPatchOperation, 0, 8)
+	}
+	d.ops = append(d.ops, op)
 }
 
 // value diffs two values of one type at the current path. Its caller knows that the sent
 // object has the parent of the path.
 func (d *differ) value(b, a reflect.Value) {
+	d.valueOf(b, a, isLeaf(b.Type()))
+}
+
+// valueOf is value for a caller that knows whether the type is a leaf (a struct field's is
+// looked up once per struct type, with its name).
+func (d *differ) valueOf(b, a reflect.Value, leaf bool) {
 	t := b.Type()
 	if t.Kind() == reflect.Pointer {
 		switch {
@@ -82,12 +110,14 @@ func (d *differ) value(b, a reflect.Value) {
 			d.remove()
 		case b.IsNil():
 			d.add(a)
+		case b.Pointer() == a.Pointer():
+			// The same memory: equal.
 		default:
 			d.value(b.Elem(), a.Elem())
 		}
 		return
 	}
-	if isLeaf(t) {
+	if leaf {
 		if !deepEqual(b, a) {
 			d.add(a)
 		}
@@ -105,6 +135,8 @@ func (d *differ) value(b, a reflect.Value) {
 	case reflect.Map:
 		switch {
 		case b.Len() == 0 && a.Len() == 0:
+		case b.Pointer() == a.Pointer():
+			// The same map: equal.
 		case a.Len() == 0:
 			d.remove()
 		case b.Len() == 0:
@@ -138,14 +170,29 @@ func (d *differ) value(b, a reflect.Value) {
 // fields diffs the fields of two non-empty structs. Inline fields (TypeMeta) sit at the
 // struct's own path.
 func (d *differ) fields(b, a reflect.Value) {
+	// A field whose bytes are the same in both is equal: the same pointers point to the
+	// same memory, the same string and slice headers to the same contents. Most of what a
+	// shallow copy shares is skipped so, before reflection looks at it. (Equal fields in
+	// other bytes are left to valueOf; values that are not addressable, map entries, get
+	// no shortcut; a field of no size has one value.) UnsafeAddr, not Addr: Addr looks up
+	// the pointer type in a global map.
+	var pb, pa unsafe.Pointer
+	if b.CanAddr() && a.CanAddr() {
+		pb, pa = unsafe.Pointer(b.UnsafeAddr()), unsafe.Pointer(a.UnsafeAddr())
+	}
 	for _, f := range jsonFields(b.Type()) {
+		if f.size == 0 || pb != nil && bytes.Equal(
+			unsafe.Slice((*byte)(unsafe.Add(pb, f.offset)), f.size),
+			unsafe.Slice((*byte)(unsafe.Add(pa, f.offset)), f.size)) {
+			continue
+		}
 		fb, fa := b.Field(f.index), a.Field(f.index)
 		if f.inline {
 			d.fields(fb, fa)
 			continue
 		}
 		d.push(f.pointer)
-		d.value(fb, fa)
+		d.valueOf(fb, fa, f.leaf)
 		d.pop()
 	}
 }
@@ -342,6 +389,10 @@ type jsonField struct {
 	// pointer is the field's JSON name, escaped for a JSON pointer.
 	pointer string
 	inline  bool
+	// leaf is isLeaf of the field's type.
+	leaf bool
+	// offset and size place the field in its struct's memory.
+	offset, size uintptr
 }
 
 // fieldCache maps a struct type to its []jsonField: reading struct tags once per type.
@@ -364,7 +415,8 @@ func jsonFields(t reflect.Type) []jsonField {
 		if name == "" {
 			name = sf.Name
 		}
-		fs = append(fs, jsonField{index: i, pointer: escapePointer(name), inline: inline})
+		fs = append(fs, jsonField{index: i, pointer: escapePointer(name), inline: inline, leaf: isLeaf(sf.Type),
+			offset: sf.Offset, size: sf.Type.Size()})
 	}
 	fieldCache.Store(t, fs)
 	return fs

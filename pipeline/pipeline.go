@@ -21,7 +21,7 @@ import (
 type Steps uint8
 
 const (
-	// Default applies policy.Default to a copy of the object and builds the JSON patch from
+	// Default applies policy.Default to a (shallow) copy of the object and builds the JSON patch from
 	// the object as sent to the defaulted one: what the mutating webhook does.
 	Default Steps = 1 << iota
 	// Validate judges the object (the defaulted copy when Default runs too) with the
@@ -39,7 +39,8 @@ type Pipeline struct {
 // Verdict is the answer on one FlinkCluster.
 type Verdict struct {
 	// Object is the object judged: the defaulted copy when Default ran, otherwise the
-	// object given to Admit.
+	// object given to Admit. The defaulted copy shares the members defaulting did not
+	// change with the object given: treat it as read-only, or deep-copy it first.
 	Object *v1beta1.FlinkCluster
 	// Patch turns the object as sent into Object (Default only; empty when nothing is
 	// defaulted).
@@ -67,10 +68,12 @@ func (p Pipeline) Admit(old, obj *v1beta1.FlinkCluster, steps Steps) Verdict {
 		return v
 	}
 	if steps&Default != 0 {
-		// DefaultingPatch needs the object as sent; a deep copy is far cheaper than encoding
-		// both and diffing the JSON documents.
-		v.Object = obj.DeepCopy()
-		policy.Default(v.Object)
+		// A shallow copy is enough: policy.Default copies on write, so obj stays as sent
+		// and the members defaulting leaves alone stay shared, which DefaultingPatch
+		// skips without looking inside.
+		defaulted := *obj
+		policy.Default(&defaulted)
+		v.Object = &defaulted
 		v.Patch = DefaultingPatch(obj, v.Object)
 	}
 	if steps&Validate != 0 {

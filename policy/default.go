@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"maps"
+
 	"github.com/hashicorp/go-version"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,6 +19,12 @@ import (
 // Default is idempotent, only ever sets unset fields, and never turns a valid object into
 // an invalid one: the defaults are exactly the values validation assumes for unset fields.
 // A nil fc is left alone.
+//
+// Default never writes into what fc's pointers, maps and slices refer to: it replaces each
+// member it changes by a changed copy (copy on write). So a shallow copy of an object can be
+// defaulted while the object stays as it was, and the members defaulting does not touch
+// stay shared between the two, which is what makes the mutating webhook cheap: no deep
+// copy, and a diff that skips every shared member (pipeline.Admit; FuzzDefault checks it).
 func Default(fc *v1beta1.FlinkCluster) {
 	if fc == nil {
 		return
@@ -46,17 +54,14 @@ func defaultSpec(s *v1beta1.FlinkClusterSpec) {
 		ver = nil
 	}
 
-	if s.JobManager == nil {
-		s.JobManager = &v1beta1.JobManagerSpec{}
+	// The probes are always rebuilt, so the JobManager and TaskManager always change.
+	defaultJobManager(writable(&s.JobManager), ver)
+	defaultTaskManager(writable(&s.TaskManager), ver)
+	if s.Job != nil {
+		defaultJob(writable(&s.Job))
 	}
-	defaultJobManager(s.JobManager, ver)
-	if s.TaskManager == nil {
-		s.TaskManager = &v1beta1.TaskManagerSpec{}
-	}
-	defaultTaskManager(s.TaskManager, ver)
-	defaultJob(s.Job)
 	if s.HadoopConfig != nil && s.HadoopConfig.MountPath == "" {
-		s.HadoopConfig.MountPath = v1beta1.DefaultHadoopConfigMountPath
+		writable(&s.HadoopConfig).MountPath = v1beta1.DefaultHadoopConfigMountPath
 	}
 	if s.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment {
 		defaultDeployment(s)
@@ -71,7 +76,7 @@ func defaultJobManager(jm *v1beta1.JobManagerSpec, ver *version.Version) {
 		jm.AccessScope = v1beta1.AccessScopeCluster
 	}
 	if jm.Ingress != nil && jm.Ingress.UseTLS == nil {
-		jm.Ingress.UseTLS = ptr.To(false)
+		writable(&jm.Ingress).UseTLS = ptr.To(false)
 	}
 	defaultPort(&jm.Ports.RPC, v1beta1.DefaultJobManagerRPCPort)
 	defaultPort(&jm.Ports.Blob, v1beta1.DefaultJobManagerBlobPort)
@@ -104,9 +109,6 @@ func defaultTaskManager(tm *v1beta1.TaskManagerSpec, ver *version.Version) {
 }
 
 func defaultJob(j *v1beta1.JobSpec) {
-	if j == nil {
-		return
-	}
 	if j.AllowNonRestoredState == nil {
 		j.AllowNonRestoredState = ptr.To(false)
 	}
@@ -116,18 +118,18 @@ func defaultJob(j *v1beta1.JobSpec) {
 	if j.RestartPolicy == nil {
 		j.RestartPolicy = ptr.To(v1beta1.JobRestartPolicyNever)
 	}
-	if j.CleanupPolicy == nil {
-		j.CleanupPolicy = &v1beta1.CleanupPolicy{}
-	}
 	// Each action separately, as the CRD's per-field defaults do.
-	if j.CleanupPolicy.AfterJobSucceeds == "" {
-		j.CleanupPolicy.AfterJobSucceeds = v1beta1.CleanupActionDeleteCluster
-	}
-	if j.CleanupPolicy.AfterJobFails == "" {
-		j.CleanupPolicy.AfterJobFails = v1beta1.CleanupActionKeepCluster
-	}
-	if j.CleanupPolicy.AfterJobCancelled == "" {
-		j.CleanupPolicy.AfterJobCancelled = v1beta1.CleanupActionDeleteCluster
+	if cp := j.CleanupPolicy; cp == nil || cp.AfterJobSucceeds == "" || cp.AfterJobFails == "" || cp.AfterJobCancelled == "" {
+		cp = writable(&j.CleanupPolicy)
+		if cp.AfterJobSucceeds == "" {
+			cp.AfterJobSucceeds = v1beta1.CleanupActionDeleteCluster
+		}
+		if cp.AfterJobFails == "" {
+			cp.AfterJobFails = v1beta1.CleanupActionKeepCluster
+		}
+		if cp.AfterJobCancelled == "" {
+			cp.AfterJobCancelled = v1beta1.CleanupActionDeleteCluster
+		}
 	}
 	if j.Mode == nil {
 		j.Mode = ptr.To(v1beta1.JobModeDetached)
@@ -146,14 +148,18 @@ func defaultJob(j *v1beta1.JobSpec) {
 //     the grace period always outlasts the preStop delay (the CRD requires grace > preStop).
 //     A user's grace period of 15 s or less gets no defaulted delay, which would eat it.
 func defaultDeployment(s *v1beta1.FlinkClusterSpec) {
-	if s.FlinkProperties == nil {
-		s.FlinkProperties = map[string]string{}
-	}
-	if _, ok := s.FlinkProperties[PropertyShutdownOnApplicationFinish]; !ok {
-		s.FlinkProperties[PropertyShutdownOnApplicationFinish] = DefaultShutdownOnApplicationFinish
-	}
-	if _, ok := s.FlinkProperties[PropertySubmitFailedJobOnApplicationError]; !ok {
-		s.FlinkProperties[PropertySubmitFailedJobOnApplicationError] = DefaultSubmitFailedJobOnApplicationError
+	_, shutdownSet := s.FlinkProperties[PropertyShutdownOnApplicationFinish]
+	_, submitSet := s.FlinkProperties[PropertySubmitFailedJobOnApplicationError]
+	if !shutdownSet || !submitSet {
+		props := make(map[string]string, len(s.FlinkProperties)+2)
+		maps.Copy(props, s.FlinkProperties)
+		if !shutdownSet {
+			props[PropertyShutdownOnApplicationFinish] = DefaultShutdownOnApplicationFinish
+		}
+		if !submitSet {
+			props[PropertySubmitFailedJobOnApplicationError] = DefaultSubmitFailedJobOnApplicationError
+		}
+		s.FlinkProperties = props
 	}
 
 	jm := s.JobManager
@@ -168,6 +174,17 @@ func defaultDeployment(s *v1beta1.FlinkClusterSpec) {
 		}
 		jm.TerminationGracePeriodSeconds = ptr.To(grace)
 	}
+}
+
+// writable replaces *p by a copy of what it points to (a new zero value when nil) and
+// returns the copy, which Default may then change: Default's copy on write.
+func writable[T any](p **T) *T {
+	c := new(T)
+	if *p != nil {
+		*c = **p
+	}
+	*p = c
+	return c
 }
 
 func defaultPort(p **int32, v int32) {
@@ -247,7 +264,9 @@ func mergeProbe(def corev1.Probe, user *corev1.Probe) *corev1.Probe {
 	}
 	h := user.ProbeHandler
 	if h.Exec != nil || h.HTTPGet != nil || h.TCPSocket != nil || h.GRPC != nil {
-		def.ProbeHandler = *h.DeepCopy()
+		// Shared with the user's probe: nothing changes a handler afterwards (Default
+		// copies on write).
+		def.ProbeHandler = h
 	}
 	if user.InitialDelaySeconds != 0 {
 		def.InitialDelaySeconds = user.InitialDelaySeconds

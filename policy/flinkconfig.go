@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-version"
 )
@@ -54,12 +55,31 @@ var processRatioMinVersion = version.Must(version.NewVersion(MemoryProcessRatioM
 
 // parseFlinkVersion parses spec.flinkVersion with the same parser as the
 // flink-on-k8s-operator, so that both accept the same strings ("1.14", "1.10.1", "2.2.1").
+//
+// The last string parsed is remembered: the parser runs a regular expression, a fair part
+// of defaulting a typical object, and the reviews of one cluster mostly carry one version.
+// One entry stays bounded whatever the input. The result is shared: read it, never change it.
 func parseFlinkVersion(s string) (*version.Version, error) {
 	if s == "" {
 		return nil, fmt.Errorf("flinkVersion is empty")
 	}
-	return version.NewVersion(s)
+	if last := lastFlinkVersion.Load(); last != nil && last.s == s {
+		return last.v, last.err
+	}
+	v, err := version.NewVersion(s)
+	lastFlinkVersion.Store(&parsedVersion{s: s, v: v, err: err})
+	return v, err
 }
+
+// parsedVersion is one result of parseFlinkVersion.
+type parsedVersion struct {
+	s   string
+	v   *version.Version
+	err error
+}
+
+// lastFlinkVersion is the last result of parseFlinkVersion.
+var lastFlinkVersion atomic.Pointer[parsedVersion]
 
 // allowNonRestoredStateMinVersion is the first Flink whose standalone application
 // entrypoint keeps execution.savepoint.ignore-unclaimed-state from the configuration.

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"gomodules.xyz/jsonpatch/v2"
@@ -10,9 +11,14 @@ import (
 // operation's MarshalJSON, which encodes the operation with encoding/json, and then
 // re-reads that output to check and compact it: a tenth of a typical mutating review. Here
 // the operations are written into one buffer, and only their values go through
-// encoding/json.
+// encoding/json, with one Encoder writing into that buffer: what it writes is what
+// json.Marshal returns (HTML escaped, compacted) plus a newline, without a slice of its
+// own for each value.
 func encodePatch(ops []jsonpatch.JsonPatchOperation) ([]byte, error) {
-	b := make([]byte, 0, 2+128*len(ops))
+	var buf bytes.Buffer
+	buf.Grow(2 + 128*len(ops))
+	enc := json.NewEncoder(&buf)
+	b := buf.AvailableBuffer()
 	b = append(b, '[')
 	for i := range ops {
 		op := &ops[i]
@@ -25,18 +31,20 @@ func encodePatch(ops []jsonpatch.JsonPatchOperation) ([]byte, error) {
 		b = appendJSONString(b, op.Path)
 		switch {
 		case op.Value != nil:
-			v, err := json.Marshal(op.Value)
-			if err != nil {
+			buf.Write(append(b, `,"value":`...))
+			if err := enc.Encode(op.Value); err != nil {
 				return nil, err
 			}
-			b = append(append(b, `,"value":`...), v...)
+			buf.Truncate(buf.Len() - 1) // the newline
+			b = buf.AvailableBuffer()
 		case op.Operation == "add" || op.Operation == "replace":
 			// As MarshalJSON: these operations carry a value, null if none.
 			b = append(b, `,"value":null`...)
 		}
 		b = append(b, '}')
 	}
-	return append(b, ']'), nil
+	buf.Write(append(b, ']'))
+	return buf.Bytes(), nil
 }
 
 // appendJSONString appends s as encoding/json encodes it: plain printable ASCII as is,
