@@ -588,8 +588,9 @@ func (p *JobManager) cancelApplication(w http.ResponseWriter, r *http.Request) {
 }
 
 // getApplicationExceptions answers the application's exception history in the order the
-// failures happened (the 2.3 handler does not reverse it). The entry shape beyond
-// exceptionName, stacktrace, timestamp and jobId is not confirmed against Flink's sources.
+// failures happened (the 2.3 handler does not reverse it), in the shape of
+// ApplicationExceptionsInfoWithHistory: entries of exceptionName, stacktrace, timestamp and
+// jobId, which is left out when the failure has no job.
 func (p *JobManager) getApplicationExceptions(w http.ResponseWriter, r *http.Request) {
 	a := p.appOr404(w, r)
 	if a == nil {
@@ -597,7 +598,11 @@ func (p *JobManager) getApplicationExceptions(w http.ResponseWriter, r *http.Req
 	}
 	entries := []map[string]any{}
 	for _, e := range a.exceptions {
-		entries = append(entries, map[string]any{"exceptionName": e.Name, "stacktrace": e.StackTrace, "timestamp": e.Timestamp, "jobId": nullable(e.JobID)})
+		entry := map[string]any{"exceptionName": e.Name, "stacktrace": e.StackTrace, "timestamp": e.Timestamp}
+		if e.JobID != "" {
+			entry["jobId"] = e.JobID // @JsonInclude(NON_NULL)
+		}
+		entries = append(entries, entry)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"exceptionHistory": map[string]any{"entries": entries, "truncated": false}})
+	writeJSON(w, http.StatusOK, map[string]any{"exceptionHistory": map[string]any{"entries": entries}})
 }
