@@ -55,6 +55,7 @@ type SyntaxError struct {
 	msg    string
 }
 
+// Error implements error.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.msg)
 }
@@ -87,6 +88,7 @@ func (e *PathError) Path() string {
 	return b.String()
 }
 
+// Error implements error.
 func (e *PathError) Error() string {
 	if errors.Is(e.Err, ErrUnknownField) {
 		return fmt.Sprintf("unknown field %q", e.Path())
@@ -94,6 +96,7 @@ func (e *PathError) Error() string {
 	return e.Path() + ": " + e.Err.Error()
 }
 
+// Unwrap returns the error at the path.
 func (e *PathError) Unwrap() error { return e.Err }
 
 // ErrUnknownField is the error of a member the type does not have.
