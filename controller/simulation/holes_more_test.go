@@ -16,6 +16,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/lifecycle"
 )
 
 // during settles until the clock has moved on by d, failing the test as soon as ok (checked
@@ -129,11 +130,18 @@ func TestHole4WaitWithoutLeaderIsBounded(t *testing.T) {
 	lost.nodeLost = true
 	lost.jm.Partition(true)
 	w.deletePod(&corev1.Pod{ObjectMeta: podMeta(lost.pod)})
-	w.until(t, "Waiting", 60, conditionIs(controller.ConditionWaiting, ""))
-	w.until(t, "WaitExceeded", 300, func(*v1beta1.FlinkCluster) bool {
+	fc := w.until(t, "Waiting", 60, conditionIs(controller.ConditionWaiting, ""))
+	since := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionWaiting).LastTransitionTime.Time
+	fc = w.until(t, "WaitExceeded", 300, func(*v1beta1.FlinkCluster) bool {
 		w.clock.Step(5 * time.Second)
 		return slicesContains(w.rec.notes, "Warning "+controller.ReasonWaitExceeded)
 	})
+	c := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionWaiting)
+	require.NotNil(t, c)
+	assert.Equal(t, since, c.LastTransitionTime.Time, "one wait, from the pod's loss")
+	assert.GreaterOrEqual(t, w.clock.Now().Sub(since), waitBound, "exceeded only past the bound")
+	assert.Contains(t, c.Message, "longer than the wait bound", "the condition says the bound passed")
+	assert.True(t, slicesHasPod(w.jmPods(), lost.pod), "the lost node's pod is still Terminating")
 	noViolations(t, w)
 }
 
@@ -158,6 +166,27 @@ func TestHole5CrashLoopOfARunningJobIsNotTerminal(t *testing.T) {
 	assert.Equal(t, id, fc.Status.Components.Job.ID, "the same job, recovered from HA")
 	assert.Equal(t, 1, w.truthOf(id).mains, "recovered, not resubmitted")
 	assert.False(t, conditionIs(controller.ConditionDeploymentFailed, "")(fc))
+	noViolations(t, w)
+}
+
+// Hole 5 of issue 8, the bound: a crash loop that does not pass ends the job at
+// --lost-job-timeout (the Lost condition's reason LostTimeout), not before.
+func TestHole5CrashLoopEndsAtTheLostTimeout(t *testing.T) {
+	w := newWorldWith(t, 19, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
+	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	pr := w.leader()
+	w.stop(pr.pod, false, 1, "java.io.IOException: storage unavailable")
+	pr.crashing = 1 << 20
+	fc := w.until(t, "Lost", 20, jobIs(v1beta1.JobStateLost))
+	lostAt := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionLost).LastTransitionTime.Time
+	w.until(t, "the Lost timeout", 400, func(fc *v1beta1.FlinkCluster) bool {
+		if conditionIs(controller.ConditionLost, controller.ConditionReasonLostTimeout)(fc) {
+			return true
+		}
+		require.False(t, lifecycle.Terminal(fc.Status.Components.Job.State), "terminal before the Lost timeout\n%s", w.dump())
+		return false
+	})
+	assert.GreaterOrEqual(t, w.clock.Now().Sub(lostAt), 10*time.Minute, "the Lost timeout is --lost-job-timeout")
 	noViolations(t, w)
 }
 
