@@ -8,9 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
@@ -43,20 +46,29 @@ func conditionIs(typ, reason string) func(fc *v1beta1.FlinkCluster) bool {
 func TestHole1NewRevisionGetsANewJobID(t *testing.T) {
 	w := newWorldWith(t, 11, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
-	old := fc.Status.Components.Job.ID
+	old, oldRevision := fc.Status.Components.Job.ID, w.workload().revision
+	// What the stored status names as each JobManager workload is created.
+	statusAtCreate := map[string]string{}
+	w.cl.created = func(obj client.Object) {
+		switch obj.(type) {
+		case *appsv1.Deployment, *batchv1.Job:
+		default:
+			return
+		}
+		if wl := w.workload(); wl != nil {
+			statusAtCreate[wl.jobID] = w.cluster().Status.Components.Job.ID
+		}
+	}
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
-	statusBefore := ""
 	fc = w.until(t, "the next revision runs", 40, func(fc *v1beta1.FlinkCluster) bool {
 		w.finishTriggers(false)
-		if wl := w.workload(); wl != nil && wl.jobID != old && statusBefore == "" {
-			statusBefore = fc.Status.Components.Job.ID
-		}
 		assert.NotEqual(t, v1beta1.JobStateSucceeded, fc.Status.Components.Job.State, "the old job's FINISHED is not the new job's result")
-		return fc.Status.Components.Job.ID != old && fc.Status.Components.Job.State == v1beta1.JobStateRunning
+		wl := w.workload()
+		return wl != nil && wl.revision != oldRevision && fc.Status.Components.Job.State == v1beta1.JobStateRunning
 	})
 	id := fc.Status.Components.Job.ID
 	assert.NotEqual(t, old, id, "a new job ID for the new revision")
-	assert.Equal(t, id, statusBefore, "the status named the new job ID when its workload first existed")
+	assert.Equal(t, map[string]string{id: id}, statusAtCreate, "the status named the new job ID before its workload was created")
 	assert.Equal(t, id, w.workload().jobID)
 	assert.True(t, w.truthOf(old).stopped, "the old job ended by its stop-with-savepoint")
 	assert.True(t, w.truthOf(id).ran, "the new job ran in Flink")
