@@ -12,7 +12,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -113,9 +112,7 @@ func TestHole4StuckTerminatingPodThatDoesNotLeadBlocksNothing(t *testing.T) {
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 	id := fc.Status.Components.Job.ID
 	lost := w.leader()
-	lost.nodeLost = true
-	lost.jm.Partition(true)
-	w.deletePod(&corev1.Pod{ObjectMeta: podMeta(lost.pod)})
+	w.loseNode(lost)
 	w.until(t, "a new JobManager leads and runs the job", 40, func(*v1beta1.FlinkCluster) bool {
 		l := w.leader()
 		return l != nil && l != lost && l.jm.JobState(id) == flinkclient.JobStateRunning
@@ -139,9 +136,7 @@ func TestHole4WaitWithoutLeaderIsBounded(t *testing.T) {
 	w := newWorldWith(t, 14, &setup{mode: v1beta1.JobManagerDeploymentTypeJob})
 	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 	lost := w.leader()
-	lost.nodeLost = true
-	lost.jm.Partition(true)
-	w.deletePod(&corev1.Pod{ObjectMeta: podMeta(lost.pod)})
+	w.loseNode(lost)
 	fc := w.until(t, "Waiting", 60, conditionIs(controller.ConditionWaiting, ""))
 	since := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionWaiting).LastTransitionTime.Time
 	fc = w.until(t, "WaitExceeded", 300, func(*v1beta1.FlinkCluster) bool {
@@ -263,8 +258,6 @@ func TestHole6RunningApplicationWithoutJobIsNotLost(t *testing.T) {
 	assert.Equal(t, 1, w.truthOf(id).mains, "recovered from HA, main() not rerun from scratch")
 	noViolations(t, w)
 }
-
-func podMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
 
 func slicesHasPod(pods []corev1.Pod, name string) bool {
 	return slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Name == name })
