@@ -90,6 +90,8 @@ const (
 	ConditionReasonHAMetadataMissing = "HAMetadataMissing"
 	RestoreAnnotation                = "flinkclusters.flinkoperator.k8s.io/restore-from"
 	RestoreEmptyState                = "empty-state"
+	ConditionReasonWaitingForApplication = "WaitingForApplication"
+	ReasonWaitExceeded                   = "WaitExceeded"
 )
 
 // NewReconciler builds the reconciler as Setup does, without a manager.

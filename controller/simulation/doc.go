@@ -17,8 +17,8 @@
 //     another deploy's job graph; no main() rerun, while the HA data is there, for a job that
 //     ran; no main() rerun from the deploy's savepoint once the controller saw the job run.
 //   - world_test.go: the checks on each reconcile (deploys, removals, terminal states,
-//     waits), property_test.go: the random events and TestInvariants, holes_test.go: one
-//     directed test per hole of issue 8.
+//     waits), property_test.go: the random events and TestInvariants, holes_test.go,
+//     holes_more_test.go and halost_test.go: directed tests of the holes of issue 8.
 //
 // TestInvariants explores 1,000 sequences of 60 steps in make test (SIM_SEQUENCES,
 // SIM_STEPS; SIM_SEED=<seed> replays one) and 50,000 in make soak-controller.
@@ -36,6 +36,22 @@
 //	TestHole2FailingStopThenRevert (5)                       Updating for 20m12s with nothing said about why
 //	TestHole3MissingHAFailsTheDeployment (4)                 no failure: the Deployment is recreated and main() runs again
 //	                                                         from empty state (the HA data is gone, so no invariant names it)
+//	TestHole1NewRevisionGetsANewJobID (11)                   the next revision is deployed under the old job ID: rerun after it
+//	                                                         ended: main() ran again (no job result found); the pod template
+//	                                                         names a savepoint
+//	TestHole1RestartAfterTheJobEndedFindsItsResult (12)      the restarted JobManager finds no job result (delete-on-commit):
+//	                                                         main() ran again, the FINISHED job RUNNING again, never Succeeded
+//	TestHole4StuckTerminatingPodThatDoesNotLeadBlocksNothing (13)
+//	                                                         the stuck pod blinds the controller: the savepoint is never taken
+//	TestHole4WaitWithoutLeaderIsBounded (14)                 no Waiting condition, no WaitExceeded: the job stays Running with
+//	                                                         nothing said about the JobManager it cannot reach
+//	TestHole5CrashLoopOfARunningJobIsNotTerminal (15)        Failed after 3 restarts (CrashLoopBackOff), the Deployment deleted
+//	TestHole5CrashLoopEndsAtTheLostTimeout (19)              the same: Failed at once, never Lost, no Lost timeout
+//	TestHole6ApplicationFailedWithJobCanceledIsNotCancelled (16)
+//	                                                         Cancelled, with no failure reason
+//	TestHole6ApplicationDriverJobIsDeployFailed (17)         Failed, not DeployFailed
+//	TestHole6RunningApplicationWithoutJobIsNotLost (18)      Lost two minutes after the restart (the HA recovery grace), while
+//	                                                         the application waits for execute()
 //	TestHole7CancelFallsBackToPlainCancel (3)                the cancel's savepoint fails, the control fails, the job runs on
 //	TestInitialSavepointLeavesTheConfigurationOnceTheJobRan (5)
 //	                                                         the pod template names a savepoint; re-ran main() from its

@@ -49,15 +49,7 @@ var events = []event{
 	}},
 	{"node lost", 2, func(w *world) {
 		if pr := w.procOf(w.podByRandom(true)); pr != nil {
-			w.log("node of pod %s lost; the pod is evicted and stays Terminating", pr.pod)
-			pr.nodeLost = true
-			if pr.alive() {
-				// The process runs on, cut off: it leads until its lease runs out.
-				pr.jm.Partition(true)
-			}
-			p := &corev1.Pod{}
-			p.Namespace, p.Name = ns, pr.pod
-			w.deletePod(p)
+			w.loseNode(pr)
 		}
 	}},
 	{"JobManager crash", 3, func(w *world) {
@@ -185,6 +177,19 @@ func (w *world) jobEvent(state string) {
 		}
 		w.log("job %s: %s", id, l.JobState(id))
 	}
+}
+
+// loseNode loses the node of a container's pod: the pod is evicted and stays Terminating,
+// and its process runs on, cut off, leading until its lease runs out.
+func (w *world) loseNode(pr *proc) {
+	w.log("node of pod %s lost; the pod is evicted and stays Terminating", pr.pod)
+	pr.nodeLost = true
+	if pr.alive() {
+		pr.jm.Partition(true)
+	}
+	p := &corev1.Pod{}
+	p.Namespace, p.Name = ns, pr.pod
+	w.deletePod(p)
 }
 
 // procOf is the container of a pod, nil for none.

@@ -40,6 +40,9 @@ type store struct {
 	objs map[reflect.Type]map[types.NamespacedName]client.Object
 	rv   int
 	uids int
+	// created, when set, is called after each Create with the created object, so that a
+	// directed test can see what else was stored at that moment.
+	created func(obj client.Object)
 }
 
 func newStore(scheme *runtime.Scheme, clk clock.Clock, objs ...client.Object) *store {
@@ -139,6 +142,16 @@ func (l labelSet) Lookup(k string) (string, bool) { v, ok := l[k]; return v, ok 
 
 // Create implements client.Writer.
 func (s *store) Create(_ context.Context, obj client.Object, _ ...client.CreateOption) error {
+	if err := s.create(obj); err != nil {
+		return err
+	}
+	if s.created != nil {
+		s.created(obj)
+	}
+	return nil
+}
+
+func (s *store) create(obj client.Object) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, key := typeOf(obj), client.ObjectKeyFromObject(obj)
