@@ -26,8 +26,8 @@ const (
 	// of the next revision, until that revision's job runs or ends; then False.
 	ConditionUpdating = "Updating"
 	// ConditionDeploymentFailed is True once the JobManager could not be deployed: a crash
-	// loop, an image pull or container configuration error, or pods the Deployment cannot
-	// create. Its reason is the kind of failure and its message the failure reason. It turns
+	// loop, an image pull or container configuration error, pods the Deployment cannot
+	// create, or an application whose main() failed before its job ran. Its reason is the kind of failure and its message the failure reason. It turns
 	// False when a JobManager is created again (a fixed spec, a restart).
 	ConditionDeploymentFailed = "DeploymentFailed"
 	// ConditionLost is True while the job is Lost. Its lastTransitionTime is when the job
@@ -49,7 +49,7 @@ const (
 
 // Condition reasons. A True DeploymentFailed condition has the kind of failure as its reason
 // instead: CrashLoopBackOff, ImagePullBackOff, ErrImagePull, CreateContainerConfigError,
-// InvalidImageName, CreateContainerError or FailedCreate.
+// InvalidImageName, CreateContainerError, FailedCreate or ApplicationFailed.
 const (
 	// ConditionReasonApplicationMode: Managed is True.
 	ConditionReasonApplicationMode = "ApplicationMode"

@@ -218,6 +218,13 @@ func (c *cycle) flinkClient() (flinkclient.Client, error) {
 	return c.client, nil
 }
 
+// isDriverJob reports whether j is the FAILED job Flink lists for a main() that threw
+// (execution.submit-failed-job-on-application-error): it stands for the application, not
+// for a job that ran.
+func isDriverJob(j *flinkclient.Job) bool {
+	return j.Name == flinkclient.ApplicationDriverJobName && j.State == flinkclient.JobStateFailed
+}
+
 // observeFlink asks the REST API for the job and, on Flink 2.3+, the application. A failed
 // call leaves obs.flink nil: the API counts as unreachable and the recorded state is kept.
 func (c *cycle) observeFlink(ctx context.Context) {
@@ -244,10 +251,12 @@ func (c *cycle) observeFlink(ctx context.Context) {
 			f.Job = &jobs[i]
 		}
 	}
-	if f.Job == nil {
+	if f.Job == nil || isDriverJob(f.Job) {
+		f.Job = nil
 		for i := range jobs {
-			// A failed main() with submit-failed-job-on-application-error: the driver job.
-			if jobs[i].Name == flinkclient.ApplicationDriverJobName && jobs[i].State == flinkclient.JobStateFailed {
+			// A failed main() with submit-failed-job-on-application-error: the driver job,
+			// which Flink submits under the deploy's fixed job ID (--job-id) when it has one.
+			if isDriverJob(&jobs[i]) {
 				f.DriverJob = &jobs[i]
 				if ex, err := cl.GetExceptions(ctx, jobs[i].ID); err == nil {
 					f.DriverFailure = flinkclient.Summary(ex)

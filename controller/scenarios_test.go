@@ -472,7 +472,7 @@ func mainThrowsJobExits(t *testing.T, h *harness) {
 	h.jobManagerExits(wl, pod, 1, mainThrows)
 	fc := h.waitJob(v1beta1.JobStateDeployFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), `java.lang.NumberFormatException: For input string: "not-a-number"`)
-	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=False/NoFailure"}), "the JobManager ran and exited: the job failed, its deployment did not")
+	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=True/ApplicationFailed"}), "the JobManager ran and exited before the job ran: the deploy failed")
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "NumberFormatException")
 	h.waitCluster(v1beta1.ClusterStateStopped)
 	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
@@ -494,7 +494,7 @@ func mainThrowsApplicationFailed(t *testing.T, h *harness) {
 	fc := h.waitJob(v1beta1.JobStateDeployFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"),
 		`application failed before submitting a job: org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: For input string: "not-a-number"`)
-	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked"}))
+	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=True/ApplicationFailed", "Lost=False/JobTracked"}))
 	h.jobManagerExits(wl, pod, 1, mainThrows)
 	h.waitCluster(v1beta1.ClusterStateStopped)
 	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
@@ -535,7 +535,9 @@ func invalidArtifactRun(t *testing.T, h *harness, log, cause string) {
 		// The ReplicaSet controller removes the crash-looping pod.
 		require.NoError(t, k8s.Delete(h.ctx, pod))
 	} else {
-		h.waitConditions("JobManagerReady=False/PodNotReady", "DeploymentFailed=False/NoFailure")
+		// The Job's JobManager exited before the job ran: the deploy failed, as the
+		// Deployment's crash loop does.
+		h.waitConditions("JobManagerReady=False/PodNotReady", "DeploymentFailed=True/ApplicationFailed")
 	}
 	h.waitCluster(v1beta1.ClusterStatePartiallyStopped)
 	assert.True(t, h.taskManagerExists(), "afterJobFails KeepCluster keeps the TaskManagers")

@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -19,6 +20,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/lifecycle"
+	"github.com/flink-admission/flink-admission/controller/state"
 )
 
 // during settles until the clock has moved on by d, failing the test as soon as ok (checked
@@ -212,23 +214,31 @@ func TestHole6ApplicationFailedWithJobCanceledIsNotCancelled(t *testing.T) {
 	noViolations(t, w)
 }
 
-// Hole 6 of issue 8, Flink 2.3 with execution.submit-failed-job-on-application-error (which
-// the mutating webhook injects): main() threw before it submitted the job; the application
-// FAILED and Flink lists a FAILED "(application driver)" job carrying the exception. The
-// deploy failed: DeployFailed (not Failed), with the exception as the reason.
+// Hole 6 of issue 8, with execution.submit-failed-job-on-application-error (which the
+// mutating webhook injects): main() threw before it submitted the job, and Flink lists a FAILED
+// "(application driver)" job carrying the exception — before 2.3 under the deploy's fixed job
+// ID, which must not be taken for the job; on 2.3 with the application FAILED. The deploy
+// failed: DeployFailed (not Failed), with the exception as the reason and DeploymentFailed
+// True (kind ApplicationFailed).
 func TestHole6ApplicationDriverJobIsDeployFailed(t *testing.T) {
-	w := newWorldWith(t, 17, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, v23: true, build: func(fc *v1beta1.FlinkCluster) {
-		fc.Spec.FlinkProperties = map[string]string{fakeflink.PropSubmitFailedJob: "true"}
-		fc.Spec.Job.Args = []string{"--broken"}
-	}})
-	fc := w.until(t, "a terminal state", 30, func(fc *v1beta1.FlinkCluster) bool {
-		j := fc.Status.Components.Job
-		return j != nil && (j.State == v1beta1.JobStateDeployFailed || j.State == v1beta1.JobStateFailed)
-	})
-	require.Equal(t, flinkclient.JobStateFailed, w.leader().jm.JobState(fc.Status.Components.Job.ID), "Flink lists the driver job FAILED")
-	assert.Equal(t, v1beta1.JobStateDeployFailed, fc.Status.Components.Job.State)
-	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), brokenMain, "the reason is main()'s exception")
-	noViolations(t, w)
+	for _, v23 := range []bool{false, true} {
+		w := newWorldWith(t, 17, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, v23: v23, build: func(fc *v1beta1.FlinkCluster) {
+			fc.Spec.FlinkProperties = map[string]string{fakeflink.PropSubmitFailedJob: "true"}
+			fc.Spec.Job.Args = []string{"--broken"}
+		}})
+		fc := w.until(t, "a terminal state", 30, func(fc *v1beta1.FlinkCluster) bool {
+			j := fc.Status.Components.Job
+			return j != nil && (j.State == v1beta1.JobStateDeployFailed || j.State == v1beta1.JobStateFailed)
+		})
+		require.Equal(t, flinkclient.JobStateFailed, w.leader().jm.JobState(fc.Status.Components.Job.ID), "Flink lists the driver job FAILED (2.3: %v)", v23)
+		assert.Equal(t, v1beta1.JobStateDeployFailed, fc.Status.Components.Job.State, "2.3: %v", v23)
+		assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), brokenMain, "the reason is main()'s exception")
+		c := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionDeploymentFailed)
+		require.NotNil(t, c, "DeploymentFailed is set")
+		assert.Equal(t, metav1.ConditionTrue, c.Status, "2.3: %v", v23)
+		assert.Equal(t, state.FailureApplication, c.Reason, "2.3: %v", v23)
+		noViolations(t, w)
+	}
 }
 
 // Hole 6 of issue 8, Flink 2.3 (FLIP-560): a JobManager restarted under a running job recovers

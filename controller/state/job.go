@@ -279,6 +279,22 @@ func missingWorkload(in Input, rec string, keep Result) Result {
 	return Result{State: v1beta1.JobStateLost, Reason: "JobManager Job is missing", Message: "JobManager Job is missing", LostSince: in.Now, RequeueAfter: in.LostTimeout}
 }
 
+// FailureApplication is the kind of a failed deployment whose JobManager ran but whose
+// application failed before the job ran: main() threw (a missing jar or class, a bad
+// argument, an exception before execute()), or the JobManager exited with a failure.
+const FailureApplication = "ApplicationFailed"
+
+// mainFailed is the result of an application that failed: a deploy that never ran its job
+// failed to deploy (DeployFailed, with DeploymentFailed's kind ApplicationFailed); one that
+// ran failed (Failed: a job failure, not a failed deployment).
+func mainFailed(in Input, rec, reason string) Result {
+	r := fail(failedState(in, rec), reason)
+	if r.State == v1beta1.JobStateDeployFailed {
+		r.DeploymentFailure = FailureApplication
+	}
+	return r
+}
+
 // fromFlink maps the job or application state the REST API reported. ok is false when the
 // API does not report the job.
 //
@@ -299,7 +315,7 @@ func fromFlink(in Input, rec string) (Result, bool) {
 		if f.ApplicationFailure != "" {
 			reason += ": " + f.ApplicationFailure
 		}
-		return fail(failedState(in, rec), reason), true
+		return mainFailed(in, rec, reason), true
 	}
 	if f.Job == nil {
 		switch {
@@ -310,7 +326,7 @@ func fromFlink(in Input, rec string) (Result, bool) {
 			} else if f.ApplicationFailure != "" {
 				reason += ": " + f.ApplicationFailure
 			}
-			return fail(failedState(in, rec), reason), true
+			return mainFailed(in, rec, reason), true
 		case app != nil && app.Status == flinkclient.ApplicationStateFailed:
 			return appFailed()
 		case app != nil && !flinkclient.IsTerminalApplicationState(app.Status):
@@ -398,7 +414,7 @@ func fromJobWorkload(in Input, rec string) (Result, bool) {
 				reason += ": " + w.FailedMessage
 			}
 		}
-		return fail(failedState(in, rec), reason), true
+		return mainFailed(in, rec, reason), true
 	case w.Complete && !in.Stopping:
 		return Result{State: v1beta1.JobStateSucceeded, Message: "the JobManager Job completed"}, true
 	}

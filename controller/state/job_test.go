@@ -179,7 +179,7 @@ func TestDeriveJob(t *testing.T) {
 		{name: "Deployment: application FAILED with an empty job list is DeployFailed with its cause",
 			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0),
 				Flink: &state.Flink{Application: &flinkclient.Application{ID: "app", Status: "FAILED"}, ApplicationFailure: "java.lang.NumberFormatException: For input string: \"x\""}},
-			want: "DeployFailed", reason: "the application failed before submitting a job: java.lang.NumberFormatException: For input string: \"x\""},
+			want: "DeployFailed", reason: "the application failed before submitting a job: java.lang.NumberFormatException: For input string: \"x\"", kind: state.FailureApplication},
 		// Hole 6 (issue 8).
 		{name: "Deployment: application FAILED while its job was CANCELED is a failure of main(), not a cancel",
 			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: v1beta1.JobStatus{ID: jobID, State: "Running", StartTime: "2026-11-30T12:00:00Z"}, Workload: wl, Pod: running(t0),
@@ -192,7 +192,7 @@ func TestDeriveJob(t *testing.T) {
 		{name: "Deployment: the (application driver) job FAILED is DeployFailed with its exception",
 			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0),
 				Flink: &state.Flink{DriverJob: &flinkclient.Job{ID: "ffffffffffffffffffffffffffffffff", Name: "(application driver)", State: "FAILED"}, DriverFailure: "java.lang.RuntimeException: boom", JobCount: 1}},
-			want: "DeployFailed", reason: "the application's main() failed: java.lang.RuntimeException: boom"},
+			want: "DeployFailed", reason: "the application's main() failed: java.lang.RuntimeException: boom", kind: state.FailureApplication},
 		// Hole 1 (issue 8): a listed job with another ID is never this deploy's.
 		{name: "Deployment: a FINISHED job of another ID is not read as this deploy's (no adoption)",
 			in: state.Input{Now: t0.Add(time.Hour), DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0),
@@ -210,7 +210,7 @@ func TestDeriveJob(t *testing.T) {
 		{name: "Job: main() threw and the JobManager exited 1 is DeployFailed with the log line",
 			in: state.Input{DeploymentType: job, Recorded: recorded("Deploying"), Workload: &state.Workload{Failed: true},
 				Pod: fctest.SetTerminated(fctest.Pod("wc", "p", "r", t0), t0, 1, "ERROR x\norg.apache.flink.client.program.ProgramInvocationException: The main method caused an error: boom")},
-			want: "DeployFailed", reason: "JobManager container exited with code 1: org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: boom"},
+			want: "DeployFailed", reason: "JobManager container exited with code 1: org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: boom", kind: state.FailureApplication},
 		{name: "Job: Job complete is Succeeded",
 			in:   state.Input{DeploymentType: job, Recorded: recorded("Running"), Workload: &state.Workload{Complete: true}},
 			want: "Succeeded"},
