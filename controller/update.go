@@ -11,7 +11,6 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/lifecycle"
-	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
 )
 
@@ -214,7 +213,7 @@ func (c *cycle) restoreSource() (string, bool) {
 // jobRan reports whether the current deploy's job ever ran, and whether that is known: the
 // controller saw it run, or Flink (the leader) lists it past its start; a deploy whose
 // JobManager may still be up but does not answer is unknown — it may have run meanwhile;
-// one whose JobManager started and is gone, unobserved, is taken as run.
+// one whose JobManagers are gone, unobserved, is taken as run.
 func (c *cycle) jobRan() (ran, known bool) {
 	job := c.job()
 	sp := c.st.Savepoint
@@ -242,16 +241,12 @@ func (c *cycle) jobRan() (ran, known bool) {
 			return false, false
 		}
 	}
-	for i := range c.obs.pods {
-		if p := &c.obs.pods[i]; p.Labels[resources.LabelJobID] == job.ID && state.Started(p) {
-			// Its JobManager ran and is gone, unobserved (the Flink API never answered): the
-			// job may have run and ended, and Flink then removed its job graph. Taking that
-			// for "never ran" would redeploy from the deploy's own restore point and rewind
-			// the job; only a confirmed savepoint, or the user, may choose.
-			return true, true
-		}
-	}
-	return false, true
+	// No JobManager may lead and none answered: the deploy's JobManager may have run the job
+	// and ended it unobserved, with Flink then removing its job graph — and its pods may be
+	// gone too (a deleted workload), so nothing left says it did not. Taking that for "never
+	// ran" would redeploy from the deploy's own restore point and rewind the job; only a
+	// confirmed savepoint, or the user, may choose.
+	return true, true
 }
 
 // savepointAgeAt is when a savepoint's age is judged: now for a job that may still run, the

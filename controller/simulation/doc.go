@@ -80,5 +80,6 @@
 // Now: every directed test passes, and TestInvariants finds no violation. The last gap it
 // found — a job that ran and ended while the Flink API never answered, whose Job-mode
 // JobManager exited and whose HA data Flink removed, taken by the controller as never run —
-// is closed (a JobManager that started counts as a run: TestUnobservedRunIsNotTakenForNeverRan).
+// is closed (a deploy whose JobManagers went away unobserved counts as one that ran:
+// TestUnobservedRunIsNotTakenForNeverRan, in both modes).
 package simulation

@@ -278,8 +278,8 @@ func TestHole2FailingStopThenRevert(t *testing.T) {
 // seed 1796063887443789867 before the model changed): its Job-mode JobManager exited, Flink
 // removed the job graph, and the controller took "JobManager gone, no job graph" for "never
 // ran" — an update then redeployed from the deploy's own restore point, rewinding the job.
-// A JobManager that started is now taken as one whose job may have run: without a confirmed
-// savepoint the update stops with SavepointRequired.
+// A deploy whose JobManagers are gone, unobserved, is now taken as one whose job may have
+// run: without a confirmed savepoint the update stops with SavepointRequired.
 func TestUnobservedRunIsNotTakenForNeverRan(t *testing.T) {
 	w := newWorldWith(t, 8, &setup{mode: v1beta1.JobManagerDeploymentTypeJob})
 	w.apiDown = 1 // the controller never hears from Flink: settle does not count it down
@@ -294,6 +294,24 @@ func TestUnobservedRunIsNotTakenForNeverRan(t *testing.T) {
 
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
 	fc := w.until(t, "SavepointRequired", 30, func(fc *v1beta1.FlinkCluster) bool {
+		return meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
+	})
+	assert.Equal(t, id, fc.Status.Components.Job.ID, "no new deploy")
+	noViolations(t, w)
+
+	// The same in Deployment mode, with the JobManager's pods gone with their workload (seed
+	// 1796067998066026145): nothing left says the job did not run.
+	w = newWorldWith(t, 9, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
+	w.apiDown = 1
+	w.until(t, "the job runs in Flink", 20, func(fc *v1beta1.FlinkCluster) bool {
+		pr := w.leader()
+		return pr != nil && pr.jm.JobState(fc.Status.Components.Job.ID) == flinkclient.JobStateRunning
+	})
+	id = w.cluster().Status.Components.Job.ID
+	w.leader().jm.SetJobState(id, flinkclient.JobStateFailed)
+	w.deleteWorkload()
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+	fc = w.until(t, "SavepointRequired", 30, func(fc *v1beta1.FlinkCluster) bool {
 		return meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
 	})
 	assert.Equal(t, id, fc.Status.Components.Job.ID, "no new deploy")

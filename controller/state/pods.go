@@ -81,15 +81,6 @@ func jobManagerStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 	return nil
 }
 
-// Started reports whether the pod's JobManager container ever ran: it runs, it ended, or
-// it restarted. A JobManager that started may have run main() and the job, even if nobody
-// saw it.
-func Started(pod *corev1.Pod) bool {
-	cs := jobManagerStatus(pod)
-	return cs != nil && (cs.State.Running != nil || cs.State.Terminated != nil || cs.RestartCount > 0 ||
-		cs.LastTerminationState.Terminated != nil)
-}
-
 // Ready reports whether the pod is Running with its Ready condition true: only then does the
 // Service route REST calls to it.
 func Ready(pod *corev1.Pod) bool {
