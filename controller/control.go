@@ -66,6 +66,15 @@ func (c *cycle) cancelPending() bool {
 	return j.CancelRequested != nil && *j.CancelRequested && !c.finished()
 }
 
+// cancelStopping reports whether a cancel's stop-with-savepoint of the current job is in
+// flight: it finishes before an update starts, which would otherwise replace its savepoint
+// record and take the job's FINISHED, after the cancel's stop, for a success.
+func (c *cycle) cancelStopping() bool {
+	sp := c.st.Savepoint
+	return c.cancelPending() && c.job().State != v1beta1.JobStateUpdating &&
+		sp != nil && sp.JobID == c.jobID() && sp.TriggerReason == SavepointReasonJobCancel && sp.State != SavepointStateFailed
+}
+
 // cancel stops the job with a savepoint and records it Cancelled once Flink confirms that the
 // job ended (FINISHED after the stop, CANCELED) or the JobManager is gone; afterJobCancelled
 // applies on the next reconcile. When the savepoint cannot be taken, the user's cancel

@@ -147,6 +147,8 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	var err error
 	ensured := false
 	switch {
+	case c.cancelStopping():
+		err = c.cancel(ctx)
 	case c.updatePending():
 		err = c.update(ctx)
 	case c.cancelPending():

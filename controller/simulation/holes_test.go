@@ -13,6 +13,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/lifecycle"
 )
 
 // settle lets the model and the controller run n rounds, a few seconds apart.
@@ -315,5 +316,33 @@ func TestUnobservedRunIsNotTakenForNeverRan(t *testing.T) {
 		return meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
 	})
 	assert.Equal(t, id, fc.Status.Components.Job.ID, "no new deploy")
+	noViolations(t, w)
+}
+
+// A spec update while a cancel's stop-with-savepoint is in flight (found by make
+// soak-controller, 3 of 50,000 sequences): the update replaced the cancel's savepoint record,
+// and the job's FINISHED after the cancel's stop was then taken for a success. The cancel the
+// user asked for now finishes first: the job is Cancelled, never Succeeded.
+func TestUpdateDuringCancelStopDoesNotTurnTheCancelIntoASuccess(t *testing.T) {
+	w := newWorldWith(t, 10, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
+	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	id := fc.Status.Components.Job.ID
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.CancelRequested = ptr.To(true) })
+	w.until(t, "the cancel's stop-with-savepoint in flight", 10, func(fc *v1beta1.FlinkCluster) bool {
+		sp := fc.Status.Savepoint
+		return sp != nil && sp.JobID == id && sp.TriggerReason == controller.SavepointReasonJobCancel
+	})
+	args := fc.Spec.Job.Args
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+	w.reconcile()
+	w.finishTriggers(false) // the cancel's stop ends the job; a stop asked after it finds it ended
+	w.settle(2)
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = args }) // reverted
+	fc = w.until(t, "ended", 30, func(fc *v1beta1.FlinkCluster) bool {
+		w.finishTriggers(false)
+		return lifecycle.Terminal(fc.Status.Components.Job.State)
+	})
+	assert.Equal(t, v1beta1.JobStateCancelled, fc.Status.Components.Job.State)
+	assert.True(t, w.truthOf(id).stopped, "Flink ended the job by the cancel's stop-with-savepoint")
 	noViolations(t, w)
 }
