@@ -70,9 +70,7 @@ func (c *cycle) cancelPending() bool {
 // flight: it finishes before an update starts, which would otherwise replace its savepoint
 // record and take the job's FINISHED, after the cancel's stop, for a success.
 func (c *cycle) cancelStopping() bool {
-	sp := c.st.Savepoint
-	return c.cancelPending() && c.job().State != v1beta1.JobStateUpdating &&
-		sp != nil && sp.JobID == c.jobID() && sp.TriggerReason == SavepointReasonJobCancel && sp.State != SavepointStateFailed
+	return c.cancelPending() && c.job().State != v1beta1.JobStateUpdating && c.stopInFlight(SavepointReasonJobCancel)
 }
 
 // cancel stops the job with a savepoint and records it Cancelled once Flink confirms that the

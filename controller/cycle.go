@@ -255,10 +255,14 @@ func (c *cycle) stopping() bool {
 	if c.job().State == v1beta1.JobStateUpdating {
 		return true
 	}
+	return c.stopInFlight(SavepointReasonUpdate) || c.stopInFlight(SavepointReasonJobCancel)
+}
+
+// stopInFlight reports whether a stop-with-savepoint of the current job, triggered for
+// reason, is in flight: recorded and not failed.
+func (c *cycle) stopInFlight(reason string) bool {
 	sp := c.st.Savepoint
-	return sp != nil && sp.JobID == c.jobID() &&
-		(sp.TriggerReason == SavepointReasonUpdate || sp.TriggerReason == SavepointReasonJobCancel) &&
-		sp.State != SavepointStateFailed
+	return sp != nil && sp.JobID == c.jobID() && sp.TriggerReason == reason && sp.State != SavepointStateFailed
 }
 
 // derive applies the lifecycle rules (package state) to this cycle's observation.
