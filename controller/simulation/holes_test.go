@@ -282,41 +282,43 @@ func TestHole2FailingStopThenRevert(t *testing.T) {
 // A deploy whose JobManagers are gone, unobserved, is now taken as one whose job may have
 // run: without a confirmed savepoint the update stops with SavepointRequired.
 func TestUnobservedRunIsNotTakenForNeverRan(t *testing.T) {
-	w := newWorldWith(t, 8, &setup{mode: v1beta1.JobManagerDeploymentTypeJob})
-	w.apiDown = 1 // the controller never hears from Flink: settle does not count it down
-	w.until(t, "the job runs in Flink", 20, func(fc *v1beta1.FlinkCluster) bool {
-		pr := w.leader()
-		return pr != nil && pr.jm.JobState(fc.Status.Components.Job.ID) == flinkclient.JobStateRunning
-	})
-	id := w.cluster().Status.Components.Job.ID
-	w.leader().jm.SetJobState(id, flinkclient.JobStateFailed)
-	w.until(t, "the JobManager exited", 20, func(*v1beta1.FlinkCluster) bool { return w.leader() == nil })
-	require.True(t, w.truthOf(id).ran, "the job ran")
+	cases := []struct {
+		name string
+		mode v1beta1.JobManagerDeploymentType
+		seed int64
+		// gone takes the failed job's JobManagers away.
+		gone func(t *testing.T, w *world)
+	}{
+		{"Job mode: the JobManager exits", v1beta1.JobManagerDeploymentTypeJob, 8, func(t *testing.T, w *world) {
+			w.until(t, "the JobManager exited", 20, func(*v1beta1.FlinkCluster) bool { return w.leader() == nil })
+		}},
+		// Seed 1796067998066026145: the pods gone with their workload, nothing left says the
+		// job did not run.
+		{"Deployment mode: the workload is deleted", v1beta1.JobManagerDeploymentTypeDeployment, 9, func(_ *testing.T, w *world) {
+			w.deleteWorkload()
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorldWith(t, tc.seed, &setup{mode: tc.mode})
+			w.apiDown = 1 // the controller never hears from Flink: settle does not count it down
+			w.until(t, "the job runs in Flink", 20, func(fc *v1beta1.FlinkCluster) bool {
+				pr := w.leader()
+				return pr != nil && pr.jm.JobState(fc.Status.Components.Job.ID) == flinkclient.JobStateRunning
+			})
+			id := w.cluster().Status.Components.Job.ID
+			w.leader().jm.SetJobState(id, flinkclient.JobStateFailed)
+			tc.gone(t, w)
+			require.True(t, w.truthOf(id).ran, "the job ran")
 
-	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
-	fc := w.until(t, "SavepointRequired", 30, func(fc *v1beta1.FlinkCluster) bool {
-		return meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
-	})
-	assert.Equal(t, id, fc.Status.Components.Job.ID, "no new deploy")
-	noViolations(t, w)
-
-	// The same in Deployment mode, with the JobManager's pods gone with their workload (seed
-	// 1796067998066026145): nothing left says the job did not run.
-	w = newWorldWith(t, 9, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
-	w.apiDown = 1
-	w.until(t, "the job runs in Flink", 20, func(fc *v1beta1.FlinkCluster) bool {
-		pr := w.leader()
-		return pr != nil && pr.jm.JobState(fc.Status.Components.Job.ID) == flinkclient.JobStateRunning
-	})
-	id = w.cluster().Status.Components.Job.ID
-	w.leader().jm.SetJobState(id, flinkclient.JobStateFailed)
-	w.deleteWorkload()
-	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
-	fc = w.until(t, "SavepointRequired", 30, func(fc *v1beta1.FlinkCluster) bool {
-		return meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
-	})
-	assert.Equal(t, id, fc.Status.Components.Job.ID, "no new deploy")
-	noViolations(t, w)
+			w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+			fc := w.until(t, "SavepointRequired", 30, func(fc *v1beta1.FlinkCluster) bool {
+				return meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
+			})
+			assert.Equal(t, id, fc.Status.Components.Job.ID, "no new deploy")
+			noViolations(t, w)
+		})
+	}
 }
 
 // A spec update while a cancel's stop-with-savepoint is in flight (found by make
