@@ -179,9 +179,17 @@ func requestsFlow(t *testing.T, n int64, counters ...*atomic.Int64) {
 // still runs. Its log is shown when the test fails.
 func startServe(t *testing.T, bin string, args ...string) *exec.Cmd {
 	t.Helper()
-	var log lockedBuffer
+	cmd, _ := startServeLogged(t, bin, args...)
+	return cmd
+}
+
+// startServeLogged is startServe that also returns the process's log (stdout and stderr
+// together, as it grows), for tests that check what the server said.
+func startServeLogged(t *testing.T, bin string, args ...string) (*exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	log := &lockedBuffer{}
 	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
-	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.Stdout, cmd.Stderr = log, log
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
@@ -192,7 +200,7 @@ func startServe(t *testing.T, bin string, args ...string) *exec.Cmd {
 			t.Logf("flink-admission serve log:\n%s", log.String())
 		}
 	})
-	return cmd
+	return cmd, log
 }
 
 // waitExit waits for cmd and returns its error (nil for exit 0), or an error after timeout.
