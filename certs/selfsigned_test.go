@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -158,6 +160,15 @@ func servingLeaf(t *testing.T, src *SelfSignedSource) *x509.Certificate {
 	cert, err := src.GetCertificate(nil)
 	require.NoError(t, err)
 	return cert.Leaf
+}
+
+// pokeSecret changes an annotation of the CA Secret, and nothing the source reads: a watch
+// event that makes the source reconcile once more. Changing an annotation changes the
+// Secret's resourceVersion, which the source's own optimistic update of the CA tolerates.
+func pokeSecret(client kubernetes.Interface, namespace string) error {
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"test.flink-admission/poke":"%d"}}}`, time.Now().UnixNano())
+	_, err := client.CoreV1().Secrets(namespace).Patch(context.Background(), testSecret, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
 }
 
 // readCA reads the CA the Secret holds.
@@ -327,20 +338,38 @@ func TestSelfSignedRenewsOnTheClock(t *testing.T) {
 	_, ca := readCA(t, client, ns)
 	leaf := servingLeaf(t, src)
 
-	// step moves the clock while the loop is idle (waiting on its timer, after the watch events
-	// of the source's own writes have been handled) and waits for a pass that saw the new time.
+	// step moves the clock and waits for a pass that saw the new time. It does not guess when
+	// the loop is idle: a pass may be running as the clock moves (one woken by the late watch
+	// event of the source's own last write, say). That pass read the old time, and after it
+	// the loop waits on a timer a whole resync after the new time. When the loop is found
+	// waiting like that, a change to the Secret's annotations (a watch event, which moves
+	// no clock) wakes it for another pass; at most one poke per pass seen.
 	step := func(d time.Duration) {
 		t.Helper()
-		settled := func() bool {
-			before := src.passes.Load()
-			time.Sleep(200 * time.Millisecond)
-			return src.passes.Load() == before && clk.HasWaiters()
-		}
-		require.Eventually(t, settled, eventually, poll)
 		clk.Step(d)
 		target := clk.Now().UnixNano()
-		require.Eventually(t, func() bool { return src.passTime.Load() >= target }, eventually, poll)
+		poked := int64(-1) // the pass count at the last poke
+		require.Eventually(t, func() bool {
+			if src.passTime.Load() >= target {
+				return true
+			}
+			// The pass counter is read before HasWaiters: a pass that ends in between
+			// leaves a higher count for the next try, never a missed poke.
+			passes := int64(src.passes.Load())
+			if clk.HasWaiters() && poked != passes {
+				poked = passes
+				t.Logf("the loop waits after %d passes without seeing the clock moved by %s: poking it", passes, d)
+				// assert, not require: Eventually runs this off the test's goroutine.
+				assert.NoError(t, pokeSecret(client, ns), "poking the source")
+			}
+			return false
+		}, eventually, poll, "a pass saw the clock moved by %s", d)
 	}
+
+	// Less than a resync: the timer does not fire, so the pass is one a watch event wakes
+	// (step's poke). Nothing is due, nothing changes.
+	step(30 * time.Second)
+	assert.Equal(t, leaf.SerialNumber, servingLeaf(t, src).SerialNumber, "a pass between ticks renews nothing early")
 
 	// Just before the renewal moment: the same certificate keeps serving.
 	step(RenewAt(leaf).Sub(clk.Now()) - time.Minute)
