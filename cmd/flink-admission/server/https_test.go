@@ -135,11 +135,16 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		base[0], base[1], base[2], load[0], load[1], load[2], len(during))
 
 	// Generous bounds: a loaded CI machine must not fail them, a server without a read bound
-	// (slow clients held for minutes) or one starved by them (reviews timing out) does.
+	// (slow clients held for minutes) or one starved by them (reviews timing out) does. The
+	// latencies are not compared with the baseline: on a machine shared with other builds the
+	// two phases run under different loads, and a median of a few milliseconds can grow
+	// tenfold between them. A second is hundreds of times a review's latency and still far
+	// below what a server that makes reviews wait behind the slow clients shows (up to the
+	// read bound).
 	assert.Less(t, afters[len(afters)-1], readTimeout+15*time.Second, "every slow client is cut off soon after the read bound")
 	assert.Greater(t, afters[0], readTimeout/2, "no slow client is cut off long before the read bound (the bound is the read timeout, not something else)")
 	assert.Less(t, load[2], webhookCallTimeout, "every ordinary review is answered within the API server's timeout")
-	assert.Less(t, load[0], 10*base[0]+100*time.Millisecond, "the median review stays near its latency without slow clients")
+	assert.Less(t, load[0], time.Second, "the median review is not held up by the slow clients")
 }
 
 // TestConnectionLimit: a client that opens connections and sends nothing holds at most
