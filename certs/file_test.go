@@ -146,7 +146,7 @@ func TestFileSourceReloadsWithoutFailingRequests(t *testing.T) {
 		return last
 	}
 
-	require.Eventually(t, func() bool { return first.Leaf.SerialNumber.Cmp(nonNil(lastServed())) == 0 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return first.Leaf.SerialNumber.Cmp(nonNil(lastServed())) == 0 }, eventually, 10*time.Millisecond)
 
 	// Replace the pair the clumsy way, one file after the other with plain writes: for a moment
 	// the files hold the new certificate with the old key (and each may be empty or half
@@ -156,13 +156,13 @@ func TestFileSourceReloadsWithoutFailingRequests(t *testing.T) {
 	writeFile(t, certFile, certPEM)
 	// Two failed reads: at least one of them started after the certificate was written, so
 	// the watcher has seen (and rejected) the mismatched pair; then requests made after that.
-	require.Eventually(t, func() bool { return testutil.ToFloat64(metrics.ReadCertificateErrors) >= errorsBefore+2 }, 5*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return testutil.ToFloat64(metrics.ReadCertificateErrors) >= errorsBefore+2 }, eventually, 10*time.Millisecond,
 		"the watcher read the mismatched pair")
 	before := requests.Load()
-	require.Eventually(t, func() bool { return requests.Load() >= before+5 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return requests.Load() >= before+5 }, eventually, 10*time.Millisecond)
 	assert.Equal(t, first.Leaf.SerialNumber, lastServed(), "a certificate with the wrong key must not be served")
 	writeFile(t, keyFile, keyPEM)
-	require.Eventually(t, func() bool { return second.Leaf.SerialNumber.Cmp(nonNil(lastServed())) == 0 }, 5*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return second.Leaf.SerialNumber.Cmp(nonNil(lastServed())) == 0 }, eventually, 10*time.Millisecond,
 		"the new certificate is served after reload")
 
 	// An invalid pair (a new certificate with a key that does not match, and then garbage) is
@@ -181,10 +181,10 @@ func TestFileSourceReloadsWithoutFailingRequests(t *testing.T) {
 		writeFile(t, keyFile, bad.key)
 		// Two more failed reads: at least one of them started after both files were written.
 		errorsBefore := testutil.ToFloat64(metrics.ReadCertificateErrors)
-		require.Eventually(t, func() bool { return testutil.ToFloat64(metrics.ReadCertificateErrors) >= errorsBefore+2 }, 5*time.Second, 10*time.Millisecond,
+		require.Eventually(t, func() bool { return testutil.ToFloat64(metrics.ReadCertificateErrors) >= errorsBefore+2 }, eventually, 10*time.Millisecond,
 			"the watcher read (and rejected) the pair: %s", bad.name)
 		before := requests.Load()
-		require.Eventually(t, func() bool { return requests.Load() >= before+5 }, 5*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return requests.Load() >= before+5 }, eventually, 10*time.Millisecond)
 		assert.Equal(t, second.Leaf.SerialNumber, lastServed(), "an invalid pair must not replace the served one")
 		served, err := src.GetCertificate(nil)
 		require.NoError(t, err)

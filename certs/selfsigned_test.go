@@ -30,8 +30,8 @@ import (
 const (
 	testService = "flink-admission-webhook"
 	testSecret  = "flink-admission-ca"
-	// eventually bounds waits on the API server: generous for a loaded 2-core machine, while
-	// the watches normally react within milliseconds.
+	// eventually bounds waits for an event (a watch, a file reload): generous for a loaded
+	// 2-core machine, while the watches and the file poll normally react within milliseconds.
 	eventually = 20 * time.Second
 	poll       = 20 * time.Millisecond
 )

@@ -122,7 +122,7 @@ func startFilesServer(t *testing.T, modify func(*Options)) *testServer {
 	})
 	ts.healthURL = HTTPURL(health)
 	require.Eventually(t, func() bool { return httpStatus(ts.healthURL+"/readyz") == http.StatusOK },
-		10*time.Second, 50*time.Millisecond, "/readyz turns ready once the certificate is loaded and the listener is up")
+		30*time.Second, 50*time.Millisecond, "/readyz turns ready once the certificate is loaded and the listener is up")
 	ts.pool = x509.NewCertPool()
 	ts.pool.AddCert(ca.Cert)
 	return ts
