@@ -160,6 +160,7 @@ func TestClientCertificateRequired(t *testing.T) {
 			// certificate, so the client either reads the server's alert or fails its first
 			// write ("broken pipe", "connection reset").
 			require.Error(t, err, "the client is refused")
+			t.Logf("the client saw: %v", err)
 			require.NotEmpty(t, conns)
 			eventually(t, 30*time.Second, "the serve log shows the handshake refused", func() error {
 				return handshakeRefused(log.String(), conns, tc.reason)
