@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
@@ -143,5 +144,29 @@ func diff(sent []byte, before, after any, prefix string) ([]jsonpatch.Operation,
 	if len(kept) == 0 {
 		return nil, nil
 	}
+	slices.SortStableFunc(kept, comparePaths)
 	return kept, nil
+}
+
+// comparePaths orders operations by path, so that a patch does not depend on the order in
+// which jsonpatch.CreatePatch walks its maps (at random). Array indices compare as
+// numbers, the removals of a list's trailing elements from the last one down, as
+// CreatePatch writes them: each removal must leave the next one's index in place.
+func comparePaths(a, b jsonpatch.Operation) int {
+	as, bs := strings.Split(a.Path, "/"), strings.Split(b.Path, "/")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		if as[i] == bs[i] {
+			continue
+		}
+		na, errA := strconv.Atoi(as[i])
+		nb, errB := strconv.Atoi(bs[i])
+		if errA != nil || errB != nil {
+			return strings.Compare(as[i], bs[i])
+		}
+		if a.Operation == "remove" && b.Operation == "remove" && i == len(as)-1 && i == len(bs)-1 {
+			return nb - na
+		}
+		return na - nb
+	}
+	return len(as) - len(bs)
 }

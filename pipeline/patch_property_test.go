@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	jsonpatchapply "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 	"gomodules.xyz/jsonpatch/v2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
@@ -153,4 +155,32 @@ func admitPatchSeeds(tb testing.TB) [][]byte {
 		[]byte(`{"spec":{"flinkVersion":"1.9","batchSchedulerName":"volcano","image":{"name":"flink"},"jobManager":{"ports":{"rpc":7000},"resources":{"limits":{"memory":"1Gi"}}}}}`),
 		[]byte(`{"spec":{"flinkVersion":"1.17","flinkProperties":{"a/b~c":"d"},"hadoopConfig":{"configMapName":"h"},"jobManager":{"deploymentType":"Deployment","terminationGracePeriodSeconds":10,"ingress":{"hostFormat":"x"},"livenessProbe":{"httpGet":{"port":8081}}},"taskManager":{"readinessProbe":{"periodSeconds":3}},"job":{"jarFile":"j","cleanupPolicy":{"afterJobFails":"DeleteCluster"}}}}`),
 	)
+}
+
+// TestComparePaths checks the order of a patch's operations: by path, list indices as
+// numbers, and the removals of trailing list elements from the last one down.
+func TestComparePaths(t *testing.T) {
+	ops := []jsonpatch.JsonPatchOperation{
+		{Operation: "add", Path: "/spec/taskManager/replicas"},
+		{Operation: "remove", Path: "/spec/envVars/2"},
+		{Operation: "add", Path: "/spec/envVars/10/name"},
+		{Operation: "remove", Path: "/spec/envVars/3"},
+		{Operation: "add", Path: "/spec/envVars/9/name"},
+		{Operation: "add", Path: "/spec/jobManager/ports/ui"},
+		{Operation: "add", Path: "/spec/jobManager"},
+	}
+	slices.SortStableFunc(ops, comparePaths)
+	var got []string
+	for _, op := range ops {
+		got = append(got, op.Operation+" "+op.Path)
+	}
+	assert.Equal(t, []string{
+		"remove /spec/envVars/3",
+		"remove /spec/envVars/2",
+		"add /spec/envVars/9/name",
+		"add /spec/envVars/10/name",
+		"add /spec/jobManager",
+		"add /spec/jobManager/ports/ui",
+		"add /spec/taskManager/replicas",
+	}, got)
 }
