@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // Default fills the unset fields of fc with their defaults, as the mutating webhook does.
@@ -44,7 +45,7 @@ func defaultSpec(s *v1beta1.FlinkClusterSpec) {
 	// With a flinkVersion that does not parse, the memory settings are left alone:
 	// validation rejects the version, and defaults written now for the wrong memory model
 	// would be rejected once the user fixes it.
-	ver, err := parseFlinkVersion(s.FlinkVersion)
+	ver, err := flinkcluster.ParseVersion(s.FlinkVersion)
 	if err != nil {
 		ver = nil
 	}
@@ -191,7 +192,7 @@ func defaultPort(p **int32, v int32) {
 func defaultMemory(ver *version.Version, processRatio, offHeapRatio **int32, offHeapMin *resource.Quantity) {
 	switch {
 	case ver == nil:
-	case usesProcessRatio(ver):
+	case flinkcluster.UsesProcessRatio(ver):
 		if *processRatio == nil {
 			*processRatio = ptr.To(DefaultMemoryProcessRatio)
 		}
