@@ -124,7 +124,11 @@ func (c *Checker) mutate(doc map[string]any) (*admitted, *field.Error) {
 	}
 	// The mutating webhook's own step, and so its patch.
 	v := c.pipeline.Admit(nil, sent, pipeline.Default)
-	typed, patch := v.Object, v.Patch
+	typed := v.Object
+	patch, err := pipeline.DefaultingPatch(before, sent, typed)
+	if err != nil {
+		return nil, field.InternalError(nil, err)
+	}
 	after, err := json.Marshal(typed)
 	if err != nil {
 		return nil, field.InternalError(nil, err)

@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/lifecycle"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // specHashAnnotation holds the hash of the desired object an owned object was last written
@@ -127,11 +127,11 @@ func (c *cycle) applyComponents(ctx context.Context) error {
 // is newer than the savepoint, and a JobManager started again must recover it from HA. Should
 // the HA data be gone, it then finds nothing to restore rather than silently rewinding to the
 // savepoint, and the controller's HA check (resume) reports the loss. The record that the job
-// ran is the status (lifecycle.Ran), so the path never comes back for this deploy.
+// ran is the status (flinkcluster.Ran), so the path never comes back for this deploy.
 func (c *cycle) deployment() resources.Deploy {
 	job := c.job()
 	d := resources.Deploy{Revision: c.st.Revision.CurrentRevision, JobID: job.ID, FromSavepoint: job.FromSavepoint}
-	if lifecycle.Ran(job) {
+	if flinkcluster.Ran(job) {
 		d.FromSavepoint = ""
 	}
 	return d
@@ -143,7 +143,7 @@ func (c *cycle) deployment() resources.Deploy {
 // so that no status records a run while a JobManager that restarts could still restore the
 // savepoint. The ConfigMap is read from the API server: the cache may not show the last write.
 func (c *cycle) dropRestorePath(ctx context.Context) error {
-	if !lifecycle.Ran(c.job()) {
+	if !flinkcluster.Ran(c.job()) {
 		return nil
 	}
 	cm := &corev1.ConfigMap{}

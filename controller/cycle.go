@@ -16,9 +16,9 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
-	"github.com/flink-admission/flink-admission/controller/lifecycle"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // maxFailureReasons bounds status.components.job.failureReasons.
@@ -241,12 +241,12 @@ func (c *cycle) shouldRestart() bool {
 	if job.State != v1beta1.JobStateFailed && !(job.State == v1beta1.JobStateLost && c.lostTimedOut) {
 		return false
 	}
-	return lifecycle.ShouldRestart(c.mode, job, c.fc.Spec.Job)
+	return flinkcluster.ShouldRestart(c.mode, job, c.fc.Spec.Job)
 }
 
 // finished reports whether the job ended: a terminal state, or Lost past its timeout.
 func (c *cycle) finished() bool {
-	return lifecycle.Terminal(c.job().State) || c.lostTimedOut
+	return flinkcluster.Terminal(c.job().State) || c.lostTimedOut
 }
 
 // stopping reports whether a stop-with-savepoint of the current deploy's job was requested
@@ -345,7 +345,7 @@ func (c *cycle) setJobState(newState, reason, message string, lostSince time.Tim
 			job.FailureReasons = job.FailureReasons[n-maxFailureReasons:]
 		}
 	}
-	if lifecycle.Terminal(newState) {
+	if flinkcluster.Terminal(newState) {
 		job.CompletionTime = state.MetaTime(c.now)
 	} else {
 		job.CompletionTime = nil

@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/lifecycle"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // ensure keeps an active job's objects in place: the components of the current deploy and
@@ -69,7 +69,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 // rewind the job silently: the deployment fails with a clear reason and the user chooses.
 func (c *cycle) resume(ctx context.Context) error {
 	job := c.job()
-	if !lifecycle.Ran(job) {
+	if !flinkcluster.Ran(job) {
 		return c.createJobManager(ctx)
 	}
 	if !c.obs.ha.jobGraphStored(job.ID) {

@@ -18,7 +18,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
-	"github.com/flink-admission/flink-admission/policy"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // haView is what the controller read of the cluster's Flink HA ConfigMaps.
@@ -98,7 +98,7 @@ func (c *cycle) readHA(ctx context.Context) (haView, error) {
 // graph was deleted.
 func (c *cycle) haMetadataLost(ctx context.Context) (bool, error) {
 	job := c.job()
-	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment || !policy.HAEnabled(c.fc.Spec.FlinkProperties) ||
+	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment || !flinkcluster.HAEnabled(c.fc.Spec.FlinkProperties) ||
 		job.ID == "" || job.State != v1beta1.JobStateRunning || !c.flinkReportsRunning() ||
 		c.obs.wl == nil || c.obs.wl.Deleting || c.obs.ha.jobGraphStored(job.ID) {
 		return false, nil

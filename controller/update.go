@@ -10,8 +10,8 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
-	"github.com/flink-admission/flink-admission/controller/lifecycle"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // update rolls the job to the next revision (or redeploys it from the user's answer to a
@@ -64,7 +64,7 @@ func (c *cycle) update(ctx context.Context) error {
 
 	// A job that was deploying when the update began may run by now: it is stopped with a
 	// savepoint like any running job.
-	if sp := c.st.Savepoint; c.flinkReportsRunning() && lifecycle.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.restoreChoice() == nil &&
+	if sp := c.st.Savepoint; c.flinkReportsRunning() && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.restoreChoice() == nil &&
 		!(sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate) {
 		c.requestSavepoint(SavepointReasonUpdate)
 		c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, c.st.Revision.NextRevision)
@@ -152,13 +152,13 @@ func (c *cycle) startUpdate() {
 		c.event(corev1.EventTypeNormal, ReasonUpdateStarted, "Update", "redeploying revision %s as annotated (%s)",
 			c.st.Revision.CurrentRevision, RestoreAnnotation)
 	}
-	if lifecycle.Terminal(prev) {
+	if flinkcluster.Terminal(prev) {
 		// A job that ended: nothing to stop, and its end says what the next deploy restores
 		// (a deploy that failed to deploy never ran; one that ended otherwise may have).
 		return
 	}
 	c.setJobState(v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
-	if prev == v1beta1.JobStateRunning && lifecycle.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.obs.wl != nil && c.restoreChoice() == nil {
+	if prev == v1beta1.JobStateRunning && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.obs.wl != nil && c.restoreChoice() == nil {
 		c.requestSavepoint(SavepointReasonUpdate)
 	}
 }
@@ -175,7 +175,7 @@ func (c *cycle) flinkReportsRunning() bool {
 //   - for a deploy that never ran its job: what that deploy restored (nothing is newer);
 //   - when no stop-with-savepoint was attempted (takeSavepointOnUpdate false, or the job was
 //     not running), a savepoint fresh under maxStateAgeToRestoreSeconds: the user's standing
-//     acceptance (lifecycle.SavepointFresh, as the webhook's update rule judges it).
+//     acceptance (flinkcluster.SavepointFresh, as the webhook's update rule judges it).
 func (c *cycle) restoreSource() (string, bool) {
 	job := c.job()
 	if choice := c.restoreChoice(); choice != nil {
@@ -196,7 +196,7 @@ func (c *cycle) restoreSource() (string, bool) {
 	}
 	sp := c.st.Savepoint
 	stopAttempted := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
-	if !stopAttempted && job.SavepointLocation != "" && lifecycle.SavepointFresh(job, c.fc.Spec.Job, c.savepointAgeAt()) {
+	if !stopAttempted && job.SavepointLocation != "" && flinkcluster.SavepointFresh(job, c.fc.Spec.Job, c.savepointAgeAt()) {
 		return job.SavepointLocation, true
 	}
 	why := fmt.Sprintf("job %s has no confirmed final savepoint", job.ID)
@@ -217,7 +217,7 @@ func (c *cycle) restoreSource() (string, bool) {
 func (c *cycle) jobRan() (ran, known bool) {
 	job := c.job()
 	sp := c.st.Savepoint
-	if lifecycle.Ran(job) || (job.ID != "" && c.obs.ha.jobGraphStored(job.ID)) ||
+	if flinkcluster.Ran(job) || (job.ID != "" && c.obs.ha.jobGraphStored(job.ID)) ||
 		(sp != nil && job.ID != "" && sp.JobID == job.ID && sp.TriggerTime != "") {
 		// Seen running, submitted (its graph is in the HA store), or asked for a savepoint
 		// while Flink reported it RUNNING.
@@ -232,7 +232,7 @@ func (c *cycle) jobRan() (ran, known bool) {
 	switch {
 	case job.State == v1beta1.JobStatePending || job.State == v1beta1.JobStateDeployFailed:
 		return false, true
-	case lifecycle.Terminal(job.State):
+	case flinkcluster.Terminal(job.State):
 		// Ended unobserved (cancelled or failed while deploying): it may have run.
 		return true, true
 	}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 	"github.com/flink-admission/flink-admission/policy"
 )
 
@@ -52,8 +53,8 @@ func TestSamplesPassThePolicy(t *testing.T) {
 			}
 			// What the sample's header promises for a Deployment JobManager.
 			props := fc.Spec.FlinkProperties
-			assert.True(t, policy.HAEnabled(props), "Flink HA on")
-			assert.Equal(t, "kubernetes", policy.HAType(props))
+			assert.True(t, flinkcluster.HAEnabled(props), "Flink HA on")
+			assert.Equal(t, "kubernetes", flinkcluster.HAType(props))
 			assert.NotEmpty(t, props["high-availability.storageDir"])
 			require.NotNil(t, fc.Spec.Job.SavepointsDir)
 			assert.NotEmpty(t, *fc.Spec.Job.SavepointsDir)

@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkPolicy measures the policy alone on the objects of each benchmark review
-// (BenchmarkPolicy/<size>-<webhook>-<operation>): Default on a shallow copy for the
+// (BenchmarkPolicy/<size>-<webhook>-<operation>): Default on a deep copy for the
 // mutating reviews, ValidateCreate or ValidateUpdate for the validating ones.
 func BenchmarkPolicy(b *testing.B) {
 	for _, r := range reviews(b) {
@@ -17,9 +17,9 @@ func BenchmarkPolicy(b *testing.B) {
 			switch {
 			case r.Mutate:
 				for b.Loop() {
-					// A shallow copy, as Admit: Default copies on write.
-					c := *r.Object
-					policy.Default(&c)
+					// A deep copy, as Admit.
+					c := r.Object.DeepCopy()
+					policy.Default(c)
 				}
 			case r.Old == nil:
 				for b.Loop() {

@@ -5,23 +5,25 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	jsonpatchapply "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 	"gomodules.xyz/jsonpatch/v2"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/internal/benchdata"
 )
 
-// FuzzAdmitPatch checks Admit's defaulting against the generic way of building a patch:
-// the full JSON diff of the object before and after (jsonpatch.CreatePatch). On any
-// FlinkCluster, Admit's patch applied to the object as sent gives exactly what the full
-// diff's patch gives, which is the defaulted object, and Admit leaves its argument as it
-// was. The seeds are the policy's example objects, the benchmark objects and shapes that
-// leave the members defaulting changes set but incomplete.
+// FuzzAdmitPatch checks Admit's defaulting and DefaultingPatch on any FlinkCluster: Admit
+// leaves its argument as it was, the patch applied to the object as sent decodes to the
+// defaulted object, and a defaulted object sent again gets no patch. The seeds are the
+// policy's example objects, the benchmark objects and shapes that leave the members
+// defaulting changes set but incomplete.
 func FuzzAdmitPatch(f *testing.F) {
 	for _, s := range admitPatchSeeds(f) {
 		f.Add(s)
@@ -31,35 +33,65 @@ func FuzzAdmitPatch(f *testing.F) {
 		if json.Unmarshal(data, obj) != nil {
 			return
 		}
-		checkAdmitPatch(t, obj)
+		checkAdmitPatch(t, data, obj)
 	})
 }
 
-func checkAdmitPatch(t *testing.T, obj *v1beta1.FlinkCluster) {
+func checkAdmitPatch(t *testing.T, sent []byte, obj *v1beta1.FlinkCluster) {
 	t.Helper()
-	sent := obj.DeepCopy()
+	decoded := obj.DeepCopy()
 	v := Pipeline{}.Admit(nil, obj, Default)
-	if !reflect.DeepEqual(obj, sent) {
-		t.Fatalf("Admit changed its argument:\n%s", cmp.Diff(sent, obj))
+	if !reflect.DeepEqual(obj, decoded) {
+		t.Fatalf("Admit changed its argument:\n%s", cmp.Diff(decoded, obj))
 	}
-
-	before, after := marshal(t, sent), marshal(t, v.Object)
-	full, err := jsonpatch.CreatePatch(before, after)
+	ops, err := DefaultingPatch(sent, obj, v.Object)
 	if err != nil {
-		t.Fatalf("the full diff: %v", err)
+		t.Fatalf("DefaultingPatch: %v", err)
 	}
-	ours := apply(t, before, v.Patch)
-	if want := apply(t, before, full); !reflect.DeepEqual(ours, want) {
-		t.Fatalf("Admit's patch gives another object than the full diff's (-full diff +Admit):\n%s\nAdmit's patch: %s\nfull diff: %s",
-			cmp.Diff(want, ours), marshal(t, v.Patch), marshal(t, full))
+	patched := &v1beta1.FlinkCluster{}
+	if err := json.Unmarshal(apply(t, sent, ops), patched); err != nil {
+		t.Fatalf("the patched object does not decode: %v", err)
 	}
-	if (len(v.Patch) == 0) != (len(full) == 0) {
-		t.Fatalf("Admit's patch has %d operations, the full diff %d", len(v.Patch), len(full))
+	if !equality.Semantic.DeepEqual(patched, v.Object) {
+		t.Fatalf("the patched object is not the defaulted one (-defaulted +patched):\n%s\npatch: %s",
+			cmp.Diff(v.Object, patched), marshal(t, ops))
+	}
+	again := Pipeline{}.Admit(nil, v.Object, Default)
+	if ops, err := DefaultingPatch(marshal(t, v.Object), v.Object, again.Object); err != nil || len(ops) != 0 {
+		t.Fatalf("a defaulted object got a patch (%v): %s", err, marshal(t, ops))
 	}
 }
 
-// apply applies ops to doc and returns the result as generic JSON values, for comparison.
-func apply(t *testing.T, doc []byte, ops []jsonpatch.JsonPatchOperation) any {
+// TestDefaultingPatchKeepsTheUsersSpelling checks that the patch sets what defaulting
+// sets and nothing else: a quantity or a null the Go type would write another way stays as
+// sent.
+func TestDefaultingPatchKeepsTheUsersSpelling(t *testing.T) {
+	sent := []byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","metadata":{"name":"a"},` +
+		`"spec":{"flinkVersion":"1.17","image":{"name":"flink","pullPolicy":"IfNotPresent"},"recreateOnUpdate":false,"batchScheduler":null,` +
+		`"jobManager":{"accessScope":"Cluster","replicas":1,"resources":{"limits":{"cpu":"0.5","memory":"2Gi"}}}}}`)
+	obj := &v1beta1.FlinkCluster{}
+	if err := json.Unmarshal(sent, obj); err != nil {
+		t.Fatal(err)
+	}
+	v := Pipeline{}.Admit(nil, obj, Default)
+	ops, err := DefaultingPatch(sent, obj, v.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		switch {
+		case op.Path == "/spec/jobManager/resources/limits/cpu", op.Path == "/spec/batchScheduler",
+			op.Path == "/metadata/creationTimestamp", op.Path == "/spec/image/pullPolicy":
+			t.Errorf("the patch re-spells %s, which defaulting leaves alone: %s", op.Path, op.Json())
+		}
+	}
+	if len(ops) == 0 {
+		t.Fatal("no patch, but defaulting sets the ports and probes")
+	}
+}
+
+// apply applies ops to doc.
+func apply(t *testing.T, doc []byte, ops []jsonpatch.JsonPatchOperation) []byte {
 	t.Helper()
 	if len(ops) > 0 {
 		p, err := jsonpatchapply.DecodePatch(marshal(t, ops))
@@ -70,11 +102,7 @@ func apply(t *testing.T, doc []byte, ops []jsonpatch.JsonPatchOperation) any {
 			t.Fatalf("applying %s: %v", marshal(t, ops), err)
 		}
 	}
-	var v any
-	if err := json.Unmarshal(doc, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return doc
 }
 
 func marshal(t *testing.T, v any) []byte {
@@ -127,4 +155,32 @@ func admitPatchSeeds(tb testing.TB) [][]byte {
 		[]byte(`{"spec":{"flinkVersion":"1.9","batchSchedulerName":"volcano","image":{"name":"flink"},"jobManager":{"ports":{"rpc":7000},"resources":{"limits":{"memory":"1Gi"}}}}}`),
 		[]byte(`{"spec":{"flinkVersion":"1.17","flinkProperties":{"a/b~c":"d"},"hadoopConfig":{"configMapName":"h"},"jobManager":{"deploymentType":"Deployment","terminationGracePeriodSeconds":10,"ingress":{"hostFormat":"x"},"livenessProbe":{"httpGet":{"port":8081}}},"taskManager":{"readinessProbe":{"periodSeconds":3}},"job":{"jarFile":"j","cleanupPolicy":{"afterJobFails":"DeleteCluster"}}}}`),
 	)
+}
+
+// TestComparePaths checks the order of a patch's operations: by path, list indices as
+// numbers, and the removals of trailing list elements from the last one down.
+func TestComparePaths(t *testing.T) {
+	ops := []jsonpatch.JsonPatchOperation{
+		{Operation: "add", Path: "/spec/taskManager/replicas"},
+		{Operation: "remove", Path: "/spec/envVars/2"},
+		{Operation: "add", Path: "/spec/envVars/10/name"},
+		{Operation: "remove", Path: "/spec/envVars/3"},
+		{Operation: "add", Path: "/spec/envVars/9/name"},
+		{Operation: "add", Path: "/spec/jobManager/ports/ui"},
+		{Operation: "add", Path: "/spec/jobManager"},
+	}
+	slices.SortStableFunc(ops, comparePaths)
+	var got []string
+	for _, op := range ops {
+		got = append(got, op.Operation+" "+op.Path)
+	}
+	assert.Equal(t, []string{
+		"remove /spec/envVars/3",
+		"remove /spec/envVars/2",
+		"add /spec/envVars/9/name",
+		"add /spec/envVars/10/name",
+		"add /spec/jobManager",
+		"add /spec/jobManager/ports/ui",
+		"add /spec/taskManager/replicas",
+	}, got)
 }

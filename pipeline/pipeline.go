@@ -9,7 +9,6 @@
 package pipeline
 
 import (
-	"gomodules.xyz/jsonpatch/v2"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 
@@ -21,8 +20,8 @@ import (
 type Steps uint8
 
 const (
-	// Default applies policy.Default to a (shallow) copy of the object and builds the JSON patch from
-	// the object as sent to the defaulted one: what the mutating webhook does.
+	// Default applies policy.Default to a deep copy of the object: what the mutating
+	// webhook does (DefaultingPatch then turns the object as sent into the copy).
 	Default Steps = 1 << iota
 	// Validate judges the object (the defaulted copy when Default runs too) with the
 	// policy: what the validating webhook does.
@@ -39,12 +38,8 @@ type Pipeline struct {
 // Verdict is the answer on one FlinkCluster.
 type Verdict struct {
 	// Object is the object judged: the defaulted copy when Default ran, otherwise the
-	// object given to Admit. The defaulted copy shares the members defaulting did not
-	// change with the object given: treat it as read-only, or deep-copy it first.
+	// object given to Admit.
 	Object *v1beta1.FlinkCluster
-	// Patch turns the object as sent into Object (Default only; empty when nothing is
-	// defaulted).
-	Patch []jsonpatch.JsonPatchOperation
 	// Errors are the reasons of a denial (Validate only); each names its rule in Origin.
 	Errors field.ErrorList
 	// Rules names the rule of each error: Rules[i] is the rule of Errors[i], one of the
@@ -68,13 +63,8 @@ func (p Pipeline) Admit(old, obj *v1beta1.FlinkCluster, steps Steps) Verdict {
 		return v
 	}
 	if steps&Default != 0 {
-		// A shallow copy is enough: policy.Default copies on write, so obj stays as sent
-		// and the members defaulting leaves alone stay shared, which DefaultingPatch
-		// skips without looking inside.
-		defaulted := *obj
-		policy.Default(&defaulted)
-		v.Object = &defaulted
-		v.Patch = DefaultingPatch(obj, v.Object)
+		v.Object = obj.DeepCopy()
+		policy.Default(v.Object)
 	}
 	if steps&Validate != 0 {
 		val := policy.Validator{Clock: p.Clock}

@@ -3,6 +3,8 @@ package policy
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // Defaults that Default writes and that validation assumes for unset fields. They match the
@@ -13,10 +15,9 @@ const (
 	// MinPort is the lowest port a Flink port may use: ports up to 1024 are privileged.
 	MinPort int32 = 1025
 
-	// MemoryProcessRatioMinVersion is the first Flink version with the unified memory model:
-	// from it on memoryProcessRatio applies and the off-heap settings are rejected, before
-	// it the reverse. The flink-on-k8s-operator compares with "1.10" (its messages say 1.11).
-	MemoryProcessRatioMinVersion = "1.10"
+	// MemoryProcessRatioMinVersion is the first Flink version with the unified memory model
+	// (flinkcluster.MemoryProcessRatioMinVersion).
+	MemoryProcessRatioMinVersion = flinkcluster.MemoryProcessRatioMinVersion
 	// DefaultMemoryProcessRatio is the Flink process share of container memory, in percent.
 	DefaultMemoryProcessRatio int32 = 80
 	// DefaultMemoryOffHeapRatio is the off-heap share of container memory, in percent.
@@ -50,12 +51,12 @@ const (
 
 // Flink configuration keys the policy reads or defaults.
 const (
-	// PropertyHAType selects Flink high availability (none, kubernetes, zookeeper or a class).
-	PropertyHAType = "high-availability.type"
-	// PropertyHALegacy is the pre-1.17 name of PropertyHAType; it is read when the new key is unset.
-	PropertyHALegacy = "high-availability"
-	// PropertyHAStorageDir is where Flink HA keeps its metadata.
-	PropertyHAStorageDir = "high-availability.storageDir"
+	// PropertyHAType selects Flink high availability (flinkcluster.PropertyHAType).
+	PropertyHAType = flinkcluster.PropertyHAType
+	// PropertyHALegacy is the pre-1.17 name of PropertyHAType (flinkcluster.PropertyHALegacy).
+	PropertyHALegacy = flinkcluster.PropertyHALegacy
+	// PropertyHAStorageDir is where Flink HA keeps its metadata (flinkcluster.PropertyHAStorageDir).
+	PropertyHAStorageDir = flinkcluster.PropertyHAStorageDir
 	// PropertyShutdownOnApplicationFinish makes the JobManager exit when the application ends.
 	PropertyShutdownOnApplicationFinish = "execution.shutdown-on-application-finish"
 	// PropertySubmitFailedJobOnApplicationError keeps a failed application visible as a
@@ -67,8 +68,8 @@ const (
 	DefaultShutdownOnApplicationFinish = "false"
 	// DefaultSubmitFailedJobOnApplicationError is defaulted for a Deployment JobManager.
 	DefaultSubmitFailedJobOnApplicationError = "true"
-	// HATypeNone is the effective HA type when none is configured.
-	HATypeNone = "none"
+	// HATypeNone is the effective HA type when none is configured (flinkcluster.HATypeNone).
+	HATypeNone = flinkcluster.HATypeNone
 )
 
 // DefaultResources returns the container resources used when a component sets none:

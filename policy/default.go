@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"maps"
-
 	"github.com/hashicorp/go-version"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -10,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // Default fills the unset fields of fc with their defaults, as the mutating webhook does.
@@ -20,11 +19,8 @@ import (
 // an invalid one: the defaults are exactly the values validation assumes for unset fields.
 // A nil fc is left alone.
 //
-// Default never writes into what fc's pointers, maps and slices refer to: it replaces each
-// member it changes by a changed copy (copy on write). So a shallow copy of an object can be
-// defaulted while the object stays as it was, and the members defaulting does not touch
-// stay shared between the two, which is what makes the mutating webhook cheap: no deep
-// copy, and a diff that skips every shared member (pipeline.Admit; FuzzDefault checks it).
+// Default writes into fc, like any defaulter: the mutating webhook defaults a deep copy of
+// the object as sent and builds its patch from the two.
 func Default(fc *v1beta1.FlinkCluster) {
 	if fc == nil {
 		return
@@ -49,19 +45,19 @@ func defaultSpec(s *v1beta1.FlinkClusterSpec) {
 	// With a flinkVersion that does not parse, the memory settings are left alone:
 	// validation rejects the version, and defaults written now for the wrong memory model
 	// would be rejected once the user fixes it.
-	ver, err := parseFlinkVersion(s.FlinkVersion)
+	ver, err := flinkcluster.ParseVersion(s.FlinkVersion)
 	if err != nil {
 		ver = nil
 	}
 
 	// The probes are always rebuilt, so the JobManager and TaskManager always change.
-	defaultJobManager(writable(&s.JobManager), ver)
-	defaultTaskManager(writable(&s.TaskManager), ver)
+	defaultJobManager(ensure(&s.JobManager), ver)
+	defaultTaskManager(ensure(&s.TaskManager), ver)
 	if s.Job != nil {
-		defaultJob(writable(&s.Job))
+		defaultJob(ensure(&s.Job))
 	}
 	if s.HadoopConfig != nil && s.HadoopConfig.MountPath == "" {
-		writable(&s.HadoopConfig).MountPath = v1beta1.DefaultHadoopConfigMountPath
+		ensure(&s.HadoopConfig).MountPath = v1beta1.DefaultHadoopConfigMountPath
 	}
 	if s.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment {
 		defaultDeployment(s)
@@ -76,7 +72,7 @@ func defaultJobManager(jm *v1beta1.JobManagerSpec, ver *version.Version) {
 		jm.AccessScope = v1beta1.AccessScopeCluster
 	}
 	if jm.Ingress != nil && jm.Ingress.UseTLS == nil {
-		writable(&jm.Ingress).UseTLS = ptr.To(false)
+		ensure(&jm.Ingress).UseTLS = ptr.To(false)
 	}
 	defaultPort(&jm.Ports.RPC, v1beta1.DefaultJobManagerRPCPort)
 	defaultPort(&jm.Ports.Blob, v1beta1.DefaultJobManagerBlobPort)
@@ -120,7 +116,7 @@ func defaultJob(j *v1beta1.JobSpec) {
 	}
 	// Each action separately, as the CRD's per-field defaults do.
 	if cp := j.CleanupPolicy; cp == nil || cp.AfterJobSucceeds == "" || cp.AfterJobFails == "" || cp.AfterJobCancelled == "" {
-		cp = writable(&j.CleanupPolicy)
+		cp = ensure(&j.CleanupPolicy)
 		if cp.AfterJobSucceeds == "" {
 			cp.AfterJobSucceeds = v1beta1.CleanupActionDeleteCluster
 		}
@@ -151,15 +147,15 @@ func defaultDeployment(s *v1beta1.FlinkClusterSpec) {
 	_, shutdownSet := s.FlinkProperties[PropertyShutdownOnApplicationFinish]
 	_, submitSet := s.FlinkProperties[PropertySubmitFailedJobOnApplicationError]
 	if !shutdownSet || !submitSet {
-		props := make(map[string]string, len(s.FlinkProperties)+2)
-		maps.Copy(props, s.FlinkProperties)
+		if s.FlinkProperties == nil {
+			s.FlinkProperties = make(map[string]string, 2)
+		}
 		if !shutdownSet {
-			props[PropertyShutdownOnApplicationFinish] = DefaultShutdownOnApplicationFinish
+			s.FlinkProperties[PropertyShutdownOnApplicationFinish] = DefaultShutdownOnApplicationFinish
 		}
 		if !submitSet {
-			props[PropertySubmitFailedJobOnApplicationError] = DefaultSubmitFailedJobOnApplicationError
+			s.FlinkProperties[PropertySubmitFailedJobOnApplicationError] = DefaultSubmitFailedJobOnApplicationError
 		}
-		s.FlinkProperties = props
 	}
 
 	jm := s.JobManager
@@ -176,15 +172,13 @@ func defaultDeployment(s *v1beta1.FlinkClusterSpec) {
 	}
 }
 
-// writable replaces *p by a copy of what it points to (a new zero value when nil) and
-// returns the copy, which Default may then change: Default's copy on write.
-func writable[T any](p **T) *T {
-	c := new(T)
-	if *p != nil {
-		*c = **p
+// ensure sets *p to a new zero value when it is nil and returns it, so that Default can
+// set fields of a member the user left out.
+func ensure[T any](p **T) *T {
+	if *p == nil {
+		*p = new(T)
 	}
-	*p = c
-	return c
+	return *p
 }
 
 func defaultPort(p **int32, v int32) {
@@ -198,7 +192,7 @@ func defaultPort(p **int32, v int32) {
 func defaultMemory(ver *version.Version, processRatio, offHeapRatio **int32, offHeapMin *resource.Quantity) {
 	switch {
 	case ver == nil:
-	case usesProcessRatio(ver):
+	case flinkcluster.UsesProcessRatio(ver):
 		if *processRatio == nil {
 			*processRatio = ptr.To(DefaultMemoryProcessRatio)
 		}
@@ -264,8 +258,6 @@ func mergeProbe(def corev1.Probe, user *corev1.Probe) *corev1.Probe {
 	}
 	h := user.ProbeHandler
 	if h.Exec != nil || h.HTTPGet != nil || h.TCPSocket != nil || h.GRPC != nil {
-		// Shared with the user's probe: nothing changes a handler afterwards (Default
-		// copies on write).
 		def.ProbeHandler = h
 	}
 	if user.InitialDelaySeconds != 0 {

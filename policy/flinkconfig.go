@@ -1,99 +1,10 @@
 package policy
 
-import (
-	"fmt"
-	"sync/atomic"
-
-	"github.com/hashicorp/go-version"
-)
-
-// HAType returns the effective Flink high-availability type of a flinkProperties map:
-// high-availability.type when set and non-empty, else the legacy high-availability key when
-// set and non-empty, else "none". It is the expression the CRD's CEL rules use.
-func HAType(props map[string]string) string {
-	if v := props[PropertyHAType]; v != "" {
-		return v
-	}
-	if v := props[PropertyHALegacy]; v != "" {
-		return v
-	}
-	return HATypeNone
-}
-
-// HAEnabled reports whether flinkProperties turn on Flink high availability: the effective
-// HA type is not "none", compared ignoring ASCII case as CEL's lowerAscii does.
-func HAEnabled(props map[string]string) bool {
-	return lowerASCII(HAType(props)) != HATypeNone
-}
+import "github.com/flink-admission/flink-admission/flinkcluster"
 
 // shutdownOnFinish reports whether flinkProperties set
 // execution.shutdown-on-application-finish to true (ignoring ASCII case, as the CEL rule).
 func shutdownOnFinish(props map[string]string) bool {
 	v, ok := props[PropertyShutdownOnApplicationFinish]
-	return ok && lowerASCII(v) == "true"
-}
-
-// lowerASCII lowers ASCII letters only, like CEL's lowerAscii: strings.ToLower would also
-// fold non-ASCII letters and could disagree with the CRD's rules.
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
-}
-
-// processRatioMinVersion is MemoryProcessRatioMinVersion, parsed once.
-var processRatioMinVersion = version.Must(version.NewVersion(MemoryProcessRatioMinVersion))
-
-// parseFlinkVersion parses spec.flinkVersion with the same parser as the
-// flink-on-k8s-operator, so that both accept the same strings ("1.14", "1.10.1", "2.2.1").
-//
-// The last string parsed is remembered: the parser runs a regular expression, a fair part
-// of defaulting a typical object, and the reviews of one cluster mostly carry one version.
-// One entry stays bounded whatever the input. The result is shared: read it, never change it.
-func parseFlinkVersion(s string) (*version.Version, error) {
-	if s == "" {
-		return nil, fmt.Errorf("flinkVersion is empty")
-	}
-	if last := lastFlinkVersion.Load(); last != nil && last.s == s {
-		return last.v, last.err
-	}
-	v, err := version.NewVersion(s)
-	lastFlinkVersion.Store(&parsedVersion{s: s, v: v, err: err})
-	return v, err
-}
-
-// parsedVersion is one result of parseFlinkVersion.
-type parsedVersion struct {
-	s   string
-	v   *version.Version
-	err error
-}
-
-// lastFlinkVersion is the last result of parseFlinkVersion.
-var lastFlinkVersion atomic.Pointer[parsedVersion]
-
-// allowNonRestoredStateMinVersion is the first Flink whose standalone application
-// entrypoint keeps execution.savepoint.ignore-unclaimed-state from the configuration.
-var allowNonRestoredStateMinVersion = version.Must(version.NewVersion("2.3"))
-
-// ignoresAllowNonRestoredState reports whether Flink s drops the configuration's
-// execution.savepoint.ignore-unclaimed-state (FLINK-36973). An unparsable version is
-// refused by its own rule, so it gets no warning here.
-func ignoresAllowNonRestoredState(s string) bool {
-	v, err := parseFlinkVersion(s)
-	return err == nil && v.LessThan(allowNonRestoredStateMinVersion)
-}
-
-// usesProcessRatio reports whether Flink v uses the unified memory model (memoryProcessRatio).
-func usesProcessRatio(v *version.Version) bool {
-	return !v.LessThan(processRatioMinVersion)
+	return ok && flinkcluster.LowerASCII(v) == "true"
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/lifecycle"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // The job-state predicates the user-control and job-update rules are written in. They are
@@ -13,20 +13,20 @@ import (
 // that ships.
 
 // jobStopped reports whether the job has ended, whichever way.
-func jobStopped(j *v1beta1.JobStatus) bool { return lifecycle.Stopped(j) }
+func jobStopped(j *v1beta1.JobStatus) bool { return flinkcluster.Stopped(j) }
 
 // jobTerminated reports whether the job of the cluster spec has ended and the controller will
 // not restart it. The restart is the controller's own decision for the cluster's JobManager
 // deployment type: with a JobManager Deployment a failed job is never restored from a
 // savepoint, whatever spec.job.restartPolicy says.
 func jobTerminated(j *v1beta1.JobStatus, spec *v1beta1.FlinkClusterSpec) bool {
-	return jobStopped(j) && !lifecycle.ShouldRestart(spec.GetDeploymentType(), j, spec.Job)
+	return jobStopped(j) && !flinkcluster.ShouldRestart(spec.GetDeploymentType(), j, spec.Job)
 }
 
 // jobUpdateReady reports whether the job can be updated now without taking a savepoint
 // first.
 func jobUpdateReady(j *v1beta1.JobStatus, spec *v1beta1.JobSpec, now time.Time) bool {
-	return lifecycle.UpdateReady(j, spec, now)
+	return flinkcluster.UpdateReady(j, spec, now)
 }
 
 // isBlank reports whether s is nil or only white space.

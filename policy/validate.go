@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // Validator validates FlinkClusters. Its zero value is ready to use.
@@ -150,7 +151,7 @@ func objectWarnings(fc *v1beta1.FlinkCluster) []string {
 	if s.BatchSchedulerName != nil {
 		warnings = append(warnings, WarningBatchSchedulerName)
 	}
-	if s.Job != nil && ptr.Deref(s.Job.AllowNonRestoredState, false) && ignoresAllowNonRestoredState(s.FlinkVersion) {
+	if s.Job != nil && ptr.Deref(s.Job.AllowNonRestoredState, false) && flinkcluster.IgnoresAllowNonRestoredState(s.FlinkVersion) {
 		warnings = append(warnings, fmt.Sprintf(WarningAllowNonRestoredStateIgnoredFormat, s.FlinkVersion))
 	}
 	return warnings

@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 var (
@@ -46,11 +47,11 @@ func validateDeployment(fc, old *v1beta1.FlinkCluster) (field.ErrorList, []strin
 			WithOrigin(RuleDeploymentRequiresApplicationMode),
 			func(o *v1beta1.FlinkClusterSpec) bool { return !o.IsApplicationMode() })
 	}
-	if !HAEnabled(s.FlinkProperties) {
+	if !flinkcluster.HAEnabled(s.FlinkProperties) {
 		report(field.Required(pathHAType,
 			"deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.type (kubernetes, zookeeper or a factory class)").
 			WithOrigin(RuleDeploymentRequiresHA),
-			func(o *v1beta1.FlinkClusterSpec) bool { return !HAEnabled(o.FlinkProperties) })
+			func(o *v1beta1.FlinkClusterSpec) bool { return !flinkcluster.HAEnabled(o.FlinkProperties) })
 	}
 	if s.FlinkProperties[PropertyHAStorageDir] == "" {
 		report(field.Required(pathHAStorageDir,

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // MaxNameLength is the longest cluster name: the name prefixes the names of the cluster's
@@ -61,7 +62,7 @@ func validateMeta(m *metav1.ObjectMeta) field.ErrorList {
 
 func validateSpec(s *v1beta1.FlinkClusterSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	ver, err := parseFlinkVersion(s.FlinkVersion)
+	ver, err := flinkcluster.ParseVersion(s.FlinkVersion)
 	switch {
 	case s.FlinkVersion == "":
 		errs = append(errs, field.Required(p.Child("flinkVersion"), "the Flink version of the image is required, e.g. \"1.20\"").
@@ -344,7 +345,7 @@ func validateMemory(ver *version.Version, processRatio, offHeapRatio *int32, off
 		return nil
 	}
 	var errs field.ErrorList
-	if usesProcessRatio(ver) {
+	if flinkcluster.UsesProcessRatio(ver) {
 		if offHeapRatio != nil {
 			errs = append(errs, field.Forbidden(p.Child("memoryOffHeapRatio"),
 				"only for Flink before "+MemoryProcessRatioMinVersion+"; use memoryProcessRatio").WithOrigin(RuleMemory))

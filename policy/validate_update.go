@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 var (
@@ -44,7 +45,7 @@ func validateTransitions(old, fc *v1beta1.FlinkCluster) field.ErrorList {
 		errs = append(errs, field.Forbidden(pathCancelRequest, "cancelRequested cannot go from true to false").
 			WithOrigin(RuleCancelIrreversible))
 	}
-	if HAEnabled(o.FlinkProperties) != HAEnabled(n.FlinkProperties) {
+	if flinkcluster.HAEnabled(o.FlinkProperties) != flinkcluster.HAEnabled(n.FlinkProperties) {
 		errs = append(errs, field.Forbidden(pathFlinkProps, "Flink high availability cannot be switched on or off on an existing cluster").
 			WithOrigin(RuleHAImmutable))
 	}

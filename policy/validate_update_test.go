@@ -415,7 +415,7 @@ func TestValidateUpdateCommands(t *testing.T) {
 		},
 		{
 			// Hole 8 of issue 8: with a JobManager Deployment the controller never restores a
-			// failed job from a savepoint (lifecycle.ShouldRestart), so the job has terminated.
+			// failed job from a savepoint (flinkcluster.ShouldRestart), so the job has terminated.
 			name: "deny: job-cancel on a failed job with restartPolicy FromSavepointOnFailure and a recent savepoint, deploymentType Deployment",
 			old: deploymentFC().RestartPolicy(v1beta1.JobRestartPolicyFromSavepointOnFailure).MaxStateAge(600).
 				JobStatus(v1beta1.JobStateFailed).JobSavepoint("s3://sp/1", now.Add(-5*time.Minute)).JobCompletionTime(now.Add(-time.Minute)).Obj(),

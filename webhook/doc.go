@@ -1,9 +1,13 @@
 // Package webhook is the admission transport for FlinkCluster: a mutating and a validating
 // webhook for CREATE and UPDATE, served by controller-runtime's webhook server.
 //
-// The handlers only decode, call pipeline.Admit (the policy's defaulting or validation),
-// and encode. Each review body is read once, with its objects decoded straight into the Go
-// type by a decoder that keeps the API server's JSON semantics (package clusterjson). The
+// The transport is controller-runtime's admission package: each webhook is an
+// admission.Handler run by an admission.Webhook, behind a thin http.Handler of its own
+// that keeps what controller-runtime lacks (the 4xx answers, the fail-closed checks, the
+// metrics). The review and its objects are decoded with sigs.k8s.io/json, the API
+// server's own decoder, the objects strictly; the handlers call pipeline.Admit (the
+// policy's defaulting or validation), and the mutating one answers with the JSON patch
+// from the object as sent to its defaulted deep copy (pipeline.DefaultingPatch). The
 // CRD's CEL rules are not evaluated here: the API server runs them before it calls any
 // validating webhook, and the policy mirrors each of them (the parity table proves it).
 //

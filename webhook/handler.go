@@ -10,11 +10,13 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	admissionv1beta1 "k8s.io/api/admission/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	sigsjson "sigs.k8s.io/json"
 
-	"github.com/flink-admission/flink-admission/pipeline"
+	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
 // maxRequestBytes is the admission request limit controller-runtime's admission.Webhook
@@ -24,24 +26,45 @@ const maxRequestBytes = 7 << 20
 // contentTypeJSON is the only content type the API server sends admission reviews with.
 const contentTypeJSON = "application/json"
 
-// handler serves one webhook: it decodes the review in one pass (objects straight into the
-// Go type), calls pipeline.Admit and encodes the answer. It keeps no state between
-// requests, so a dry-run request is judged exactly like a real one and leaves nothing
-// behind.
+// reviewKind is the kind of an admission review body.
+const reviewKind = "AdmissionReview"
+
+var (
+	// flinkClusterKind is the only kind the webhooks admit.
+	flinkClusterKind = v1beta1.GroupVersion.WithKind(v1beta1.Kind)
+	// flinkClusterResource is the only resource the webhooks admit.
+	flinkClusterResource = v1beta1.GroupVersion.WithResource(v1beta1.Resource)
+	// flinkClusterGroupKind names the object in a denial's status.
+	flinkClusterGroupKind = schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: v1beta1.Kind}
+)
+
+// server is one webhook's http.Handler: the thin wrapper around controller-runtime's
+// admission.Webhook that keeps what controller-runtime's own ServeHTTP lacks. It answers a
+// request that is no admission review at all with a 4xx status (controller-runtime answers
+// it with 200 and a denial inside), so that a misconfigured caller sees at once that it
+// was not understood; it refuses, before any policy runs, every review that is not a
+// CREATE or UPDATE of a FlinkCluster (fail closed); and it records the metrics. The review
+// is decoded with sigs.k8s.io/json, the API server's own decoder (case-sensitive names);
+// the objects are decoded by the admission.Handler, strictly.
 //
-// It is an http.Handler of its own rather than controller-runtime's admission.Webhook:
-// that one decodes the review into raw objects with the API machinery's decoder, which
-// alone costs more than the whole in-process budget of a review, and answers a request it
-// cannot read with HTTP 200 (a denial inside). Here a request that is no admission review
-// at all gets a 4xx status, so that a misconfigured caller sees at once that it was not
-// understood; a review that cannot be judged gets 200 and a denial with code 400.
-type handler struct {
+// It keeps no state between requests, so a dry-run request is judged exactly like a real
+// one and leaves nothing behind.
+type server struct {
+	// hook runs the admission.Handler: panics become 500 answers, and the response is
+	// completed (uid, status code, the patch encoded).
+	hook *admission.Webhook
+	// needOld is set for the validating webhook, which judges an UPDATE against the old
+	// object; the mutating one only checks that it is there.
+	needOld bool
+	r       *refuser
+}
+
+// refuser answers and records the reviews a webhook refuses to judge.
+type refuser struct {
 	// name is the webhook's metrics label.
-	name     string
-	steps    pipeline.Steps
-	pipeline pipeline.Pipeline
-	metrics  *webhookMetrics
-	log      logr.Logger
+	name    string
+	metrics *webhookMetrics
+	log     logr.Logger
 }
 
 // outcome is what one request's answer records in the metrics.
@@ -50,180 +73,128 @@ type outcome struct {
 	allowed   bool
 }
 
+// newServer wraps h for one webhook.
+func newServer(h admission.Handler, needOld bool, r *refuser) *server {
+	return &server{
+		hook: &admission.Webhook{
+			Handler: h,
+			// The default adds the request's fields to the logger of every request;
+			// refusals and denials log them themselves.
+			LogConstructor: func(base logr.Logger, _ *admission.Request) logr.Logger { return base },
+		},
+		needOld: needOld,
+		r:       r,
+	}
+}
+
 // ServeHTTP implements http.Handler.
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	out := outcome{operation: operationNone}
 	defer func() {
-		h.metrics.duration.Observe(time.Since(start).Seconds())
-		h.metrics.request(out.operation, out.allowed)
+		s.r.metrics.duration.Observe(time.Since(start).Seconds())
+		s.r.metrics.request(out.operation, out.allowed)
 	}()
 
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		h.fail(w, http.StatusMethodNotAllowed, fmt.Sprintf(msgMethodFmt, r.Method))
+		s.fail(w, http.StatusMethodNotAllowed, fmt.Sprintf(msgMethodFmt, r.Method))
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != contentTypeJSON {
-		h.fail(w, http.StatusUnsupportedMediaType, fmt.Sprintf(msgContentTypeFmt, ct))
+		s.fail(w, http.StatusUnsupportedMediaType, fmt.Sprintf(msgContentTypeFmt, ct))
 		return
 	}
 	if r.ContentLength > maxRequestBytes {
-		h.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, maxRequestBytes))
+		s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, maxRequestBytes))
 		return
 	}
-	body, err := readBody(w, r)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			h.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, maxRequestBytes))
+			s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, maxRequestBytes))
 			return
 		}
-		h.fail(w, http.StatusBadRequest, fmt.Sprintf(msgUnreadableFmt, err))
+		s.fail(w, http.StatusBadRequest, fmt.Sprintf(msgUnreadableFmt, err))
 		return
 	}
 	if len(body) == 0 {
-		h.fail(w, http.StatusBadRequest, msgEmptyBody)
+		s.fail(w, http.StatusBadRequest, msgEmptyBody)
 		return
 	}
-	gvk, rv, objErr, err := decodeReview(body, h.steps&pipeline.Validate == 0)
+	req := admission.Request{}
+	gvk, err := decodeReview(body, &req)
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, fmt.Sprintf(msgNotAReviewFmt, err))
+		s.fail(w, http.StatusBadRequest, fmt.Sprintf(msgNotAReviewFmt, err))
 		return
 	}
-	req := rv.Request
-	if req == nil || req.UID == "" && req.Operation == "" && req.Kind == (metav1.GroupVersionKind{}) &&
-		req.Resource == (metav1.GroupVersionResource{}) && !req.Object.present {
-		h.fail(w, http.StatusBadRequest, msgNoRequest)
+	if gvk == (schema.GroupVersionKind{}) {
+		s.fail(w, http.StatusBadRequest, msgNoRequest)
 		return
 	}
 	out.operation = operationLabel(req.Operation)
 
-	resp := h.admit(req, objErr)
+	var resp admission.Response
+	if rule, msg := checkReview(&req.AdmissionRequest, s.needOld); rule != "" {
+		resp = s.r.refuse(&req, rule, msg)
+		resp.UID = req.UID
+	} else {
+		resp = s.hook.Handle(r.Context(), req)
+	}
 	out.allowed = resp.Allowed
-	resp.UID = req.UID
-	h.write(w, http.StatusOK, gvk, resp)
+	s.write(w, http.StatusOK, gvk, &resp.AdmissionResponse)
 }
 
-// readBody reads the request body, at most maxRequestBytes, into a buffer of the announced
-// length (the API server announces it), so that reading it does not grow the buffer
-// several times. The body is the request's alone: the decoded review shares its memory.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, maxRequestBytes)
-	if r.ContentLength <= 0 {
-		return io.ReadAll(body)
+// decodeReview decodes an AdmissionReview body into req with sigs.k8s.io/json, as the API
+// server reads JSON: case-sensitive names, the last of duplicate names wins, members the
+// review does not define are ignored. It returns the review's kind (the answer must be of
+// the same version), or an empty kind when the review has no request. Any error means
+// that the body is not an AdmissionReview.
+func decodeReview(body []byte, req *admission.Request) (schema.GroupVersionKind, error) {
+	// v1 and v1beta1 have the same shape; decoding straight into req saves a copy.
+	rv := admissionv1.AdmissionReview{Request: &req.AdmissionRequest}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &rv); err != nil {
+		return schema.GroupVersionKind{}, err
 	}
-	// One byte more than announced, so that the end is seen without growing the buffer.
-	buf := make([]byte, 0, r.ContentLength+1)
-	for {
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		switch {
-		case err == io.EOF:
-			return buf, nil
-		case err != nil:
-			return buf, err
-		case len(buf) == cap(buf):
-			// A body longer than announced.
-			buf = append(buf, 0)[:len(buf)]
-		}
-	}
-}
-
-// admit answers a decoded review.
-func (h *handler) admit(req *reviewRequest, objErr *errObject) *admissionv1.AdmissionResponse {
-	if rule, msg := checkReview(req, objErr, h.steps&pipeline.Validate != 0); rule != "" {
-		return h.refuse(req, rule, msg)
-	}
-	var old = req.OldObject.fc
-	if req.Operation != admissionv1.Update {
-		old = nil
-	}
-	v := h.pipeline.Admit(old, req.Object.fc, h.steps)
-	resp := &admissionv1.AdmissionResponse{Allowed: v.Allowed(), Warnings: v.Warnings}
-	if len(v.Warnings) > 0 {
-		h.metrics.warnings.Add(float64(len(v.Warnings)))
-	}
-	if !resp.Allowed {
-		for _, r := range v.Rules {
-			h.metrics.denial(r)
-		}
-		name := req.Object.fc.Name
-		if name == "" {
-			name = req.Name
-		}
-		// A denial is the user's business (kubectl shows it); log it for debugging only.
-		if l := h.log.V(1); l.Enabled() {
-			l.Info("denied a FlinkCluster", "webhook", h.name, "rules", v.Rules, "uid", req.UID,
-				"operation", req.Operation, "namespace", req.Namespace, "name", name, "dryRun", req.DryRun != nil && *req.DryRun)
-		}
-		// A 422 Invalid status with one cause per field error: kubectl prints every field
-		// path ("The FlinkCluster "x" is invalid: spec.job.mode: ...").
-		status := apierrors.NewInvalid(flinkClusterGroupKind, name, v.Errors).ErrStatus
-		resp.Result = &status
-		return resp
-	}
-	if len(v.Patch) > 0 {
-		patch, err := encodePatch(v.Patch)
-		if err != nil {
-			// The operations hold values of the Go types, which always encode; fail closed
-			// all the same.
-			return h.refuse(req, ruleUndecodableObject, fmt.Sprintf(msgObjectUndecodableFmt, err))
-		}
-		pt := admissionv1.PatchTypeJSONPatch
-		resp.Patch, resp.PatchType = patch, &pt
-	}
-	return resp
-}
-
-// refuse answers a review that cannot be judged: not allowed, code 400. It logs at the
-// default level: the API server sends no such review, so one means a misconfigured
-// webhook configuration or a caller that is not the API server.
-func (h *handler) refuse(req *reviewRequest, rule, msg string) *admissionv1.AdmissionResponse {
-	h.metrics.denial(rule)
-	h.log.Info("refused an admission review", "webhook", h.name, "rule", rule, "reason", msg,
-		"uid", req.UID, "operation", req.Operation, "resource", req.Resource, "subResource", req.SubResource,
-		"namespace", req.Namespace, "name", req.Name)
-	return &admissionv1.AdmissionResponse{
-		Allowed: false,
-		Result: &metav1.Status{
-			Status:  metav1.StatusFailure,
-			Code:    http.StatusBadRequest,
-			Reason:  metav1.StatusReasonBadRequest,
-			Message: msg,
-		},
-	}
-}
-
-// fail answers a request that is no admission review: the HTTP status code, and an
-// AdmissionReview that is not allowed, so that a caller reading only the body is not
-// mistaken either.
-func (h *handler) fail(w http.ResponseWriter, code int, msg string) {
-	h.metrics.denial(ruleMalformedRequest)
-	h.write(w, code, admissionv1.SchemeGroupVersion.WithKind(reviewKind), &admissionv1.AdmissionResponse{
-		Allowed: false,
-		Result:  &metav1.Status{Status: metav1.StatusFailure, Code: int32(code), Message: msg},
-	})
-}
-
-// write encodes the answer as an AdmissionReview of the request's version.
-func (h *handler) write(w http.ResponseWriter, code int, gvk schema.GroupVersionKind, resp *admissionv1.AdmissionResponse) {
-	out := admissionv1.AdmissionReview{Response: resp}
-	out.APIVersion, out.Kind = gvk.GroupVersion().String(), gvk.Kind
-	b, err := json.Marshal(&out)
+	gvk, err := reviewGVK(rv.TypeMeta)
 	if err != nil {
-		// An AdmissionResponse always encodes; should it not, the answer must still deny.
-		code, b = http.StatusInternalServerError, []byte(`{"response":{"allowed":false}}`)
+		return schema.GroupVersionKind{}, err
 	}
-	w.Header().Set("Content-Type", contentTypeJSON)
-	w.WriteHeader(code)
-	// The status line is out; an error here means the connection is gone.
-	_, _ = w.Write(b)
+	if r := rv.Request; r == nil || r.UID == "" && r.Operation == "" && r.Kind == (metav1.GroupVersionKind{}) &&
+		r.Resource == (metav1.GroupVersionResource{}) && r.Object.Raw == nil {
+		// "request": null, {} or no request member at all.
+		return schema.GroupVersionKind{}, nil
+	}
+	return gvk, nil
+}
+
+// reviewGVK returns the kind of the review, refusing anything but an AdmissionReview of
+// admission.k8s.io/v1 or v1beta1. A missing apiVersion or kind is taken from v1, as
+// controller-runtime's decoder does.
+func reviewGVK(tm metav1.TypeMeta) (schema.GroupVersionKind, error) {
+	gv := admissionv1.SchemeGroupVersion
+	if tm.APIVersion != "" {
+		parsed, err := schema.ParseGroupVersion(tm.APIVersion)
+		if err != nil {
+			return schema.GroupVersionKind{}, err
+		}
+		gv = parsed
+	}
+	kind := tm.Kind
+	if kind == "" {
+		kind = reviewKind
+	}
+	if kind != reviewKind || (gv != admissionv1.SchemeGroupVersion && gv != admissionv1beta1.SchemeGroupVersion) {
+		return schema.GroupVersionKind{}, fmt.Errorf("the body is a %s %s, not an AdmissionReview of %s or %s",
+			gv, kind, admissionv1.SchemeGroupVersion, admissionv1beta1.SchemeGroupVersion)
+	}
+	return gv.WithKind(kind), nil
 }
 
 // checkReview returns the rule and message of a review that these webhooks cannot judge,
-// or "". It runs before anything else, so that no policy ever sees a review for
-// something else. objErr is the decoding error of an object, if any.
-func checkReview(req *reviewRequest, objErr *errObject, needOld bool) (string, string) {
+// or "". It runs before the admission.Handler, so that no policy ever sees a review for
+// something else; the handler refuses the objects that do not decode.
+func checkReview(req *admissionv1.AdmissionRequest, needOld bool) (string, string) {
 	switch {
 	case req.UID == "":
 		// The API server matches the answer to its request by uid; one without is not its.
@@ -240,21 +211,51 @@ func checkReview(req *reviewRequest, objErr *errObject, needOld bool) (string, s
 		return ruleWrongKind, fmt.Sprintf(msgWrongKindFmt, gvkString(req.Kind))
 	case req.Operation != admissionv1.Create && req.Operation != admissionv1.Update:
 		return ruleUnsupportedOp, fmt.Sprintf(msgUnsupportedOpFmt, req.Operation)
-	case objErr != nil && !objErr.old:
-		return ruleUndecodableObject, fmt.Sprintf(msgObjectUndecodableFmt, objErr.err)
-	case !req.Object.present:
+	case len(req.Object.Raw) == 0:
 		return ruleMissingObject, msgNoObject
-	case req.Operation == admissionv1.Update && objErr != nil:
-		return ruleUndecodableObject, fmt.Sprintf(msgOldUndecodableFmt, objErr.err)
-	case req.Operation == admissionv1.Update && !req.OldObject.present:
-		return ruleMissingOldObject, msgNoOldObject
-	case objErr != nil:
-		// A CREATE with an old object that does not decode: nothing the API server sends.
-		return ruleUndecodableObject, fmt.Sprintf(msgOldUndecodableFmt, objErr.err)
-	case needOld && req.Operation == admissionv1.Update && req.OldObject.fc == nil:
+	case req.Operation == admissionv1.Update && len(req.OldObject.Raw) == 0:
 		return ruleMissingOldObject, msgNoOldObject
 	}
 	return "", ""
+}
+
+// refuse answers a review that cannot be judged: not allowed, code 400. It logs at the
+// default level: the API server sends no such review, so one means a misconfigured
+// webhook configuration or a caller that is not the API server.
+func (r *refuser) refuse(req *admission.Request, rule, msg string) admission.Response {
+	r.metrics.denial(rule)
+	r.log.Info("refused an admission review", "webhook", r.name, "rule", rule, "reason", msg,
+		"uid", req.UID, "operation", req.Operation, "resource", req.Resource, "subResource", req.SubResource,
+		"namespace", req.Namespace, "name", req.Name)
+	resp := admission.Errored(http.StatusBadRequest, errors.New(msg))
+	resp.Result.Status, resp.Result.Reason = metav1.StatusFailure, metav1.StatusReasonBadRequest
+	return resp
+}
+
+// fail answers a request that is no admission review: the HTTP status code, and an
+// AdmissionReview that is not allowed, so that a caller reading only the body is not
+// mistaken either.
+func (s *server) fail(w http.ResponseWriter, code int, msg string) {
+	s.r.metrics.denial(ruleMalformedRequest)
+	s.write(w, code, admissionv1.SchemeGroupVersion.WithKind(reviewKind), &admissionv1.AdmissionResponse{
+		Allowed: false,
+		Result:  &metav1.Status{Status: metav1.StatusFailure, Code: int32(code), Message: msg},
+	})
+}
+
+// write encodes the answer as an AdmissionReview of the request's version.
+func (s *server) write(w http.ResponseWriter, code int, gvk schema.GroupVersionKind, resp *admissionv1.AdmissionResponse) {
+	out := admissionv1.AdmissionReview{Response: resp}
+	out.APIVersion, out.Kind = gvk.GroupVersion().String(), gvk.Kind
+	b, err := json.Marshal(&out)
+	if err != nil {
+		// An AdmissionResponse always encodes; should it not, the answer must still deny.
+		code, b = http.StatusInternalServerError, []byte(`{"response":{"allowed":false}}`)
+	}
+	w.Header().Set("Content-Type", contentTypeJSON)
+	w.WriteHeader(code)
+	// The status line is out; an error here means the connection is gone.
+	_, _ = w.Write(b)
 }
 
 // gvrString writes a resource for a message, "<empty>" parts included, so that a

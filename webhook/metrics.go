@@ -136,7 +136,6 @@ func (wm *webhookMetrics) denial(rule string) {
 // operationLabel maps an admission operation to a bounded label value.
 func operationLabel(op admissionv1.Operation) string {
 	switch op {
-	// The constants, not op: op shares the memory of a request body (see decodeReview).
 	case admissionv1.Create:
 		return string(admissionv1.Create)
 	case admissionv1.Update:

@@ -59,9 +59,11 @@ func NewHandlers(opts Options) (*Handlers, error) {
 		log = logf.Log.WithName("webhook")
 	}
 	p := pipeline.Pipeline{Clock: opts.Clock}
+	mr := &refuser{name: webhookMutate, metrics: m.forWebhook(webhookMutate), log: log}
+	vr := &refuser{name: webhookValidate, metrics: m.forWebhook(webhookValidate), log: log}
 	return &Handlers{
-		Mutate:   &handler{name: webhookMutate, steps: pipeline.Default, pipeline: p, metrics: m.forWebhook(webhookMutate), log: log},
-		Validate: &handler{name: webhookValidate, steps: pipeline.Validate, pipeline: p, metrics: m.forWebhook(webhookValidate), log: log},
+		Mutate:   newServer(&mutator{pipeline: p, r: mr}, false, mr),
+		Validate: newServer(&validator{pipeline: p, r: vr}, true, vr),
 	}, nil
 }
 

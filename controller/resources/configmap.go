@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/policy"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // Flink configuration keys the controller derives.
@@ -58,7 +58,7 @@ func HAClusterID(fc *v1beta1.FlinkCluster) string {
 // directory; "" without HA.
 func JobResultStorePath(fc *v1beta1.FlinkCluster, jobID string) string {
 	dir := strings.TrimSuffix(fc.Spec.FlinkProperties[KeyHAStorageDir], "/")
-	if dir == "" || jobID == "" || !policy.HAEnabled(fc.Spec.FlinkProperties) {
+	if dir == "" || jobID == "" || !flinkcluster.HAEnabled(fc.Spec.FlinkProperties) {
 		return ""
 	}
 	return dir + "/job-result-store/" + HAClusterID(fc) + "/" + jobID

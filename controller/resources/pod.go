@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/policy"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // podCommon holds what the JobManager and TaskManager pods share: image, configuration
@@ -97,7 +97,7 @@ func mergeLabels(user, own map[string]string) map[string]string {
 // which the controller rewrites without restarting the pod once the job ran.
 func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
 	args := []string{"standalone-job", "--job-id", d.JobID}
-	if policy.HAEnabled(fc.Spec.FlinkProperties) {
+	if flinkcluster.HAEnabled(fc.Spec.FlinkProperties) {
 		args = append(args, "--host", "$("+EnvPodIP+")")
 	}
 	j := fc.Spec.Job

@@ -19,8 +19,8 @@ import (
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
-	"github.com/flink-admission/flink-admission/controller/lifecycle"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // during settles until the clock has moved on by d, failing the test as soon as ok (checked
@@ -192,7 +192,7 @@ func TestHole5CrashLoopEndsAtTheLostTimeout(t *testing.T) {
 		if conditionIs(controller.ConditionLost, controller.ConditionReasonLostTimeout)(fc) {
 			return true
 		}
-		require.False(t, lifecycle.Terminal(fc.Status.Components.Job.State), "terminal before the Lost timeout\n%s", w.dump())
+		require.False(t, flinkcluster.Terminal(fc.Status.Components.Job.State), "terminal before the Lost timeout\n%s", w.dump())
 		return false
 	})
 	assert.GreaterOrEqual(t, w.clock.Now().Sub(lostAt), 10*time.Minute, "the Lost timeout is --lost-job-timeout")

@@ -13,7 +13,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
-	"github.com/flink-admission/flink-admission/controller/lifecycle"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // settle lets the model and the controller run n rounds, a few seconds apart.
@@ -342,7 +342,7 @@ func TestUpdateDuringCancelStopDoesNotTurnTheCancelIntoASuccess(t *testing.T) {
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = args }) // reverted
 	fc = w.until(t, "ended", 30, func(fc *v1beta1.FlinkCluster) bool {
 		w.finishTriggers(false)
-		return lifecycle.Terminal(fc.Status.Components.Job.State)
+		return flinkcluster.Terminal(fc.Status.Components.Job.State)
 	})
 	assert.Equal(t, v1beta1.JobStateCancelled, fc.Status.Components.Job.State)
 	assert.True(t, w.truthOf(id).stopped, "Flink ended the job by the cancel's stop-with-savepoint")

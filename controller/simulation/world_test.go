@@ -29,8 +29,8 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
-	"github.com/flink-admission/flink-admission/controller/lifecycle"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 const (
@@ -272,7 +272,7 @@ func (w *world) configuredSavepoint() string {
 // deploy ran.
 func (w *world) recordedRan(id string) bool {
 	fc := w.cluster()
-	return fc != nil && fc.Status.Components.Job != nil && fc.Status.Components.Job.ID == id && lifecycle.Ran(fc.Status.Components.Job)
+	return fc != nil && fc.Status.Components.Job != nil && fc.Status.Components.Job.ID == id && flinkcluster.Ran(fc.Status.Components.Job)
 }
 
 // reconcile runs the controller once and checks the invariants on what it did.
@@ -343,7 +343,7 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 	}
 	w.log("deploy job %s from %q (newest savepoint %q)", after.jobID, after.from, w.newestSavepoint())
 	_, accepted := fc.Annotations[controller.RestoreAnnotation]
-	accepted = accepted || fc.Spec.Job.RestartPolicy != nil || !lifecycle.TakesSavepointOnUpdate(fc.Spec.Job)
+	accepted = accepted || fc.Spec.Job.RestartPolicy != nil || !flinkcluster.TakesSavepointOnUpdate(fc.Spec.Job)
 	if w.lastDeploy != "" && !accepted {
 		// The newest state is the newest savepoint, or, when the previous deploy never ran,
 		// what that deploy restored (the user's choice, or the newest savepoint then).
@@ -395,7 +395,7 @@ func (w *world) checkRemoval(before, after *workload, fcBefore, fc *v1beta1.Flin
 		return
 	}
 	job := fc.Status.Components.Job
-	if job == nil || lifecycle.Terminal(job.State) {
+	if job == nil || flinkcluster.Terminal(job.State) {
 		return
 	}
 	if l := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionLost); l != nil &&
@@ -404,7 +404,7 @@ func (w *world) checkRemoval(before, after *workload, fcBefore, fc *v1beta1.Flin
 	}
 	_, accepted := fcBefore.Annotations[controller.RestoreAnnotation]
 	cancel := ptr.Deref(fc.Spec.Job.CancelRequested, false) || (fc.Status.Control != nil && fc.Status.Control.Name == v1beta1.ControlNameJobCancel)
-	if accepted || cancel || !lifecycle.TakesSavepointOnUpdate(fc.Spec.Job) || fc.Spec.Job.RestartPolicy != nil {
+	if accepted || cancel || !flinkcluster.TakesSavepointOnUpdate(fc.Spec.Job) || fc.Spec.Job.RestartPolicy != nil {
 		return
 	}
 	if job.FinalSavepoint && job.SavepointLocation != "" {
@@ -448,7 +448,7 @@ func (w *world) checkWaits(fc *v1beta1.FlinkCluster) {
 	}
 	waiting := meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionWaiting)
 	stopped := meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
-	said := job == nil || job.State == v1beta1.JobStateRunning || lifecycle.Terminal(job.State) ||
+	said := job == nil || job.State == v1beta1.JobStateRunning || flinkcluster.Terminal(job.State) ||
 		job.State == v1beta1.JobStateLost || waiting || stopped
 	if key != w.lastStatus || said {
 		w.lastStatus, w.stillSince = key, now

@@ -8,7 +8,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
-	"github.com/flink-admission/flink-admission/controller/lifecycle"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // Workload is what the controller saw of the JobManager Job or Deployment.
@@ -107,7 +107,7 @@ func IsFailure(state string) bool {
 // ran reports whether the job of the current deploy ever ran: Flink reported it RUNNING
 // (the recorded start time), or the recorded state says so.
 func ran(in Input, rec string) bool {
-	return lifecycle.Ran(&in.Recorded) || rec == v1beta1.JobStateRunning || rec == v1beta1.JobStateLost
+	return flinkcluster.Ran(&in.Recorded) || rec == v1beta1.JobStateRunning || rec == v1beta1.JobStateLost
 }
 
 // failedState is the state of a failure: DeployFailed for a deploy that never ran the job,
@@ -191,7 +191,7 @@ func DeriveJob(in Input) Result {
 	case rec == "":
 		rec = v1beta1.JobStatePending
 		keep.State = rec
-	case lifecycle.Terminal(rec):
+	case flinkcluster.Terminal(rec):
 		// A terminal job stays terminal: only a new revision (a spec change) deploys again,
 		// so a fixed spec reconciles and nothing resubmits on its own.
 		return keep

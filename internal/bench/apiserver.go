@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -138,10 +140,12 @@ func scenarioNamespace(s string) string { return "bench-" + s }
 const warmupLabel = "bench.flink-admission/warmup"
 
 // RunAPIServer creates, then updates, Objects FlinkClusters one request at a time in each
-// scenario: (a) the CRD without CEL rules, (b) with them, (c) with them and both webhooks.
-// (b) and (c), whose ratio is the webhooks' cost, run together, their writes interleaved
-// (each scenario in its own namespace, which the webhooks' namespace selector leaves out for
-// (b)); (a) needs the CRD without rules and runs first.
+// scenario, one per install a cluster admin can choose: (a) the CRD without CEL rules, (b)
+// with them (the CRD rules alone), (c) with them and both webhooks, (d) with them and the
+// webhook-less admission policy. (b), (c) and (d), whose ratios are the webhooks' and the
+// policy's costs, run together, their writes interleaved (each scenario in its own
+// namespace: the webhooks' namespace selector leaves out (b) and (d), the policy's binding
+// selects (d) alone); (a) needs the CRD without rules and runs first.
 func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, error) {
 	progress := o.Progress
 	if progress == nil {
@@ -165,7 +169,7 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range []string{ScenarioPlain, ScenarioCEL, ScenarioWebhooks} {
+	for _, s := range []string{ScenarioPlain, ScenarioCEL, ScenarioWebhooks, ScenarioPolicy} {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: scenarioNamespace(s)}}
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, err
@@ -294,8 +298,21 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 		return res, err
 	}
 	// (c) Both webhooks, as deploy/base configures them, pointed at the running server; their
-	// namespace selector also leaves out (b)'s namespace, so that (b) and (c) run together.
-	if err := installWebhooks(ctx, cs, o.WebhookURL, o.CAPEM, scenarioNamespace(ScenarioCEL)); err != nil {
+	// namespace selector also leaves out (b)'s and (d)'s namespaces, so that all three run
+	// together.
+	if err := installWebhooks(ctx, cs, o.WebhookURL, o.CAPEM, scenarioNamespace(ScenarioCEL), scenarioNamespace(ScenarioPolicy)); err != nil {
+		return res, err
+	}
+	// (d) The admission-policy overlay's MutatingAdmissionPolicy, bound to (d)'s namespace.
+	if err := installAdmissionPolicy(ctx, c, scenarioNamespace(ScenarioPolicy)); err != nil {
+		return res, err
+	}
+	if err := waitFor(ctx, "the admission policy to mutate", func() error {
+		return probePolicy(ctx, c, scenarioNamespace(ScenarioPolicy), true)
+	}); err != nil {
+		return res, err
+	}
+	if err := probePolicy(ctx, c, scenarioNamespace(ScenarioCEL), false); err != nil {
 		return res, err
 	}
 	if err := waitFor(ctx, "the API server to call both webhooks", func() error {
@@ -306,7 +323,7 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 	if err := probeWebhooks(ctx, c, o.Counter, scenarioNamespace(ScenarioCEL), false); err != nil {
 		return res, err
 	}
-	if err := measure(ScenarioCEL, ScenarioWebhooks); err != nil {
+	if err := measure(ScenarioCEL, ScenarioWebhooks, ScenarioPolicy); err != nil {
 		return res, err
 	}
 	res.Ratios = apiServerRatios(res.Ops)
@@ -384,8 +401,8 @@ func latencyOp(op string, d []time.Duration) APIServerOp {
 	return out
 }
 
-// apiServerRatios divides scenario (c)'s latencies by (a)'s and (b)'s, and (b)'s by (a)'s,
-// for each operation.
+// apiServerRatios divides scenario (c)'s and (d)'s latencies by (a)'s and (b)'s, and (b)'s
+// by (a)'s, for each operation.
 func apiServerRatios(ops []APIServerOp) []Ratio {
 	find := func(s, op string) *APIServerOp {
 		for i := range ops {
@@ -397,7 +414,8 @@ func apiServerRatios(ops []APIServerOp) []Ratio {
 	}
 	var out []Ratio
 	for _, op := range []string{"create", "update"} {
-		for _, pair := range [][2]string{{ScenarioWebhooks, ScenarioPlain}, {ScenarioWebhooks, ScenarioCEL}, {ScenarioCEL, ScenarioPlain}} {
+		for _, pair := range [][2]string{{ScenarioWebhooks, ScenarioPlain}, {ScenarioWebhooks, ScenarioCEL}, {ScenarioCEL, ScenarioPlain},
+			{ScenarioPolicy, ScenarioPlain}, {ScenarioPolicy, ScenarioCEL}} {
 			num, den := find(pair[0], op), find(pair[1], op)
 			if num == nil || den == nil || den.P50Ms == 0 || den.P99Ms == 0 {
 				continue
@@ -460,6 +478,57 @@ func probeWebhooks(ctx context.Context, c client.Client, counter func(context.Co
 		return fmt.Errorf("a dry-run create in %s did not reach both webhooks yet", ns)
 	case !want && (m1 != m0 || v1 != v0):
 		return fmt.Errorf("a dry-run create in %s, which the webhooks' namespace selector leaves out, reached them", ns)
+	}
+	return nil
+}
+
+// installAdmissionPolicy creates deploy/overlays/admission-policy's
+// MutatingAdmissionPolicy and its binding, the binding restricted to the namespace ns.
+func installAdmissionPolicy(ctx context.Context, c client.Client, ns string) error {
+	raw, err := fs.ReadFile(deploy.Files(), "overlays/admission-policy/mutatingadmissionpolicy.yaml")
+	if err != nil {
+		return err
+	}
+	for doc := range strings.SplitSeq(string(raw), "\n---\n") {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+			return fmt.Errorf("reading the admission policy: %w", err)
+		}
+		if obj.GetKind() == "MutatingAdmissionPolicyBinding" {
+			selector := map[string]any{"matchLabels": map[string]any{corev1.LabelMetadataName: ns}}
+			if err := unstructured.SetNestedMap(obj.Object, selector, "spec", "matchResources", "namespaceSelector"); err != nil {
+				return err
+			}
+		}
+		if err := c.Create(ctx, obj); err != nil {
+			return fmt.Errorf("installing the admission policy's %s: %w", obj.GetKind(), err)
+		}
+	}
+	return nil
+}
+
+// probePolicy makes a dry-run create of the Deployment-mode sample in ns and checks that the
+// admission policy set its shutdown default (want) or did not: the API server loads
+// policies asynchronously.
+func probePolicy(ctx context.Context, c client.Client, ns string, want bool) error {
+	raw, err := deploy.Sample("deployment-mode.yaml")
+	if err != nil {
+		return err
+	}
+	fc := &v1beta1.FlinkCluster{}
+	if err := yaml.UnmarshalStrict(raw, fc); err != nil {
+		return fmt.Errorf("reading the Deployment-mode sample: %w", err)
+	}
+	fc.Name, fc.Namespace = "bench-probe-policy", ns
+	if err := c.Create(ctx, fc, client.DryRunAll); err != nil {
+		return err
+	}
+	_, got := fc.Spec.FlinkProperties["execution.shutdown-on-application-finish"]
+	switch {
+	case want && !got:
+		return fmt.Errorf("a dry-run create in %s did not get the admission policy's defaults yet", ns)
+	case !want && got:
+		return fmt.Errorf("a dry-run create in %s, which the admission policy's binding leaves out, got its defaults", ns)
 	}
 	return nil
 }

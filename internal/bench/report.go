@@ -108,6 +108,9 @@ const (
 	ScenarioCEL = "b"
 	// ScenarioWebhooks is (c): the CRD with its CEL rules, and both webhooks.
 	ScenarioWebhooks = "c"
+	// ScenarioPolicy is (d): the webhook-less install (deploy/overlays/admission-policy),
+	// the CRD with its CEL rules and the MutatingAdmissionPolicy, no webhooks.
+	ScenarioPolicy = "d"
 )
 
 // ScenarioDescriptions describe each scenario in the table.
@@ -115,6 +118,7 @@ var ScenarioDescriptions = map[string]string{
 	ScenarioPlain:    "CRD without CEL rules, no webhooks",
 	ScenarioCEL:      "CRD with CEL rules, no webhooks",
 	ScenarioWebhooks: "CRD with CEL rules + both webhooks",
+	ScenarioPolicy:   "CRD with CEL rules + the admission policy, no webhooks",
 }
 
 // APIServerResult is the write latency through a real kube-apiserver.
@@ -124,7 +128,7 @@ type APIServerResult struct {
 	Objects int `json:"objects"`
 	// Ops are the latencies by scenario and operation.
 	Ops []APIServerOp `json:"ops"`
-	// Ratios compare scenario (c) with (a) and (b), per operation.
+	// Ratios compare scenarios (c) and (d) with (a) and (b), per operation.
 	Ratios []Ratio `json:"ratios"`
 	// WebhookCalls says where the webhooks' time goes in (c), when the metrics were read.
 	WebhookCalls *WebhookCalls `json:"webhookCalls,omitempty"`

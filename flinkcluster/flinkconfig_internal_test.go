@@ -1,4 +1,4 @@
-package policy
+package flinkcluster
 
 import (
 	"sync"
@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestParseFlinkVersionRemembersOnlyTheSame checks that remembering the last version parsed
+// TestParseVersionRemembersOnlyTheSame checks that remembering the last version parsed
 // never gives one string the result of another, one after the other and concurrently.
-func TestParseFlinkVersionRemembersOnlyTheSame(t *testing.T) {
+func TestParseVersionRemembersOnlyTheSame(t *testing.T) {
 	inputs := []string{"1.20", "1.20", "not-a-version", "not-a-version", "2.2.1", "1.20", "1.9", "2.2.1", ""}
 	check := func(t *testing.T, s string) {
-		got, err := parseFlinkVersion(s)
+		got, err := ParseVersion(s)
 		want, wantErr := version.NewVersion(s)
 		if wantErr != nil {
 			assert.Error(t, err, s)

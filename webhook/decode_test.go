@@ -2,39 +2,36 @@ package webhook
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/api/equality"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
-// referenceDecode decodes raw with the decoder the API server and controller-runtime use,
-// sigs.k8s.io/json, strictly: case-sensitive names, the last of duplicate names wins,
-// unknown fields are errors (duplicates are reported too, but as the object still decodes
-// with the last value, they are not).
-func referenceDecode(raw []byte) (*v1beta1.FlinkCluster, error) {
+// decodeCluster is the tests' reference decoding of one object, written from the rules
+// rather than from the handlers' code: sigs.k8s.io/json, strictly (case-sensitive names,
+// the last of duplicate names wins, unknown fields are errors), and a FlinkCluster of
+// flinkoperator.k8s.io/v1beta1 only.
+func decodeCluster(raw []byte) (*v1beta1.FlinkCluster, error) {
 	fc := &v1beta1.FlinkCluster{}
 	strict, err := sigsjson.UnmarshalStrict(raw, fc, sigsjson.DisallowUnknownFields)
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range strict {
-		if !strings.Contains(e.Error(), "duplicate field") {
-			return nil, e
-		}
+	if len(strict) > 0 {
+		return nil, strict[0]
 	}
-	if err := checkTypeMeta(fc); err != nil {
-		return nil, err
+	if fc.APIVersion != "flinkoperator.k8s.io/v1beta1" || fc.Kind != "FlinkCluster" {
+		return nil, &json.UnsupportedValueError{Str: fc.APIVersion + " " + fc.Kind}
 	}
 	return fc, nil
 }
 
-// decodeCases are inputs where decoders are known to differ from encoding/json's
-// semantics: each must decode (or fail) as with the reference decoder.
+// decodeCases are objects where JSON decoders are known to differ from encoding/json's
+// semantics, or that are not JSON at all.
 var decodeCases = map[string]string{
 	"duplicate name, last wins":          `{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"flinkVersion":"1.14","flinkVersion":"1.20"}}`,
 	"duplicate object merges":            `{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"image":{"name":"a"},"image":{"pullPolicy":"Always"}}}`,
@@ -90,24 +87,21 @@ var decodeCases = map[string]string{
 	"deep nesting in managed fields":     `{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","metadata":{"managedFields":[{"fieldsV1":{"f:a":{"f:b":[[[{}]]]}}}]}}`,
 }
 
-// TestDecodeLikeReference checks the decoder against the reference decoder on the inputs
-// where JSON decoders are known to differ, and on every benchmark object.
-func TestDecodeLikeReference(t *testing.T) {
-	cases := map[string][]byte{}
-	for name, s := range decodeCases {
-		cases[name] = []byte(s)
+// TestObjectErrorAnswers posts each decoding case as the object of a CREATE, and as the
+// old object of an UPDATE, to both webhooks: an object the reference decoding refuses is
+// denied with code 400 and says which object is not a FlinkCluster; one it decodes is
+// judged (never refused as undecodable); a body that is no JSON is a 400 HTTP answer.
+func TestObjectErrorAnswers(t *testing.T) {
+	for name, raw := range decodeCases {
+		t.Run(name, func(t *testing.T) { checkObjectAnswer(t, []byte(raw)) })
 	}
 	for name, objs := range benchObjects(t) {
-		cases[name] = objs[0]
-	}
-	for name, raw := range cases {
-		t.Run(name, func(t *testing.T) { compareDecoders(t, raw) })
+		t.Run(name, func(t *testing.T) { checkObjectAnswer(t, objs[0]) })
 	}
 }
 
-// FuzzDecodeCluster is the differential test of the decoder: on any input, it decodes
-// exactly what the reference decoder decodes, and refuses exactly what it refuses.
-func FuzzDecodeCluster(f *testing.F) {
+// FuzzObjectAnswer is the same check on random objects.
+func FuzzObjectAnswer(f *testing.F) {
 	for _, s := range decodeCases {
 		f.Add([]byte(s))
 	}
@@ -116,83 +110,57 @@ func FuzzDecodeCluster(f *testing.F) {
 	}
 	f.Add(mustJSON(jobCluster()))
 	f.Add(mustJSON(deploymentCluster()))
-	f.Fuzz(compareDecoders)
+	f.Fuzz(checkObjectAnswer)
 }
 
-func compareDecoders(t *testing.T, raw []byte) {
-	want, wantErr := referenceDecode(raw)
-	got, gotErr := decodeCluster(raw)
-	switch {
-	case wantErr != nil && gotErr == nil:
-		t.Fatalf("decoded %q, which the reference refuses: %v", raw, wantErr)
-	case wantErr == nil && gotErr != nil:
-		t.Fatalf("refused %q, which the reference decodes: %v", raw, gotErr)
-	case wantErr == nil && !equality.Semantic.DeepEqual(want, got):
-		t.Fatalf("decoded %q differently (-reference +ours):\n%s", raw, cmp.Diff(want, got))
-	}
-}
-
-// TestDecodeOldLikeReference checks that the old object of every benchmark UPDATE review,
-// decoded with the members it shares with the new one, is what the reference decoder
-// makes of it alone.
-func TestDecodeOldLikeReference(t *testing.T) {
-	for name, objs := range benchObjects(t) {
-		if objs[1] != nil {
-			t.Run(name, func(t *testing.T) { compareOld(t, objs[0], objs[1]) })
+func checkObjectAnswer(t *testing.T, raw []byte) {
+	_, refErr := decodeCluster(raw)
+	valid := mustJSON(jobCluster())
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+		body []byte
+		// msg is the refusal of an object that does not decode.
+		msg string
+	}{
+		{"validate/create", testHandlers.Validate, reviewWithObjects("CREATE", raw, nil), msgObjectUndecodableFmt},
+		{"mutate/create", testHandlers.Mutate, reviewWithObjects("CREATE", raw, nil), msgObjectUndecodableFmt},
+		{"validate/update old", testHandlers.Validate, reviewWithObjects("UPDATE", valid, raw), msgOldUndecodableFmt},
+	} {
+		a := post(t, c.h, c.body)
+		if !json.Valid(c.body) {
+			if a.code != http.StatusBadRequest {
+				t.Fatalf("%s: a body that is not JSON got HTTP %d, want 400: %s", c.name, a.code, a.body)
+			}
+			continue
+		}
+		if strings.TrimSpace(string(raw)) == "null" {
+			continue // no object: TestFailClosed
+		}
+		resp := a.response(t)
+		refused := !resp.Allowed && resp.Result != nil && resp.Result.Code == http.StatusBadRequest &&
+			strings.HasPrefix(resp.Result.Message, strings.TrimSuffix(c.msg, "%v"))
+		switch {
+		case a.code != http.StatusOK:
+			t.Fatalf("%s: HTTP %d for a review, want 200: %s", c.name, a.code, a.body)
+		case refErr != nil && !refused:
+			t.Fatalf("%s: %q, which does not decode (%v), got %s", c.name, raw, refErr, a.body)
+		case refErr == nil && refused:
+			t.Fatalf("%s: %q decodes, but was refused: %s", c.name, raw, resp.Result.Message)
 		}
 	}
 }
 
-// FuzzDecodeOld is the differential test of the old object's decoding, which takes from
-// the new object the spec members written the same way (clusterjson.Sharer): whatever the
-// two objects of an UPDATE, the old one decodes exactly as the reference decoder decodes
-// it alone, and the new one is left as it was.
-func FuzzDecodeOld(f *testing.F) {
-	for _, objs := range benchObjects(f) {
-		if objs[1] != nil {
-			f.Add(objs[0], objs[1])
-		}
+// reviewWithObjects writes a review of a FlinkCluster with the objects as given, byte for
+// byte.
+func reviewWithObjects(op string, object, old []byte) []byte {
+	b := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"` + op + `",` +
+		`"kind":{"group":"flinkoperator.k8s.io","version":"v1beta1","kind":"FlinkCluster"},` +
+		`"resource":{"group":"flinkoperator.k8s.io","version":"v1beta1","resource":"flinkclusters"},"object":` + string(object)
+	if old != nil {
+		b += `,"oldObject":` + string(old)
 	}
-	d := mustJSON(deploymentCluster())
-	f.Add(d, mustJSON(set(deploymentCluster(), "spec.taskManager.replicas", int64(4))))
-	f.Add(d, []byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"flinkVersion":"1.14","flinkVersion":"1.20"}}`))
-	f.Add(d, []byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"image":{"name":"a"},"image":null}}`))
-	f.Add(d, []byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"\u0069mage":{"name":"a"}}}`))
-	// A member taken from the new object, then repeated: merging must not modify the new one.
-	r := []byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"flinkProperties":{"a":"1"},"taskManager":{"replicas":1}}}`)
-	f.Add(r, []byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"flinkProperties":{"a":"1"},"flinkProperties":{"b":"2"}}}`))
-	// A number written as the new one's, followed by more digits.
-	f.Add(r, []byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"taskManager":{"replicas":1}}}`))
-	f.Add([]byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"revisionHistoryLimit":1}}`),
-		[]byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"revisionHistoryLimit":12}}`))
-	// A duplicate member in the new object: its bytes are not its value.
-	f.Add([]byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"flinkProperties":{"a":"1"},"flinkProperties":{"b":"2"}}}`),
-		[]byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"flinkProperties":{"b":"2"}}}`))
-	// Two specs in the new object.
-	f.Add([]byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"flinkVersion":"1.20"},"spec":{"image":{"name":"a"}}}`),
-		[]byte(`{"apiVersion":"flinkoperator.k8s.io/v1beta1","kind":"FlinkCluster","spec":{"image":{"name":"a"}}}`))
-	f.Fuzz(compareOld)
-}
-
-func compareOld(t *testing.T, newRaw, oldRaw []byte) {
-	wantNew, err := referenceDecode(newRaw)
-	if err != nil || strings.TrimSpace(string(oldRaw)) == "null" {
-		return
-	}
-	want, wantErr := referenceDecode(oldRaw)
-	body := []byte(`{"request":{"uid":"u","object":` + string(newRaw) + `,"oldObject":` + string(oldRaw) + `}}`)
-	_, rv, objErr, err := decodeReview(body, false)
-	switch {
-	case wantErr == nil && (err != nil || objErr != nil):
-		t.Fatalf("refused the old object %q, which the reference decodes: %v %v", oldRaw, err, objErr)
-	case wantErr != nil && err == nil && objErr == nil:
-		t.Fatalf("decoded the old object %q, which the reference refuses: %v", oldRaw, wantErr)
-	case wantErr == nil && !equality.Semantic.DeepEqual(want, rv.Request.OldObject.fc):
-		t.Fatalf("decoded the old object %q differently (-reference +ours):\n%s", oldRaw, cmp.Diff(want, rv.Request.OldObject.fc))
-	case err == nil && !equality.Semantic.DeepEqual(wantNew, rv.Request.Object.fc):
-		// Sharing members must never modify the new object.
-		t.Fatalf("decoding the old object %q changed the new one (-reference +ours):\n%s", oldRaw, cmp.Diff(wantNew, rv.Request.Object.fc))
-	}
+	return []byte(b + `}}`)
 }
 
 // benchObjects returns the objects of each benchmark review as sent: the object and the

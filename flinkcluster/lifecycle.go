@@ -1,12 +1,13 @@
-// Package lifecycle holds the job-lifecycle predicates that the admission policy (the
-// user-control and job-update rules) and the controller both decide by: which states are
-// active, failed or stopped, whether a savepoint is recent enough to restore, whether a failed
-// job is restarted, and whether an update may go ahead without a final savepoint. Defining
-// them once keeps the webhook judging against the controller that ships.
+package flinkcluster
+
+// The job-lifecycle predicates that the admission policy (the user-control and job-update
+// rules) and the controller both decide by: which states are active, failed or stopped,
+// whether a savepoint is recent enough to restore, whether a failed job is restarted, and
+// whether an update may go ahead without a final savepoint. Defining them once keeps the
+// webhook judging against the controller that ships.
 //
 // Every function accepts a nil status (no job yet) and never panics on a malformed time: a
 // time that does not parse counts as "no recent savepoint".
-package lifecycle
 
 import (
 	"strings"

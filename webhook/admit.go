@@ -1,0 +1,115 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/pipeline"
+)
+
+// flinkClusterAPIVersion is the apiVersion an admitted object must carry.
+var flinkClusterAPIVersion = v1beta1.GroupVersion.String()
+
+// mutator is the mutating webhook's admission.Handler: it defaults a deep copy of the
+// object and answers with the patch from the object as sent to the copy.
+type mutator struct {
+	pipeline pipeline.Pipeline
+	r        *refuser
+}
+
+// validator is the validating webhook's admission.Handler: it judges the object (and, on
+// UPDATE, the change from the old one) with the policy.
+type validator struct {
+	pipeline pipeline.Pipeline
+	r        *refuser
+}
+
+var (
+	_ admission.Handler = &mutator{}
+	_ admission.Handler = &validator{}
+)
+
+// Handle implements admission.Handler. The server has checked the review (checkReview).
+func (m *mutator) Handle(_ context.Context, req admission.Request) admission.Response {
+	obj, err := decodeObject(req.Object.Raw)
+	if err != nil {
+		return m.r.refuse(&req, ruleUndecodableObject, fmt.Sprintf(msgObjectUndecodableFmt, err))
+	}
+	v := m.pipeline.Admit(nil, obj, pipeline.Default)
+	patch, err := pipeline.DefaultingPatch(req.Object.Raw, obj, v.Object)
+	if err != nil {
+		// The object decoded, so its JSON is valid and the Go types always encode; fail
+		// closed all the same.
+		return m.r.refuse(&req, ruleUndecodableObject, fmt.Sprintf(msgObjectUndecodableFmt, err))
+	}
+	return admission.Patched("", patch...)
+}
+
+// Handle implements admission.Handler. The server has checked the review (checkReview).
+func (h *validator) Handle(_ context.Context, req admission.Request) admission.Response {
+	obj, err := decodeObject(req.Object.Raw)
+	if err != nil {
+		return h.r.refuse(&req, ruleUndecodableObject, fmt.Sprintf(msgObjectUndecodableFmt, err))
+	}
+	var old *v1beta1.FlinkCluster
+	if req.Operation == admissionv1.Update {
+		if old, err = decodeObject(req.OldObject.Raw); err != nil {
+			return h.r.refuse(&req, ruleUndecodableObject, fmt.Sprintf(msgOldUndecodableFmt, err))
+		}
+	}
+	v := h.pipeline.Admit(old, obj, pipeline.Validate)
+	if len(v.Warnings) > 0 {
+		h.r.metrics.warnings.Add(float64(len(v.Warnings)))
+	}
+	if v.Allowed() {
+		return admission.Allowed("").WithWarnings(v.Warnings...)
+	}
+	for _, rule := range v.Rules {
+		h.r.metrics.denial(rule)
+	}
+	name := obj.Name
+	if name == "" {
+		name = req.Name
+	}
+	// A denial is the user's business (kubectl shows it); log it for debugging only.
+	if l := h.r.log.V(1); l.Enabled() {
+		l.Info("denied a FlinkCluster", "webhook", h.r.name, "rules", v.Rules, "uid", req.UID,
+			"operation", req.Operation, "namespace", req.Namespace, "name", name, "dryRun", req.DryRun != nil && *req.DryRun)
+	}
+	// A 422 Invalid status with one cause per field error: kubectl prints every field
+	// path ("The FlinkCluster "x" is invalid: spec.job.mode: ...").
+	status := apierrors.NewInvalid(flinkClusterGroupKind, name, v.Errors).ErrStatus
+	resp := admission.Denied("").WithWarnings(v.Warnings...)
+	resp.Result = &status
+	return resp
+}
+
+// decodeObject decodes an object of a review as a FlinkCluster with sigs.k8s.io/json,
+// strictly, as the API server decodes a request under fieldValidation=Strict:
+// case-sensitive names, the last of duplicate names wins, numbers out of range refused,
+// and a field the Go types do not know is an error. The API server has already pruned
+// unknown fields from a FlinkCluster (its schema is generated from the same Go types), so
+// such a field means the object is not what this webhook understands: judging it would be
+// guessing, and a patch computed from it would delete the field.
+func decodeObject(raw []byte) (*v1beta1.FlinkCluster, error) {
+	fc := &v1beta1.FlinkCluster{}
+	// Without DisallowDuplicateFields, the strict errors are the unknown fields alone.
+	strict, err := sigsjson.UnmarshalStrict(raw, fc, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, err
+	}
+	if len(strict) > 0 {
+		return nil, utilerrors.NewAggregate(strict)
+	}
+	if fc.APIVersion != flinkClusterAPIVersion || fc.Kind != v1beta1.Kind {
+		return nil, fmt.Errorf("apiVersion %q and kind %q, want %q and %q", fc.APIVersion, fc.Kind, flinkClusterAPIVersion, v1beta1.Kind)
+	}
+	return fc, nil
+}
