@@ -196,13 +196,14 @@ func (o *Options) Validate() error {
 func (o *Options) leaderElection() bool { return o.LeaderElect && o.EnableController }
 
 // cacheOptions are the manager's cache settings: with the controller, its owned kinds are
-// cached only for the objects carrying the controller's label (controller.CacheOptions), not
-// every pod and ConfigMap of the cluster. The webhooks read nothing through the cache.
+// cached only for the objects carrying the controller's label, not every pod and ConfigMap
+// of the cluster, and only in the controller's scope (controller.ScopedCacheOptions). The
+// webhooks read nothing through the cache.
 func (o *Options) cacheOptions() cache.Options {
 	if !o.EnableController {
 		return cache.Options{}
 	}
-	return controller.CacheOptions()
+	return controller.ScopedCacheOptions(o.Controller.Scope)
 }
 
 // gracefulShutdownTimeout bounds the manager's stop after the drain: the webhook server may
