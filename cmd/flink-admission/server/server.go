@@ -33,6 +33,7 @@ import (
 	"github.com/flink-admission/flink-admission/certs"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/internal/version"
+	"github.com/flink-admission/flink-admission/policy"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -40,6 +41,12 @@ import (
 const (
 	CertModeFiles      = "files"
 	CertModeSelfSigned = "self-signed"
+)
+
+// Values of --deployment-without-controller.
+const (
+	DeploymentCheckWarn = "warn"
+	DeploymentCheckDeny = "deny"
 )
 
 // LeaderElectionID is the name of the Lease the replicas elect the controller's leader with.
@@ -100,6 +107,11 @@ type Options struct {
 	LeaderElect bool
 	// Controller configures the controller.
 	Controller controller.Options
+	// DeploymentWithoutController is --deployment-without-controller: what the validating
+	// webhook does with a Deployment-mode cluster that no Deployment-aware controller runs
+	// (outside the controller's scope, or no controller at all): DeploymentCheckWarn ("" too)
+	// or DeploymentCheckDeny.
+	DeploymentWithoutController string
 
 	// Kubeconfig is the path of a kubeconfig; empty means $KUBECONFIG, then the in-cluster
 	// configuration, then ~/.kube/config (controller-runtime's order).
@@ -147,6 +159,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.EnableController, "enable-controller", true,
 		"run the FlinkCluster controller on the elected leader; false serves the webhooks only (beside another operator)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect one replica to run the controller (Lease "+LeaderElectionID+" in --namespace)")
+	fs.StringVar(&o.DeploymentWithoutController, "deployment-without-controller", DeploymentCheckWarn,
+		"what the validating webhook does with a Deployment-mode FlinkCluster that no Deployment-aware controller runs (outside --watch-namespaces or --cluster-selector, or with --enable-controller=false): warn or deny")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path of a kubeconfig (default $KUBECONFIG, then the in-cluster configuration)")
 	o.Controller.BindFlags(fs)
 }
@@ -181,6 +195,12 @@ func (o *Options) Validate() error {
 	if _, err := ParseLogLevel(o.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
+	switch o.DeploymentWithoutController {
+	case "", DeploymentCheckWarn, DeploymentCheckDeny:
+	default:
+		errs = append(errs, fmt.Errorf("--deployment-without-controller %q is not supported: use %s or %s",
+			o.DeploymentWithoutController, DeploymentCheckWarn, DeploymentCheckDeny))
+	}
 	if o.MaxConnections < 0 {
 		errs = append(errs, fmt.Errorf("--max-connections %d is negative", o.MaxConnections))
 	}
@@ -204,6 +224,18 @@ func (o *Options) cacheOptions() cache.Options {
 		return cache.Options{}
 	}
 	return controller.ScopedCacheOptions(o.Controller.Scope)
+}
+
+// controllerScope is what the webhooks know of the controller that runs Deployment
+// JobManagers: this process's, when enabled, with its scope. With the controller off, no
+// Deployment-aware controller is assumed to run anywhere: beside the flink-on-k8s-operator
+// alone, deploymentType Deployment would silently be a Job.
+func (o *Options) controllerScope() *policy.ControllerScope {
+	return &policy.ControllerScope{
+		Running: o.EnableController,
+		Scope:   o.Controller.Scope,
+		Deny:    o.DeploymentWithoutController == DeploymentCheckDeny,
+	}
 }
 
 // gracefulShutdownTimeout bounds the manager's stop after the drain: the webhook server may
@@ -341,7 +373,7 @@ func New(o Options) (*Server, error) {
 	if err := mgr.Add(src); err != nil {
 		return nil, fmt.Errorf("adding the certificate source: %w", err)
 	}
-	if err := webhook.Setup(mgr, webhook.Options{CertHealthy: src.Healthy}); err != nil {
+	if err := webhook.Setup(mgr, webhook.Options{CertHealthy: src.Healthy, Controller: o.controllerScope()}); err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
