@@ -109,8 +109,9 @@ type Options struct {
 	Controller controller.Options
 	// DeploymentWithoutController is --deployment-without-controller: what the validating
 	// webhook does with a Deployment-mode cluster that no Deployment-aware controller runs
-	// (outside the controller's scope, or no controller at all): DeploymentCheckWarn ("" too)
-	// or DeploymentCheckDeny.
+	// (outside the controller's scope, or no controller at all): DeploymentCheckWarn or
+	// DeploymentCheckDeny. Empty (dev, whose control plane runs no Flink pod anyway, and
+	// whose verdicts `check` must predict) skips the check.
 	DeploymentWithoutController string
 
 	// Kubeconfig is the path of a kubeconfig; empty means $KUBECONFIG, then the in-cluster
@@ -227,10 +228,13 @@ func (o *Options) cacheOptions() cache.Options {
 }
 
 // controllerScope is what the webhooks know of the controller that runs Deployment
-// JobManagers: this process's, when enabled, with its scope. With the controller off, no
+// JobManagers (nil: no check): this process's, when enabled, with its scope. With the controller off, no
 // Deployment-aware controller is assumed to run anywhere: beside the flink-on-k8s-operator
 // alone, deploymentType Deployment would silently be a Job.
 func (o *Options) controllerScope() *policy.ControllerScope {
+	if o.DeploymentWithoutController == "" {
+		return nil
+	}
 	return &policy.ControllerScope{
 		Running: o.EnableController,
 		Scope:   o.Controller.Scope,
