@@ -16,9 +16,9 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/internal/builder"
-	"github.com/flink-admission/flink-admission/webhook"
 	"github.com/flink-admission/flink-admission/policy"
 	"github.com/flink-admission/flink-admission/scope"
+	"github.com/flink-admission/flink-admission/webhook"
 )
 
 // TestControllerScopeReachesWebhookAndCache: the webhook judges Deployment clusters against
