@@ -2,6 +2,7 @@ package scopetest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,7 +152,7 @@ func TestClustersOutsideTheScopeGetNothing(t *testing.T) {
 	})
 	eventually(t, "Managed=False on the session cluster inside", func() bool {
 		c := meta.FindStatusCondition(get(t, session).Status.Conditions, controller.ConditionManaged)
-		return c != nil && c.Status == metav1.ConditionFalse
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "--cluster-selector")
 	})
 	eventually(t, "the NotManaged Event of the session cluster inside", func() bool { return len(eventsAbout(t, session)) > 0 })
 
