@@ -38,12 +38,13 @@ func kubectl(t *testing.T, args ...string) {
 // cluster with fromSavepoint set — and the controller deploys the job from that savepoint.
 func TestMoveNamespaceFromOperator(t *testing.T) {
 	ctx := context.Background()
-	const ns, name = "team-c", "orders"
+	const ns = "team-c"
 	const savepoint = "s3://flink/savepoints/orders/savepoint-0a11-1f2e3d4c5b6a"
 
 	// The operator's cluster: its default job mode, Detached, which this controller does
 	// not run.
-	fc := create(t, makeCluster(name, ns, false).JobMode(v1beta1.JobModeDetached).JarFile("/opt/flink/usrlib/orders.jar"))
+	fc := create(t, makeCluster("orders", ns, false).JobMode(v1beta1.JobModeDetached).JarFile("/opt/flink/usrlib/orders.jar"))
+	name := fc.Name
 	operatorRun(t, fc)
 	// A change to one of the operator's objects wakes this controller (the objects carry its
 	// cache's label and a controller reference to the cluster); it must still do nothing.

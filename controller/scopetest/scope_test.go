@@ -2,7 +2,9 @@ package scopetest
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,16 +32,22 @@ import (
 // asserts how long a step took.
 const waitBound = 2 * time.Minute
 
-// makeCluster returns an Application cluster as the mutating webhook stores it (defaulted),
-// with the controller's selector label when labelled.
+// clusterSeq makes cluster names unique within the test binary: envtest runs no garbage
+// collector, so the objects of a deleted cluster stay, and a test run again (-count) must not
+// meet them under its clusters' names.
+var clusterSeq atomic.Int32
+
+// makeCluster returns an Application cluster named name-<n>, with the controller's selector
+// label when labelled.
 func makeCluster(name, ns string, labelled bool) *builder.FlinkClusterWrapper {
-	w := builder.MakeFlinkCluster(name, ns)
+	w := builder.MakeFlinkCluster(fmt.Sprintf("%s-%d", name, clusterSeq.Add(1)), ns)
 	if labelled {
 		w.Label(selectorLabel, selectorValue)
 	}
 	return w
 }
 
+// create stores a cluster as the mutating webhook would (defaulted).
 func create(t *testing.T, w *builder.FlinkClusterWrapper) *v1beta1.FlinkCluster {
 	t.Helper()
 	fc := w.Obj()
