@@ -150,7 +150,8 @@ func managedCondition(fc *v1beta1.FlinkCluster) metav1.Condition {
 			"spec.job.mode is Application: this controller runs the cluster")
 	}
 	return condition(ConditionManaged, metav1.ConditionFalse, ConditionReasonNotApplicationMode,
-		fmt.Sprintf("job mode %s is not managed by this controller: only spec.job.mode Application is", jobMode(fc)))
+		fmt.Sprintf("job mode %s is not managed by this controller: only spec.job.mode Application is; "+
+			"to have another controller (the flink-on-k8s-operator) run it, keep it outside this controller's --watch-namespaces or --cluster-selector", jobMode(fc)))
 }
 
 // jobMode names a cluster's job mode for messages.

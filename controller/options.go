@@ -14,6 +14,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/scope"
 )
 
 // Defaults of Options.
@@ -53,6 +54,11 @@ type Options struct {
 	// NewID returns a fresh ID in Flink's format, for job and savepoint trigger IDs; the
 	// default is random (flinkclient.NewID).
 	NewID func() string
+	// Scope is the set of FlinkClusters the controller runs (--watch-namespaces,
+	// --cluster-selector); the zero value is every cluster. A cluster outside it gets
+	// nothing from the controller: no object, no status, no Event, not even Managed=False,
+	// so that another controller (the flink-on-k8s-operator) can run it.
+	Scope scope.Scope
 }
 
 // BindFlags registers the timers as flags.
@@ -67,6 +73,19 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"how long the controller waits on anything (old JobManager pods, the HA leader, the Flink REST API, a savepoint) before status and a Warning Event say what it waits for")
 	fs.IntVar(&o.MaxConcurrentReconciles, "controller-workers", DefaultMaxConcurrentReconciles,
 		"how many FlinkClusters are reconciled at once")
+	// Parsed as they are read, so that a typo is a usage error before anything starts.
+	fs.Func("watch-namespaces",
+		"comma-separated namespaces whose FlinkClusters the controller runs (default: all); the others are left to another controller",
+		func(v string) (err error) {
+			o.Scope.Namespaces, err = scope.ParseNamespaces(v)
+			return err
+		})
+	fs.Func("cluster-selector",
+		"label selector of the FlinkClusters the controller runs, e.g. flink.example.com/controller=flink-admission (default: all); the others are left to another controller",
+		func(v string) (err error) {
+			o.Scope.Selector, err = scope.ParseSelector(v)
+			return err
+		})
 }
 
 // complete fills unset options with defaults and rejects nonsensical ones.

@@ -51,6 +51,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		return ctrl.Result{}, err
 	}
+	if !r.Options.Scope.Contains(fc.Namespace, fc.Labels) {
+		// Another controller's cluster, or one whose labels just took it out of the scope
+		// (the cache sees that as a deletion). Hands off: no write, no Event; its objects,
+		// status and finalizer stay as they are, for whichever controller runs it now, or for
+		// this one when it comes back into the scope.
+		r.metrics.setJobState(req.NamespacedName, "")
+		r.notManaged.Delete(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
 	if !fc.Spec.IsApplicationMode() {
 		return ctrl.Result{}, r.reportNotManaged(ctx, fc)
 	}

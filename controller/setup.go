@@ -21,6 +21,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/scope"
 )
 
 // ControllerName names the controller, its Events' reporting controller and its logger.
@@ -100,9 +101,16 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // invisible to the manager's client: what the controller must read regardless — the
 // JobManager pods, and the HA ConfigMaps Flink creates with its own labels — it reads from
 // the API server (Reconciler.Reader).
-func CacheOptions() cache.Options {
+func CacheOptions() cache.Options { return ScopedCacheOptions(scope.All) }
+
+// ScopedCacheOptions are CacheOptions restricted to a scope: with namespaces, the cache
+// watches only those (every kind, so that it needs no cluster-wide list permission and the
+// controller can run under Roles); with a selector, it holds only the FlinkClusters it
+// selects. Owned objects carry no cluster labels, so in a watched namespace the cache still
+// holds those of clusters outside the selector: Reconcile drops their events.
+func ScopedCacheOptions(s scope.Scope) cache.Options {
 	by := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{resources.LabelApp: resources.AppFlink})}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:         by,
 		&corev1.ConfigMap{}:   by,
 		&corev1.Service{}:     by,
@@ -110,6 +118,16 @@ func CacheOptions() cache.Options {
 		&appsv1.Deployment{}:  by,
 		&appsv1.StatefulSet{}: by,
 	}}
+	if s.Selector != nil {
+		opts.ByObject[&v1beta1.FlinkCluster{}] = cache.ByObject{Label: s.Selector}
+	}
+	if !s.AllNamespaces() {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range s.Namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
 }
 
 // podToCluster maps a Flink pod to its FlinkCluster.

@@ -41,12 +41,15 @@ var (
 	selfSigned  = kustomization{name: "self-signed", dir: filepath.Join("overlays", "self-signed")}
 	// admissionPolicy is the webhook-less install: the CRD and a MutatingAdmissionPolicy.
 	admissionPolicy = kustomization{name: "admission-policy", dir: filepath.Join("overlays", "admission-policy")}
+	// scoped is the self-signed install whose controller runs the FlinkClusters of its
+	// namespaces and selector only, under Roles (scoped_test.go checks its RBAC).
+	scoped = kustomization{name: "scoped", dir: filepath.Join("overlays", "scoped")}
 
 	// kustomizations are the webhook installs (and their base).
 	kustomizations = []kustomization{base, certManager, selfSigned}
 	overlays       = []kustomization{certManager, selfSigned}
 	// everything is every directory users can build.
-	everything = append(append([]kustomization(nil), kustomizations...), admissionPolicy)
+	everything = append(append([]kustomization(nil), kustomizations...), admissionPolicy, scoped)
 )
 
 // goldenHeader opens every golden file. The CRD is left out of the golden files: it is

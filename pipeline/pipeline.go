@@ -33,6 +33,10 @@ type Pipeline struct {
 	// Clock is the policy's clock (the job-update rule reads the time). Nil means the real
 	// clock.
 	Clock clock.PassiveClock
+	// Controller is the controller that runs Deployment JobManagers, as the server knows it:
+	// Validate judges Deployment-mode clusters against its scope
+	// (policy.ValidateControllerScope). Nil skips that check (check, tests, benchmarks).
+	Controller *policy.ControllerScope
 }
 
 // Verdict is the answer on one FlinkCluster.
@@ -72,6 +76,10 @@ func (p Pipeline) Admit(old, obj *v1beta1.FlinkCluster, steps Steps) Verdict {
 			v.Errors, v.Warnings = val.ValidateCreate(v.Object)
 		} else {
 			v.Errors, v.Warnings = val.ValidateUpdate(old, v.Object)
+		}
+		if p.Controller != nil {
+			errs, warnings := policy.ValidateControllerScope(old, v.Object, *p.Controller)
+			v.Errors, v.Warnings = append(v.Errors, errs...), append(v.Warnings, warnings...)
 		}
 		v.Rules = rules(v.Errors)
 	}

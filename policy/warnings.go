@@ -24,6 +24,15 @@ const (
 	// a restore of a changed job graph fails.
 	WarningAllowNonRestoredStateIgnoredFormat = "spec.job.allowNonRestoredState: has no effect on Flink %s, whose standalone application entrypoint overwrites execution.savepoint.ignore-unclaimed-state when it starts without --fromSavepoint (FLINK-36973): a restore with state of removed operators fails instead of dropping that state; use Flink 2.3 or later, or keep the operators' uids"
 
+	// DeploymentWithoutControllerFormat (formatted with the reason, ControllerScope) is the
+	// detail of RuleDeploymentWithoutController and, prefixed with the field path, its
+	// warning: a team must never believe it has a Deployment JobManager when it has a Job.
+	DeploymentWithoutControllerFormat = "Deployment, but no controller that runs Deployment JobManagers will run this cluster: %s; another controller (the flink-on-k8s-operator) runs its JobManager as a Job, without the Deployment's rolling update or its Flink HA recovery"
+
+	// WarningDeploymentWithoutControllerFormat is DeploymentWithoutControllerFormat as a
+	// warning.
+	WarningDeploymentWithoutControllerFormat = "spec.jobManager.deploymentType: " + DeploymentWithoutControllerFormat
+
 	// WarningExistingViolationFormat wraps a ratcheted error (formatted with Error()): the
 	// object already broke the rule before this update, so the update is allowed, but the
 	// user should know the object is still out of policy.

@@ -14,6 +14,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/flink-admission/flink-admission/pipeline"
+	"github.com/flink-admission/flink-admission/policy"
 )
 
 // ReadyzCheckName is the name of the readiness check Setup adds to the manager.
@@ -34,6 +35,9 @@ type Options struct {
 	// CertHealthy reports whether the serving certificate is loaded: nil once it is (the
 	// certs Source's Healthy). Setup requires it, for the readiness check.
 	CertHealthy func() error
+	// Controller is the controller that runs Deployment JobManagers (see
+	// pipeline.Pipeline.Controller); nil skips the check.
+	Controller *policy.ControllerScope
 }
 
 // Handlers are the two webhooks as http.Handlers. They are safe for concurrent use and
@@ -58,7 +62,7 @@ func NewHandlers(opts Options) (*Handlers, error) {
 	if log.GetSink() == nil {
 		log = logf.Log.WithName("webhook")
 	}
-	p := pipeline.Pipeline{Clock: opts.Clock}
+	p := pipeline.Pipeline{Clock: opts.Clock, Controller: opts.Controller}
 	mr := &refuser{name: webhookMutate, metrics: m.forWebhook(webhookMutate), log: log}
 	vr := &refuser{name: webhookValidate, metrics: m.forWebhook(webhookValidate), log: log}
 	return &Handlers{

@@ -33,6 +33,7 @@ import (
 	"github.com/flink-admission/flink-admission/certs"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/internal/version"
+	"github.com/flink-admission/flink-admission/policy"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -40,6 +41,12 @@ import (
 const (
 	CertModeFiles      = "files"
 	CertModeSelfSigned = "self-signed"
+)
+
+// Values of --deployment-without-controller.
+const (
+	DeploymentCheckWarn = "warn"
+	DeploymentCheckDeny = "deny"
 )
 
 // LeaderElectionID is the name of the Lease the replicas elect the controller's leader with.
@@ -100,6 +107,12 @@ type Options struct {
 	LeaderElect bool
 	// Controller configures the controller.
 	Controller controller.Options
+	// DeploymentWithoutController is --deployment-without-controller: what the validating
+	// webhook does with a Deployment-mode cluster that no Deployment-aware controller runs
+	// (outside the controller's scope, or no controller at all): DeploymentCheckWarn or
+	// DeploymentCheckDeny. Empty (dev, whose control plane runs no Flink pod anyway, and
+	// whose verdicts `check` must predict) skips the check.
+	DeploymentWithoutController string
 
 	// Kubeconfig is the path of a kubeconfig; empty means $KUBECONFIG, then the in-cluster
 	// configuration, then ~/.kube/config (controller-runtime's order).
@@ -147,6 +160,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.EnableController, "enable-controller", true,
 		"run the FlinkCluster controller on the elected leader; false serves the webhooks only (beside another operator)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect one replica to run the controller (Lease "+LeaderElectionID+" in --namespace)")
+	fs.StringVar(&o.DeploymentWithoutController, "deployment-without-controller", DeploymentCheckWarn,
+		"what the validating webhook does with a Deployment-mode FlinkCluster that no Deployment-aware controller runs (outside --watch-namespaces or --cluster-selector, or with --enable-controller=false): warn or deny")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path of a kubeconfig (default $KUBECONFIG, then the in-cluster configuration)")
 	o.Controller.BindFlags(fs)
 }
@@ -181,6 +196,12 @@ func (o *Options) Validate() error {
 	if _, err := ParseLogLevel(o.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
+	switch o.DeploymentWithoutController {
+	case "", DeploymentCheckWarn, DeploymentCheckDeny:
+	default:
+		errs = append(errs, fmt.Errorf("--deployment-without-controller %q is not supported: use %s or %s",
+			o.DeploymentWithoutController, DeploymentCheckWarn, DeploymentCheckDeny))
+	}
 	if o.MaxConnections < 0 {
 		errs = append(errs, fmt.Errorf("--max-connections %d is negative", o.MaxConnections))
 	}
@@ -196,13 +217,29 @@ func (o *Options) Validate() error {
 func (o *Options) leaderElection() bool { return o.LeaderElect && o.EnableController }
 
 // cacheOptions are the manager's cache settings: with the controller, its owned kinds are
-// cached only for the objects carrying the controller's label (controller.CacheOptions), not
-// every pod and ConfigMap of the cluster. The webhooks read nothing through the cache.
+// cached only for the objects carrying the controller's label, not every pod and ConfigMap
+// of the cluster, and only in the controller's scope (controller.ScopedCacheOptions). The
+// webhooks read nothing through the cache.
 func (o *Options) cacheOptions() cache.Options {
 	if !o.EnableController {
 		return cache.Options{}
 	}
-	return controller.CacheOptions()
+	return controller.ScopedCacheOptions(o.Controller.Scope)
+}
+
+// controllerScope is what the webhooks know of the controller that runs Deployment
+// JobManagers (nil: no check): this process's, when enabled, with its scope. With the controller off, no
+// Deployment-aware controller is assumed to run anywhere: beside the flink-on-k8s-operator
+// alone, deploymentType Deployment would silently be a Job.
+func (o *Options) controllerScope() *policy.ControllerScope {
+	if o.DeploymentWithoutController == "" {
+		return nil
+	}
+	return &policy.ControllerScope{
+		Running: o.EnableController,
+		Scope:   o.Controller.Scope,
+		Deny:    o.DeploymentWithoutController == DeploymentCheckDeny,
+	}
 }
 
 // gracefulShutdownTimeout bounds the manager's stop after the drain: the webhook server may
@@ -340,7 +377,7 @@ func New(o Options) (*Server, error) {
 	if err := mgr.Add(src); err != nil {
 		return nil, fmt.Errorf("adding the certificate source: %w", err)
 	}
-	if err := webhook.Setup(mgr, webhook.Options{CertHealthy: src.Healthy}); err != nil {
+	if err := webhook.Setup(mgr, webhook.Options{CertHealthy: src.Healthy, Controller: o.controllerScope()}); err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -70,6 +70,9 @@ func TestValidate(t *testing.T) {
 		wantErr string // substring; "" means valid
 	}{
 		{name: "allow: files mode with leader election", modify: func(*Options) {}},
+		{name: "allow: Deployment clusters outside the scope denied", modify: func(o *Options) { o.DeploymentWithoutController = DeploymentCheckDeny }},
+		{name: "deny: an unknown --deployment-without-controller", modify: func(o *Options) { o.DeploymentWithoutController = "ignore" },
+			wantErr: `--deployment-without-controller "ignore" is not supported`},
 		{name: "allow: self-signed mode", modify: func(o *Options) { o.CertMode = CertModeSelfSigned }},
 		{name: "allow: webhook only without a namespace in files mode", modify: func(o *Options) {
 			o.EnableController, o.Namespace = false, ""

@@ -1,0 +1,191 @@
+package scopetest
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/scope"
+)
+
+const (
+	serverNamespace  = "flink-admission-system"
+	serviceAccount   = "flink-admission"
+	selectorLabel    = "flink.example.com/controller"
+	selectorValue    = "flink-admission"
+	overlayDirectory = "../../deploy/overlays/scoped"
+)
+
+var (
+	scheme = runtime.NewScheme()
+	// k8s is a cluster admin: the tests, the user and the stand-in operator.
+	k8s client.Client
+	env *testenv.Env
+	// overlayScope is the scope the scoped overlay gives the controller.
+	overlayScope scope.Scope
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	ctrl.SetLogger(logr.Discard())
+	stop, err := start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scopetest:", err)
+		if stop != nil {
+			stop()
+		}
+		os.Exit(1)
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+// start runs the API server, installs the scoped overlay's ServiceAccount and RBAC, and
+// starts a manager as that ServiceAccount with the overlay's scope flags.
+func start() (func(), error) {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if env, err = testenv.Start(testenv.Options{}); err != nil {
+		return nil, err
+	}
+	stop := func() { _ = env.Stop() }
+	if k8s, err = client.New(env.Config, client.Options{Scheme: scheme}); err != nil {
+		return stop, err
+	}
+	ctx := context.Background()
+	opts, err := installOverlayRBAC(ctx)
+	if err != nil {
+		return stop, err
+	}
+	overlayScope = opts.Controller.Scope
+
+	// The controller's own identity, so that a permission the Roles lack fails here.
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", serverNamespace, serviceAccount)}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Cache:                  controller.ScopedCacheOptions(overlayScope),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return stop, err
+	}
+	copts := opts.Controller
+	copts.FlinkClientFor = unreachableFlink
+	copts.RequeueInterval = 200 * time.Millisecond
+	// One worker: once a reconcile of one cluster has started, every reconcile started
+	// before it has finished, which lets the tests wait on a sentinel cluster instead of a
+	// clock.
+	copts.MaxConcurrentReconciles = 1
+	if err := controller.Setup(mgr, copts); err != nil {
+		return stop, err
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	syncCtx, syncCancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer syncCancel()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
+		cancel()
+		return stop, fmt.Errorf("the manager's cache did not sync as %s: do the overlay's Roles allow its lists and watches?", cfg.Impersonate.UserName)
+	}
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+		_ = env.Stop()
+	}, nil
+}
+
+// unreachableFlink: no Flink runs in these tests; what is checked happens before the
+// controller needs the Flink REST API.
+func unreachableFlink(*v1beta1.FlinkCluster) (flinkclient.Client, error) {
+	return flinkclient.New("http://127.0.0.1:1", nil)
+}
+
+// installOverlayRBAC renders deploy/overlays/scoped, creates the namespaces (team-a, which
+// the overlay does not watch, and the watched ones), the ServiceAccount and every RBAC
+// object of the overlay, and returns the serve options its Deployment's arguments parse to.
+func installOverlayRBAC(ctx context.Context) (server.Options, error) {
+	var o server.Options
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Clean(overlayDirectory))
+	if err != nil {
+		return o, err
+	}
+	for _, ns := range []string{serverNamespace, "team-a", "team-b", "team-c"} {
+		if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return o, err
+		}
+	}
+	if err := k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: serviceAccount, Namespace: serverNamespace}}); err != nil {
+		return o, err
+	}
+	decoder := serializer.NewCodecFactory(scheme).UniversalDeserializer()
+	for _, r := range m.Resources() {
+		y, err := r.AsYAML()
+		if err != nil {
+			return o, err
+		}
+		switch r.GetKind() {
+		case "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
+			obj, _, err := decoder.Decode(y, nil, nil)
+			if err != nil {
+				return o, err
+			}
+			if err := k8s.Create(ctx, obj.(client.Object)); err != nil {
+				return o, fmt.Errorf("creating %s: %w", r.CurId(), err)
+			}
+		case "Deployment":
+			var d appsv1.Deployment
+			obj, _, err := decoder.Decode(y, nil, &d)
+			if err != nil {
+				return o, err
+			}
+			args := obj.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Args
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			o.BindFlags(fs)
+			if err := fs.Parse(args[1:]); err != nil {
+				return o, fmt.Errorf("parsing the overlay's arguments %v: %w", args, err)
+			}
+		}
+	}
+	if o.Controller.Scope.AllNamespaces() || o.Controller.Scope.Selector == nil {
+		return o, fmt.Errorf("the scoped overlay sets no namespaces or no selector: %s", o.Controller.Scope)
+	}
+	return o, nil
+}
