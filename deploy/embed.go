@@ -23,10 +23,10 @@ var Webhooks []byte
 // kustomizations holds every directory a user can build or apply, with the files they refer
 // to, under their paths relative to deploy/.
 //
-//go:embed crd/*.yaml base/*.yaml overlays samples/*.yaml
+//go:embed crd/*.yaml base/*.yaml overlays components samples/*.yaml
 var kustomizations embed.FS
 
-// Files is deploy/ as kustomize sees it: crd/, base/, overlays/ and samples/, each file at
+// Files is deploy/ as kustomize sees it: crd/, base/, overlays/, components/ and samples/, each file at
 // its path relative to deploy/ (for example "overlays/self-signed/kustomization.yaml").
 func Files() fs.FS { return kustomizations }
 

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,18 +29,24 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules"
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
-// Names from the contract between the binary and the manifests (notes/contract.md).
+// Names the binary and the manifests agree on: the serve flags' defaults
+// (cmd/flink-admission/server), the Secrets and the Lease it uses.
 const (
 	namespace             = "flink-admission-system"
 	serviceAccountName    = "flink-admission"
 	deploymentName        = "flink-admission"
 	appLabel              = "app.kubernetes.io/name"
 	serviceName           = "flink-admission-webhook"
+	metricsServiceName    = "flink-admission-metrics"
+	metricsReaderRole     = "flink-admission-metrics-reader"
 	webhookConfigName     = "flink-admission"
 	mutatingWebhookName   = "mflinkcluster.flinkoperator.k8s.io"
 	validatingWebhookName = "vflinkcluster.flinkoperator.k8s.io"
@@ -313,15 +321,18 @@ func TestDeployment(t *testing.T) {
 			for _, p := range c.Ports {
 				ports[p.Name] = p.ContainerPort
 			}
-			assert.Equal(t, map[string]int32{"webhook": 9443, "metrics": 8080, "health": 8081}, ports)
+			assert.Equal(t, map[string]int32{"webhook": 9443, "metrics": 8443, "health": 8081}, ports)
 			assert.Equal(t, strconv.Itoa(int(ports["webhook"])), flags["webhook-port"])
 			assert.Equal(t, ports["metrics"], bindPort(t, flags["metrics-bind-address"]))
+			assert.Equal(t, "true", flags["metrics-secure"], "/metrics over HTTPS, authenticated and authorized")
 			assert.Equal(t, ports["health"], bindPort(t, flags["health-probe-bind-address"]))
 			assert.Equal(t, serviceName, flags["service-name"])
 			assert.Equal(t, webhookConfigName, flags["mutating-webhook-configuration"])
 			assert.Equal(t, webhookConfigName, flags["validating-webhook-configuration"])
 			assert.Equal(t, "true", flags["leader-elect"])
-			assert.Equal(t, "true", flags["enable-controller"])
+			assert.Equal(t, strconv.FormatBool(!k.webhookOnly), flags["enable-controller"])
+			// The webhook fails closed: it must be scheduled before workloads that can wait.
+			assert.Equal(t, "system-cluster-critical", pod.PriorityClassName)
 			for probe, path := range map[*corev1.Probe]string{c.LivenessProbe: "/healthz", c.ReadinessProbe: "/readyz"} {
 				require.NotNil(t, probe)
 				require.NotNil(t, probe.HTTPGet, "%s is an HTTP probe", path)
@@ -382,7 +393,79 @@ func TestPodDisruptionBudgetAndService(t *testing.T) {
 			for _, p := range svc.Spec.Ports {
 				targets[p.Port] = containerPort(t, c, p.TargetPort)
 			}
-			assert.Equal(t, map[int32]int32{443: 9443, 8080: 8080}, targets)
+			assert.Equal(t, map[int32]int32{443: 9443}, targets, "the webhook's Service exposes the admission port only")
+
+			// The metrics have a Service of their own, on the metrics container port.
+			msvc := one[*corev1.Service](t, objs, metricsServiceName)
+			assert.Equal(t, namespace, msvc.Namespace)
+			assert.True(t, labels.SelectorFromSet(msvc.Spec.Selector).Matches(podLabels), "the metrics Service selects the webhook pods")
+			require.Len(t, msvc.Spec.Ports, 1)
+			assert.Equal(t, "https", msvc.Spec.Ports[0].Name)
+			assert.Equal(t, int32(8443), containerPort(t, c, msvc.Spec.Ports[0].TargetPort))
+		})
+	}
+}
+
+// TestNetworkPolicy: ingress to the webhook pods is limited to the admission and metrics
+// ports; the health port is not reachable from other pods.
+func TestNetworkPolicy(t *testing.T) {
+	for _, k := range kustomizations {
+		t.Run(k.name, func(t *testing.T) {
+			objs := objects(t, k)
+			d, c, _ := workload(t, objs)
+			np := one[*networkingv1.NetworkPolicy](t, objs, "flink-admission")
+			assert.Equal(t, namespace, np.Namespace)
+			assertSelects(t, &np.Spec.PodSelector, labels.Set(d.Spec.Template.Labels), "NetworkPolicy podSelector")
+			assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes)
+			open := map[int32]bool{}
+			for _, rule := range np.Spec.Ingress {
+				assert.Empty(t, rule.From, "the API server's and Prometheus' addresses are not known in advance")
+				require.NotEmpty(t, rule.Ports, "a rule without ports opens every port")
+				for _, p := range rule.Ports {
+					require.NotNil(t, p.Port)
+					open[containerPort(t, c, *p.Port)] = true
+				}
+			}
+			assert.Equal(t, map[int32]bool{9443: true, 8443: true}, open)
+		})
+	}
+}
+
+// placeholder is how the overlays write a namespace that replacements fill in.
+var placeholder = regexp.MustCompile(`\bNAMESPACE\b`)
+
+// TestNamespaceSetInOnePlace: the namespace is written once, in deploy/base's
+// kustomization; a copy of deploy/ with only that line changed renders every overlay without
+// a trace of the old namespace (names, selectors, DNS names, annotations).
+func TestNamespaceSetInOnePlace(t *testing.T) {
+	mem := filesys.MakeFsInMemory()
+	require.NoError(t, fs.WalkDir(deploy.Files(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		content, err := fs.ReadFile(deploy.Files(), p)
+		if err != nil {
+			return err
+		}
+		if p == "base/kustomization.yaml" {
+			line := "\nnamespace: " + namespace + "\n"
+			require.Equal(t, 1, strings.Count(string(content), line), "deploy/base sets the namespace in one line")
+			content = []byte(strings.Replace(string(content), line, "\nnamespace: team-flink\n", 1))
+		}
+		return mem.WriteFile(path.Join("/deploy", p), content)
+	}))
+	for _, k := range overlays {
+		t.Run(k.name, func(t *testing.T) {
+			m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, path.Join("/deploy", filepath.ToSlash(k.dir)))
+			require.NoError(t, err)
+			y, err := m.AsYaml()
+			require.NoError(t, err)
+			// Line by line: a failure names the line, not the whole rendering.
+			for i, line := range strings.Split(string(y), "\n") {
+				assert.False(t, strings.Contains(line, namespace), "line %d still names %s: %s", i+1, namespace, line)
+				assert.False(t, placeholder.MatchString(line), "line %d has a placeholder left unreplaced: %s", i+1, line)
+			}
+			assert.True(t, strings.Contains(string(y), "\n  namespace: team-flink\n"), "the objects are in the new namespace")
 		})
 	}
 }
@@ -390,9 +473,19 @@ func TestPodDisruptionBudgetAndService(t *testing.T) {
 // writeVerbs are what the controller needs on the kinds it owns.
 var writeVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 
-// wantClusterRules is what contract.md says the binary needs cluster-wide: no more, no less.
+// wantWebhookClusterRules is what every replica needs cluster-wide, with or without the
+// controller: its two webhook configurations (self-signed CA injection) and the reviews that
+// authenticate and authorize the callers of /metrics.
+var wantWebhookClusterRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
+		ResourceNames: []string{webhookConfigName}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+}
+
+// wantControllerClusterRules is what the controller needs cluster-wide: no more, no less.
 // Pods are never created or changed: their owners (Jobs, Deployments, StatefulSets) do that.
-var wantClusterRules = []rbacv1.PolicyRule{
+var wantControllerClusterRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"flinkoperator.k8s.io"}, Resources: []string{"flinkclusters"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 	{APIGroups: []string{"flinkoperator.k8s.io"}, Resources: []string{"flinkclusters/status"}, Verbs: []string{"get", "update", "patch"}},
 	{APIGroups: []string{"flinkoperator.k8s.io"}, Resources: []string{"flinkclusters/finalizers"}, Verbs: []string{"update"}},
@@ -402,17 +495,31 @@ var wantClusterRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "delete"}},
 	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
-		ResourceNames: []string{webhookConfigName}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 }
 
-// wantNamespaceRules is what the binary needs in its own namespace: its CA Secret and its
-// leader-election Lease, by name (create cannot be restricted by name).
-var wantNamespaceRules = []rbacv1.PolicyRule{
+// wantWebhookNamespaceRules is what every replica needs in its own namespace: its CA Secret,
+// by name (create cannot be restricted by name).
+var wantWebhookNamespaceRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{caSecretName}, Verbs: []string{"get", "list", "watch", "update"}},
 	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+}
+
+// wantControllerNamespaceRules is the controller's leader-election Lease.
+var wantControllerNamespaceRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{leaseName}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+}
+
+// wantRules is what an install grants its service account: the webhook's rules, and the
+// controller's unless it runs none.
+func wantRules(k kustomization) (cluster, namespaced []rbacv1.PolicyRule) {
+	cluster = append(cluster, wantWebhookClusterRules...)
+	namespaced = append(namespaced, wantWebhookNamespaceRules...)
+	if !k.webhookOnly {
+		cluster = append(cluster, wantControllerClusterRules...)
+		namespaced = append(namespaced, wantControllerNamespaceRules...)
+	}
+	return cluster, namespaced
 }
 
 func TestRBAC(t *testing.T) {
@@ -431,8 +538,13 @@ func TestRBAC(t *testing.T) {
 			}
 
 			clusterRules, namespaceRules := grantedRules(t, objs)
-			assertSameRules(t, "cluster-wide", wantClusterRules, clusterRules)
-			assertSameRules(t, "namespaced", wantNamespaceRules, namespaceRules)
+			wantCluster, wantNamespaced := wantRules(k)
+			assertSameRules(t, "cluster-wide", wantCluster, clusterRules)
+			assertSameRules(t, "namespaced", wantNamespaced, namespaceRules)
+
+			// Prometheus' role: read /metrics, nothing else; bound by the user to its scraper.
+			reader := one[*rbacv1.ClusterRole](t, objs, metricsReaderRole)
+			assert.Equal(t, []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}, reader.Rules)
 		})
 	}
 }
@@ -472,10 +584,11 @@ func grantedRules(t *testing.T, objs []object) (clusterRules, namespaceRules []r
 // +kubebuilder:rbac markers (controller-gen's syntax). The installed roles must grant every
 // one of them, so that a permission added in code but not here fails a test, not a cluster.
 func TestRBACCoversKubebuilderMarkers(t *testing.T) {
-	cluster, namespaced := markerRules(t, testenv.RepoRoot())
-	require.NotEmpty(t, cluster, "no +kubebuilder:rbac markers found in the repository")
 	for _, k := range kustomizations {
 		t.Run(k.name, func(t *testing.T) {
+			// A webhook-only install needs what every package but the controller declares.
+			cluster, namespaced := markerRules(t, testenv.RepoRoot(), k.webhookOnly)
+			require.NotEmpty(t, cluster, "no +kubebuilder:rbac markers found in the repository")
 			granted, grantedInNamespace := grantedRules(t, objects(t, k))
 			if ok, missing := rbacvalidation.Covers(granted, cluster); !ok {
 				t.Errorf("cluster-wide RBAC misses rules the code declares: %v", missing)
@@ -488,8 +601,9 @@ func TestRBACCoversKubebuilderMarkers(t *testing.T) {
 }
 
 // markerRules reads the +kubebuilder:rbac markers of the repository's non-test Go files:
-// rules with a namespace= are namespaced, the others cluster-wide.
-func markerRules(t *testing.T, root string) (cluster, namespaced []rbacv1.PolicyRule) {
+// rules with a namespace= are namespaced, the others cluster-wide. withoutController leaves
+// out the controller's package tree.
+func markerRules(t *testing.T, root string, withoutController bool) (cluster, namespaced []rbacv1.PolicyRule) {
 	t.Helper()
 	marker := regexp.MustCompile(`^\s*//\s*\+kubebuilder:rbac:(.*)$`)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -498,6 +612,9 @@ func markerRules(t *testing.T, root string) (cluster, namespaced []rbacv1.Policy
 		}
 		if d.IsDir() {
 			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin" || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			if withoutController && path == filepath.Join(root, "controller") {
 				return filepath.SkipDir
 			}
 			return nil

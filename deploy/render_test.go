@@ -33,12 +33,16 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 type kustomization struct {
 	name string // golden file name, testdata/golden/<name>.yaml
 	dir  string // relative to deploy/
+	// webhookOnly says the install runs no controller (--enable-controller=false).
+	webhookOnly bool
 }
 
 var (
 	base        = kustomization{name: "base", dir: "base"}
 	certManager = kustomization{name: "cert-manager", dir: filepath.Join("overlays", "cert-manager")}
 	selfSigned  = kustomization{name: "self-signed", dir: filepath.Join("overlays", "self-signed")}
+	// webhookOnly is the self-signed install without the controller and its RBAC.
+	webhookOnly = kustomization{name: "webhook-only", dir: filepath.Join("overlays", "webhook-only"), webhookOnly: true}
 	// admissionPolicy is the webhook-less install: the CRD and a MutatingAdmissionPolicy.
 	admissionPolicy = kustomization{name: "admission-policy", dir: filepath.Join("overlays", "admission-policy")}
 	// scoped is the self-signed install whose controller runs the FlinkClusters of its
@@ -46,10 +50,14 @@ var (
 	scoped = kustomization{name: "scoped", dir: filepath.Join("overlays", "scoped")}
 
 	// kustomizations are the webhook installs (and their base).
-	kustomizations = []kustomization{base, certManager, selfSigned}
-	overlays       = []kustomization{certManager, selfSigned}
-	// everything is every directory users can build.
+	kustomizations = []kustomization{base, certManager, selfSigned, webhookOnly}
+	overlays       = []kustomization{certManager, selfSigned, webhookOnly}
+	// everything is every directory users can build whose kinds the tests decode.
 	everything = append(append([]kustomization(nil), kustomizations...), admissionPolicy, scoped)
+	// observability adds the Prometheus Operator's kinds (deploy/components/observability),
+	// which only the golden files and docs/alerts_test.go read.
+	observability = kustomization{name: "observability", dir: filepath.Join("overlays", "observability")}
+	goldens       = append(append([]kustomization(nil), everything...), observability)
 )
 
 // goldenHeader opens every golden file. The CRD is left out of the golden files: it is
@@ -113,7 +121,7 @@ func goldenYAML(t *testing.T, m resmap.ResMap) []byte {
 }
 
 func TestGolden(t *testing.T) {
-	for _, k := range everything {
+	for _, k := range goldens {
 		t.Run(k.name, func(t *testing.T) {
 			got := goldenYAML(t, render(t, k))
 			golden := filepath.Join("testdata", "golden", k.name+".yaml")

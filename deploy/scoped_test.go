@@ -31,12 +31,9 @@ func TestScopedOverlay(t *testing.T) {
 	_, err = scope.ParseSelector(flagValue(t, args, "--cluster-selector"))
 	require.NoError(t, err)
 
-	// The rules the controller needs: the cluster-wide install's, without the webhook
-	// configurations, which are cluster-scoped objects.
-	isWebhookConfigs := func(r rbacv1.PolicyRule) bool { return slices.Contains(r.APIGroups, "admissionregistration.k8s.io") }
-	controllerRules := slices.DeleteFunc(slices.Clone(wantClusterRules), isWebhookConfigs)
-	webhookRules := slices.DeleteFunc(slices.Clone(wantClusterRules), func(r rbacv1.PolicyRule) bool { return !isWebhookConfigs(r) })
-
+	// Cluster-wide, only what every replica needs; the controller's rules are the cluster-wide
+	// install's, granted in each watched namespace instead.
+	controllerRules, webhookRules := wantControllerClusterRules, wantWebhookClusterRules
 	var clusterRules []rbacv1.PolicyRule
 	for _, b := range all[*rbacv1.ClusterRoleBinding](objs) {
 		require.Equal(t, "ClusterRole", b.RoleRef.Kind)

@@ -2,6 +2,7 @@ package docs
 
 import (
 	"flag"
+	"fmt"
 	"os/exec"
 	"regexp"
 	"sort"
@@ -131,34 +132,35 @@ func helpFlags(t *testing.T, command string) map[string]string {
 }
 
 var (
-	// helpFlagRE matches the first line of a flag in flag.PrintDefaults: "  -name type".
-	helpFlagRE = regexp.MustCompile(`^  -([^\s=]+)(?: (\S+))?$`)
-	// helpShortBoolRE matches a one-letter boolean flag with its usage on the same line.
-	helpShortBoolRE = regexp.MustCompile(`^  -(\S)\t(.*)$`)
+	// helpFlagRE matches the first line of a setting in the help (cmd/flink-admission's
+	// printFlags): "  -f, --filename type", names with one dash (one letter) or two.
+	helpFlagRE = regexp.MustCompile(`^  (-{1,2}[^\s=,-][^\s=,]*(?:, -{1,2}[^\s=,-][^\s=,]*)*)(?: (\S+))?$`)
 	// helpDefaultRE matches the default at the end of a flag's usage.
 	helpDefaultRE = regexp.MustCompile(`\(default ("(?:[^"\\]|\\.)*"|[^()]*)\)$`)
 )
 
-// zeroDefaults are the defaults flag.PrintDefaults leaves out, by the type word it prints
-// (none for a boolean flag; "value" for a flag.Value of its own, here a repeatable list).
+// zeroDefaults are the defaults the help leaves out, by the type word it prints (none for a
+// boolean flag; "value" for a flag.Value of its own, here a repeatable list).
 var zeroDefaults = map[string]string{"": "false", "string": "", "int": "0", "uint": "0", "int64": "0",
 	"uint64": "0", "float": "0", "duration": "0s", "value": ""}
 
-// parseHelp reads flag.PrintDefaults output: name, type word and usage (whose last words may
-// be the default).
+// parseHelp reads the help's flag list: names, type word and usage (whose last words may be
+// the default). Every name of a setting gets its default.
 func parseHelp(out string) (map[string]string, error) {
 	flags := map[string]string{}
-	var name, typ string
+	var names []string
+	var typ string
 	var usage []string
 	flush := func() error {
-		if name == "" {
+		if len(names) == 0 {
 			return nil
 		}
 		text := strings.Join(usage, " ")
-		// The flag package quotes the default of a string flag, and only that one: an
-		// unquoted "(default ...)" at the end of a string flag's usage is prose.
+		var def string
+		// The help quotes the default of a string flag, and only that one: an unquoted
+		// "(default ...)" at the end of a string flag's usage is prose.
 		if m := helpDefaultRE.FindStringSubmatch(text); m != nil && (typ == "string") == strings.HasPrefix(m[1], `"`) {
-			def := m[1]
+			def = m[1]
 			if strings.HasPrefix(def, `"`) {
 				unquoted, err := strconv.Unquote(def)
 				if err != nil {
@@ -166,34 +168,34 @@ func parseHelp(out string) (map[string]string, error) {
 				}
 				def = unquoted
 			}
-			flags[name] = def
 		} else {
 			zero, ok := zeroDefaults[typ]
 			if !ok {
-				return &helpError{name: name, typ: typ}
+				return &helpError{name: names[0], typ: typ}
 			}
-			flags[name] = zero
+			def = zero
 		}
-		name, typ, usage = "", "", nil
+		for _, n := range names {
+			flags[n] = def
+		}
+		names, typ, usage = nil, "", nil
 		return nil
 	}
 	for _, line := range strings.Split(out, "\n") {
-		// A boolean flag of one letter has its usage on the same line: "  -b\tusage".
-		if m := helpShortBoolRE.FindStringSubmatch(line); m != nil {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			name, typ, usage = m[1], "", []string{m[2]}
-			continue
-		}
 		if m := helpFlagRE.FindStringSubmatch(line); m != nil {
 			if err := flush(); err != nil {
 				return nil, err
 			}
-			name, typ = m[1], m[2]
+			for _, n := range strings.Split(m[1], ", ") {
+				if len(strings.TrimLeft(n, "-")) == 1 != (n[1] != '-') {
+					return nil, fmt.Errorf("flag %s: one dash for one letter, two for a name", n)
+				}
+				names = append(names, strings.TrimLeft(n, "-"))
+			}
+			typ = m[2]
 			continue
 		}
-		if name != "" && strings.HasPrefix(line, "    \t") {
+		if len(names) > 0 && strings.HasPrefix(line, "    \t") {
 			usage = append(usage, strings.TrimSpace(line))
 		}
 	}
@@ -206,15 +208,15 @@ func parseHelp(out string) (map[string]string, error) {
 type helpError struct{ name, typ string }
 
 func (e *helpError) Error() string {
-	return "flag -" + e.name + ": unknown type " + strconv.Quote(e.typ) + " without a printed default"
+	return "flag " + e.name + ": unknown type " + strconv.Quote(e.typ) + " without a printed default"
 }
 
 func TestParseHelp(t *testing.T) {
-	got, err := parseHelp("usage: x\n  -a string\n    \tan a (default \"q\\\"x\")\n  -p string\n    \tprose (default $HOME)\n  -b\tbool\n  -c duration\n    \tc\n    \tmore (default 5m0s)\n  -d\n    \td (default true)\n  -e value\n    \trepeatable\n")
+	got, err := parseHelp("usage: x\n  -a, --all string\n    \tan a (default \"q\\\"x\")\n  --path string\n    \tprose (default $HOME)\n  -b\n    \tbool\n  --cc duration\n    \tc\n    \tmore (default 5m0s)\n  --dd\n    \td (default true)\n  -e, --each value\n    \trepeatable\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"a": `q"x`, "b": "false", "c": "5m0s", "d": "true", "e": "", "p": ""}
+	want := map[string]string{"a": `q"x`, "all": `q"x`, "b": "false", "cc": "5m0s", "dd": "true", "e": "", "each": "", "path": ""}
 	keys := make([]string, 0, len(got))
 	for k := range got {
 		keys = append(keys, k)

@@ -85,6 +85,8 @@ func TestClientCertificateRequired(t *testing.T) {
 		"--cert-mode=files", "--cert-dir="+vol.dir, "--client-ca-file="+clientCAFile,
 		"--webhook-port="+strconv.Itoa(port),
 		"--metrics-bind-address=127.0.0.1:"+strconv.Itoa(metricsPort),
+		// Plain HTTP on loopback: the test reads /metrics without a token.
+		"--metrics-secure=false",
 		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(healthPort),
 		"--enable-controller=false", "--leader-elect=false",
 		"--kubeconfig="+env.Kubeconfig,

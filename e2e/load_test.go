@@ -56,6 +56,8 @@ func startWebhookOnly(t *testing.T, args ...string) *webhookOnly {
 		"--cert-mode=files", "--cert-dir=" + vol.dir,
 		"--webhook-port=" + strconv.Itoa(port),
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(w.metricsPort),
+		// Plain HTTP on loopback: the test reads /metrics without a token.
+		"--metrics-secure=false",
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(w.healthPort),
 		// The profiling endpoints let a test force a collection (see collect).
 		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(w.pprofPort),

@@ -35,6 +35,8 @@ func TestServeWithControllerAndLeaderElection(t *testing.T) {
 		"--validating-webhook-configuration=e2e-serve-none",
 		"--webhook-port="+strconv.Itoa(freePort(t)),
 		"--metrics-bind-address=127.0.0.1:"+strconv.Itoa(metricsPort),
+		// Plain HTTP on loopback: the test reads /metrics without a token.
+		"--metrics-secure=false",
 		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(healthPort),
 		"--kubeconfig="+dev.Env.Kubeconfig,
 	)

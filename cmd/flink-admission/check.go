@@ -39,7 +39,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: flink-admission check -f PATH... [--old PATH...] [-o text|json|yaml] [-n NAMESPACE]")
 		fmt.Fprintln(stderr, "Runs the admission policy offline: exit 0 when every FlinkCluster is allowed, 1 when any is denied, 2 for a usage or parse error.")
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -50,7 +50,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: flink-admission dev [flags]")
 		fmt.Fprintln(stderr, "Starts a local kube-apiserver and etcd with the FlinkCluster CRD and both webhook configurations pointing at this process, serves them, and prints kubectl commands to try. Ctrl-C stops everything.")
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs)
 	}
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code

@@ -19,7 +19,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: flink-admission serve [flags]")
 		fmt.Fprintln(stderr, "Serves the FlinkCluster admission webhooks over HTTPS, and runs the controller on the elected leader, until SIGTERM.")
-		fs.PrintDefaults()
+		printFlags(fs.Output(), fs)
 	}
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code

@@ -30,6 +30,7 @@ type Installer struct {
 var Installers = []Installer{
 	{Overlay: "overlays/self-signed", File: "install.yaml"},
 	{Overlay: "overlays/cert-manager", File: "install-cert-manager.yaml"},
+	{Overlay: "overlays/webhook-only", File: "install-webhook-only.yaml"},
 	{Overlay: "overlays/admission-policy", File: "install-admission-policy.yaml"},
 }
 

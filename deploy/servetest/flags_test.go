@@ -65,11 +65,13 @@ func overlayDir(overlay string) string { return filepath.Join("..", "overlays", 
 // here and not in a cluster.
 func TestOverlayArgsParse(t *testing.T) {
 	for _, c := range []struct {
-		overlay  string
-		certMode string
+		overlay    string
+		certMode   string
+		controller bool
 	}{
-		{"cert-manager", server.CertModeFiles},
-		{"self-signed", server.CertModeSelfSigned},
+		{"cert-manager", server.CertModeFiles, true},
+		{"self-signed", server.CertModeSelfSigned, true},
+		{"webhook-only", server.CertModeSelfSigned, false},
 	} {
 		t.Run(c.overlay, func(t *testing.T) {
 			o := overlayOptions(t, c.overlay)
@@ -77,8 +79,8 @@ func TestOverlayArgsParse(t *testing.T) {
 			assert.Equal(t, c.certMode, o.CertMode)
 			assert.Equal(t, namespace, o.Namespace)
 			assert.Equal(t, 9443, o.WebhookPort)
-			assert.True(t, o.EnableController)
-			assert.True(t, o.LeaderElect)
+			assert.Equal(t, c.controller, o.EnableController)
+			assert.True(t, o.MetricsSecure)
 		})
 	}
 }
@@ -88,7 +90,7 @@ func TestOverlayArgsParse(t *testing.T) {
 // flight), or requests still being answered are cut. With the drain in-process there is no
 // preStop hook to add to it.
 func TestGracePeriodCoversShutdown(t *testing.T) {
-	for _, overlay := range []string{"cert-manager", "self-signed"} {
+	for _, overlay := range []string{"cert-manager", "self-signed", "webhook-only"} {
 		t.Run(overlay, func(t *testing.T) {
 			d := overlayDeployment(t, overlay)
 			o := overlayOptions(t, overlay)

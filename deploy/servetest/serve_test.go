@@ -3,10 +3,15 @@ package servetest_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +20,9 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,31 +38,48 @@ import (
 	"github.com/flink-admission/flink-admission/internal/testenv"
 )
 
-// TestServeAsServiceAccount installs the self-signed overlay on a real API server (RBAC
-// enforced) and runs `flink-admission serve` with the overlay's arguments, as the overlay's
-// service account (impersonated): the certificate source creates its CA Secret and injects
-// the CA bundle, the leader takes the Lease, and the controller reconciles a FlinkCluster —
-// with no more rights than the overlay grants. Any Forbidden answer fails the test, so a
-// permission missing from deploy/base/rbac.yaml shows here rather than in a cluster.
+// TestServeAsServiceAccount installs an overlay on a real API server (RBAC enforced) and runs
+// `flink-admission serve` with the overlay's arguments, as the overlay's service account
+// (impersonated): the certificate source creates its CA Secret and injects the CA bundle,
+// /metrics answers only a caller allowed to read it, and, with the controller, the leader
+// takes the Lease and the controller reconciles a FlinkCluster — with no more rights than
+// the overlay grants. Any Forbidden answer fails the test, so a permission missing from
+// deploy/base/rbac*.yaml shows here rather than in a cluster; the webhook-only overlay, which
+// has none of the controller's RBAC, shows that a webhook-only server needs none of it.
 func TestServeAsServiceAccount(t *testing.T) {
 	ctrllog.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
+	for _, tc := range []struct {
+		overlay    string
+		controller bool
+	}{
+		{"self-signed", true},
+		{"webhook-only", false},
+	} {
+		t.Run(tc.overlay, func(t *testing.T) { serveAsServiceAccount(t, tc.overlay, tc.controller) })
+	}
+}
+
+func serveAsServiceAccount(t *testing.T, overlay string, withController bool) {
 	env, err := testenv.Start(testenv.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
 
-	kubectl(t, env, "apply", "-k", overlayDir("self-signed"))
+	kubectl(t, env, "apply", "-k", overlayDir(overlay))
 	// A FlinkCluster in the webhook's own namespace, which the webhooks leave alone: nothing
 	// serves them at the Service's address here, only this process on a local port.
 	kubectl(t, env, "apply", "-n", namespace, "-f", filepath.Join("..", "samples", "deployment-mode.yaml"))
 
-	o := overlayOptions(t, "self-signed")
+	o := overlayOptions(t, overlay)
+	require.Equal(t, withController, o.EnableController)
+	require.True(t, o.MetricsSecure, "the overlay serves /metrics over HTTPS, authorized")
 	rec := &forbiddenRecorder{}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + serviceAccount}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &forbiddenRoundTripper{next: rt, rec: rec} })
 	o.Config = cfg
 	o.WebhookPort = freePort(t)
-	o.MetricsBindAddress = "0"
+	metricsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	o.MetricsBindAddress = metricsAddr
 	o.HealthProbeBindAddress = "0"
 	var logs syncBuffer
 	o.Log = funcr.New(func(prefix, args string) { fmt.Fprintln(&logs, prefix, args) }, funcr.Options{})
@@ -87,10 +112,11 @@ func TestServeAsServiceAccount(t *testing.T) {
 	require.NoError(t, err)
 
 	const cluster = "statemachine" // deploy/samples/deployment-mode.yaml
-	checks := []struct {
+	type check struct {
 		what string
 		done func(context.Context) (bool, error)
-	}{
+	}
+	checks := []check{
 		{"CA Secret " + o.CASecretName + " created", func(ctx context.Context) (bool, error) {
 			_, err := admin.CoreV1().Secrets(namespace).Get(ctx, o.CASecretName, metav1.GetOptions{})
 			return err == nil, ignoreNotFound(err)
@@ -103,19 +129,23 @@ func TestServeAsServiceAccount(t *testing.T) {
 			c, err := admin.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, o.ValidatingWebhookConfiguration, metav1.GetOptions{})
 			return err == nil && len(c.Webhooks) == 1 && len(c.Webhooks[0].ClientConfig.CABundle) > 0, err
 		}},
-		{"Lease " + server.LeaderElectionID + " held", func(ctx context.Context) (bool, error) {
-			l, err := admin.CoordinationV1().Leases(namespace).Get(ctx, server.LeaderElectionID, metav1.GetOptions{})
-			return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "", ignoreNotFound(err)
-		}},
-		{"JobManager Deployment created by the controller", func(ctx context.Context) (bool, error) {
-			_, err := admin.AppsV1().Deployments(namespace).Get(ctx, resources.JobManagerName(cluster), metav1.GetOptions{})
-			return err == nil, ignoreNotFound(err)
-		}},
-		{"FlinkCluster status written by the controller", func(ctx context.Context) (bool, error) {
-			fc := &v1beta1.FlinkCluster{}
-			err := fcClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: cluster}, fc)
-			return err == nil && fc.Status.State != "", err
-		}},
+	}
+	if withController {
+		checks = append(checks, []check{
+			{"Lease " + server.LeaderElectionID + " held", func(ctx context.Context) (bool, error) {
+				l, err := admin.CoordinationV1().Leases(namespace).Get(ctx, server.LeaderElectionID, metav1.GetOptions{})
+				return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "", ignoreNotFound(err)
+			}},
+			{"JobManager Deployment created by the controller", func(ctx context.Context) (bool, error) {
+				_, err := admin.AppsV1().Deployments(namespace).Get(ctx, resources.JobManagerName(cluster), metav1.GetOptions{})
+				return err == nil, ignoreNotFound(err)
+			}},
+			{"FlinkCluster status written by the controller", func(ctx context.Context) (bool, error) {
+				fc := &v1beta1.FlinkCluster{}
+				err := fcClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: cluster}, fc)
+				return err == nil && fc.Status.State != "", err
+			}},
+		}...)
 	}
 	deadline := time.Now().Add(3 * time.Minute)
 	for _, c := range checks {
@@ -131,18 +161,28 @@ func TestServeAsServiceAccount(t *testing.T) {
 			time.Sleep(250 * time.Millisecond)
 		}
 	}
+
+	checkMetricsAccess(t, ctx, admin, metricsAddr)
+
 	// Refusals show up only once a request is made, so rather than waiting some time, wait
 	// until the requests that run after start-up have been made at least once: the watches
 	// of the certificate source and of the controller's caches, and a renewal of the Lease.
-	for _, want := range []struct{ what, method, path string }{
+	made := []struct{ what, method, path string }{
 		{"watch of the CA Secret", "WATCH", "/namespaces/" + namespace + "/secrets"},
 		{"watch of the MutatingWebhookConfiguration", "WATCH", "/mutatingwebhookconfigurations"},
 		{"watch of the ValidatingWebhookConfiguration", "WATCH", "/validatingwebhookconfigurations"},
-		{"watch of FlinkClusters", "WATCH", "/flinkclusters"},
-		{"watch of Deployments", "WATCH", "/deployments"},
-		{"watch of Pods", "WATCH", "/pods"},
-		{"renewal of the Lease", "PUT", "/leases/" + server.LeaderElectionID},
-	} {
+		{"TokenReview of a metrics caller", "POST", "/tokenreviews"},
+		{"SubjectAccessReview of a metrics caller", "POST", "/subjectaccessreviews"},
+	}
+	if withController {
+		made = append(made, []struct{ what, method, path string }{
+			{"watch of FlinkClusters", "WATCH", "/flinkclusters"},
+			{"watch of Deployments", "WATCH", "/deployments"},
+			{"watch of Pods", "WATCH", "/pods"},
+			{"renewal of the Lease", "PUT", "/leases/" + server.LeaderElectionID},
+		}...)
+	}
+	for _, want := range made {
 		for !rec.made(want.method, want.path) {
 			require.Empty(t, rec.list(), "requests the service account's RBAC refused, waiting for: %s", want.what)
 			require.True(t, time.Now().Before(deadline), "timed out waiting for a %s", want.what)
@@ -151,6 +191,74 @@ func TestServeAsServiceAccount(t *testing.T) {
 		t.Logf("made: %s", want.what)
 	}
 	assert.Empty(t, rec.list(), "requests the service account's RBAC refused")
+	if !withController {
+		for _, p := range []string{"/flinkclusters", "/deployments", "/pods", "/leases"} {
+			assert.False(t, rec.made("GET", p) || rec.made("WATCH", p), "the webhook-only server reads %s", p)
+		}
+	}
+}
+
+// checkMetricsAccess reads /metrics over HTTPS, verifying the server with the CA the binary
+// injected into the webhook configuration, as three callers: anonymous (401), a service
+// account without the metrics-reader role (403), and one bound to it (200, the metrics).
+func checkMetricsAccess(t *testing.T, ctx context.Context, admin kubernetes.Interface, addr string) {
+	t.Helper()
+	mwc, err := admin.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "flink-admission", metav1.GetOptions{})
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(mwc.Webhooks[0].ClientConfig.CABundle))
+	httpClient := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: pool, ServerName: "flink-admission-webhook." + namespace + ".svc", MinVersion: tls.VersionTLS12,
+	}}}
+
+	const scrapers = "monitoring"
+	_, err = admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: scrapers}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	token := func(sa string) string {
+		_, err := admin.CoreV1().ServiceAccounts(scrapers).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		tr, err := admin.CoreV1().ServiceAccounts(scrapers).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		return tr.Status.Token
+	}
+	prometheus, other := token("prometheus"), token("other")
+	_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "prometheus-flink-admission"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "flink-admission-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "prometheus", Namespace: scrapers}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	get := func(token string) (int, string) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/metrics", nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := httpClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	for _, c := range []struct {
+		who   string
+		token string
+		want  int
+	}{
+		{"anonymous", "", http.StatusUnauthorized},
+		{"a service account without the role", other, http.StatusForbidden},
+		{"a service account bound to flink-admission-metrics-reader", prometheus, http.StatusOK},
+	} {
+		code, body := get(c.token)
+		assert.Equal(t, c.want, code, "%s: %s", c.who, body)
+		if c.want == http.StatusOK {
+			assert.Contains(t, body, "flink_admission_build_info", c.who)
+		} else {
+			assert.NotContains(t, body, "flink_admission_build_info", c.who)
+		}
+	}
 }
 
 // forbiddenRecorder collects the requests the API server refused with 403 Forbidden, and

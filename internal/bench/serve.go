@@ -127,6 +127,8 @@ func StartServe(ctx context.Context, o ServeOptions, timeout time.Duration) (*Se
 		"--webhook-port="+strconv.Itoa(webhookPort),
 		"--health-probe-bind-address="+health,
 		"--metrics-bind-address="+metrics,
+		// Plain HTTP on loopback: the bench reads /metrics without a token.
+		"--metrics-secure=false",
 		"--pprof-bind-address="+pprof,
 		"--enable-controller="+strconv.FormatBool(o.Controller),
 		"--leader-elect=false",

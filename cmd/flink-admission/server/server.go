@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -84,6 +85,11 @@ type Options struct {
 	// MetricsBindAddress and HealthProbeBindAddress are the addresses of /metrics and of
 	// /healthz and /readyz ("0" turns one off).
 	MetricsBindAddress, HealthProbeBindAddress string
+	// MetricsSecure is --metrics-secure: /metrics over HTTPS (the webhook's serving
+	// certificate) behind controller-runtime's authentication and authorization filter, so
+	// only a caller whose token may `get` the non-resource URL /metrics reads it. The flag
+	// defaults to true; the zero value (plain HTTP) is for dev and tests on loopback.
+	MetricsSecure bool
 	// PprofBindAddress is --pprof-bind-address: the address of Go's profiling endpoints
 	// (/debug/pprof/), off ("0") by default, since profiles reveal the process's internals.
 	PprofBindAddress string
@@ -148,6 +154,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ValidatingWebhookConfiguration, "validating-webhook-configuration", "flink-admission",
 		"ValidatingWebhookConfiguration that gets the CA bundle (self-signed mode)")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (/metrics); 0 turns it off")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true,
+		"serve /metrics over HTTPS with the webhook's certificate, only to callers the API server authenticates and authorizes for GET /metrics (TokenReview, SubjectAccessReview); false serves plain HTTP without authentication (local tests)")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 turns them off")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "0",
 		"address of Go's profiling endpoints (/debug/pprof/), e.g. 127.0.0.1:8082, to see where the server's CPU time and memory go; 0 turns them off")
@@ -162,7 +170,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect one replica to run the controller (Lease "+LeaderElectionID+" in --namespace)")
 	fs.StringVar(&o.DeploymentWithoutController, "deployment-without-controller", DeploymentCheckWarn,
 		"what the validating webhook does with a Deployment-mode FlinkCluster that no Deployment-aware controller runs (outside --watch-namespaces or --cluster-selector, or with --enable-controller=false): warn or deny")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path of a kubeconfig (default $KUBECONFIG, then the in-cluster configuration)")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path of a kubeconfig (default $KUBECONFIG, then the in-cluster configuration, then ~/.kube/config)")
 	o.Controller.BindFlags(fs)
 }
 
@@ -362,7 +370,7 @@ func New(o Options) (*Server, error) {
 		Cache:                         o.cacheOptions(),
 		WebhookServer:                 webhooks,
 		GracefulShutdownTimeout:       ptr.To(gracefulShutdownTimeout),
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		Metrics:                       metricsOptions(o, src),
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		PprofBindAddress:              o.PprofBindAddress,
 		LeaderElection:                o.leaderElection(),
@@ -397,6 +405,26 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	return &Server{Manager: mgr, Source: src, Options: o, webhooks: webhooks}, nil
+}
+
+// metricsOptions configures the metrics server. Secure, it shares the webhook's certificate
+// source (renewed and reloaded like the webhook's, and verifiable by a scraper that trusts
+// the webhook's CA) and asks the API server who the caller is and whether it may read
+// /metrics: the page reveals the webhook's traffic and the clusters' names.
+//
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+func metricsOptions(o Options, src certs.Source) metricsserver.Options {
+	m := metricsserver.Options{BindAddress: o.MetricsBindAddress}
+	if o.MetricsSecure {
+		m.SecureServing = true
+		m.FilterProvider = filters.WithAuthenticationAndAuthorization
+		m.TLSOpts = []func(*tls.Config){certs.TLSOption(src), func(c *tls.Config) {
+			// As on the webhook server: no HTTP/2 (see New).
+			c.NextProtos = []string{"http/1.1"}
+		}}
+	}
+	return m
 }
 
 // newCertSource builds the serving certificate source of --cert-mode.

@@ -34,6 +34,7 @@ func TestServeFlagDefaults(t *testing.T) {
 		"mutating-webhook-configuration":   "flink-admission",
 		"validating-webhook-configuration": "flink-admission",
 		"metrics-bind-address":             ":8080",
+		"metrics-secure":                   "true",
 		"health-probe-bind-address":        ":8081",
 		"pprof-bind-address":               "0",
 		"log-level":                        "info",
