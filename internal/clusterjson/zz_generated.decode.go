@@ -256,6 +256,10 @@ func dec_apiv1beta1_FlinkClusterStatus(d *Decoder, v *apiv1beta1.FlinkClusterSta
 			if err := d.String(&v.LastUpdateTime); err != nil {
 				return InField(err, "lastUpdateTime")
 			}
+		case "observedGeneration":
+			if err := d.Int64(&v.ObservedGeneration); err != nil {
+				return InField(err, "observedGeneration")
+			}
 		case "conditions":
 			if err := dec_Slice_metav1_Condition(d, &v.Conditions); err != nil {
 				return InField(err, "conditions")
@@ -2365,6 +2369,10 @@ func dec_apiv1beta1_JobManagerStatus(d *Decoder, v *apiv1beta1.JobManagerStatus)
 		case "ready":
 			if err := d.String(&v.Ready); err != nil {
 				return InField(err, "ready")
+			}
+		case "deploymentType":
+			if err := d.String(&v.DeploymentType); err != nil {
+				return InField(err, "deploymentType")
 			}
 		default:
 			return Unknown(name)
