@@ -11,7 +11,7 @@ import (
 
 // Health conditions: the summary GitOps tools read. kstatus (and so Flux and kubectl wait)
 // reads Reconciling=True as InProgress, Stalled=True as Failed, and then Ready; the Argo CD
-// health check in docs/operations.md reads the same three. All three are derived in one
+// health check in docs/troubleshooting.md reads the same three. All three are derived in one
 // place, health, from the other conditions and the job state, so they can never disagree.
 const (
 	// ConditionReady is True while the cluster is where its spec asks: the current revision
