@@ -22,11 +22,13 @@ import (
 	"github.com/flink-admission/flink-admission/pipeline"
 )
 
-// FieldError is one reason for a denial.
+// FieldError is one reason for a denial, with where its field is written in the manifest
+// (the zero Position when unknown: a field of the old version, a document that is not YAML).
 type FieldError struct {
 	Field   string `json:"field"`
 	Type    string `json:"type"`
 	Message string `json:"message"`
+	Position
 }
 
 // Result is the verdict on one FlinkCluster.
@@ -35,6 +37,7 @@ type Result struct {
 	Namespace string                `json:"namespace"`
 	Source    string                `json:"source"`
 	Index     int                   `json:"index"`
+	Position  Position              `json:"position,omitzero"`
 	Operation string                `json:"operation"`
 	Allowed   bool                  `json:"allowed"`
 	Errors    []FieldError          `json:"errors"`
@@ -146,11 +149,11 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 	if ns == "" {
 		ns = c.Namespace
 	}
-	r := Result{Name: name, Namespace: ns, Source: doc.Source, Index: doc.Index, Operation: "CREATE",
+	r := Result{Name: name, Namespace: ns, Source: doc.Source, Index: doc.Index, Position: doc.Position, Operation: "CREATE",
 		Errors: []FieldError{}, Warnings: []string{}, Patch: []jsonpatch.Operation{}}
 	cur, ferr := c.mutate(doc.Object)
 	if ferr != nil {
-		r.Errors = append(r.Errors, toFieldError(ferr))
+		r.Errors = append(r.Errors, toFieldError(ferr, doc))
 		return r
 	}
 	r.Object = cur.obj
@@ -167,13 +170,13 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 		old, ferr := c.mutate(oldDoc.Object)
 		if ferr != nil {
 			ferr.Detail = fmt.Sprintf("old version (%s document %d): %s", oldDoc.Source, oldDoc.Index, ferr.Detail)
-			r.Errors = append(r.Errors, toFieldError(ferr))
+			r.Errors = append(r.Errors, toFieldError(ferr, Document{}))
 			return r
 		}
 		errs, warnings = c.admit(ctx, cur, old)
 	}
 	for _, e := range errs {
-		r.Errors = append(r.Errors, toFieldError(e))
+		r.Errors = append(r.Errors, toFieldError(e, doc))
 	}
 	if warnings != nil {
 		r.Warnings = warnings
@@ -205,7 +208,8 @@ func (c *Checker) admit(ctx context.Context, cur, old *admitted) (field.ErrorLis
 }
 
 // toFieldError reports e the way the API server reports a cause of a denial, so that
-// check's messages read exactly as kubectl prints them.
-func toFieldError(e *field.Error) FieldError {
-	return FieldError{Field: e.Field, Type: string(e.Type), Message: e.ErrorBody()}
+// check's messages read exactly as kubectl prints them, at the place in doc where the field
+// is written.
+func toFieldError(e *field.Error, doc Document) FieldError {
+	return FieldError{Field: e.Field, Type: string(e.Type), Message: e.ErrorBody(), Position: doc.PositionOf(e.Field)}
 }

@@ -190,7 +190,8 @@ func TestWrite(t *testing.T) {
 		}
 		assert.Equal(t, false, out[0]["allowed"])
 		e := out[0]["errors"].([]any)[0].(map[string]any)
-		assert.ElementsMatch(t, []string{"field", "type", "message"}, keys(e))
+		assert.ElementsMatch(t, []string{"field", "type", "message", "line", "column"}, keys(e))
+		assert.Equal(t, map[string]any{"line": float64(2), "column": float64(1)}, out[0]["position"], "where the document starts")
 	})
 	t.Run("yaml is the same array", func(t *testing.T) {
 		var buf bytes.Buffer
@@ -205,7 +206,7 @@ func TestWrite(t *testing.T) {
 		require.NoError(t, Write(&buf, "text", res, skipped))
 		out := buf.String()
 		assert.Contains(t, out, "DENIED streaming/wordcount (update, testdata/deployment-mode.yaml document 0)")
-		assert.Contains(t, out, "error:    spec.jobManager.deploymentType: Forbidden:")
+		assert.Contains(t, out, "error:    testdata/deployment-mode.yaml:12:5: spec.jobManager.deploymentType: Forbidden:", "file:line:column of the field")
 		assert.Contains(t, out, "skipped s.yaml document 1: v1 ConfigMap is not a FlinkCluster")
 		assert.Contains(t, out, "1 checked: 0 allowed, 1 denied, 1 skipped")
 	})

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	yaml "go.yaml.in/yaml/v3"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -26,6 +27,18 @@ type Document struct {
 	Index int
 	// Object is the decoded manifest.
 	Object map[string]any
+	// Position is where the document (or, in a List, the item) starts in Source.
+	Position Position
+
+	// node is the document's YAML node tree, for the positions of its fields; nil when
+	// unknown.
+	node *yaml.Node
+}
+
+// PositionOf is where the field at path (a field.Path string) is written in the document;
+// the zero Position when the document's positions are unknown.
+func (d Document) PositionOf(path string) Position {
+	return positionOf(d.node, path)
 }
 
 // Skipped is a document that is not a FlinkCluster and was therefore not checked.
@@ -34,6 +47,8 @@ type Skipped struct {
 	Index      int
 	APIVersion string
 	Kind       string
+	// Position is where the document (or List item) starts.
+	Position Position
 }
 
 // ParseError is a file or document that cannot be read; it names the file and the
@@ -120,6 +135,7 @@ func decode(source string, data []byte) ([]Document, []Skipped, error) {
 	var docs []Document
 	var skipped []Skipped
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	chunks := splitDocuments(data)
 	for index := 0; ; index++ {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
@@ -129,6 +145,9 @@ func decode(source string, data []byte) ([]Document, []Skipped, error) {
 		if err != nil {
 			return nil, nil, &ParseError{Source: source, Index: index, Err: err}
 		}
+		if len(bytes.TrimSpace(raw)) == 0 { // a document of comments only, as kubectl skips it
+			continue
+		}
 		// utiljson keeps integers as int64, as the API server hands them to CEL.
 		var obj map[string]any
 		if err := utiljson.Unmarshal(raw, &obj); err != nil {
@@ -137,23 +156,45 @@ func decode(source string, data []byte) ([]Document, []Skipped, error) {
 		if obj == nil { // an empty document between two "---"
 			continue
 		}
+		var node *yaml.Node
+		if index < len(chunks) {
+			node = parseNode(chunks[index])
+		}
 		items := []map[string]any{obj}
+		nodes := []*yaml.Node{node}
 		if kind, _ := obj["kind"].(string); kind == "List" {
 			items, err = listItems(obj)
 			if err != nil {
 				return nil, nil, &ParseError{Source: source, Index: index, Err: err}
 			}
+			nodes = listItemNodes(node, len(items))
 		}
-		for _, item := range items {
+		for i, item := range items {
 			apiVersion, _ := item["apiVersion"].(string)
 			kind, _ := item["kind"].(string)
 			if apiVersion != v1beta1.GroupVersion.String() || kind != v1beta1.Kind {
-				skipped = append(skipped, Skipped{Source: source, Index: index, APIVersion: apiVersion, Kind: kind})
+				skipped = append(skipped, Skipped{Source: source, Index: index, APIVersion: apiVersion, Kind: kind, Position: positionOf(nodes[i], "")})
 				continue
 			}
-			docs = append(docs, Document{Source: source, Index: index, Object: item})
+			docs = append(docs, Document{Source: source, Index: index, Object: item,
+				Position: positionOf(nodes[i], ""), node: nodes[i]})
 		}
 	}
+}
+
+// listItemNodes are the nodes of a List's n items; nil for each when the list's nodes do
+// not match its items.
+func listItemNodes(list *yaml.Node, n int) []*yaml.Node {
+	nodes := make([]*yaml.Node, n)
+	if list == nil || list.Kind != yaml.MappingNode {
+		return nodes
+	}
+	for i := 0; i+1 < len(list.Content); i += 2 {
+		if seq := list.Content[i+1]; list.Content[i].Value == "items" && seq.Kind == yaml.SequenceNode && len(seq.Content) == n {
+			copy(nodes, seq.Content)
+		}
+	}
+	return nodes
 }
 
 func listItems(list map[string]any) ([]map[string]any, error) {

@@ -10,13 +10,18 @@ import (
 )
 
 // Formats are the output formats of Write.
-var Formats = []string{"text", "json", "yaml"}
+var Formats = []string{"text", "json", "yaml", "sarif", "junit"}
 
-// Write prints results in format "text", "json" or "yaml". JSON and YAML print one array,
-// one element per object; skipped documents are noted only in text output (on w) — the
+// Write prints results in format "text", "json", "yaml", "sarif" (SARIF 2.1.0, for code
+// scanning) or "junit" (JUnit XML, for test reports). JSON and YAML print one array, one
+// element per object; skipped documents are noted only in text output (on w) — the
 // machine-readable formats stay a plain array.
 func Write(w io.Writer, format string, results []Result, skipped []Skipped) error {
 	switch format {
+	case "sarif":
+		return writeSARIF(w, results)
+	case "junit":
+		return writeJUnit(w, results, skipped)
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -47,6 +52,11 @@ func writeText(w io.Writer, results []Result, skipped []Skipped) error {
 		fmt.Fprintf(&b, "%s %s/%s (%s, %s document %d)\n", verdict, r.Namespace, r.Name,
 			strings.ToLower(r.Operation), r.Source, r.Index)
 		for _, e := range r.Errors {
+			if e.Line > 0 {
+				// file:line:column: the form editors and CI log matchers jump to.
+				fmt.Fprintf(&b, "  error:    %s:%d:%d: %s: %s\n", r.Source, e.Line, e.Column, e.Field, e.Message)
+				continue
+			}
 			fmt.Fprintf(&b, "  error:    %s: %s\n", e.Field, e.Message)
 		}
 		for _, wn := range r.Warnings {

@@ -390,6 +390,7 @@ func (c *cycle) setComponents() {
 		}
 	}
 	jm.Ready = fmt.Sprintf("%d/%d", jm.ReadyReplicas, jm.Replicas)
+	jm.DeploymentType = string(c.mode)
 	comps.JobManager = jm
 
 	tm := &v1beta1.TaskManagerStatus{

@@ -152,7 +152,7 @@ func (c *cycle) cancelWithoutSavepoint(ctx context.Context, why string) error {
 		return nil
 	}
 	if f := c.obs.flink; f != nil && f.Job != nil {
-		cl, err := c.flinkClient()
+		cl, err := c.flinkClient(ctx)
 		if err != nil {
 			return err
 		}

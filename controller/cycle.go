@@ -423,7 +423,22 @@ func (c *cycle) setConditions() {
 	}
 	c.setSavepointRequired()
 	c.setWaiting()
+	c.setHealth()
 	observedGeneration(c.st.Conditions, c.fc.Generation)
+	c.st.ObservedGeneration = c.fc.Generation
+}
+
+// setHealth derives Ready, Reconciling and Stalled (see health) from the conditions set
+// before it.
+func (c *cycle) setHealth() {
+	cancel := c.fc.Spec.Job != nil && c.fc.Spec.Job.CancelRequested != nil && *c.fc.Spec.Job.CancelRequested
+	if ctl := c.st.Control; ctl != nil && ctl.Name == v1beta1.ControlNameJobCancel && ctl.State != v1beta1.ControlStateFailed {
+		cancel = true
+	}
+	ready, reconciling, stalled := health(healthInput{Status: c.st, CancelRequested: cancel})
+	c.setCondition(ready)
+	c.setCondition(reconciling)
+	c.setCondition(stalled)
 }
 
 // setSavepointRequired records this reconcile's SavepointRequired stop, with a Warning Event

@@ -107,7 +107,7 @@ func (c *cycle) haMetadataLost(ctx context.Context) (bool, error) {
 	if err != nil || again.jobGraphStored(job.ID) {
 		return false, err
 	}
-	cl, err := c.flinkClient()
+	cl, err := c.flinkClient(ctx)
 	if err != nil {
 		return false, err
 	}

@@ -207,9 +207,20 @@ func (c *cycle) observeComponents(ctx context.Context) error {
 	return nil
 }
 
-func (c *cycle) flinkClient() (flinkclient.Client, error) {
+// flinkClient is the REST client of the cluster's JobManager, made once per reconcile: over
+// TLS when the cluster's Flink configuration enables REST SSL (see restTLS).
+func (c *cycle) flinkClient(ctx context.Context) (flinkclient.Client, error) {
 	if c.client == nil {
-		cl, err := c.r.Options.FlinkClientFor(c.fc)
+		cfg, err := c.r.restTLS(ctx, c.fc)
+		if err != nil {
+			return nil, err
+		}
+		var cl flinkclient.Client
+		if cfg != nil {
+			cl, err = c.r.Options.FlinkTLSClientFor(c.fc, cfg)
+		} else {
+			cl, err = c.r.Options.FlinkClientFor(c.fc)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -229,9 +240,11 @@ func isDriverJob(j *flinkclient.Job) bool {
 // call leaves obs.flink nil: the API counts as unreachable and the recorded state is kept.
 func (c *cycle) observeFlink(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx)
-	cl, err := c.flinkClient()
+	cl, err := c.flinkClient(ctx)
 	if err != nil {
-		log.Error(err, "building the Flink REST client")
+		// Said in the Waiting condition: a TLS setting to fix is not a controller failure.
+		log.V(1).Info("building the Flink REST client", "error", err.Error())
+		c.obs.untrusted = "the Flink REST API cannot be reached: " + err.Error()
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, flinkCallTimeout)

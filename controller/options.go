@@ -5,6 +5,7 @@
 package controller
 
 import (
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"time"
@@ -42,6 +43,11 @@ type Options struct {
 	// FlinkClientFor returns the REST client of a cluster's JobManager. The default reaches
 	// http://<name>-jobmanager.<namespace>.svc:<ui port>.
 	FlinkClientFor func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error)
+	// FlinkTLSClientFor returns the REST client of a JobManager that serves TLS
+	// (security.ssl.rest.enabled), with the TLS configuration read from the Secret the
+	// cluster names (RESTTLSSecretAnnotation). The default reaches
+	// https://<name>-jobmanager.<namespace>.svc:<ui port>.
+	FlinkTLSClientFor func(fc *v1beta1.FlinkCluster, cfg *tls.Config) (flinkclient.Client, error)
 	// MaxConcurrentReconciles is how many clusters are reconciled at once.
 	MaxConcurrentReconciles int
 	// WaitBound bounds every wait of the controller (old JobManager pods to be gone, a leader
@@ -116,6 +122,9 @@ func (o Options) complete() (Options, error) {
 	}
 	if o.FlinkClientFor == nil {
 		o.FlinkClientFor = DefaultFlinkClient
+	}
+	if o.FlinkTLSClientFor == nil {
+		o.FlinkTLSClientFor = DefaultFlinkTLSClient
 	}
 	if o.HARecoveryGrace < 0 || o.LostTimeout < 0 || o.RequeueInterval < 0 || o.MaxConcurrentReconciles < 0 ||
 		o.WaitBound < 0 || o.SavepointAttempts < 0 {

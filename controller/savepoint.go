@@ -94,7 +94,7 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 	if err := c.persist(ctx); err != nil {
 		return pending, err
 	}
-	cl, err := c.flinkClient()
+	cl, err := c.flinkClient(ctx)
 	if err != nil {
 		return pending, err
 	}
@@ -130,7 +130,7 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 // and an unknown final savepoint is never replaced by an older one silently.
 func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 	sp := c.st.Savepoint
-	cl, err := c.flinkClient()
+	cl, err := c.flinkClient(ctx)
 	if err != nil {
 		return pending, err
 	}

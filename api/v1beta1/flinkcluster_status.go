@@ -77,8 +77,15 @@ type FlinkClusterStatus struct {
 	// +optional
 	LastUpdateTime string `json:"lastUpdateTime,omitempty"`
 
+	// ObservedGeneration is the metadata.generation the controller last reconciled: a
+	// smaller value means the status does not yet answer the latest spec (kstatus, Flux and
+	// Argo CD read it so).
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// Conditions record the controller's lifecycle transitions (Managed, JobManagerReady,
-	// Updating, DeploymentFailed, Lost), each with the time of its last change.
+	// Updating, DeploymentFailed, Lost, ...) and the cluster's health (Ready, Reconciling,
+	// Stalled), each with the time of its last change.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -133,6 +140,10 @@ type JobManagerStatus struct {
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 	// Ready is "ready/desired".
 	Ready string `json:"ready"`
+	// DeploymentType is the JobManager workload's kind, Job or Deployment: the spec's, with
+	// unset shown as Job (the printer column reads it here).
+	// +optional
+	DeploymentType string `json:"deploymentType,omitempty"`
 }
 
 // JobManagerServiceStatus is the state of the JobManager Service.

@@ -16,6 +16,9 @@ import (
 // +kubebuilder:subresource:scale:specpath=.spec.taskManager.replicas,statuspath=.status.components.taskManager.replicas,selectorpath=.status.components.taskManager.selector
 // +kubebuilder:printcolumn:name="version",type=string,JSONPath=`.spec.flinkVersion`
 // +kubebuilder:printcolumn:name="status",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="job",type=string,JSONPath=`.status.components.job.state`
+// +kubebuilder:printcolumn:name="ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="deployment",type=string,JSONPath=`.status.components.jobManager.deploymentType`
 // +kubebuilder:printcolumn:name="age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="jm replicas",type=string,JSONPath=`.status.components.jobManager.ready`,priority=1
 // +kubebuilder:printcolumn:name="jm zone",type=string,JSONPath=`.spec.jobManager.nodeSelector.topology\.kubernetes\.io\/zone`,priority=1

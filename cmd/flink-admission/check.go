@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/flink-admission/flink-admission/check"
@@ -24,7 +25,7 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-// runCheck implements `flink-admission check -f PATH... [--old PATH] [-o text|json|yaml]`.
+// runCheck implements `flink-admission check -f PATH... [--old PATH] [-o text|json|yaml|sarif|junit]`.
 func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -32,12 +33,12 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.Var(&files, "f", "manifest file, directory (recursive: *.yaml, *.yml, *.json) or - for stdin; repeatable")
 	fs.Var(&files, "filename", "same as -f")
 	fs.Var(&olds, "old", "the previous version of the manifests (file, directory or -): matching objects (namespace and name) are checked as an update; repeatable")
-	output := fs.String("o", "text", "output format: text, json or yaml")
+	output := fs.String("o", "text", "output format: text, json, yaml, sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML, for test reports)")
 	fs.StringVar(output, "output", "text", "same as -o")
 	namespace := fs.String("n", "default", "namespace for manifests without metadata.namespace")
 	fs.StringVar(namespace, "namespace", "default", "same as -n")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: flink-admission check -f PATH... [--old PATH...] [-o text|json|yaml] [-n NAMESPACE]")
+		fmt.Fprintln(stderr, "usage: flink-admission check -f PATH... [--old PATH...] [-o text|json|yaml|sarif|junit] [-n NAMESPACE]")
 		fmt.Fprintln(stderr, "Runs the admission policy offline: exit 0 when every FlinkCluster is allowed, 1 when any is denied, 2 for a usage or parse error.")
 		printFlags(fs.Output(), fs)
 	}
@@ -52,10 +53,8 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "check: no manifests given: use -f PATH (a file, a directory or - for stdin)")
 		return exitUsage
 	}
-	switch *output {
-	case "text", "json", "yaml":
-	default:
-		fmt.Fprintf(stderr, "check: unknown output format %q: use text, json or yaml\n", *output)
+	if !slices.Contains(check.Formats, *output) {
+		fmt.Fprintf(stderr, "check: unknown output format %q: use one of %s\n", *output, strings.Join(check.Formats, ", "))
 		return exitUsage
 	}
 	stdinUsed := countStdin(files) + countStdin(olds)

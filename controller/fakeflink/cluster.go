@@ -44,6 +44,7 @@ package fakeflink
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"hash/fnv"
 	"net/http"
@@ -116,6 +117,10 @@ type Options struct {
 	InProcess bool
 	// Observer, when set, is told what happens to jobs as it happens (see Observer).
 	Observer Observer
+	// TLS, when set, makes the Service serve HTTPS with this configuration, as a cluster with
+	// security.ssl.rest.enabled does (set ClientAuth for authentication-enabled); URL is then
+	// https. The processes' own addresses stay plain HTTP.
+	TLS *tls.Config
 }
 
 // Program scripts the user's main() in Application mode.
@@ -192,7 +197,13 @@ func NewCluster(opts Options) *Cluster {
 	}
 	c := &Cluster{opts: opts, clock: opts.Clock, ha: opts.HA, program: opts.Program, jrs: map[string]map[string]jrsEntry{}}
 	if !opts.InProcess {
-		c.svc = httptest.NewServer(http.HandlerFunc(c.serveService))
+		c.svc = httptest.NewUnstartedServer(http.HandlerFunc(c.serveService))
+		if opts.TLS != nil {
+			c.svc.TLS = opts.TLS
+			c.svc.StartTLS()
+		} else {
+			c.svc.Start()
+		}
 	}
 	return c
 }

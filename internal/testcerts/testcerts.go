@@ -85,3 +85,13 @@ func (ca *CA) IssueClient(t testing.TB, commonName string) (certPEM, keyPEM []by
 	})
 	return certPEM, keyPEM
 }
+
+// IssueServing signs a new serving certificate for the DNS names and returns the PEM pair.
+func (ca *CA) IssueServing(t testing.TB, dnsNames ...string) (certPEM, keyPEM []byte) {
+	t.Helper()
+	certPEM, keyPEM, _ = ca.sign(t, &x509.Certificate{
+		Subject: pkix.Name{CommonName: dnsNames[0]}, DNSNames: dnsNames,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
+	return certPEM, keyPEM
+}

@@ -1,0 +1,159 @@
+package controller
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+)
+
+// Health conditions: the summary GitOps tools read. kstatus (and so Flux and kubectl wait)
+// reads Reconciling=True as InProgress, Stalled=True as Failed, and then Ready; the Argo CD
+// health check in docs/troubleshooting.md reads the same three. All three are derived in one
+// place, health, from the other conditions and the job state, so they can never disagree.
+const (
+	// ConditionReady is True while the cluster is where its spec asks: the current revision
+	// is the spec's and its job runs with a ready JobManager, or ended as asked (Succeeded,
+	// or Cancelled on request).
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while the controller works towards the spec: a deploy, an
+	// update, a restart, a JobManager not ready yet, a job not reported within its timeout.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the cluster will not reach its spec without a change from
+	// the user: a failed job or deployment, a job lost past its timeout, a missing savepoint,
+	// a job cancelled that nobody asked to cancel.
+	ConditionStalled = "Stalled"
+)
+
+// Reasons of the health conditions. A Stalled condition for a failed deployment or a missing
+// savepoint carries the reason of DeploymentFailed or SavepointRequired instead.
+const (
+	// ConditionReasonJobRunning: Ready, the job runs with a ready JobManager.
+	ConditionReasonJobRunning = "JobRunning"
+	// ConditionReasonJobSucceeded: Ready, the job ended successfully.
+	ConditionReasonJobSucceeded = "JobSucceeded"
+	// ConditionReasonJobCancelled: Ready when the cancel was requested, Stalled otherwise.
+	ConditionReasonJobCancelled = "JobCancelled"
+	// ConditionReasonJobFailed: Stalled, the job failed (or could not be deployed) and is
+	// not restarted.
+	ConditionReasonJobFailed = "JobFailed"
+	// ConditionReasonJobLost: Stalled, the job stayed unreported past the Lost timeout.
+	ConditionReasonJobLost = "JobLost"
+	// ConditionReasonProgressing: Reconciling, the controller works towards the spec; the
+	// message says on what.
+	ConditionReasonProgressing = "Progressing"
+	// ConditionReasonNotReconciling: Reconciling is False.
+	ConditionReasonNotReconciling = "NotReconciling"
+	// ConditionReasonNotStalled: Stalled is False.
+	ConditionReasonNotStalled = "NotStalled"
+	// ConditionReasonNotReady: Ready is False while the cluster is Reconciling or Stalled; the
+	// message is theirs.
+	ConditionReasonNotReady = "NotReady"
+)
+
+// healthInput is what health reads: the status after this reconcile's other conditions were
+// set, and whether the user asked to cancel the job.
+type healthInput struct {
+	Status          *v1beta1.FlinkClusterStatus
+	CancelRequested bool
+}
+
+// health derives Ready, Reconciling and Stalled. At most one of them is True: Stalled wins
+// over Reconciling (a failure the controller cannot get past), and Ready is True only when
+// neither is.
+func health(in healthInput) (ready, reconciling, stalled metav1.Condition) {
+	verdict, reason, message := judge(in)
+	ready = condition(ConditionReady, metav1.ConditionFalse, ConditionReasonNotReady, message)
+	reconciling = condition(ConditionReconciling, metav1.ConditionFalse, ConditionReasonNotReconciling, "the controller has nothing left to do for this spec")
+	stalled = condition(ConditionStalled, metav1.ConditionFalse, ConditionReasonNotStalled, "nothing stops the cluster from reaching its spec")
+	switch verdict {
+	case healthReady:
+		ready = condition(ConditionReady, metav1.ConditionTrue, reason, message)
+	case healthReconciling:
+		reconciling = condition(ConditionReconciling, metav1.ConditionTrue, reason, message)
+	case healthStalled:
+		stalled = condition(ConditionStalled, metav1.ConditionTrue, reason, message)
+	}
+	return ready, reconciling, stalled
+}
+
+// healthVerdict is one of the three answers health gives.
+type healthVerdict int
+
+const (
+	healthReconciling healthVerdict = iota
+	healthReady
+	healthStalled
+)
+
+// judge is the rule behind health, in order of precedence.
+func judge(in healthInput) (healthVerdict, string, string) {
+	st := in.Status
+	conds := st.Conditions
+	if c := trueCondition(conds, ConditionSavepointRequired); c != nil {
+		return healthStalled, c.Reason, c.Message
+	}
+	if c := trueCondition(conds, ConditionDeploymentFailed); c != nil {
+		return healthStalled, c.Reason, c.Message
+	}
+	job := v1beta1.JobStatePending
+	if st.Components.Job != nil {
+		job = st.Components.Job.State
+	}
+	switch job {
+	case v1beta1.JobStateFailed, v1beta1.JobStateDeployFailed:
+		return healthStalled, ConditionReasonJobFailed, "job is " + job + lastFailure(st.Components.Job)
+	case v1beta1.JobStateLost:
+		if c := trueCondition(conds, ConditionLost); c != nil && c.Reason == ConditionReasonLostTimeout {
+			return healthStalled, ConditionReasonJobLost, c.Message
+		}
+	}
+	if st.Revision.CurrentRevision != st.Revision.NextRevision {
+		return healthReconciling, ConditionReasonProgressing,
+			fmt.Sprintf("updating from revision %s to %s%s", st.Revision.CurrentRevision, st.Revision.NextRevision, waitingFor(conds))
+	}
+	if c := trueCondition(conds, ConditionUpdating); c != nil {
+		return healthReconciling, ConditionReasonProgressing, "updating: " + c.Message + waitingFor(conds)
+	}
+	switch job {
+	case v1beta1.JobStateSucceeded:
+		return healthReady, ConditionReasonJobSucceeded, "the job succeeded"
+	case v1beta1.JobStateCancelled:
+		if in.CancelRequested {
+			return healthReady, ConditionReasonJobCancelled, "the job was cancelled as requested"
+		}
+		return healthStalled, ConditionReasonJobCancelled, "the job was cancelled, but no cancel was requested: change the spec to deploy it again"
+	case v1beta1.JobStateRunning:
+		if c := meta.FindStatusCondition(conds, ConditionJobManagerReady); c != nil && c.Status != metav1.ConditionTrue {
+			return healthReconciling, ConditionReasonProgressing, "the job runs, but the JobManager is not ready: " + c.Message
+		}
+		return healthReady, ConditionReasonJobRunning, "the job runs revision " + st.Revision.CurrentRevision
+	}
+	return healthReconciling, ConditionReasonProgressing, "job is " + job + waitingFor(conds)
+}
+
+// trueCondition is the condition of type typ when it is True, else nil.
+func trueCondition(conds []metav1.Condition, typ string) *metav1.Condition {
+	if c := meta.FindStatusCondition(conds, typ); c != nil && c.Status == metav1.ConditionTrue {
+		return c
+	}
+	return nil
+}
+
+// waitingFor appends what the controller waits on, when it does.
+func waitingFor(conds []metav1.Condition) string {
+	if c := trueCondition(conds, ConditionWaiting); c != nil {
+		return "; waiting: " + c.Message
+	}
+	return ""
+}
+
+// lastFailure appends the job's last failure reason, when it has one.
+func lastFailure(j *v1beta1.JobStatus) string {
+	if j == nil || len(j.FailureReasons) == 0 {
+		return ""
+	}
+	return ": " + j.FailureReasons[len(j.FailureReasons)-1]
+}
