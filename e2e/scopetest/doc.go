@@ -1,4 +1,4 @@
-// Package scopetest runs the controller the way deploy/overlays/scoped installs it — its
+// Package scopetest (under e2e: it checks the admission policy and the controller together) runs the controller the way deploy/overlays/scoped installs it — its
 // --watch-namespaces and --cluster-selector, under its Roles, as its ServiceAccount — on a
 // real API server, beside a stand-in for the flink-on-k8s-operator, and checks that clusters
 // outside the scope get nothing and that a namespace moves from the operator to the
