@@ -24,7 +24,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/check"
-	"github.com/flink-admission/flink-admission/internal/paritycases"
+	"github.com/flink-admission/flink-admission/internal/test/paritycases"
 )
 
 // warningRecorder keeps the warnings the API server sends, as kubectl prints them.

@@ -26,8 +26,8 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 
-	"github.com/flink-admission/flink-admission/internal/loadgen"
-	"github.com/flink-admission/flink-admission/internal/testcerts"
+	"github.com/flink-admission/flink-admission/hack/bench/loadgen"
+	"github.com/flink-admission/flink-admission/internal/test/testcerts"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 

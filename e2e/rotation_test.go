@@ -31,7 +31,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/internal/freeport"
-	"github.com/flink-admission/flink-admission/internal/testcerts"
+	"github.com/flink-admission/flink-admission/internal/test/testcerts"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 

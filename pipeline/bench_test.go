@@ -3,7 +3,7 @@ package pipeline
 import (
 	"testing"
 
-	"github.com/flink-admission/flink-admission/internal/benchdata"
+	"github.com/flink-admission/flink-admission/internal/test/benchdata"
 	"github.com/flink-admission/flink-admission/policy"
 )
 

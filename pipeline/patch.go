@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
@@ -26,82 +25,108 @@ import (
 // runtime drops such removals (a defaulter's scheme removals); dropping the other
 // re-spellings too keeps the user's spelling of every field that defaulting leaves alone.
 //
-// When defaulting changed the spec alone, which is what policy.Default does, only the
-// spec members it changed are diffed (the probes, ports and resources of the JobManager
-// and TaskManager, the job's settings): the metadata, with its managed fields, and the
-// spec members defaulting leaves alone (environment, volumes, sidecars) are most of a
-// stored object and would otherwise be parsed four times for nothing. Anything else
-// changed, and the whole object is diffed.
+// The three documents are compared member by member before anything is parsed whole: a
+// member that the Go type writes the same way before and after defaulting is left alone
+// unread, so that only the few members defaulting sets (the probes, ports and resources
+// of the JobManager and TaskManager, the job's settings) go through CreatePatch, and not
+// the metadata, its managed fields or the environment, volumes and sidecars, which are
+// most of a stored object.
 func DefaultingPatch(sent []byte, decoded, defaulted *v1beta1.FlinkCluster) ([]jsonpatch.Operation, error) {
-	if decoded.TypeMeta != defaulted.TypeMeta || !equality.Semantic.DeepEqual(decoded.ObjectMeta, defaulted.ObjectMeta) ||
-		!equality.Semantic.DeepEqual(decoded.Status, defaulted.Status) {
-		return diff(sent, decoded, defaulted, "")
-	}
-	var sentObj struct {
-		Spec json.RawMessage `json:"spec"`
-	}
-	if err := json.Unmarshal(sent, &sentObj); err != nil {
-		return nil, fmt.Errorf("reading the object as sent: %w", err)
-	}
-	before, err := members(&decoded.Spec)
+	before, err := json.Marshal(decoded)
 	if err != nil {
+		return nil, fmt.Errorf("encoding the object as sent: %w", err)
+	}
+	after, err := json.Marshal(defaulted)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the defaulted object: %w", err)
+	}
+	ops, err := diffMembers(sent, before, after, "")
+	if err != nil || len(ops) == 0 {
 		return nil, err
 	}
-	after, err := members(&defaulted.Spec)
-	if err != nil {
-		return nil, err
-	}
-	if len(sentObj.Spec) == 0 || string(sentObj.Spec) == "null" {
-		if equality.Semantic.DeepEqual(decoded.Spec, defaulted.Spec) {
-			return nil, nil
+	slices.SortStableFunc(ops, comparePaths)
+	return ops, nil
+}
+
+// diffMembers returns the operations that turn the object sent into after, given before,
+// sent as the Go type writes it: members equal in before and after are skipped, a member
+// that sent lacks (or has null) is added whole, one that is an object in all three is
+// compared the same way one level down, and any other is diffed with diff. The last of
+// duplicate names wins, as when the object was decoded.
+func diffMembers(sent, before, after []byte, prefix string) ([]jsonpatch.Operation, error) {
+	var s, b, a map[string]json.RawMessage
+	for _, m := range []struct {
+		doc []byte
+		to  *map[string]json.RawMessage
+	}{{sent, &s}, {before, &b}, {after, &a}} {
+		if err := json.Unmarshal(m.doc, m.to); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", orRoot(prefix), err)
 		}
-		// "add" creates the member, or replaces a null one.
-		return []jsonpatch.Operation{{Operation: "add", Path: "/spec", Value: &defaulted.Spec}}, nil
-	}
-	// The last of duplicate names wins, as when the object was decoded.
-	sentSpec := map[string]json.RawMessage{}
-	if err := json.Unmarshal(sentObj.Spec, &sentSpec); err != nil {
-		return nil, fmt.Errorf("reading the spec as sent: %w", err)
 	}
 	var ops []jsonpatch.Operation
-	for _, name := range slices.Sorted(maps.Keys(after)) {
-		b, a := before[name], after[name]
-		if bytes.Equal(b, a) {
+	for _, name := range slices.Sorted(maps.Keys(a)) {
+		bm, am := b[name], a[name]
+		if bytes.Equal(bm, am) {
 			continue
 		}
-		path := "/spec/" + escapePointer(name)
-		s, ok := sentSpec[name]
-		if !ok || string(s) == "null" {
-			ops = append(ops, jsonpatch.Operation{Operation: "add", Path: path, Value: a})
-			continue
+		path := prefix + "/" + escapePointer(name)
+		sm, ok := s[name]
+		switch {
+		case !ok || string(sm) == "null" || bm == nil:
+			// "add" creates the member, or replaces a null one. The value is decoded as
+			// CreatePatch decodes the values of its operations.
+			v, err := jsonValue(am)
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, jsonpatch.Operation{Operation: "add", Path: path, Value: v})
+		case isObject(sm) && isObject(bm) && isObject(am):
+			memberOps, err := diffMembers(sm, bm, am, path)
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, memberOps...)
+		default:
+			memberOps, err := diff(sm, bm, am, path)
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, memberOps...)
 		}
-		memberOps, err := diff(s, b, a, path)
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, memberOps...)
 	}
-	for _, name := range slices.Sorted(maps.Keys(before)) {
-		if _, kept := after[name]; !kept {
-			if _, ok := sentSpec[name]; ok {
-				ops = append(ops, jsonpatch.Operation{Operation: "remove", Path: "/spec/" + escapePointer(name)})
+	for _, name := range slices.Sorted(maps.Keys(b)) {
+		if _, kept := a[name]; !kept {
+			if _, ok := s[name]; ok {
+				ops = append(ops, jsonpatch.Operation{Operation: "remove", Path: prefix + "/" + escapePointer(name)})
 			}
 		}
 	}
 	return ops, nil
 }
 
-// members returns the JSON of each member of spec as the Go type writes it.
-func members(spec *v1beta1.FlinkClusterSpec) (map[string]json.RawMessage, error) {
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the spec: %w", err)
-	}
-	m := map[string]json.RawMessage{}
-	if err := json.Unmarshal(b, &m); err != nil {
+// jsonValue decodes one JSON value, numbers as json.Number.
+func jsonValue(doc []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
 		return nil, err
 	}
-	return m, nil
+	return v, nil
+}
+
+// isObject reports whether the JSON value doc is an object.
+func isObject(doc []byte) bool {
+	doc = bytes.TrimLeft(doc, " \t\r\n")
+	return len(doc) > 0 && doc[0] == '{'
+}
+
+// orRoot names a JSON pointer for a message.
+func orRoot(path string) string {
+	if path == "" {
+		return "the object"
+	}
+	return path
 }
 
 // escapePointer escapes a member name for a JSON pointer (RFC 6901).
@@ -109,23 +134,14 @@ func escapePointer(name string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
 }
 
-// diff returns the operations that turn sent into after's JSON, less those that turn it
-// into before's too (re-spellings), with prefix before every path. before and after are
-// Go values, or their JSON as json.RawMessage.
-func diff(sent []byte, before, after any, prefix string) ([]jsonpatch.Operation, error) {
-	afterJSON, err := json.Marshal(after)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the defaulted object: %w", err)
-	}
-	ops, err := jsonpatch.CreatePatch(sent, afterJSON)
+// diff returns the operations that turn sent into after, less those that turn it into
+// before too (re-spellings), with prefix before every path.
+func diff(sent, before, after []byte, prefix string) ([]jsonpatch.Operation, error) {
+	ops, err := jsonpatch.CreatePatch(sent, after)
 	if err != nil || len(ops) == 0 {
 		return nil, err
 	}
-	beforeJSON, err := json.Marshal(before)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the object as sent: %w", err)
-	}
-	respelled, err := jsonpatch.CreatePatch(sent, beforeJSON)
+	respelled, err := jsonpatch.CreatePatch(sent, before)
 	if err != nil {
 		return nil, err
 	}
@@ -141,10 +157,6 @@ func diff(sent []byte, before, after any, prefix string) ([]jsonpatch.Operation,
 		op.Path = prefix + op.Path
 		kept = append(kept, op)
 	}
-	if len(kept) == 0 {
-		return nil, nil
-	}
-	slices.SortStableFunc(kept, comparePaths)
 	return kept, nil
 }
 

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/internal/benchdata"
+	"github.com/flink-admission/flink-admission/internal/test/benchdata"
 )
 
 // FuzzAdmitPatch checks Admit's defaulting and DefaultingPatch on any FlinkCluster: Admit

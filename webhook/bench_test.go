@@ -11,7 +11,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/flink-admission/flink-admission/internal/benchdata"
+	"github.com/flink-admission/flink-admission/internal/test/benchdata"
 )
 
 // benchReviews returns the benchmark review bodies (package benchdata) by name.

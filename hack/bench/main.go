@@ -1,6 +1,6 @@
 // Command bench is `make bench`: it measures the admission path in process, over HTTPS and
 // through a real kube-apiserver, the server's memory and the CEL rules' costs, prints one
-// table and writes a JSON copy under .bench/ (see package internal/bench). BENCH_QUICK=1
+// table and writes a JSON copy under .bench/ (see package hack/bench/bench). BENCH_QUICK=1
 // runs every piece with small counts.
 package main
 
@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
-	"github.com/flink-admission/flink-admission/internal/bench"
+	"github.com/flink-admission/flink-admission/hack/bench/bench"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 )
 

@@ -182,15 +182,15 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 		}
 	}
 	d.WebhookURL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	metrics, err := server.ResolvePort(o.MetricsBindAddress)
+	metrics, err := ResolvePort(o.MetricsBindAddress)
 	if err != nil {
 		return d, fmt.Errorf("metrics address: %w", err)
 	}
-	health, err := server.ResolvePort(o.HealthProbeBindAddress)
+	health, err := ResolvePort(o.HealthProbeBindAddress)
 	if err != nil {
 		return d, fmt.Errorf("health probe address: %w", err)
 	}
-	d.MetricsURL, d.HealthURL = server.HTTPURL(metrics), server.HTTPURL(health)
+	d.MetricsURL, d.HealthURL = HTTPURL(metrics), HTTPURL(health)
 
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {

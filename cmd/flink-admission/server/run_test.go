@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/flink-admission/flink-admission/internal/freeport"
-	"github.com/flink-admission/flink-admission/internal/testcerts"
+	"github.com/flink-admission/flink-admission/internal/test/testcerts"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -92,8 +92,9 @@ func startFilesServer(t *testing.T, modify func(*Options)) *testServer {
 	ca.WriteServing(t, dir)
 	webhookPort, err := freeport.Get()
 	require.NoError(t, err)
-	health, err := ResolvePort("127.0.0.1:0")
+	healthPort, err := freeport.Get()
 	require.NoError(t, err)
+	health := net.JoinHostPort("127.0.0.1", strconv.Itoa(healthPort))
 	o := Options{
 		WebhookHost: "127.0.0.1", WebhookPort: webhookPort,
 		CertMode: CertModeFiles, CertDir: dir, CertName: "tls.crt", KeyName: "tls.key",
@@ -120,7 +121,7 @@ func startFilesServer(t *testing.T, modify func(*Options)) *testServer {
 			t.Error("Run did not return within a minute after the context was cancelled")
 		}
 	})
-	ts.healthURL = HTTPURL(health)
+	ts.healthURL = "http://" + health
 	require.Eventually(t, func() bool { return httpStatus(ts.healthURL+"/readyz") == http.StatusOK },
 		30*time.Second, 50*time.Millisecond, "/readyz turns ready once the certificate is loaded and the listener is up")
 	ts.pool = x509.NewCertPool()

@@ -11,8 +11,8 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/json"
 
-	"github.com/flink-admission/flink-admission/internal/benchdata"
-	"github.com/flink-admission/flink-admission/internal/loadgen"
+	"github.com/flink-admission/flink-admission/hack/bench/loadgen"
+	"github.com/flink-admission/flink-admission/internal/test/benchdata"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 

@@ -29,8 +29,8 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/deploy"
-	"github.com/flink-admission/flink-admission/internal/benchdata"
-	"github.com/flink-admission/flink-admission/internal/loadgen"
+	"github.com/flink-admission/flink-admission/hack/bench/loadgen"
+	"github.com/flink-admission/flink-admission/internal/test/benchdata"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 

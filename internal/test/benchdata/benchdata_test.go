@@ -36,10 +36,10 @@ func TestLargeReviews(t *testing.T) {
 			}
 			got, err := os.ReadFile(file)
 			if err != nil {
-				t.Fatalf("%v (run go test ./internal/benchdata -run TestLargeReviews -update)", err)
+				t.Fatalf("%v (run go test ./internal/test/benchdata -run TestLargeReviews -update)", err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("%s is stale: run go test ./internal/benchdata -run TestLargeReviews -update", file)
+				t.Errorf("%s is stale: run go test ./internal/test/benchdata -run TestLargeReviews -update", file)
 			}
 		})
 	}

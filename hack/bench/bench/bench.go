@@ -283,7 +283,7 @@ func (c Config) controllerMemory(ctx context.Context, r *Report, cfg *rest.Confi
 	if err != nil {
 		return err
 	}
-	for _, s := range []string{ScenarioPlain, ScenarioCEL} {
+	for _, s := range []string{ScenarioPlain, ScenarioCEL, ScenarioPolicy} {
 		if err := cl.DeleteAllOf(ctx, &v1beta1.FlinkCluster{}, client.InNamespace(scenarioNamespace(s))); err != nil {
 			return err
 		}

@@ -18,8 +18,8 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/flink-admission/flink-admission/internal/benchdata"
-	"github.com/flink-admission/flink-admission/internal/loadgen"
+	"github.com/flink-admission/flink-admission/hack/bench/loadgen"
+	"github.com/flink-admission/flink-admission/internal/test/benchdata"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 	"github.com/flink-admission/flink-admission/webhook"
 )

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flink-admission/flink-admission/internal/loadgen"
+	"github.com/flink-admission/flink-admission/hack/bench/loadgen"
 )
 
 // tlsServer serves h over TLS on 127.0.0.1 and counts the connections it accepts.
