@@ -14,9 +14,9 @@ import (
 	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 // TestSBOMOfARealBinary reads the build information of this test binary (a Go binary like
