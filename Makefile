@@ -10,6 +10,8 @@ CONTROLLER_TOOLS_VERSION ?= v0.23.0
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 
 CRD_DIR := deploy/crd
+# CHART_CRD is the Helm chart's copy of the CRD (Helm installs crds/ untemplated).
+CHART_CRD := charts/flink-admission/crds/flinkoperator.k8s.io_flinkclusters.yaml
 
 # Which build this is: `flink-admission version` and the flink_admission_build_info metric.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
@@ -36,6 +38,7 @@ controller-gen: $(CONTROLLER_GEN)
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd:maxDescLen=0,generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_DIR)
+	cp $(CRD_DIR)/flinkoperator.k8s.io_flinkclusters.yaml $(CHART_CRD)
 
 ## envtest: build (once, cached) kube-apiserver and etcd for tests and `make run`.
 .PHONY: envtest
@@ -59,8 +62,8 @@ fmt-check:
 ## verify-generated: fail when the generated CRD or deepcopy code is stale.
 .PHONY: verify-generated
 verify-generated: generate
-	@if [[ -n "$$(git status --porcelain -- $(CRD_DIR) api)" ]]; then \
-		echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- $(CRD_DIR) api; git --no-pager diff --stat -- $(CRD_DIR) api; exit 1; fi
+	@if [[ -n "$$(git status --porcelain -- $(CRD_DIR) api $(CHART_CRD))" ]]; then \
+		echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- $(CRD_DIR) api $(CHART_CRD); git --no-pager diff --stat -- $(CRD_DIR) api $(CHART_CRD); exit 1; fi
 
 ## test: everything, on a real kube-apiserver + etcd built from the Go module proxy.
 .PHONY: test
@@ -91,7 +94,8 @@ image:
 	$(GO) run ./hack/image -img "$(IMG)" -out dist/image -version "$(VERSION)" -commit "$(COMMIT)"
 
 ## installer: one-file installers in dist/ (install.yaml, install-cert-manager.yaml,
-## install-admission-policy.yaml), each overlay rendered with the image IMG.
+## install-webhook-only.yaml, install-admission-policy.yaml), each overlay rendered with the
+## image IMG.
 .PHONY: installer
 installer:
 	$(GO) run ./hack/installer -img "$(IMG)" -out dist
@@ -111,3 +115,17 @@ bench: envtest
 .PHONY: soak
 soak: envtest
 	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" $(GO) test -count=1 -timeout 60m -v -run '^TestSustainedLoad$$' ./e2e/ -args -load-reviews=100000
+
+## release: everything a release ships, in a fresh dist/ (make release VERSION=v0.1.0), with
+## only the Go module proxy: the multi-arch OCI image layout (dist/image) and its binaries
+## (dist/bin), the one-file installers naming the image by its index digest, the Helm chart
+## archive, a CycloneDX SBOM per binary (dist/sbom) and SHA256SUMS. Push the layout, then
+## publish the rest; RELEASE_REPO is where the image will be pushed.
+RELEASE_REPO ?= ghcr.io/flink-admission/flink-admission
+.PHONY: release
+release:
+	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$ ]] || { echo "usage: make release VERSION=vX.Y.Z (got '$(VERSION)')"; exit 2; }
+	rm -rf dist
+	$(GO) run ./hack/image -img "$(RELEASE_REPO):$(VERSION)" -out dist/image -version "$(VERSION)" -commit "$(COMMIT)" -bin-dir dist/bin -digest-file dist/image.digest
+	$(GO) run ./hack/installer -img "$(RELEASE_REPO)@$$(cat dist/image.digest)" -out dist
+	$(GO) run ./hack/release -version "$(VERSION)" -dist dist -chart charts/flink-admission

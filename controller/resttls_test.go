@@ -18,7 +18,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
-	"github.com/flink-admission/flink-admission/internal/testcerts"
+	"github.com/flink-admission/flink-admission/internal/test/testcerts"
 )
 
 // restTLSCase is a JobManager serving its REST API over TLS, and the cluster and Secret the

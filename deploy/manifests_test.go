@@ -268,7 +268,7 @@ func TestDeployment(t *testing.T) {
 			require.NotNil(t, d.Spec.Strategy.RollingUpdate)
 			assert.Equal(t, intstr.FromInt32(0), *d.Spec.Strategy.RollingUpdate.MaxUnavailable, "a rollout never drops below two serving replicas")
 
-			// Identity: the contract's service account, with a token (the binary uses the API).
+			// Identity: the service account the RBAC binds, with a token (the binary uses the API).
 			assert.Equal(t, serviceAccountName, pod.ServiceAccountName)
 			assert.Equal(t, namespace, one[*corev1.ServiceAccount](t, objs, serviceAccountName).Namespace)
 			require.NotNil(t, pod.AutomountServiceAccountToken)

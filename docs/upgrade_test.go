@@ -92,7 +92,10 @@ func TestUpgradeCommands(t *testing.T) {
 		assert.True(t, exists("mutatingadmissionpolicybinding/flink-admission-deployment-defaults"))
 		assert.False(t, exists("mutatingwebhookconfiguration/flink-admission"))
 		assert.False(t, exists("validatingwebhookconfiguration/flink-admission"))
-		assert.False(t, exists("clusterrole/flink-admission"))
+		for _, o := range []string{"clusterrole/flink-admission", "clusterrole/flink-admission-controller", "clusterrole/flink-admission-metrics-reader",
+			"clusterrolebinding/flink-admission", "clusterrolebinding/flink-admission-controller"} {
+			assert.False(t, exists(o), o)
+		}
 		assert.Contains(t, kubectl("get", "namespace", "flink-admission-system", "-o", "jsonpath={.status.phase}"), "Terminating")
 		clusterKept()
 		// What the namespace controller does once the namespace is empty.

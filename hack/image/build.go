@@ -53,6 +53,9 @@ type Options struct {
 	RepoRoot string
 	// Go is the go command.
 	Go string
+	// BinDir, when set, receives a copy of each platform's binary, named
+	// flink-admission-<os>-<arch>: what a release's SBOM is read from.
+	BinDir string
 }
 
 // Result describes a written image.
@@ -89,6 +92,12 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+
+	if o.BinDir != "" {
+		if err := copyBinaries(o, bins); err != nil {
+			return nil, err
+		}
 	}
 
 	res := &Result{Images: map[string]ImageInfo{}}
@@ -135,6 +144,23 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("writing the OCI layout %s: %w", o.Out, err)
 	}
 	return res, nil
+}
+
+// copyBinaries copies the built binaries into o.BinDir, the exact files the images hold.
+func copyBinaries(o Options, bins []string) error {
+	if err := os.MkdirAll(o.BinDir, 0o755); err != nil {
+		return err
+	}
+	for i, p := range o.Platforms {
+		content, err := os.ReadFile(bins[i])
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(o.BinDir, "flink-admission-"+p.OS+"-"+p.Architecture), content, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // compile builds a static binary for one platform: no cgo, no local paths (-trimpath), no

@@ -62,6 +62,7 @@ func buildOnce(t *testing.T) (string, *Result) {
 			Created:   time.Unix(1700000000, 0).UTC(),
 			RepoRoot:  root,
 			Go:        "go",
+			BinDir:    filepath.Join(dir, "bin"),
 		})
 	})
 	require.NoError(t, built.err)
@@ -147,7 +148,14 @@ func TestImageBinary(t *testing.T) {
 	img, err := idx.Image(res.Images["linux/amd64"].Digest)
 	require.NoError(t, err)
 	bin := filepath.Join(t.TempDir(), "flink-admission")
-	require.NoError(t, os.WriteFile(bin, untar(t, mutate.Extract(img))["flink-admission"].content, 0o755))
+	layered := untar(t, mutate.Extract(img))["flink-admission"].content
+	require.NoError(t, os.WriteFile(bin, layered, 0o755))
+
+	t.Run("the binary copied for the SBOM is the image's", func(t *testing.T) {
+		copied, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "bin", "flink-admission-linux-amd64"))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(layered, copied), "-bin-dir holds another binary than the image")
+	})
 
 	t.Run("version says which commit it is", func(t *testing.T) {
 		out, err := exec.Command(bin, "version").CombinedOutput()
@@ -180,6 +188,10 @@ func TestImageBinary(t *testing.T) {
 			"github.com/flink-admission/flink-admission/internal/testenv",
 			"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv",
 			"github.com/stretchr/testify",
+			// The chart's and the alerts' tests, and the release's SBOM, use these; serve does not.
+			"helm.sh/helm/",
+			"github.com/prometheus/prometheus/",
+			"github.com/CycloneDX/",
 		} {
 			assert.NotContains(t, symbols, " "+pkg, "the image's binary links %s", pkg)
 		}

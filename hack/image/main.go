@@ -37,9 +37,10 @@ func main() {
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("image", flag.ContinueOnError)
 	var (
-		o         Options
-		platforms string
-		created   string
+		o          Options
+		platforms  string
+		created    string
+		digestFile string
 	)
 	fs.StringVar(&o.Image, "img", "flink-admission:latest", "image reference the layout names (registry/name:tag)")
 	fs.StringVar(&o.Out, "out", filepath.Join("dist", "image"), "directory of the OCI layout (replaced)")
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.Version, "version", "", "version stamped into the binary (default: git describe)")
 	fs.StringVar(&o.Commit, "commit", "", "commit stamped into the binary (default: git rev-parse HEAD)")
 	fs.StringVar(&created, "created", os.Getenv("SOURCE_DATE_EPOCH"), "creation time in Unix seconds (default $SOURCE_DATE_EPOCH, else the commit's time)")
+	fs.StringVar(&o.BinDir, "bin-dir", "", "directory to copy each platform's binary into (flink-admission-<os>-<arch>); empty: none")
+	fs.StringVar(&digestFile, "digest-file", "", "file to write the image index digest into (sha256:…), for installers that name the image by digest")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,6 +82,11 @@ func run(ctx context.Context, args []string) error {
 	res, err := Build(ctx, o)
 	if err != nil {
 		return err
+	}
+	if digestFile != "" {
+		if err := os.WriteFile(digestFile, []byte(res.Index.String()+"\n"), 0o644); err != nil {
+			return err
+		}
 	}
 	abs, _ := filepath.Abs(o.Out)
 	fmt.Printf("%s: OCI image layout of %s (version %s, commit %s), index %s\n", abs, o.Image, o.Version, o.Commit, res.Index)

@@ -21,6 +21,13 @@ func TestResolve(t *testing.T) {
 	installed := func() (*debug.BuildInfo, bool) {
 		return &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Version: "v1.2.3"}}, true
 	}
+	// Go 1.24 and later stamp a plain `go build` in a checkout with the commit's tag or
+	// pseudo-version (+dirty for uncommitted changes), as they do for `go install`.
+	built := func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Version: "v0.1.1-0.20261201095713-61c15d7abcde+dirty"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "61c15d7abcde"}, {Key: "vcs.modified", Value: "true"},
+		}}, true
+	}
 	for _, tc := range []struct {
 		name     string
 		ver, rev string
@@ -30,6 +37,7 @@ func TestResolve(t *testing.T) {
 		{"link-time values win over VCS stamping", "v0.1.0", "fff", stamped, Info{Version: "v0.1.0", Commit: "fff", Modified: true, GoVersion: "go1.99"}},
 		{"VCS stamping gives the commit of a plain go build", "", "", stamped, Info{Version: Unknown, Commit: "abc123", Modified: true, GoVersion: "go1.99"}},
 		{"go install module@version gives the module version", "", "", installed, Info{Version: "v1.2.3", Commit: Unknown, GoVersion: "go1.99"}},
+		{"a plain go build in a checkout gives its pseudo-version", "", "", built, Info{Version: "v0.1.1-0.20261201095713-61c15d7abcde+dirty", Commit: "61c15d7abcde", Modified: true, GoVersion: "go1.99"}},
 		{"nothing known is unknown", "", "", none, Info{Version: Unknown, Commit: Unknown}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

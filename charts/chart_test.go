@@ -1,0 +1,323 @@
+package charts
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/kube"
+	releasev1 "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flink-admission/flink-admission/deploy"
+	"github.com/flink-admission/flink-admission/internal/testenv"
+)
+
+const (
+	chartDir  = "flink-admission"
+	namespace = "flink-admission-system"
+	// testedKubernetes is the version the tests' kube-apiserver runs (hack/envtest-binaries.sh):
+	// client-side renders assume it, as `helm template --kube-version` does.
+	testedKubernetes = "v1.37.2"
+)
+
+func kubeVersion(t *testing.T) *common.KubeVersion {
+	t.Helper()
+	v, err := common.ParseKubeVersion(testedKubernetes)
+	require.NoError(t, err)
+	return v
+}
+
+// overlayCases pair chart values with the kustomize overlay that installs the same objects.
+// The overlays name the image flink-admission:latest; the chart is given the same.
+var overlayCases = []struct {
+	overlay string
+	values  string
+}{
+	{"self-signed", ``},
+	{"cert-manager", `certificates: {mode: cert-manager}`},
+	{"webhook-only", `controller: {enabled: false}`},
+}
+
+// sameImage makes the chart name the overlays' image.
+const sameImage = `image: {repository: flink-admission, tag: latest}`
+
+func values(t *testing.T, docs ...string) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	for _, d := range docs {
+		var v map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte(d), &v))
+		out = merge(out, v)
+	}
+	return out
+}
+
+// merge merges b into a, maps recursively.
+func merge(a, b map[string]any) map[string]any {
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := a[k].(map[string]any); ok {
+				a[k] = merge(am, bm)
+				continue
+			}
+		}
+		a[k] = v
+	}
+	return a
+}
+
+func loadChart(t *testing.T) *chartv2.Chart {
+	t.Helper()
+	c, err := loader.Load(chartDir)
+	require.NoError(t, err)
+	return c
+}
+
+func TestLint(t *testing.T) {
+	for _, vals := range []string{``, `certificates: {mode: cert-manager}`, `controller: {enabled: false}`,
+		`metrics: {serviceMonitor: {enabled: true}}`, `controller: {watchNamespaces: [a, b], clusterSelector: "team=x"}`} {
+		t.Run(vals, func(t *testing.T) {
+			lint := action.NewLint()
+			lint.Strict = true
+			lint.Namespace = namespace
+			lint.KubeVersion = kubeVersion(t)
+			res := lint.Run([]string{chartDir}, values(t, vals))
+			for _, m := range res.Messages {
+				assert.Less(t, m.Severity, support.WarningSev, "%s", m)
+			}
+			assert.Empty(t, res.Errors)
+		})
+	}
+}
+
+// render is `helm template` with the CRDs: the manifests of a client-side dry-run install.
+func render(t *testing.T, vals map[string]any) string {
+	t.Helper()
+	install := action.NewInstall(action.NewConfiguration())
+	install.DryRunStrategy = action.DryRunClient
+	install.ReleaseName = "flink-admission"
+	install.Namespace = namespace
+	install.IncludeCRDs = true
+	install.Replace = true
+	install.KubeVersion = kubeVersion(t)
+	rel, err := install.Run(loadChart(t), vals)
+	require.NoError(t, err)
+	r, ok := rel.(*releasev1.Release)
+	require.True(t, ok, "a %T", rel)
+	return r.Manifest
+}
+
+// helmLabels are the labels the chart adds and the overlays have not.
+var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/version"}
+
+// objectsOf decodes a YAML stream into objects by kind/namespace/name, without Helm's labels
+// (and without the part-of label, which Helm cannot put on a CRD from crds/).
+func objectsOf(t *testing.T, stream string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(stream), 4096)
+	for {
+		var obj map[string]any
+		err := dec.Decode(&obj)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		if obj == nil {
+			continue
+		}
+		u := unstructured.Unstructured{Object: obj}
+		l := u.GetLabels()
+		for _, k := range append(helmLabels, "app.kubernetes.io/part-of") {
+			delete(l, k)
+		}
+		if len(l) == 0 {
+			unstructured.RemoveNestedField(obj, "metadata", "labels")
+		} else {
+			u.SetLabels(l)
+		}
+		key := u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
+		require.NotContains(t, out, key, "rendered twice")
+		out[key] = obj
+	}
+}
+
+func overlayYAML(t *testing.T, overlay string) string {
+	t.Helper()
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join("..", "deploy", "overlays", overlay))
+	require.NoError(t, err)
+	y, err := m.AsYaml()
+	require.NoError(t, err)
+	return string(y)
+}
+
+// TestRenderEqualsOverlay: the chart installs, object by object and field by field, what the
+// matching overlay installs, but for Helm's labels and the Namespace (Helm installs into an
+// existing namespace: --create-namespace).
+func TestRenderEqualsOverlay(t *testing.T) {
+	for _, c := range overlayCases {
+		t.Run(c.overlay, func(t *testing.T) {
+			chart := objectsOf(t, render(t, values(t, sameImage, c.values)))
+			kust := objectsOf(t, overlayYAML(t, c.overlay))
+			delete(kust, "Namespace//"+namespace)
+			if diff := cmp.Diff(kust, chart); diff != "" {
+				t.Errorf("chart with %q renders differently from deploy/overlays/%s (-overlay +chart):\n%s", c.values, c.overlay, diff)
+			}
+		})
+	}
+}
+
+// TestChartCRDIsTheGeneratedOne: crds/ is a copy of deploy/crd, which `make generate` writes.
+func TestChartCRDIsTheGeneratedOne(t *testing.T) {
+	got, err := os.ReadFile(filepath.Join(chartDir, "crds", "flinkoperator.k8s.io_flinkclusters.yaml"))
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(deploy.CRD, got), "charts/flink-admission/crds differs from deploy/crd: run make generate")
+}
+
+// TestValues covers the settings no overlay has.
+func TestValues(t *testing.T) {
+	deployment := func(t *testing.T, vals string) map[string]any {
+		objs := objectsOf(t, render(t, values(t, vals)))
+		d, ok := objs["Deployment/"+namespace+"/flink-admission"]
+		require.True(t, ok)
+		return d
+	}
+	args := func(t *testing.T, d map[string]any) []string {
+		cs, _, _ := unstructured.NestedSlice(d, "spec", "template", "spec", "containers")
+		require.Len(t, cs, 1)
+		a, _, _ := unstructured.NestedStringSlice(cs[0].(map[string]any), "args")
+		return a
+	}
+	container := func(t *testing.T, d map[string]any) map[string]any {
+		cs, _, _ := unstructured.NestedSlice(d, "spec", "template", "spec", "containers")
+		return cs[0].(map[string]any)
+	}
+
+	t.Run("the controller's scope flags only when set", func(t *testing.T) {
+		assert.NotContains(t, strings.Join(args(t, deployment(t, ``)), " "), "--watch-namespaces")
+		assert.NotContains(t, strings.Join(args(t, deployment(t, ``)), " "), "--cluster-selector")
+		a := args(t, deployment(t, `controller: {watchNamespaces: [team-a, team-b], clusterSelector: "flink.example/tier=prod"}`))
+		assert.Contains(t, a, "--watch-namespaces=team-a,team-b")
+		assert.Contains(t, a, "--cluster-selector=flink.example/tier=prod")
+		a = args(t, deployment(t, `controller: {enabled: false, watchNamespaces: [team-a]}`))
+		assert.NotContains(t, strings.Join(a, " "), "--watch-namespaces", "no scope without a controller")
+	})
+	t.Run("image by digest", func(t *testing.T) {
+		digest := "sha256:" + strings.Repeat("ab", 32)
+		c := container(t, deployment(t, `image: {repository: registry.example/fa, tag: v9, digest: "`+digest+`"}`))
+		assert.Equal(t, "registry.example/fa@"+digest, c["image"])
+		c = container(t, deployment(t, ``))
+		assert.Equal(t, "ghcr.io/flink-admission/flink-admission:"+loadChart(t).Metadata.AppVersion, c["image"], "the tag defaults to appVersion")
+	})
+	t.Run("replicas, resources, priority and placement", func(t *testing.T) {
+		d := deployment(t, `{replicaCount: 3, priorityClassName: "", resources: {limits: {memory: 1Gi}}, nodeSelector: {pool: system}, tolerations: [{key: dedicated, operator: Exists}]}`)
+		replicas, _, _ := unstructured.NestedFieldNoCopy(d, "spec", "replicas")
+		assert.EqualValues(t, 3, replicas)
+		_, has, _ := unstructured.NestedString(d, "spec", "template", "spec", "priorityClassName")
+		assert.False(t, has, "an empty priorityClassName is left out")
+		sel, _, _ := unstructured.NestedStringMap(d, "spec", "template", "spec", "nodeSelector")
+		assert.Equal(t, map[string]string{"pool": "system"}, sel)
+		tol, _, _ := unstructured.NestedSlice(d, "spec", "template", "spec", "tolerations")
+		assert.Len(t, tol, 1)
+		mem, _, _ := unstructured.NestedString(container(t, d), "resources", "limits", "memory")
+		assert.Equal(t, "1Gi", mem)
+	})
+	t.Run("metrics off: no Service, no port, no ServiceMonitor", func(t *testing.T) {
+		objs := objectsOf(t, render(t, values(t, `metrics: {enabled: false, serviceMonitor: {enabled: true}}`)))
+		assert.NotContains(t, objs, "Service/"+namespace+"/flink-admission-metrics")
+		assert.NotContains(t, objs, "ServiceMonitor/"+namespace+"/flink-admission")
+		assert.Contains(t, args(t, objs["Deployment/"+namespace+"/flink-admission"]), "--metrics-bind-address=0")
+	})
+	t.Run("ServiceMonitor verifies with the mode's CA", func(t *testing.T) {
+		for mode, secret := range map[string]string{"self-signed": "flink-admission-ca", "cert-manager": "flink-admission-serving-cert"} {
+			objs := objectsOf(t, render(t, values(t, `metrics: {serviceMonitor: {enabled: true}}`, `certificates: {mode: `+mode+`}`)))
+			sm, ok := objs["ServiceMonitor/"+namespace+"/flink-admission"]
+			require.True(t, ok, mode)
+			eps, _, _ := unstructured.NestedSlice(sm, "spec", "endpoints")
+			require.Len(t, eps, 1)
+			name, _, _ := unstructured.NestedString(eps[0].(map[string]any), "tlsConfig", "ca", "secret", "name")
+			assert.Equal(t, secret, name, mode)
+		}
+	})
+	t.Run("deny: an unknown certificate mode", func(t *testing.T) {
+		install := action.NewInstall(action.NewConfiguration())
+		install.DryRunStrategy = action.DryRunClient
+		install.ReleaseName, install.Namespace = "flink-admission", namespace
+		install.KubeVersion = kubeVersion(t)
+		_, err := install.Run(loadChart(t), values(t, `certificates: {mode: vault}`))
+		assert.ErrorContains(t, err, `certificates.mode "vault" is not supported`)
+	})
+}
+
+// TestInstallOnAPIServer installs the chart on a real kube-apiserver: first as
+// `helm install --dry-run=server` (every object sent with dryRun=All: the API server's
+// validation and admission, nothing stored), then for real, then `helm upgrade` to another
+// configuration (the controller off: its RBAC is deleted). There is no released chart yet:
+// once v0.1.0 is cut, its archive belongs in testdata/ as the version to upgrade from.
+func TestInstallOnAPIServer(t *testing.T) {
+	env, err := testenv.Start(testenv.Options{WithoutCRD: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
+	kubectl := func(args ...string) string {
+		out, err := env.Kubectl(args...).CombinedOutput()
+		require.NoError(t, err, "kubectl %v: %s", args, out)
+		return string(out)
+	}
+	kubectl("create", "namespace", namespace)
+
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &env.Kubeconfig
+	ns := namespace
+	flags.Namespace = &ns
+	cfg := action.NewConfiguration()
+	require.NoError(t, cfg.Init(flags, namespace, "secret"))
+	ctx := context.Background()
+
+	dry := action.NewInstall(cfg)
+	dry.ReleaseName, dry.Namespace = "flink-admission", namespace
+	dry.DryRunStrategy = action.DryRunServer
+	// Nothing runs pods here (no kubelet): wait for hooks only, of which the chart has none.
+	dry.WaitStrategy = kube.HookOnlyStrategy
+	_, err = dry.RunWithContext(ctx, loadChart(t), values(t))
+	require.NoError(t, err, "helm install --dry-run=server")
+	assert.Contains(t, kubectl("get", "deployments", "-n", namespace), "No resources found", "a dry run stores nothing")
+
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace = "flink-admission", namespace
+	install.WaitStrategy = kube.HookOnlyStrategy
+	_, err = install.RunWithContext(ctx, loadChart(t), values(t))
+	require.NoError(t, err, "helm install")
+	kubectl("get", "-n", namespace, "deployment/flink-admission", "service/flink-admission-webhook", "service/flink-admission-metrics",
+		"networkpolicy/flink-admission", "role/flink-admission-leader-election")
+	kubectl("get", "clusterrole/flink-admission-controller", "crd/flinkclusters.flinkoperator.k8s.io",
+		"mutatingwebhookconfiguration/flink-admission", "validatingwebhookconfiguration/flink-admission")
+
+	upgrade := action.NewUpgrade(cfg)
+	upgrade.Namespace = namespace
+	upgrade.WaitStrategy = kube.HookOnlyStrategy
+	_, err = upgrade.RunWithContext(ctx, "flink-admission", loadChart(t), values(t, `controller: {enabled: false}`))
+	require.NoError(t, err, "helm upgrade")
+	out, _ := env.Kubectl("get", "clusterrole/flink-admission-controller").CombinedOutput()
+	assert.Contains(t, string(out), "NotFound", "the upgrade to webhook-only removes the controller's RBAC")
+	args := kubectl("get", "-n", namespace, "deployment/flink-admission", "-o", "jsonpath={.spec.template.spec.containers[0].args}")
+	assert.Contains(t, args, "--enable-controller=false")
+}

@@ -1,0 +1,40 @@
+{{/*
+Labels of every object: the ones the kustomize overlays set, and Helm's own.
+*/}}
+{{- define "flink-admission.labels" -}}
+app.kubernetes.io/part-of: flink-admission
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end -}}
+
+{{/*
+The pods' label, which every selector uses. Fixed, as in deploy/base: selectors are immutable.
+*/}}
+{{- define "flink-admission.selector" -}}
+app.kubernetes.io/name: flink-admission
+{{- end -}}
+
+{{/*
+The image reference: by digest when one is given.
+*/}}
+{{- define "flink-admission.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Fails the render on settings the chart does not support.
+*/}}
+{{- define "flink-admission.validate" -}}
+{{- if not (has .Values.certificates.mode (list "self-signed" "cert-manager")) -}}
+{{- fail (printf "certificates.mode %q is not supported: use self-signed or cert-manager" .Values.certificates.mode) -}}
+{{- end -}}
+{{- if lt (int .Values.replicaCount) 1 -}}
+{{- fail "replicaCount must be at least 1: the webhooks fail closed" -}}
+{{- end -}}
+{{- end -}}
