@@ -15,7 +15,9 @@
 //     ran out) the process is killed;
 //   - keeps a process running when its pod merely vanishes from the API (a force delete, pod
 //     garbage collection of a pod on an unreachable node): the container of a force-deleted
-//     pod runs on. Only a pod whose Node is gone takes its process with it;
+//     pod runs on, until the user of the Simulator kills it (a live kubelet would stop it a
+//     little later; one on an unreachable node never does). Only a pod whose Node is gone
+//     takes its process with it;
 //   - does nothing for pods on a node whose kubelet is stopped (Options.NodeStopped);
 //   - when a process exits on its own (main() threw before Flink 2.3, a Job-mode application
 //     ended with execution.shutdown-on-application-finish, a test's Kill) writes the
@@ -128,6 +130,9 @@ type Simulator struct {
 	wake   chan struct{}
 	// pods are the JobManager pods seen, by UID.
 	pods map[types.UID]*podState
+	// rounds counts the rounds done; roundDone is closed and replaced after each.
+	rounds    int
+	roundDone chan struct{}
 }
 
 type event struct {
@@ -207,7 +212,7 @@ func New(opts Options) (*Simulator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flinksim: cache: %w", err)
 	}
-	s := &Simulator{opts: opts, client: c, cache: ca, wake: make(chan struct{}, 1), pods: map[types.UID]*podState{}}
+	s := &Simulator{opts: opts, client: c, cache: ca, wake: make(chan struct{}, 1), pods: map[types.UID]*podState{}, roundDone: make(chan struct{})}
 	if opts.NodeStopped == nil {
 		s.opts.NodeStopped = s.nodeUnknown
 	}
@@ -253,7 +258,33 @@ func (s *Simulator) Start(ctx context.Context) error {
 			s.handle(ctx, ev)
 		}
 		s.round(ctx)
+		s.mu.Lock()
+		s.rounds++
+		close(s.roundDone)
+		s.roundDone = make(chan struct{})
+		s.mu.Unlock()
 	}
+}
+
+// Settle waits until the Simulator has taken in every pod event its watch delivered before
+// the call and acted on its timers twice since: what a test waits on to see that something
+// did not happen, instead of sleeping.
+func (s *Simulator) Settle(ctx context.Context) error {
+	for range 2 {
+		s.mu.Lock()
+		done := s.roundDone
+		s.mu.Unlock()
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 func (s *Simulator) enqueue(o any, deleted bool) {
@@ -289,6 +320,7 @@ func (s *Simulator) Process(namespace, name string) *fakeflink.JobManager {
 // handle takes in one pod event.
 func (s *Simulator) handle(ctx context.Context, ev event) {
 	pod := ev.pod
+	s.opts.Log.V(1).Info("pod event", "pod", pod.Name, "deleted", ev.deleted, "deleting", pod.DeletionTimestamp != nil, "phase", pod.Status.Phase)
 	s.mu.Lock()
 	st := s.pods[pod.UID]
 	s.mu.Unlock()
@@ -323,7 +355,10 @@ func (s *Simulator) handle(ctx context.Context, ev event) {
 		st.proc.Kill()
 		st.ended = true
 	}
-	if pod.DeletionTimestamp != nil && st.sigterm.IsZero() && st.proc != nil && st.proc.Alive() {
+	// A delete with grace 0 (a force delete) removes the object at once: no kubelet gets to
+	// run preStop or send SIGTERM first (see deleted).
+	graceful := pod.DeletionGracePeriodSeconds == nil || *pod.DeletionGracePeriodSeconds > 0
+	if pod.DeletionTimestamp != nil && graceful && st.sigterm.IsZero() && st.proc != nil && st.proc.Alive() {
 		st.sigterm = s.opts.Clock.Now().Add(preStopDelay(pod))
 		st.restartAt = time.Time{}
 	}
@@ -368,8 +403,10 @@ func (s *Simulator) deleted(st *podState) {
 		st.proc.Kill()
 		return
 	}
-	// Force-deleted (or garbage-collected) while its container runs: nothing tells the
-	// container to stop, so the process runs on, unwatched, until its cluster closes it.
+	// Force-deleted (or garbage-collected) while its container runs: the container runs on,
+	// unwatched, until its cluster closes it or the test kills it. (A kubelet still in touch
+	// with the API server would notice the pod gone and stop the container a little later;
+	// one on an unreachable node never does. The Simulator leaves that choice to its user.)
 	s.opts.Log.Info("simulated JobManager keeps running after its pod vanished from the API", "pod", st.key)
 }
 
@@ -388,7 +425,11 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 		ip = "127.0.0.1"
 	}
 	st.started, st.ended, st.applied = startedAt, false, map[string]string{}
-	st.proc = st.cluster.Start(fakeflink.Config{Name: st.pod.Name, Properties: props, Address: "http://" + ip + ":8081"})
+	proc := st.cluster.Start(fakeflink.Config{Name: st.pod.Name, Properties: props, Address: "http://" + ip + ":8081"})
+	// Only the loop writes a podState; proc is also read by Process, under mu.
+	s.mu.Lock()
+	st.proc = proc
+	s.mu.Unlock()
 	s.opts.Log.Info("simulated Flink JobManager started", "pod", st.key, "process", st.proc.Name())
 	if s.opts.OnStart != nil {
 		s.opts.OnStart(st.pod, st.proc)
