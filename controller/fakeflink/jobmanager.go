@@ -165,9 +165,10 @@ func (c *Cluster) Start(cfg Config) *JobManager {
 	if p.name == "" {
 		p.name = fmt.Sprintf("jobmanager-%d", c.seq)
 	}
-	c.procs = append(c.procs, p)
 	c.mu.Unlock()
 
+	// The server exists before the process joins the cluster: the Service and elections,
+	// run from other goroutines, read its address.
 	p.mux = p.routes()
 	if !c.opts.InProcess {
 		p.srv = httptest.NewServer(p)
@@ -175,6 +176,7 @@ func (c *Cluster) Start(cfg Config) *JobManager {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.procs = append(c.procs, p)
 	if p.ha() {
 		c.electLocked()
 	} else {

@@ -304,8 +304,9 @@ func (s *Simulator) enqueue(o any, deleted bool) {
 	}
 }
 
-// Process returns the JobManager process the Simulator runs for pod namespace/name now (also
-// after a force delete), or nil.
+// Process returns the JobManager process of pod namespace/name while the Simulator follows the
+// pod, or nil: once the pod is gone from the API the Simulator forgets it (the process of a
+// force-deleted pod runs on; its fakeflink.Cluster still lists it).
 func (s *Simulator) Process(namespace, name string) *fakeflink.JobManager {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -288,7 +288,7 @@ func forceDeleteKeepsProcess(t *testing.T, r *row) {
 	require.NoError(t, k8s.Delete(r.ctx, pod, client.GracePeriodSeconds(0)))
 	next := r.pod(pod.UID, "the ReplicaSet's replacement running", running)
 	r.process(next)
-	require.NoError(t, r.sim.Settle(r.ctx))
+	r.eventually("the Simulator saw the pod go", func() bool { return r.sim.Process(r.ns, pod.Name) == nil })
 	assert.True(t, jm.Alive(), "nothing stopped the force-deleted pod's container")
 	assert.Empty(t, r.exitStatuses())
 }
