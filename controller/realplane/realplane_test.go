@@ -45,6 +45,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/internal/flinksim"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 )
@@ -56,11 +57,14 @@ const (
 )
 
 var (
-	cp        *testenv.ControlPlane
-	k8s       client.Client
-	sim       *flinksim.Simulator
-	scheme    = runtime.NewScheme()
-	fakeClock = clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	cp     *testenv.ControlPlane
+	k8s    client.Client
+	sim    *flinksim.Simulator
+	scheme = runtime.NewScheme()
+	// fakeClock starts at the real time: the controller compares it with timestamps the real
+	// control plane writes (a pod's deletionTimestamp), which a clock a day behind would never
+	// reach.
+	fakeClock = clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
 	// fakes maps "namespace/name" of a FlinkCluster to its fake Flink.
 	fakes sync.Map
 	// stopped are the nodes whose KWOK a row stopped: their kubelet is down.
@@ -345,7 +349,7 @@ func TestRealControlPlane(t *testing.T) {
 	}{
 		{dep, "the ReplicaSet's pod on a KWOK node runs the job; a deleted pod runs preStop, is replaced by the ReplicaSet, the job recovered under its ID", deletePodRecovers, false},
 		{dep, "a force-deleted pod's JobManager runs on: the replacement waits for its lease, the job stays one execution", forceDeletedPodRunsOn, false},
-		{dep, "a node lost (heartbeats stop): tainted, the pod evicted after the JobManager's 30 s toleration and Terminating forever, the job recovered on another node", nodeLost, true},
+		{dep, "a node lost (heartbeats stop): tainted, the pod evicted after the JobManager's 30 s toleration and Terminating forever, the job recovered on another node; an update then waits for the stuck pod only until LeaseGrace past its deletion deadline", nodeLost, true},
 		{dep, "a deleted node: pod garbage collection removes its pod, the ReplicaSet replaces it elsewhere, the job recovered", nodeDeleted, true},
 		{dep, "the JobManager Deployment deleted while its ReplicaSet lives: recreated, one JobManager, the job recovered under its ID", deploymentDeleted, false},
 		{dep, "a crash loop with real restart counts: CrashLoopBackOff reported, recovered when the container runs again", crashLoop, false},
@@ -423,6 +427,36 @@ func nodeLost(t *testing.T, h *harness) {
 	p, ok := h.podNow(pod)
 	require.True(t, ok, "the evicted pod stays Terminating: no kubelet confirms its end")
 	assert.NotNil(t, p.DeletionTimestamp)
+
+	// An update now: the pod stuck Terminating on the lost node does not lead (HA names the
+	// replacement), so it must not block the next revision.
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		fc := h.get()
+		fc.Spec.FlinkProperties["pipeline.name"] = "wordcount-v2"
+		return k8s.Update(h.ctx, fc)
+	}))
+	// The update's savepoint ends the job and the HA data goes with it: no leader information
+	// names the stuck pod any more, so the controller waits for it until LeaseGrace past its
+	// deletion deadline (a JobManager cut off that long has lost its lease), then goes on.
+	h.eventually("the update waiting for the lost node's pod", func() bool {
+		for _, c := range h.get().Status.Conditions {
+			if c.Type == "Waiting" && c.Reason == controller.ConditionReasonWaitingForJobManagerPods && strings.Contains(c.Message, pod.Name) {
+				return true
+			}
+		}
+		return false
+	})
+	if d := p.DeletionTimestamp.Add(state.LeaseGrace + time.Second).Sub(fakeClock.Now()); d > 0 {
+		fakeClock.Step(d)
+	}
+	h.eventually("the next revision's job Running under a new job ID", func() bool {
+		j := h.job()
+		return j.State == v1beta1.JobStateRunning && j.ID != id && j.ID != ""
+	})
+	j := h.job()
+	assert.NotEmpty(t, j.FromSavepoint, "the next deploy restores the update's savepoint")
+	_, ok = h.podNow(pod)
+	assert.True(t, ok, "the lost node's pod is still Terminating: it blocked nothing")
 }
 
 func nodeDeleted(t *testing.T, h *harness) {
