@@ -1,6 +1,7 @@
 # flink-admission: admission webhook and controller for Flink clusters on Kubernetes.
 # Every tool the targets need is installed from the Go module proxy into ./bin (tools) or
-# the user cache (kube-apiserver and etcd, which take minutes to build).
+# the user cache (kube-apiserver, etcd, kube-controller-manager, kube-scheduler and KWOK, which
+# take minutes to build).
 
 SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
@@ -40,10 +41,14 @@ generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) crd:maxDescLen=0,generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_DIR)
 	cp $(CRD_DIR)/flinkoperator.k8s.io_flinkclusters.yaml $(CHART_CRD)
 
-## envtest: build (once, cached) kube-apiserver and etcd for tests and `make run`.
+## envtest: build (once, cached) the control plane for tests and `make run`: kube-apiserver,
+## etcd, kube-controller-manager, kube-scheduler and KWOK.
 .PHONY: envtest
 envtest:
-	@hack/envtest-binaries.sh >/dev/null
+	@hack/envtest-binaries.sh --control-plane >/dev/null
+
+# The environment every target that runs the control plane gives its programs.
+CONTROL_PLANE_ENV = KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" FLINK_ADMISSION_CONTROL_PLANE="$$(hack/envtest-binaries.sh --control-plane)"
 
 .PHONY: build
 build:
@@ -65,10 +70,11 @@ verify-generated: generate
 	@if [[ -n "$$(git status --porcelain -- $(CRD_DIR) api $(CHART_CRD))" ]]; then \
 		echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- $(CRD_DIR) api $(CHART_CRD); git --no-pager diff --stat -- $(CRD_DIR) api $(CHART_CRD); exit 1; fi
 
-## test: everything, on a real kube-apiserver + etcd built from the Go module proxy.
+## test: everything, on a real control plane (kube-apiserver, etcd, kube-controller-manager,
+## kube-scheduler, KWOK nodes) built from the Go module proxy.
 .PHONY: test
 test: fmt-check vet verify-generated envtest
-	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" $(GO) test -count=1 -timeout 30m ./...
+	$(CONTROL_PLANE_ENV) $(GO) test -count=1 -timeout 30m ./...
 
 ## run: a local kube-apiserver + etcd with the CRD and the webhooks, served by this build
 ## (flink-admission dev, in a build with -tags dev). The first run builds kube-apiserver and
@@ -108,7 +114,7 @@ installer:
 ## sections only, BENCH_PROFILE=<seconds> to record CPU profiles (API server, webhook server).
 .PHONY: bench
 bench: envtest
-	KUBEBUILDER_ASSETS="$$(hack/envtest-binaries.sh)" $(GO) run ./hack/bench
+	$(CONTROL_PLANE_ENV) $(GO) run ./hack/bench
 
 ## soak: the long versions of the load tests (figures, not pass/fail timings): 100,000 reviews
 ## at concurrency 64 over HTTPS against the real binary, 0 errors, memory back to idle.

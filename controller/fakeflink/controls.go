@@ -57,6 +57,7 @@ func (p *JobManager) Kill() {
 	defer p.c.mu.Unlock()
 	if p.alive {
 		p.dieLocked()
+		p.exit = &ExitStatus{Code: ExitKilled}
 	}
 }
 
@@ -86,6 +87,7 @@ func (p *JobManager) Stop() {
 		}
 	}
 	p.dieLocked()
+	p.exit = &ExitStatus{Code: ExitTerminated}
 	p.c.electLocked()
 }
 
@@ -101,7 +103,27 @@ func (p *JobManager) Exit() {
 	if p.leader && p.ha() {
 		_ = p.c.ha.DeleteAll(context.Background(), p.clusterID())
 	}
+	code := ExitSucceeded
+	for _, j := range p.jobs {
+		if j.state == flinkclient.JobStateFailed {
+			code = ExitFailed
+		}
+	}
+	if p.app != nil && p.app.state == flinkclient.ApplicationStateFailed {
+		code = ExitFailed
+	}
 	p.dieLocked()
+	p.exit = &ExitStatus{Code: code}
+}
+
+// ExitStatus is how the process ended; ok is false while it runs.
+func (p *JobManager) ExitStatus() (status ExitStatus, ok bool) {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	if p.exit == nil {
+		return ExitStatus{}, false
+	}
+	return *p.exit, true
 }
 
 // Restart kills the process and starts another with the same configuration, as the kubelet

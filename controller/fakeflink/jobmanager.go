@@ -121,7 +121,28 @@ type JobManager struct {
 	requests                   []string
 	mainBlocked                bool
 	pendingRecovery            []string
+	// exit is how the process ended (see ExitStatus); nil while it runs.
+	exit *ExitStatus
 }
+
+// ExitStatus is how a JobManager process ended: what its container's terminated state shows.
+type ExitStatus struct {
+	// Code is the process's exit code: 0 for an application that ended FINISHED or CANCELED,
+	// 1443 for one that FAILED (Flink's ApplicationStatus codes), 1 for an entrypoint that
+	// could not start (main() threw before Flink 2.3), 143 after SIGTERM, 137 after SIGKILL.
+	Code int32
+	// Message is the termination message: the cause the entrypoint logged last, or "".
+	Message string
+}
+
+// Exit codes of a JobManager process.
+const (
+	ExitSucceeded      int32 = 0
+	ExitStartupFailure int32 = 1
+	ExitKilled         int32 = 137
+	ExitTerminated     int32 = 143
+	ExitFailed         int32 = 1443
+)
 
 // New starts a single JobManager process without HA and without an application (Config.Session),
 // on a cluster of its own: the jobs are whatever the test scripts. Close it when done.
@@ -144,9 +165,10 @@ func (c *Cluster) Start(cfg Config) *JobManager {
 	if p.name == "" {
 		p.name = fmt.Sprintf("jobmanager-%d", c.seq)
 	}
-	c.procs = append(c.procs, p)
 	c.mu.Unlock()
 
+	// The server exists before the process joins the cluster: the Service and elections,
+	// run from other goroutines, read its address.
 	p.mux = p.routes()
 	if !c.opts.InProcess {
 		p.srv = httptest.NewServer(p)
@@ -154,6 +176,7 @@ func (c *Cluster) Start(cfg Config) *JobManager {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.procs = append(c.procs, p)
 	if p.ha() {
 		c.electLocked()
 	} else {
@@ -504,7 +527,10 @@ func (p *JobManager) mainFailedLocked(jobID, throw string, submitted *job) {
 		return
 	}
 	if p.app == nil && !p.submitFailedJob() {
+		// The entrypoint logs why it could not start and exits: the last lines of its log are
+		// the container's termination message (terminationMessagePolicy FallbackToLogsOnError).
 		p.dieLocked()
+		p.exit = &ExitStatus{Code: ExitStartupFailure, Message: "org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: " + throw}
 	}
 }
 

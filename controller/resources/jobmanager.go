@@ -1,6 +1,8 @@
 package resources
 
 import (
+	"slices"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +34,7 @@ func JobManagerJob(fc *v1beta1.FlinkCluster, d Deploy) *batchv1.Job {
 func JobManagerDeployment(fc *v1beta1.FlinkCluster, d Deploy, replicas int32) *appsv1.Deployment {
 	tmpl := JobManagerPodTemplate(fc, d)
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	tmpl.Spec.Tolerations = lostNodeTolerations(tmpl.Spec.Tolerations)
 	return &appsv1.Deployment{
 		ObjectMeta: objectMeta(fc, JobManagerName(fc.Name), jobManagerLabels(fc.Name, d)),
 		Spec: appsv1.DeploymentSpec{
@@ -41,4 +44,34 @@ func JobManagerDeployment(fc *v1beta1.FlinkCluster, d Deploy, replicas int32) *a
 			Template: tmpl,
 		},
 	}
+}
+
+// LostNodeTolerationSeconds is how long a Deployment-mode JobManager pod stays bound to a node
+// that stopped answering (taints node.kubernetes.io/unreachable and not-ready, NoExecute)
+// before it is evicted and the ReplicaSet starts a replacement elsewhere. The API server's
+// default is 300 s, and while a JobManager's node is lost the job does not run: five minutes
+// of a lost node would be five minutes of a stopped job. Flink HA makes an early replacement
+// safe: the old JobManager, cut off from the API server, cannot renew its leader lease and
+// stops leading once it expires, so the replacement never runs the job beside it. 30 s keeps a
+// short network blip (shorter than the node monitor grace period plus this) from moving the
+// JobManager. Job mode keeps the default: there an evicted JobManager pod fails the Job, and
+// with it the job, so a longer wait for the node to come back is the better bet.
+const LostNodeTolerationSeconds int64 = 30
+
+// lostNodeTolerations adds the JobManager's tolerations of a lost node to the user's, unless
+// the user tolerates that taint already.
+func lostNodeTolerations(user []corev1.Toleration) []corev1.Toleration {
+	out := user
+	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
+		if slices.ContainsFunc(user, func(t corev1.Toleration) bool {
+			return (t.Key == key || t.Key == "") && (t.Effect == corev1.TaintEffectNoExecute || t.Effect == "")
+		}) {
+			continue
+		}
+		out = append(out, corev1.Toleration{
+			Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
+			TolerationSeconds: ptr.To(LostNodeTolerationSeconds),
+		})
+	}
+	return out
 }

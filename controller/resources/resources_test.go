@@ -37,7 +37,8 @@ func TestJobAndDeploymentShareThePodTemplate(t *testing.T) {
 
 	jobPod, depPod := job.Spec.Template.DeepCopy(), dep.Spec.Template.DeepCopy()
 	jobPod.Spec.RestartPolicy, depPod.Spec.RestartPolicy = "", ""
-	assert.Empty(t, cmp.Diff(jobPod, depPod), "pod templates differ only in restartPolicy")
+	depPod.Spec.Tolerations = jobPod.Spec.Tolerations
+	assert.Empty(t, cmp.Diff(jobPod, depPod), "pod templates differ only in restartPolicy and the lost-node tolerations")
 
 	pod := dep.Spec.Template.Spec
 	assert.Equal(t, "fetch-jar", pod.InitContainers[0].Name)
@@ -278,4 +279,37 @@ func TestTaskManagers(t *testing.T) {
 	assert.Equal(t, []string{"taskmanager"}, sts.Spec.Template.Spec.Containers[0].Args)
 	dep := resources.TaskManagerDeployment(fc, "wc-r1")
 	assert.Equal(t, sts.Spec.Template, dep.Spec.Template, "same pod either way")
+}
+
+func TestDeploymentJobManagerToleratesALostNodeBriefly(t *testing.T) {
+	lost := func(key string, seconds int64) corev1.Toleration {
+		return corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(seconds)}
+	}
+	ours := []corev1.Toleration{lost(corev1.TaintNodeNotReady, 30), lost(corev1.TaintNodeUnreachable, 30)}
+	gpu := corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	for _, tc := range []struct {
+		name string
+		user []corev1.Toleration
+		want []corev1.Toleration
+	}{
+		{"Deployment: 30 s for a not-ready or unreachable node instead of the API server's 300 s", nil, ours},
+		{"Deployment: the user's other tolerations kept, ours added", []corev1.Toleration{gpu}, append([]corev1.Toleration{gpu}, ours...)},
+		{"Deployment: the user's own toleration of an unreachable node wins", []corev1.Toleration{lost(corev1.TaintNodeUnreachable, 600)},
+			[]corev1.Toleration{lost(corev1.TaintNodeUnreachable, 600), lost(corev1.TaintNodeNotReady, 30)}},
+		{"Deployment: a toleration of every taint leaves nothing to add", []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			[]corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := fctest.MakeCluster("wc").Deployment().Obj()
+			fc.Spec.JobManager.Tolerations = tc.user
+			dep := resources.JobManagerDeployment(fc, resources.Deploy{Revision: "wc-rev1", JobID: testJobID}, 1)
+			assert.ElementsMatch(t, tc.want, dep.Spec.Template.Spec.Tolerations)
+			assert.Equal(t, tc.user, fc.Spec.JobManager.Tolerations, "the spec is not changed")
+		})
+	}
+	t.Run("Job: the API server's default, an evicted JobManager fails the Job", func(t *testing.T) {
+		fc := fctest.MakeCluster("wc").Obj()
+		job := resources.JobManagerJob(fc, resources.Deploy{Revision: "wc-rev1", JobID: testJobID})
+		assert.Empty(t, job.Spec.Template.Spec.Tolerations)
+	})
 }

@@ -1,0 +1,771 @@
+// Package flinksim is simulated Flink for JobManager pods: it attaches a fake Flink JobManager
+// process (package fakeflink) to every JobManager pod whose container runs, and plays the part
+// of the kubelet that KWOK leaves out, the container's own life.
+//
+// KWOK (internal/testenv's stages) binds, starts and removes pods; it never ends a container
+// by itself. A Simulator watches JobManager pods and:
+//
+//   - starts a fakeflink.JobManager when the pod's container is reported running, with the
+//     Flink configuration of the cluster's ConfigMap and the job ID of the pod's --job-id
+//     argument, publishing the pod's IP as its leader address;
+//   - on a graceful delete runs the preStop delay (the container's `sleep N` hook) on its
+//     clock, then sends SIGTERM (the process stops gracefully, giving up its leadership) and
+//     writes the container's terminated state and the pod's terminal phase, as the kubelet
+//     does; KWOK then removes the pod. When KWOK ends the container first (the grace period
+//     ran out) the process is killed;
+//   - keeps a process running when its pod merely vanishes from the API (a force delete, pod
+//     garbage collection of a pod on an unreachable node): the container of a force-deleted
+//     pod runs on, until the user of the Simulator kills it (a live kubelet would stop it a
+//     little later; one on an unreachable node never does). Only a pod whose Node is gone
+//     takes its process with it;
+//   - does nothing for pods on a node whose kubelet is stopped (Options.NodeStopped);
+//   - when a process exits on its own (main() threw before Flink 2.3, a Job-mode application
+//     ended with execution.shutdown-on-application-finish, a test's Kill) writes the
+//     container's end exactly as the kubelet does: restartPolicy Never gives phase Succeeded
+//     or Failed; Always (and OnFailure on a non-zero code) restarts the container with
+//     restartCount+1, lastState terminated and, from the second restart on, CrashLoopBackOff
+//     with the kubelet's back-off (10 s doubling to 5 min, reset after 10 min of running);
+//   - applies the user's annotations on the pod to the job of its leading process:
+//     simulate.flink-admission.dev/job (FAILED, FINISHED, RUNNING) and
+//     simulate.flink-admission.dev/savepoints (fail, ok).
+//
+// The Simulator owns no fakeflink.Cluster: Options.Clusters maps a FlinkCluster to the one
+// standing in for its Flink (tests own theirs; `flink-admission dev` makes one per cluster).
+package flinksim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/fakeflink"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/resources"
+)
+
+// Annotations on a JobManager pod by which a user drives its simulated job from kubectl.
+const (
+	// JobAnnotation moves the job of the pod's leading JobManager to FAILED, FINISHED or
+	// RUNNING (from RESTARTING, say), as if Flink had.
+	JobAnnotation = "simulate.flink-admission.dev/job"
+	// SavepointsAnnotation makes the pod's JobManager fail its savepoints ("fail") or
+	// complete them again ("ok").
+	SavepointsAnnotation = "simulate.flink-admission.dev/savepoints"
+)
+
+// The kubelet's container restart back-off: 10 s doubling to 5 min.
+const (
+	DefaultBackOff    = 10 * time.Second
+	DefaultMaxBackOff = 5 * time.Minute
+)
+
+// simulatedFailure is the exception of a job failed through JobAnnotation.
+const simulatedFailure = "org.apache.flink.runtime.JobException: simulated failure (annotation " + JobAnnotation + "=FAILED)"
+
+// Options configure a Simulator.
+type Options struct {
+	// Config reaches the API server; required.
+	Config *rest.Config
+	// Scheme has the core and FlinkCluster types; default client-go's scheme plus v1beta1.
+	Scheme *runtime.Scheme
+	// Namespace restricts the Simulator to one namespace; all namespaces when empty.
+	Namespace string
+	// Clusters returns the fake Flink cluster of a FlinkCluster, or nil to leave its pods
+	// alone; required.
+	Clusters func(ctx context.Context, fc *v1beta1.FlinkCluster) *fakeflink.Cluster
+	// Clock times preStop delays and the restart back-off; default the real clock. A test
+	// may pass a fake one and step it to end a preStop delay when it chooses.
+	Clock clock.PassiveClock
+	// BackOff and MaxBackOff are the restart back-off's first delay and cap; default the
+	// kubelet's (DefaultBackOff, DefaultMaxBackOff).
+	BackOff, MaxBackOff time.Duration
+	// NodeStopped reports whether the kubelet of a node is down (its KWOK process stopped):
+	// nothing happens to that node's pods and containers, as no kubelet acts on them. Default:
+	// a node whose Ready condition is Unknown.
+	NodeStopped func(node string) bool
+	// HoldExit, when set and true for a pod, keeps its JobManager from exiting at the end of
+	// its application for now (a test looking at the ended job first); asked again on every
+	// round.
+	HoldExit func(pod *corev1.Pod) bool
+	// OnStart is told of every process started for a pod.
+	OnStart func(pod *corev1.Pod, p *fakeflink.JobManager)
+	// OnExit is told of every container end written (the process's exit status).
+	OnExit func(pod *corev1.Pod, p *fakeflink.JobManager, status fakeflink.ExitStatus)
+	// Log receives what the Simulator does; discarded when unset.
+	Log logr.Logger
+	// Period is how often processes are checked for exits and timers fire; default 20 ms.
+	Period time.Duration
+}
+
+// Simulator attaches fake Flink JobManager processes to JobManager pods; see the package
+// documentation. Run it with Start.
+type Simulator struct {
+	opts   Options
+	client client.Client
+	cache  cache.Cache
+
+	mu     sync.Mutex
+	events []event
+	wake   chan struct{}
+	// pods are the JobManager pods seen, by UID.
+	pods map[types.UID]*podState
+	// rounds counts the rounds done; roundDone is closed and replaced after each.
+	rounds    int
+	roundDone chan struct{}
+}
+
+type event struct {
+	pod     *corev1.Pod
+	deleted bool
+}
+
+// podState is what the Simulator knows of one pod and its container.
+type podState struct {
+	key     types.NamespacedName
+	cluster *fakeflink.Cluster
+	ignored bool
+	pod     *corev1.Pod
+	// proc is the container's current process; started is the running container's
+	// startedAt and instance its restart count and startedAt (startedAt alone has a
+	// resolution of a second, and an immediate restart may fall in the same one).
+	proc     *fakeflink.JobManager
+	started  metav1.Time
+	instance string
+	// ended: proc's end was written (or the kubelet ended it).
+	ended bool
+	// sigterm is when the process gets SIGTERM (the end of the preStop delay); zero when
+	// the pod is not being deleted.
+	sigterm time.Time
+	// restartAt is when a container in back-off runs again; backOff the next delay and
+	// backOffSet when it was last set (the kubelet forgets a back-off after 2× its cap).
+	restartAt  time.Time
+	backOff    time.Duration
+	backOffSet time.Time
+	// applied are the annotation values already applied to proc.
+	applied map[string]string
+}
+
+// New returns a Simulator for opts; Start runs it.
+func New(opts Options) (*Simulator, error) {
+	if opts.Config == nil || opts.Clusters == nil {
+		return nil, errors.New("flinksim: Options.Config and Options.Clusters are required")
+	}
+	if opts.Scheme == nil {
+		opts.Scheme = runtime.NewScheme()
+		if err := clientgoscheme.AddToScheme(opts.Scheme); err != nil {
+			return nil, err
+		}
+		if err := v1beta1.AddToScheme(opts.Scheme); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.BackOff == 0 {
+		opts.BackOff = DefaultBackOff
+	}
+	if opts.MaxBackOff == 0 {
+		opts.MaxBackOff = DefaultMaxBackOff
+	}
+	if opts.Period == 0 {
+		opts.Period = 20 * time.Millisecond
+	}
+	if opts.Log.GetSink() == nil {
+		opts.Log = logr.Discard()
+	}
+	c, err := client.New(opts.Config, client.Options{Scheme: opts.Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("flinksim: client: %w", err)
+	}
+	copts := cache.Options{
+		Scheme: opts.Scheme,
+		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{
+			resources.LabelApp: resources.AppFlink, resources.LabelComponent: resources.ComponentJobManager,
+		})}},
+	}
+	if opts.Namespace != "" {
+		copts.DefaultNamespaces = map[string]cache.Config{opts.Namespace: {}}
+	}
+	ca, err := cache.New(opts.Config, copts)
+	if err != nil {
+		return nil, fmt.Errorf("flinksim: cache: %w", err)
+	}
+	s := &Simulator{opts: opts, client: c, cache: ca, wake: make(chan struct{}, 1), pods: map[types.UID]*podState{}, roundDone: make(chan struct{})}
+	if opts.NodeStopped == nil {
+		s.opts.NodeStopped = s.nodeUnknown
+	}
+	return s, nil
+}
+
+// Start watches JobManager pods and runs their processes until ctx ends; it returns once
+// the pod watch failed to start or ctx ended. It implements controller-runtime's Runnable.
+func (s *Simulator) Start(ctx context.Context) error {
+	inf, err := s.cache.GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return fmt.Errorf("flinksim: pod informer: %w", err)
+	}
+	// Every event is queued in order: the kubelet-faithful reading of a pod's end needs the
+	// state a pod was deleted in (the delete event's final object), not a later lookup.
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { s.enqueue(o, false) },
+		UpdateFunc: func(_, o any) { s.enqueue(o, false) },
+		DeleteFunc: func(o any) { s.enqueue(o, true) },
+	}); err != nil {
+		return fmt.Errorf("flinksim: pod handler: %w", err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.cache.Start(ctx) }()
+	if !s.cache.WaitForCacheSync(ctx) {
+		return fmt.Errorf("flinksim: pod cache did not sync: %w", ctx.Err())
+	}
+	tick := time.NewTicker(s.opts.Period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			<-errc
+			return nil
+		case <-s.wake:
+		case <-tick.C:
+		}
+		s.mu.Lock()
+		evs := s.events
+		s.events = nil
+		s.mu.Unlock()
+		for _, ev := range evs {
+			s.handle(ctx, ev)
+		}
+		s.round(ctx)
+		s.mu.Lock()
+		s.rounds++
+		close(s.roundDone)
+		s.roundDone = make(chan struct{})
+		s.mu.Unlock()
+	}
+}
+
+// Settle waits until the Simulator has taken in every pod event its watch delivered before
+// the call and acted on its timers twice since: what a test waits on to see that something
+// did not happen, instead of sleeping.
+func (s *Simulator) Settle(ctx context.Context) error {
+	for range 2 {
+		s.mu.Lock()
+		done := s.roundDone
+		s.mu.Unlock()
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (s *Simulator) enqueue(o any, deleted bool) {
+	if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	pod, ok := o.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	s.events = append(s.events, event{pod: pod.DeepCopy(), deleted: deleted})
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Process returns the JobManager process of pod namespace/name while the Simulator follows the
+// pod, or nil: once the pod is gone from the API the Simulator forgets it (the process of a
+// force-deleted pod runs on; its fakeflink.Cluster still lists it).
+func (s *Simulator) Process(namespace, name string) *fakeflink.JobManager {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.pods {
+		if st.key.Namespace == namespace && st.key.Name == name && st.proc != nil {
+			return st.proc
+		}
+	}
+	return nil
+}
+
+// handle takes in one pod event.
+func (s *Simulator) handle(ctx context.Context, ev event) {
+	pod := ev.pod
+	s.opts.Log.V(1).Info("pod event", "pod", pod.Name, "deleted", ev.deleted, "deleting", pod.DeletionTimestamp != nil, "phase", pod.Status.Phase)
+	s.mu.Lock()
+	st := s.pods[pod.UID]
+	s.mu.Unlock()
+	if st == nil {
+		if ev.deleted {
+			return
+		}
+		st = s.track(ctx, pod)
+	}
+	if st.ignored {
+		if ev.deleted {
+			s.forget(pod.UID)
+		}
+		return
+	}
+	st.pod = pod
+	if ev.deleted {
+		s.deleted(st)
+		return
+	}
+	if s.opts.NodeStopped(pod.Spec.NodeName) {
+		return
+	}
+	cs := jobManagerStatus(pod)
+	switch {
+	case cs == nil:
+	case cs.State.Running != nil && containerInstance(cs) != st.instance && pod.DeletionTimestamp == nil:
+		s.start(ctx, st, cs.State.Running.StartedAt)
+		st.instance = containerInstance(cs)
+	case cs.State.Terminated != nil && st.proc != nil && st.proc.Alive():
+		// The kubelet (KWOK, at the end of the grace period) ended the container first.
+		st.proc.Kill()
+		st.ended = true
+	}
+	// A delete with grace 0 (a force delete) removes the object at once: no kubelet gets to
+	// run preStop or send SIGTERM first (see deleted).
+	graceful := pod.DeletionGracePeriodSeconds == nil || *pod.DeletionGracePeriodSeconds > 0
+	if pod.DeletionTimestamp != nil && graceful && st.sigterm.IsZero() && st.proc != nil && st.proc.Alive() {
+		st.sigterm = s.opts.Clock.Now().Add(preStopDelay(pod))
+		st.restartAt = time.Time{}
+	}
+}
+
+// track starts following a new pod: it finds the fake Flink of the pod's FlinkCluster.
+func (s *Simulator) track(ctx context.Context, pod *corev1.Pod) *podState {
+	st := &podState{key: client.ObjectKeyFromObject(pod), pod: pod, applied: map[string]string{}}
+	fc := &v1beta1.FlinkCluster{}
+	name := pod.Labels[resources.LabelCluster]
+	if err := s.client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: name}, fc); err != nil {
+		s.opts.Log.Info("JobManager pod without its FlinkCluster: no simulated Flink", "pod", st.key, "error", err.Error())
+		st.ignored = true
+	} else if st.cluster = s.opts.Clusters(ctx, fc); st.cluster == nil {
+		st.ignored = true
+	}
+	s.mu.Lock()
+	s.pods[pod.UID] = st
+	s.mu.Unlock()
+	return st
+}
+
+func (s *Simulator) forget(uid types.UID) {
+	s.mu.Lock()
+	delete(s.pods, uid)
+	s.mu.Unlock()
+}
+
+// deleted handles a pod gone from the API in its final state.
+func (s *Simulator) deleted(st *podState) {
+	defer s.forget(st.pod.UID)
+	if st.proc == nil || !st.proc.Alive() {
+		return
+	}
+	if cs := jobManagerStatus(st.pod); cs != nil && cs.State.Terminated != nil {
+		st.proc.Kill()
+		return
+	}
+	if node := st.pod.Spec.NodeName; node != "" && !s.nodeExists(node) {
+		// The machine is gone, and its processes with it.
+		s.opts.Log.Info("simulated JobManager ends with its deleted node", "pod", st.key, "node", node)
+		st.proc.Kill()
+		return
+	}
+	// Force-deleted (or garbage-collected) while its container runs: the container runs on,
+	// unwatched, until its cluster closes it or the test kills it. (A kubelet still in touch
+	// with the API server would notice the pod gone and stop the container a little later;
+	// one on an unreachable node never does. The Simulator leaves that choice to its user.)
+	s.opts.Log.Info("simulated JobManager keeps running after its pod vanished from the API", "pod", st.key)
+}
+
+// start runs a new process for the pod's container that started at startedAt.
+func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Time) {
+	if st.proc != nil && st.proc.Alive() {
+		st.proc.Kill()
+	}
+	props, err := s.configuration(ctx, st.pod)
+	if err != nil {
+		s.opts.Log.Error(err, "no simulated JobManager for pod", "pod", st.key)
+		return
+	}
+	ip := st.pod.Status.PodIP
+	if ip == "" {
+		ip = "127.0.0.1"
+	}
+	st.started, st.ended, st.applied = startedAt, false, map[string]string{}
+	proc := st.cluster.Start(fakeflink.Config{Name: st.pod.Name, Properties: props, Address: "http://" + ip + ":8081"})
+	// Only the loop writes a podState; proc is also read by Process, under mu.
+	s.mu.Lock()
+	st.proc = proc
+	s.mu.Unlock()
+	s.opts.Log.Info("simulated Flink JobManager started", "pod", st.key, "process", st.proc.Name())
+	if s.opts.OnStart != nil {
+		s.opts.OnStart(st.pod, st.proc)
+	}
+}
+
+// configuration is the Flink configuration the pod's container reads: the cluster's
+// ConfigMap as it is now, and the job ID of the pod's --job-id argument (Flink's standalone
+// entrypoint sets main()'s job ID from it).
+func (s *Simulator) configuration(ctx context.Context, pod *corev1.Pod) (map[string]string, error) {
+	name := pod.Labels[resources.LabelCluster]
+	fc := &v1beta1.FlinkCluster{}
+	if err := s.client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: name}, fc); err != nil {
+		return nil, fmt.Errorf("reading FlinkCluster %s/%s: %w", pod.Namespace, name, err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := s.client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: resources.ConfigMapName(name)}, cm); err != nil {
+		return nil, fmt.Errorf("reading the Flink configuration of %s/%s: %w", pod.Namespace, name, err)
+	}
+	conf := map[string]any{}
+	if err := yaml.Unmarshal([]byte(cm.Data[resources.ConfigFileName(fc)]), &conf); err != nil {
+		return nil, fmt.Errorf("parsing the Flink configuration of %s/%s: %w", pod.Namespace, name, err)
+	}
+	props := map[string]string{}
+	for k, v := range conf {
+		props[k] = fmt.Sprint(v)
+	}
+	if c := jobManagerContainer(pod); c != nil {
+		for i := 0; i+1 < len(c.Args); i++ {
+			if c.Args[i] == "--job-id" {
+				props[fakeflink.PropJobID] = c.Args[i+1]
+			}
+		}
+	}
+	return props, nil
+}
+
+// round fires the timers and notices processes that ended.
+func (s *Simulator) round(ctx context.Context) {
+	s.mu.Lock()
+	var sts []*podState
+	for _, st := range s.pods {
+		if !st.ignored {
+			sts = append(sts, st)
+		}
+	}
+	s.mu.Unlock()
+	now := s.opts.Clock.Now()
+	for _, st := range sts {
+		if s.opts.NodeStopped(st.pod.Spec.NodeName) {
+			continue
+		}
+		switch {
+		case !st.sigterm.IsZero() && st.proc != nil && !st.ended && !now.Before(st.sigterm):
+			// preStop done: SIGTERM. The JobManager shuts down gracefully and the container
+			// exits; the kubelet then marks the deleted pod terminal and removes it.
+			st.proc.Stop()
+			s.exited(ctx, st)
+		case st.proc != nil && !st.ended && !st.proc.Alive():
+			s.exited(ctx, st)
+		case st.proc != nil && !st.ended && st.sigterm.IsZero():
+			s.applyAnnotations(st)
+			s.exitIfApplicationEnded(st)
+		case !st.restartAt.IsZero() && !now.Before(st.restartAt) && st.sigterm.IsZero():
+			st.restartAt = time.Time{}
+			s.restart(ctx, st, now)
+		}
+	}
+}
+
+// exitIfApplicationEnded ends the leading process of an application whose jobs all ended,
+// as Flink does with execution.shutdown-on-application-finish (its default, true).
+func (s *Simulator) exitIfApplicationEnded(st *podState) {
+	p := st.proc
+	if strings.EqualFold(p.Config().Properties[resources.KeyShutdownOnApplicationEnd], "false") || !p.Leads() {
+		return
+	}
+	ended := false
+	if a := p.ApplicationState(); a != "" {
+		ended = flinkclient.IsTerminalApplicationState(a)
+	} else if ids := p.JobIDs(); len(ids) > 0 {
+		ended = true
+		for _, id := range ids {
+			ended = ended && flinkclient.IsTerminalJobState(p.JobState(id))
+		}
+	}
+	if !ended || (s.opts.HoldExit != nil && s.opts.HoldExit(st.pod)) {
+		return
+	}
+	p.Exit()
+}
+
+// applyAnnotations applies the user's annotations to the pod's process.
+func (s *Simulator) applyAnnotations(st *podState) {
+	p := st.proc
+	if v, ok := st.pod.Annotations[SavepointsAnnotation]; ok && st.applied[SavepointsAnnotation] != v {
+		switch strings.ToLower(v) {
+		case "fail":
+			p.SetSavepointMode(fakeflink.SavepointFail)
+		case "ok":
+			p.SetSavepointMode(fakeflink.SavepointComplete)
+		default:
+			s.opts.Log.Info("ignoring annotation: want fail or ok", "pod", st.key, "annotation", SavepointsAnnotation, "value", v)
+		}
+		st.applied[SavepointsAnnotation] = v
+	}
+	v, ok := st.pod.Annotations[JobAnnotation]
+	if !ok || st.applied[JobAnnotation] == v || !p.Leads() || len(p.JobIDs()) == 0 {
+		return
+	}
+	state := strings.ToUpper(v)
+	switch state {
+	case flinkclient.JobStateFailed, flinkclient.JobStateFinished, flinkclient.JobStateRunning:
+		for _, id := range p.JobIDs() {
+			if cur := p.JobState(id); cur == state || flinkclient.IsTerminalJobState(cur) {
+				continue
+			}
+			if state == flinkclient.JobStateFailed {
+				p.SetExceptions(id, flinkclient.Exception{Name: "org.apache.flink.runtime.JobException", StackTrace: simulatedFailure})
+			}
+			p.SetJobState(id, state)
+			s.opts.Log.Info("simulated job moved by annotation", "pod", st.key, "job", id, "state", state)
+		}
+	default:
+		s.opts.Log.Info("ignoring annotation: want FAILED, FINISHED or RUNNING", "pod", st.key, "annotation", JobAnnotation, "value", v)
+	}
+	st.applied[JobAnnotation] = v
+}
+
+// exited writes the end of the pod's container, as the kubelet does after its process exited.
+func (s *Simulator) exited(ctx context.Context, st *podState) {
+	st.ended = true
+	status, ok := st.proc.ExitStatus()
+	if !ok {
+		status = fakeflink.ExitStatus{Code: fakeflink.ExitKilled}
+	}
+	now := s.opts.Clock.Now()
+	finished := metav1.NewTime(now)
+	terminated := &corev1.ContainerStateTerminated{
+		ExitCode: status.Code, Reason: exitReason(status.Code), Message: status.Message,
+		StartedAt: st.started, FinishedAt: finished, ContainerID: "kwok://" + resources.JobManagerContainer,
+	}
+	policy := st.pod.Spec.RestartPolicy
+	restarts := policy == corev1.RestartPolicyAlways || (policy == corev1.RestartPolicyOnFailure && status.Code != 0)
+	deleting := st.pod.DeletionTimestamp != nil
+	var delay time.Duration
+	if restarts && !deleting {
+		// The kubelet's back-off: the first restart is immediate, the next waits 10 s, then
+		// twice as long each time up to 5 min; a back-off not renewed for twice its cap is
+		// forgotten.
+		if !st.backOffSet.IsZero() && now.Sub(st.backOffSet) > 2*s.opts.MaxBackOff {
+			st.backOff = 0
+		}
+		delay = st.backOff
+		switch {
+		case st.backOff == 0:
+			st.backOff = s.opts.BackOff
+		default:
+			st.backOff = min(2*st.backOff, s.opts.MaxBackOff)
+		}
+		st.backOffSet = now
+	}
+	err := s.updateStatus(ctx, st, func(pod *corev1.Pod) {
+		cs := ensureStatus(pod)
+		cs.Ready, cs.Started = false, ptrBool(false)
+		switch {
+		case restarts && !deleting:
+			cs.RestartCount++
+			cs.LastTerminationState = corev1.ContainerState{Terminated: terminated}
+			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+				Reason:  "CrashLoopBackOff",
+				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", delay, cs.Name, pod.Name, pod.Namespace, pod.UID),
+			}}
+			setReady(pod, false, "ContainersNotReady", "containers with unready status: ["+cs.Name+"]", now)
+		default:
+			cs.State = corev1.ContainerState{Terminated: terminated}
+			pod.Status.Phase = corev1.PodFailed
+			if status.Code == 0 {
+				pod.Status.Phase = corev1.PodSucceeded
+			}
+			setReady(pod, false, "PodCompleted", "", now)
+		}
+	})
+	if err != nil {
+		s.opts.Log.Error(err, "writing the end of a simulated JobManager's container", "pod", st.key)
+	}
+	if s.opts.OnExit != nil {
+		s.opts.OnExit(st.pod, st.proc, status)
+	}
+	if restarts && !deleting {
+		st.restartAt = now.Add(delay)
+	}
+}
+
+// restart runs the container again after its back-off: Running and Ready with a new
+// startedAt; the update event starts its process.
+func (s *Simulator) restart(ctx context.Context, st *podState, now time.Time) {
+	err := s.updateStatus(ctx, st, func(pod *corev1.Pod) {
+		cs := ensureStatus(pod)
+		cs.Ready, cs.Started = true, ptrBool(true)
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}
+		setReady(pod, true, "", "", now)
+	})
+	if err != nil {
+		s.opts.Log.Error(err, "restarting a simulated JobManager's container", "pod", st.key)
+	}
+}
+
+// updateStatus changes the pod's status from its current state, retrying on conflicts (KWOK
+// writes statuses too). A pod already gone is no error.
+func (s *Simulator) updateStatus(ctx context.Context, st *podState, mutate func(*corev1.Pod)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod := &corev1.Pod{}
+		if err := s.client.Get(ctx, st.key, pod); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if pod.UID != st.pod.UID {
+			return nil
+		}
+		mutate(pod)
+		err := s.client.Status().Update(ctx, pod)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+// nodeUnknown is the default NodeStopped: a node whose Ready condition is Unknown (its
+// heartbeats stopped).
+func (s *Simulator) nodeUnknown(name string) bool {
+	if name == "" {
+		return false
+	}
+	node := &corev1.Node{}
+	if err := s.client.Get(context.Background(), types.NamespacedName{Name: name}, node); err != nil {
+		return false
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionUnknown
+		}
+	}
+	return false
+}
+
+func (s *Simulator) nodeExists(name string) bool {
+	err := s.client.Get(context.Background(), types.NamespacedName{Name: name}, &corev1.Node{})
+	return !apierrors.IsNotFound(err)
+}
+
+// containerInstance names a run of a container: its restart count and start.
+func containerInstance(cs *corev1.ContainerStatus) string {
+	return fmt.Sprintf("%d/%s", cs.RestartCount, cs.State.Running.StartedAt.UTC().Format(time.RFC3339))
+}
+
+func jobManagerContainer(pod *corev1.Pod) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == resources.JobManagerContainer {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+func jobManagerStatus(pod *corev1.Pod) *corev1.ContainerStatus {
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Name == resources.JobManagerContainer {
+			return &pod.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// ensureStatus returns the JobManager container's status, adding it when missing.
+func ensureStatus(pod *corev1.Pod) *corev1.ContainerStatus {
+	if cs := jobManagerStatus(pod); cs != nil {
+		return cs
+	}
+	pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: resources.JobManagerContainer})
+	return &pod.Status.ContainerStatuses[len(pod.Status.ContainerStatuses)-1]
+}
+
+// setReady sets the pod's Ready and ContainersReady conditions, as the kubelet's status
+// manager does.
+func setReady(pod *corev1.Pod, ready bool, reason, message string, now time.Time) {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	for _, typ := range []corev1.PodConditionType{corev1.PodReady, corev1.ContainersReady} {
+		found := false
+		for i := range pod.Status.Conditions {
+			c := &pod.Status.Conditions[i]
+			if c.Type != typ {
+				continue
+			}
+			found = true
+			if c.Status != status {
+				c.LastTransitionTime = metav1.NewTime(now)
+			}
+			c.Status, c.Reason, c.Message = status, reason, message
+		}
+		if !found {
+			pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
+				Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(now),
+			})
+		}
+	}
+}
+
+// preStopDelay is the container's preStop `sleep N`, the JobManager's preStop delay.
+func preStopDelay(pod *corev1.Pod) time.Duration {
+	c := jobManagerContainer(pod)
+	if c == nil || c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
+		return 0
+	}
+	h := c.Lifecycle.PreStop
+	if h.Sleep != nil {
+		return time.Duration(h.Sleep.Seconds) * time.Second
+	}
+	if h.Exec != nil && len(h.Exec.Command) == 2 && h.Exec.Command[0] == "sleep" {
+		if n, err := strconv.Atoi(h.Exec.Command[1]); err == nil {
+			return time.Duration(n) * time.Second
+		}
+	}
+	return 0
+}
+
+// exitReason is the kubelet's reason for a terminated container.
+func exitReason(code int32) string {
+	if code == 0 {
+		return "Completed"
+	}
+	return "Error"
+}
+
+func ptrBool(b bool) *bool { return &b }
