@@ -176,8 +176,8 @@ Try, from another terminal:
   kubectl --kubeconfig %[1]s get flinkcluster %[2]s -o jsonpath='{.status.components.job.id}{"\n"}'
   kubectl --kubeconfig %[1]s get pods -l %[3]s -o wide
 
-  # Delete the JobManager pod (it takes its grace period, a minute, to end): the ReplicaSet
-  # starts a new one, which recovers the job from HA: the same job ID, Running again.
+  # Delete the JobManager pod (it ends after its preStop delay, 15 s): the ReplicaSet starts
+  # a new one, which recovers the job from HA: the same job ID, Running again.
   kubectl --kubeconfig %[1]s delete pod -l %[3]s
   kubectl --kubeconfig %[1]s wait flinkcluster/%[2]s --for=jsonpath='{.status.components.job.state}'=Running --timeout=3m
   kubectl --kubeconfig %[1]s get flinkcluster %[2]s -o jsonpath='{.status.components.job.id}{"\n"}'
