@@ -195,7 +195,9 @@ func readmeReadyBlock(t *testing.T) string {
 var portRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
 
 // withoutPorts replaces the random ports of a printout.
-func withoutPorts(s string) string { return portRE.ReplaceAllString(strings.TrimSpace(s), "127.0.0.1:PORT") }
+func withoutPorts(s string) string {
+	return portRE.ReplaceAllString(strings.TrimSpace(s), "127.0.0.1:PORT")
+}
 
 // tail returns the last n lines of s.
 func tail(s string, n int) string {
