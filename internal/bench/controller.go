@@ -25,6 +25,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/testenv"
@@ -181,7 +182,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 		return nil, fmt.Errorf("creating the clusters: %w", err)
 	}
 	ids := map[string]string{}
-	done, _, err := waitJobs(ctx, cl, o.Wait, func(fc *v1beta1.FlinkCluster, _ map[types.UID]bool) bool {
+	done, _, err := waitJobs(ctx, cl, o.Wait, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
 		return jobRunning(fc)
 	}, nil)
 	if err != nil {
@@ -218,8 +219,15 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if err := cl.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(controllerNamespace), client.MatchingLabels{resources.LabelComponent: resources.ComponentJobManager}); err != nil {
 		return nil, err
 	}
-	done, changed, err := waitJobs(ctx, cl, o.Wait, func(fc *v1beta1.FlinkCluster, newPodRunning map[types.UID]bool) bool {
-		return jobRunning(fc) && newPodRunning[fc.UID]
+	// Running again means: the controller reports the job Running with its ID, and Flink's
+	// leader, the one that runs it, is the process of a new pod (until the old pods end
+	// after their preStop delay, the old leaders still run the jobs).
+	done, changed, err := waitJobs(ctx, cl, o.Wait, func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool {
+		if !jobRunning(fc) {
+			return false
+		}
+		leader := sim.Cluster(fc).Leader()
+		return leader != nil && newPods[leader.Name()] && leader.JobState(fc.Status.Components.Job.ID) == flinkclient.JobStateRunning
 	}, func(fc *v1beta1.FlinkCluster) bool {
 		return fc.Status.Components.Job != nil && fc.Status.Components.Job.ID != ids[fc.Name]
 	}, old)
@@ -259,9 +267,9 @@ func jobRunning(fc *v1beta1.FlinkCluster) bool {
 
 // waitJobs polls every cluster until ready holds for all of them or wait runs out, and
 // returns how many it held for and how many changed (by changedFn) at the end. With old
-// set, ready is given the clusters that have a Running JobManager pod not in old.
+// set, ready is given the names of the cluster's Running JobManager pods not in old.
 func waitJobs(ctx context.Context, cl client.Client, wait time.Duration,
-	ready func(fc *v1beta1.FlinkCluster, newPodRunning map[types.UID]bool) bool, changedFn func(*v1beta1.FlinkCluster) bool, old ...map[types.UID]bool) (done, changed int, err error) {
+	ready func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool, changedFn func(*v1beta1.FlinkCluster) bool, old ...map[types.UID]bool) (done, changed int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tick := time.NewTicker(250 * time.Millisecond)
@@ -271,25 +279,25 @@ func waitJobs(ctx context.Context, cl client.Client, wait time.Duration,
 		if err := cl.List(ctx, &list, client.InNamespace(controllerNamespace)); err != nil && ctx.Err() == nil {
 			return 0, 0, err
 		}
-		running := map[types.UID]bool{}
+		running := map[string]map[string]bool{}
 		if len(old) > 0 {
 			var pods corev1.PodList
 			if err := cl.List(ctx, &pods, client.InNamespace(controllerNamespace), client.MatchingLabels{resources.LabelComponent: resources.ComponentJobManager}); err != nil && ctx.Err() == nil {
 				return 0, 0, err
 			}
-			byName := map[string]types.UID{}
-			for _, fc := range list.Items {
-				byName[fc.Name] = fc.UID
-			}
 			for _, pod := range pods.Items {
 				if !old[0][pod.UID] && pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning {
-					running[byName[pod.Labels[resources.LabelCluster]]] = true
+					cluster := pod.Labels[resources.LabelCluster]
+					if running[cluster] == nil {
+						running[cluster] = map[string]bool{}
+					}
+					running[cluster][pod.Name] = true
 				}
 			}
 		}
 		done, changed = 0, 0
 		for i := range list.Items {
-			if ready(&list.Items[i], running) {
+			if ready(&list.Items[i], running[list.Items[i].Name]) {
 				done++
 			}
 			if changedFn != nil && changedFn(&list.Items[i]) {
