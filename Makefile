@@ -76,9 +76,10 @@ verify-generated: generate
 test: fmt-check vet verify-generated envtest
 	$(CONTROL_PLANE_ENV) $(GO) test -count=1 -timeout 30m ./...
 
-## run: a local kube-apiserver + etcd with the CRD and the webhooks, served by this build
-## (flink-admission dev, in a build with -tags dev). The first run builds kube-apiserver and
-## etcd (~10-15 minutes, cached).
+## run: the local control plane (kube-apiserver, etcd, kube-controller-manager, kube-scheduler,
+## three KWOK nodes) with the CRD, the webhooks and the controller of this build, and a
+## simulated Flink (flink-admission dev, in a build with -tags dev). The first run builds the
+## control plane (~15-20 minutes, cached).
 .PHONY: run
 run: | $(LOCALBIN)
 	$(GO) build -tags dev -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/flink-admission ./cmd/flink-admission
@@ -108,7 +109,8 @@ installer:
 
 ## bench: one table of figures (not pass/fail): the admission packages' Go benchmarks, HTTPS
 ## on loopback against `flink-admission serve`, writes through a real kube-apiserver with and
-## without CEL rules and webhooks, the server's memory and the CEL rules' costs; a JSON copy
+## without CEL rules and webhooks, the server's memory, the CEL rules' costs, and the
+## controller with 500 clusters on the real control plane with simulated Flink; a JSON copy
 ## goes to .bench/. Several minutes; BENCH_QUICK=1 for small counts, BENCH_FILTER=regexp to
 ## choose the Go benchmarks, BENCH_ONLY=cel,inprocess,https,apiserver,controller to run some
 ## sections only, BENCH_PROFILE=<seconds> to record CPU profiles (API server, webhook server).

@@ -17,8 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/internal/flinksim"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -33,8 +36,9 @@ const readyLine = "ready"
 // devBuilt says this binary has the dev command.
 const devBuilt = true
 
-// runDev implements `flink-admission dev`: a local kube-apiserver and etcd with the CRD and
-// both webhook configurations, served by this process, until Ctrl-C.
+// runDev implements `flink-admission dev`: a local control plane (kube-apiserver, etcd,
+// kube-controller-manager, kube-scheduler, KWOK nodes) with the CRD and both webhook
+// configurations, served by this process, the controller and a simulated Flink, until Ctrl-C.
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -44,18 +48,26 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "127.0.0.1:0", "address of /metrics (port 0: a free port; 0: off)")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", "127.0.0.1:0", "address of /healthz and /readyz (port 0: a free port; 0: off)")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: error, info, debug, or a number N for V(N) verbosity")
-	fs.BoolVar(&o.EnableController, "enable-controller", false,
-		"run the FlinkCluster controller too (off: the local control plane has no kubelet, so no Flink pod ever runs)")
+	fs.BoolVar(&o.ControlPlane, "control-plane", true,
+		"run kube-controller-manager, kube-scheduler and KWOK nodes beside kube-apiserver and etcd, so that JobManager pods are created and run (off: the API server and etcd only)")
+	fs.IntVar(&o.Nodes, "nodes", devenv.DefaultDevNodes, "how many KWOK nodes the control plane has")
+	fs.BoolVar(&o.EnableController, "enable-controller", true, "run the FlinkCluster controller (off: the webhooks only)")
+	fs.BoolVar(&o.SimulateFlink, "simulate-flink", true,
+		"attach a simulated Flink JobManager to each running JobManager pod and point the controller at it, in process (needs --control-plane; off: the controller calls the JobManager Service, which nothing answers)")
 	o.Controller.BindFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: flink-admission dev [flags]")
-		fmt.Fprintln(stderr, "Starts a local kube-apiserver and etcd with the FlinkCluster CRD and both webhook configurations pointing at this process, serves them, and prints kubectl commands to try. Ctrl-C stops everything.")
+		fmt.Fprintln(stderr, "Starts a local control plane (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, KWOK nodes) with the FlinkCluster CRD and both webhook configurations pointing at this process, runs the webhooks, the controller and a simulated Flink JobManager for each JobManager pod, and prints kubectl commands to try. Ctrl-C stops everything.")
 		printFlags(fs.Output(), fs)
 	}
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
 	if _, err := server.ParseLogLevel(o.LogLevel); err != nil {
+		fmt.Fprintf(stderr, "dev: %v\n", err)
+		return exitUsage
+	}
+	if err := checkDevFlags(fs, &o); err != nil {
 		fmt.Fprintf(stderr, "dev: %v\n", err)
 		return exitUsage
 	}
@@ -75,7 +87,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	failed := false
 	select {
 	case <-ctx.Done():
-		fmt.Fprintln(stderr, "stopping the server, kube-apiserver and etcd")
+		fmt.Fprintln(stderr, "stopping the server and the control plane")
 	case <-d.Done():
 		fmt.Fprintf(stderr, "dev: the server stopped: %v\n", d.Err())
 		failed = true
@@ -91,6 +103,23 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// checkDevFlags rejects settings that cannot work together. The simulated Flink needs pods
+// that run: without --control-plane it is off, unless asked for explicitly, which is an error.
+func checkDevFlags(fs *flag.FlagSet, o *devenv.DevOptions) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.Nodes < 1 {
+		return fmt.Errorf("--nodes %d: the control plane needs at least one node", o.Nodes)
+	}
+	if !o.ControlPlane {
+		if o.SimulateFlink && set["simulate-flink"] {
+			return fmt.Errorf("--simulate-flink needs --control-plane: without nodes no JobManager pod runs")
+		}
+		o.SimulateFlink = false
+	}
+	return nil
+}
+
 // printReady prints the ready line and what to try.
 func printReady(w io.Writer, d *devenv.Dev) {
 	kc := shellQuote(d.Kubeconfig)
@@ -98,10 +127,25 @@ func printReady(w io.Writer, d *devenv.Dev) {
 	name := sampleName(d.Sample("deployment-mode.yaml"), "statemachine")
 
 	fmt.Fprintln(w, readyLine)
-	fmt.Fprintf(w, `
-A local kube-apiserver and etcd run with the FlinkCluster CRD, and both webhook
-configurations point at this process:
-  kubeconfig  %s (removed on exit)
+	fmt.Fprintln(w)
+	if d.ControlPlane != nil {
+		fmt.Fprintf(w, "A local control plane runs: kube-apiserver, etcd, kube-controller-manager, kube-scheduler and\n"+
+			"%d KWOK nodes (simulated kubelets: pods run, no container does).\n", d.Nodes)
+	} else {
+		fmt.Fprintln(w, "A local kube-apiserver and etcd run (no nodes: no pod runs).")
+	}
+	fmt.Fprintf(w, "The FlinkCluster CRD is installed and both webhook configurations point at this process.\n")
+	switch {
+	case d.Server.Options.EnableController && d.Simulation != nil:
+		fmt.Fprintln(w, "The controller runs, and every running JobManager pod gets a SIMULATED Flink JobManager\n"+
+			"(in this process, no Flink, no network): it runs the job, recovers it from its simulated HA\n"+
+			"storage, and takes orders from the pod's simulate.flink-admission.dev/* annotations.")
+	case d.Server.Options.EnableController:
+		fmt.Fprintln(w, "The controller runs; no simulated Flink (--simulate-flink=false): nothing answers its Flink REST calls.")
+	default:
+		fmt.Fprintln(w, "The controller is off (--enable-controller=false): the webhooks only.")
+	}
+	fmt.Fprintf(w, `  kubeconfig  %s (removed on exit)
   webhooks    %s%s
               %s%s
 `, kc, d.WebhookURL, webhook.MutatePath, d.WebhookURL, webhook.ValidatePath)
@@ -110,6 +154,9 @@ configurations point at this process:
 	}
 	if d.HealthURL != "" {
 		fmt.Fprintf(w, "  health      %s/healthz  %s/readyz\n", d.HealthURL, d.HealthURL)
+	}
+	if d.LogDir != "" {
+		fmt.Fprintf(w, "  logs        %s (kube-controller-manager, kube-scheduler, KWOK nodes; kept on exit)\n", shellQuote(relToWorkingDir(d.LogDir)))
 	}
 	fmt.Fprintf(w, `
 Try, from another terminal:
@@ -120,12 +167,50 @@ Try, from another terminal:
 
   # Create a valid FlinkCluster (JobManager as a Deployment, with Flink HA).
   kubectl --kubeconfig %[1]s apply -f %[2]s
+`, kc, deployment)
+	if lifecycle(d) {
+		sel := shellQuote(fmt.Sprintf("%s=%s,%s=%s", resources.LabelCluster, name, resources.LabelComponent, resources.ComponentJobManager))
+		fmt.Fprintf(w, `
+  # Wait for its job to run, then see its job ID and its JobManager pod on a KWOK node.
+  kubectl --kubeconfig %[1]s wait flinkcluster/%[2]s --for=jsonpath='{.status.components.job.state}'=Running --timeout=3m
+  kubectl --kubeconfig %[1]s get flinkcluster %[2]s -o jsonpath='{.status.components.job.id}{"\n"}'
+  kubectl --kubeconfig %[1]s get pods -l %[3]s -o wide
 
+  # Delete the JobManager pod (it ends after its preStop delay, 15 s): the ReplicaSet starts
+  # a new one, which recovers the job from HA: the same job ID, Running again.
+  kubectl --kubeconfig %[1]s delete pod -l %[3]s
+  kubectl --kubeconfig %[1]s wait flinkcluster/%[2]s --for=jsonpath='{.status.components.job.state}'=Running --timeout=3m
+  kubectl --kubeconfig %[1]s get flinkcluster %[2]s -o jsonpath='{.status.components.job.id}{"\n"}'
+
+  # Delete the node the JobManager runs on: its pod stays Running in the API until pod
+  # garbage collection removes it (about a minute), then the ReplicaSet starts a new one on
+  # another node, which recovers the job.
+  kubectl --kubeconfig %[1]s delete node "$(kubectl --kubeconfig %[1]s get pods -l %[3]s -o jsonpath='{.items[0].spec.nodeName}')"
+  kubectl --kubeconfig %[1]s wait pod -l %[3]s --for=delete --timeout=3m
+  kubectl --kubeconfig %[1]s wait flinkcluster/%[2]s --for=jsonpath='{.status.components.job.state}'=Running --timeout=3m
+  kubectl --kubeconfig %[1]s get pods -l %[3]s -o wide
+
+  # Drive the simulated Flink through the JobManager pod's annotations: savepoints fail (or ok)...
+  kubectl --kubeconfig %[1]s annotate pod -l %[3]s --overwrite %[4]s=fail
+  kubectl --kubeconfig %[1]s annotate flinkcluster %[2]s --overwrite %[5]s=savepoint
+  kubectl --kubeconfig %[1]s wait flinkcluster/%[2]s --for=jsonpath='{.status.control.state}'=Failed --timeout=3m
+  # ...and the job ends FAILED (or FINISHED, or RUNNING again).
+  kubectl --kubeconfig %[1]s annotate pod -l %[3]s --overwrite %[6]s=FAILED
+  kubectl --kubeconfig %[1]s wait flinkcluster/%[2]s --for=jsonpath='{.status.components.job.state}'=Failed --timeout=3m
+`, kc, name, sel, flinksim.SavepointsAnnotation, v1beta1.ControlAnnotation, flinksim.JobAnnotation)
+	}
+	fmt.Fprintf(w, `
   # Change its deploymentType: denied (it cannot change after creation).
-  kubectl --kubeconfig %[1]s patch flinkcluster %[3]s --type merge -p '{"spec":{"jobManager":{"deploymentType":"Job"}}}'
+  kubectl --kubeconfig %[1]s patch flinkcluster %[2]s --type merge -p '{"spec":{"jobManager":{"deploymentType":"Job"}}}'
 
 Press Ctrl-C to stop everything.
-`, kc, deployment, name)
+`, kc, name)
+}
+
+// lifecycle reports whether dev runs everything the lifecycle commands need: nodes, the
+// controller and the simulated Flink.
+func lifecycle(d *devenv.Dev) bool {
+	return d.ControlPlane != nil && d.Server.Options.EnableController && d.Simulation != nil
 }
 
 // sampleName reads metadata.name from a sample manifest, or returns fallback.

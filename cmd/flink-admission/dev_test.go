@@ -4,10 +4,14 @@ package main
 
 import (
 	"context"
+	"flag"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 )
 
 // TestDevUsageErrors: bad flags stop dev before anything starts, with exit code 2 and a
@@ -20,6 +24,9 @@ func TestDevUsageErrors(t *testing.T) {
 	}{
 		{name: "deny: dev with an unknown log level", args: []string{"dev", "--log-level=chatty"}, want: `--log-level "chatty"`},
 		{name: "deny: dev with arguments", args: []string{"dev", "extra"}, want: `unexpected arguments ["extra"]`},
+		{name: "deny: the simulated Flink asked for without the control plane", args: []string{"dev", "--control-plane=false", "--simulate-flink"},
+			want: "--simulate-flink needs --control-plane"},
+		{name: "deny: a control plane without nodes", args: []string{"dev", "--nodes=0"}, want: "--nodes 0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr strings.Builder
@@ -35,7 +42,20 @@ func TestDevHelp(t *testing.T) {
 	code := run(context.Background(), []string{"dev", "-h"}, strings.NewReader(""), &stdout, &stderr)
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stderr.String(), "usage: flink-admission dev")
-	assert.Contains(t, stderr.String(), "-enable-controller")
+	for _, flag := range []string{"-enable-controller", "-control-plane", "-nodes", "-simulate-flink"} {
+		assert.Contains(t, stderr.String(), flag)
+	}
+}
+
+// TestCheckDevFlagsTurnsTheSimulationOffWithoutNodes: the webhook-only setup
+// (--control-plane=false) needs no --simulate-flink=false beside it.
+func TestCheckDevFlagsTurnsTheSimulationOffWithoutNodes(t *testing.T) {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	o := devenv.DevOptions{Nodes: 3, SimulateFlink: true}
+	fs.BoolVar(&o.ControlPlane, "control-plane", true, "")
+	require.NoError(t, fs.Parse([]string{"--control-plane=false"}))
+	require.NoError(t, checkDevFlags(fs, &o))
+	assert.False(t, o.SimulateFlink)
 }
 
 func TestShellQuote(t *testing.T) {

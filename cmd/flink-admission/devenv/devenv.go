@@ -1,7 +1,11 @@
 // Package devenv is the local setup of `flink-admission dev` and the end-to-end tests: a
 // kube-apiserver and etcd (envtest), the FlinkCluster CRD, and both webhook configurations
-// pointing at an in-process server in self-signed mode. Everything it installs is embedded
-// (package deploy), so it runs from any directory.
+// pointing at an in-process server in self-signed mode. With DevOptions.ControlPlane it runs
+// the rest of a cluster too (kube-controller-manager, kube-scheduler and KWOK nodes, see
+// testenv.StartControlPlane), so that the controller's JobManager pods are created, scheduled
+// and run; with DevOptions.SimulateFlink a simulated Flink JobManager answers for each running
+// JobManager pod. Everything it installs is embedded (package deploy), so it runs from any
+// directory.
 //
 // It links envtest: only the dev build of the binary (-tags dev) and tests import it.
 package devenv
@@ -50,6 +54,13 @@ const (
 	// DefaultDevReadyTimeout bounds how long StartDev waits for the API server to reach the
 	// webhooks once everything runs.
 	DefaultDevReadyTimeout = 2 * time.Minute
+	// DefaultDevNodes is how many KWOK nodes the control plane has: enough to see a
+	// JobManager move to another node when its node goes away.
+	DefaultDevNodes = 3
+	// DevServiceAccount is the service account the samples' pods run as; dev creates it in
+	// DevSampleNamespace, as the samples' instructions tell a user to (without it, no
+	// JobManager pod is admitted).
+	DevServiceAccount = "flink"
 )
 
 // DevOptions configure StartDev.
@@ -65,9 +76,18 @@ type DevOptions struct {
 	MetricsBindAddress, HealthProbeBindAddress string
 	// LogLevel is as in server.Options.
 	LogLevel string
-	// EnableController runs the controller (off by default: without a kubelet no Flink pod
-	// ever runs).
+	// ControlPlane runs kube-controller-manager, kube-scheduler and Nodes KWOK nodes beside
+	// the API server, so that workloads get pods and pods run (off: the API server and etcd
+	// only, which is all the webhooks need).
+	ControlPlane bool
+	// Nodes is how many KWOK nodes ControlPlane starts (DefaultDevNodes when zero).
+	Nodes int
+	// EnableController runs the controller.
 	EnableController bool
+	// SimulateFlink attaches a simulated Flink JobManager (package flinksim) to every running
+	// JobManager pod, and points the controller's Flink REST client at it, in process. It
+	// needs ControlPlane (without nodes no pod runs).
+	SimulateFlink bool
 	// Controller configures the controller.
 	Controller controller.Options
 	// Log is the logger of the server; when zero, a console logger at LogLevel writing to
@@ -83,8 +103,11 @@ type DevOptions struct {
 // Dev is a running local setup: kube-apiserver and etcd, the CRD, both webhook
 // configurations pointing at an in-process server in self-signed mode, and that server.
 type Dev struct {
-	// Env is the control plane.
+	// Env is the API server and etcd.
 	Env *testenv.Env
+	// ControlPlane is the whole control plane (Env, kube-controller-manager, kube-scheduler,
+	// the KWOK nodes) with DevOptions.ControlPlane; nil without.
+	ControlPlane *testenv.ControlPlane
 	// Kubeconfig is the admin kubeconfig for kubectl (DevOptions.KubeconfigOut when set).
 	Kubeconfig string
 	// WebhookURL is where the API server calls the webhooks (https://127.0.0.1:<port>).
@@ -93,6 +116,13 @@ type Dev struct {
 	MetricsURL, HealthURL string
 	// Server is the running server; Server.Source is a *certs.SelfSignedSource.
 	Server *server.Server
+	// Nodes is how many KWOK nodes run (0 without DevOptions.ControlPlane).
+	Nodes int
+	// Simulation is the simulated Flink with DevOptions.SimulateFlink; nil without.
+	Simulation *Simulation
+	// LogDir holds the logs of kube-controller-manager, kube-scheduler and the KWOK nodes when
+	// they run and DevOptions.KubeconfigOut is set ("" otherwise); it is kept after Stop.
+	LogDir string
 
 	// samplesDir holds deploy/samples, written out for the printed kubectl commands.
 	samplesDir string
@@ -155,18 +185,25 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(progress, "starting kube-apiserver and etcd (%s)\n", displayPath(assets))
-	env, err := testenv.Start(testenv.Options{})
-	if err != nil {
-		return nil, err
-	}
-	d := &Dev{Env: env, Kubeconfig: env.Kubeconfig, done: make(chan struct{})}
+	d := &Dev{done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, d.Stop())
 			dev = nil
 		}
 	}()
+	if o.ControlPlane {
+		if err := d.startControlPlane(ctx, o, progress); err != nil {
+			return d, err
+		}
+	} else {
+		fmt.Fprintf(progress, "starting kube-apiserver and etcd (%s)\n", displayPath(assets))
+		if d.Env, err = testenv.Start(testenv.Options{}); err != nil {
+			return nil, err
+		}
+	}
+	env := d.Env
+	d.Kubeconfig = env.Kubeconfig
 	samplesParent := filepath.Dir(env.Kubeconfig)
 	if o.KubeconfigOut != "" {
 		samplesParent = filepath.Dir(o.KubeconfigOut)
@@ -199,11 +236,25 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: DevNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return d, fmt.Errorf("creating namespace %s: %w", DevNamespace, err)
 	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: DevServiceAccount, Namespace: DevSampleNamespace}}
+	if _, err := cs.CoreV1().ServiceAccounts(DevSampleNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return d, fmt.Errorf("creating the service account %s/%s of the samples: %w", DevSampleNamespace, DevServiceAccount, err)
+	}
 	mutating, validating, err := d.InstallWebhooks(ctx)
 	if err != nil {
 		return d, err
 	}
 
+	ctrl := o.Controller
+	if o.SimulateFlink {
+		if d.ControlPlane == nil {
+			return d, errors.New("the simulated Flink needs the control plane (DevOptions.ControlPlane): without nodes no JobManager pod runs")
+		}
+		if d.Simulation, err = NewSimulation(env.Config, log); err != nil {
+			return d, fmt.Errorf("the simulated Flink: %w", err)
+		}
+		ctrl.FlinkClientFor = d.Simulation.FlinkClientFor
+	}
 	srv, err := server.New(server.Options{
 		WebhookHost:                    "127.0.0.1",
 		WebhookPort:                    port,
@@ -217,7 +268,7 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 		HealthProbeBindAddress:         health,
 		LogLevel:                       o.LogLevel,
 		EnableController:               o.EnableController,
-		Controller:                     o.Controller,
+		Controller:                     ctrl,
 		Config:                         env.Config,
 		Log:                            log,
 	})
@@ -225,6 +276,11 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 		return d, err
 	}
 	d.Server = srv
+	if d.Simulation != nil {
+		if err := srv.Manager.Add(d.Simulation); err != nil {
+			return d, err
+		}
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	go func() {
@@ -382,7 +438,8 @@ func (d *Dev) readSample(name string) (*v1beta1.FlinkCluster, error) {
 	return fc, nil
 }
 
-// Stop stops the server, then kube-apiserver and etcd, and removes the kubeconfig written
+// Stop stops the server, then the control plane (the KWOK nodes, kube-scheduler,
+// kube-controller-manager, kube-apiserver and etcd), and removes the kubeconfig written
 // to DevOptions.KubeconfigOut (it is useless once the API server is gone), the samples and
 // testenv's temporary files. It is safe to call more than once.
 func (d *Dev) Stop() error {
@@ -395,7 +452,13 @@ func (d *Dev) Stop() error {
 			errs = append(errs, fmt.Errorf("server: %w", d.runErr))
 		}
 	}
-	if d.Env != nil {
+	switch {
+	case d.ControlPlane != nil:
+		if err := d.ControlPlane.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the control plane: %w", err))
+		}
+		d.ControlPlane, d.Env = nil, nil
+	case d.Env != nil:
 		if err := d.Env.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
 		}

@@ -42,6 +42,10 @@ type Config struct {
 	// ControllerWait bounds the wait for the controller to reconcile every cluster before
 	// its memory is read.
 	ControllerWait time.Duration
+	// ControllerClusters is how many Deployment-mode clusters section 6 creates at once on the
+	// real control plane; ControllerPhaseWait bounds each of its phases.
+	ControllerClusters  int
+	ControllerPhaseWait time.Duration
 	// Only, when not empty, limits the run to these sections (BENCH_ONLY, comma-separated:
 	// cel, inprocess, https, apiserver, controller), to measure one piece again without
 	// the others. The server's memory is read whenever the server runs; controller also
@@ -77,8 +81,9 @@ func ConfigFromEnv(root string) Config {
 		Root: root, OutDir: filepath.Join(root, ".bench"), Filter: ".",
 		Objects: 500, Warmup: 20,
 		HTTPSRequests: map[int]int{1: 1_000, 16: 3_000, 64: 6_000}, HTTPSWarmup: 100,
-		ControllerWait: 3 * time.Minute,
-		Progress:       os.Stderr,
+		ControllerWait:     3 * time.Minute,
+		ControllerClusters: 500, ControllerPhaseWait: 15 * time.Minute,
+		Progress: os.Stderr,
 	}
 	if q := os.Getenv("BENCH_QUICK"); q != "" && q != "0" {
 		c.Quick = true
@@ -86,6 +91,7 @@ func ConfigFromEnv(root string) Config {
 		c.Objects, c.Warmup = 20, 3
 		c.HTTPSRequests, c.HTTPSWarmup = map[int]int{1: 50, 16: 100, 64: 200}, 20
 		c.ControllerWait = time.Minute
+		c.ControllerClusters, c.ControllerPhaseWait = 5, 3*time.Minute
 	}
 	if f := os.Getenv("BENCH_FILTER"); f != "" {
 		c.Filter = f
@@ -265,6 +271,13 @@ func (c Config) runServer(ctx context.Context, r *Report, fail func(string, erro
 	fmt.Fprintln(progress, "== 4. memory with the controller watching the clusters")
 	if err := c.controllerMemory(ctx, r, env.Config, binary, env.Kubeconfig, cert, logDir); err != nil {
 		fail("controller memory", err)
+	}
+	res, err := RunController(ctx, ControllerOptions{
+		Binary: binary, Clusters: c.ControllerClusters, Wait: c.ControllerPhaseWait, LogDir: logDir, Progress: progress,
+	})
+	r.Controller = res
+	if err != nil {
+		fail("controller on the real control plane", err)
 	}
 	return nil
 }

@@ -285,6 +285,26 @@ func TestReadMemoryOfThisProcess(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestProcessCPUSecondsGrowsWithWork reads this process's CPU time before and after work
+// that takes CPU; it grows (the kernel counts in ticks of 10 ms, and the work runs until it
+// has).
+func TestProcessCPUSecondsGrowsWithWork(t *testing.T) {
+	before, err := ProcessCPUSeconds(os.Getpid())
+	require.NoError(t, err)
+	after := before
+	x := 0
+	for after <= before {
+		for i := range 10_000_000 {
+			x += i % 7
+		}
+		after, err = ProcessCPUSeconds(os.Getpid())
+		require.NoError(t, err)
+	}
+	assert.Greater(t, after, before, "work %d", x)
+	_, err = ProcessCPUSeconds(-1)
+	assert.Error(t, err)
+}
+
 func TestAPIServerRatios(t *testing.T) {
 	ops := []APIServerOp{
 		{Scenario: "a", Operation: "create", P50Ms: 2, P99Ms: 10},
@@ -330,6 +350,10 @@ func sampleReport() *Report {
 			Rules: []CELRuleCost{{Location: "spec", Rule: "a | b", Cost: 629_189}, {Location: "<root>", Rule: "x", Cost: 10}},
 			Total: 629_199, PerRuleLimit: 10_000_000, PerCRDLimit: 100_000_000,
 		},
+		Controller: &ControllerResult{Clusters: 500, Nodes: 6, Phases: []ControllerPhase{
+			{Name: "create", Seconds: 42.5, Done: 500, ReconcilesPerCluster: 7.5, CPUSeconds: 12.25, RSSKiB: 100 * 1024, PeakKiB: 120 * 1024},
+			{Name: "delete pods", Seconds: 80, Done: 499, IDsChanged: 1, ReconcilesPerCluster: 3, CPUSeconds: 5, RSSKiB: 110 * 1024, PeakKiB: 120 * 1024},
+		}},
 		Failures: []string{"controller memory: timed out"},
 	}
 }
@@ -345,7 +369,7 @@ func TestReportJSONHasEverySection(t *testing.T) {
 
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(raw, &doc))
-	for _, key := range []string{"schema", "started", "seconds", "quick", "machine", "inProcess", "https", "apiServer", "memory", "cel", "failures"} {
+	for _, key := range []string{"schema", "started", "seconds", "quick", "machine", "inProcess", "https", "apiServer", "memory", "controller", "cel", "failures"} {
 		assert.Contains(t, doc, key)
 	}
 	assert.EqualValues(t, Schema, doc["schema"])
@@ -376,8 +400,8 @@ func TestMarkdownIsOneTableWithRatiosAndReferences(t *testing.T) {
 	}
 	assert.Len(t, header, 1, "one table")
 	// 2 in-process, 2 HTTPS, 3 API server + the webhook calls, 2 memory, 1 CEL total + 2
-	// largest, 1 failure.
-	assert.Len(t, rows, 14, "%s", text)
+	// largest, 2 controller phases, 1 failure.
+	assert.Len(t, rows, 16, "%s", text)
 	assert.Contains(t, text, "2 CPUs (Some CPU), load average 1.00 2.00 3.00 at the start and 4.00 5.00 6.00 at the end")
 	assert.Contains(t, text, "| in-process | webhook ServeHTTP/typical-validate-update | 1.85 ms/op, 1,329,646 B/op, 12,362 allocs/op |  | 1.35 ms–1.68 ms, 192,830 B, 1,787 allocs (ours: allocs ×6.92) |")
 	assert.Contains(t, text, "| HTTPS loopback | typical-validate-update c=16 (5,000 req) | 800 req/s; p50 20.00 / p99 150.00 / p99.9 200.00 ms; 2 errors | req/s ×2.00 of c=1 |  |")
@@ -388,6 +412,8 @@ func TestMarkdownIsOneTableWithRatiosAndReferences(t *testing.T) {
 	assert.Contains(t, text, "| memory | RSS of serve, controller on, watching the clusters | 80.0 MiB (peak 90.0 MiB); 500 clusters, 500 reconciles |  | 45 MB after load |")
 	assert.Contains(t, text, "| CEL cost | largest #1 at spec | 629,189 (limit 10,000,000 per rule) |")
 	assert.Contains(t, text, "| — | not measured | controller memory: timed out |")
+	assert.Contains(t, text, "| controller, real control plane | 500 Deployment-mode clusters on 6 KWOK nodes, simulated Flink: create | 42.5 s (500 of 500 clusters); 7.5 reconciles per cluster; serve's CPU 12.2 s, RSS 100.0 MiB (peak 120.0 MiB) |")
+	assert.Contains(t, text, "80.0 s (499 of 500 clusters); 3.0 reconciles per cluster; serve's CPU 5.0 s, RSS 110.0 MiB (peak 120.0 MiB); 1 job IDs changed |")
 	assert.Contains(t, text, "measured elsewhere")
 }
 

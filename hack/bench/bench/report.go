@@ -38,6 +38,8 @@ type Report struct {
 	APIServer *APIServerResult `json:"apiServer,omitempty"`
 	// Memory are the server's resident set sizes (section 4).
 	Memory []Memory `json:"memory"`
+	// Controller is the controller on the real control plane with simulated Flink (section 6).
+	Controller *ControllerResult `json:"controller,omitempty"`
 	// CEL are the CRD rules' estimated costs (section 5).
 	CEL *CELCosts `json:"cel,omitempty"`
 	// Failures name the measurements that could not be made, and why.

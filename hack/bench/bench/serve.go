@@ -108,6 +108,8 @@ type ServeOptions struct {
 	Pprof bool
 	// Log receives the server's output (a file).
 	Log *os.File
+	// Env is added to the server's environment (e.g. HTTP_PROXY).
+	Env []string
 }
 
 // StartServe starts `flink-admission serve` in files mode on free ports of 127.0.0.1 and
@@ -138,7 +140,7 @@ func StartServe(ctx context.Context, o ServeOptions, timeout time.Duration) (*Se
 	// turns off client-go's default rate limit of 5 requests/s (the API server's priority
 	// and fairness limits instead), which --kubeconfig keeps; with it the controller would
 	// reconcile hundreds of clusters at the client's pace, not the server's.
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+o.Kubeconfig)
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+o.Kubeconfig), o.Env...)
 	cmd.Stdout, cmd.Stderr = o.Log, o.Log
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s serve: %w", o.Binary, err)

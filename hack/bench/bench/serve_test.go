@@ -113,3 +113,24 @@ func TestServeAdmitsTheHTTPSReviewsAndStops(t *testing.T) {
 	stopped = true
 	require.NoError(t, srv.Stop(), "SIGTERM stops the server gracefully")
 }
+
+// TestRunControllerRecoversEveryJobOnNewPods runs section 6 small, on the real control plane
+// (the server is this test binary acting as serve): every job reaches Running through the
+// proxy to the simulated Flink, and after every JobManager pod is deleted, every job runs
+// again, led by a new pod's process, with its job ID kept.
+func TestRunControllerRecoversEveryJobOnNewPods(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv(helperServeEnv, "1")
+	res, err := RunController(t.Context(), ControllerOptions{Binary: self, Clusters: 3, Wait: 3 * time.Minute, LogDir: t.TempDir()})
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.Clusters)
+	assert.Equal(t, 1, res.Nodes)
+	require.Len(t, res.Phases, 2)
+	for _, p := range res.Phases {
+		assert.Equal(t, 3, p.Done, "%s: every cluster", p.Name)
+		assert.Zero(t, p.IDsChanged, "%s: job IDs kept", p.Name)
+		assert.Positive(t, p.ReconcilesPerCluster, p.Name)
+		assert.Positive(t, p.RSSKiB, p.Name)
+	}
+}

@@ -12,7 +12,7 @@ import (
 
 // Row is one line of the table.
 type Row struct {
-	// Section is 1 (in-process) to 5 (CEL costs).
+	// Section is 1 (in-process) to 6 (the controller on the real control plane).
 	Section int
 	// What is measured; Figures the absolute figures; Ratio the ratios measured in the same
 	// run; Reference the reference webhook's figures, measured elsewhere.
@@ -26,6 +26,7 @@ var sectionTitles = map[int]string{
 	3: "through kube-apiserver",
 	4: "memory",
 	5: "CEL cost",
+	6: "controller, real control plane",
 }
 
 var printer = message.NewPrinter(language.English)
@@ -119,6 +120,16 @@ func (r *Report) Rows() []Row {
 				Section: 5, What: fmt.Sprintf("largest #%d at %s", i+1, rule.Location),
 				Figures: printer.Sprintf("%d (limit %d per rule)", rule.Cost, c.PerRuleLimit),
 			})
+		}
+	}
+	if c := r.Controller; c != nil {
+		for _, p := range c.Phases {
+			figures := printer.Sprintf("%.1f s (%d of %d clusters); %.1f reconciles per cluster; serve's CPU %.1f s, RSS %.1f MiB (peak %.1f MiB)",
+				p.Seconds, p.Done, c.Clusters, p.ReconcilesPerCluster, p.CPUSeconds, mib(p.RSSKiB), mib(p.PeakKiB))
+			if p.IDsChanged > 0 {
+				figures += printer.Sprintf("; %d job IDs changed", p.IDsChanged)
+			}
+			rows = append(rows, Row{Section: 6, What: printer.Sprintf("%d Deployment-mode clusters on %d KWOK nodes, simulated Flink: %s", c.Clusters, c.Nodes, p.Name), Figures: figures})
 		}
 	}
 	for _, f := range r.Failures {
