@@ -82,4 +82,31 @@
 // JobManager exited and whose HA data Flink removed, taken by the controller as never run —
 // is closed (a deploy whose JobManagers went away unobserved counts as one that ran:
 // TestUnobservedRunIsNotTakenForNeverRan, in both modes).
+//
+// What the model of Kubernetes (kube_test.go) still simplifies, read against the real control
+// plane of controller/realplane (kube-controller-manager, kube-scheduler, KWOK nodes, Flink
+// simulated by internal/flinksim). These were seen there; no differential test drives the same
+// sequences through both yet, so the model has not been changed for them:
+//
+//   - JobManager pods are owned by the Deployment itself: there is no ReplicaSet, which in
+//     Kubernetes outlives a background-propagation delete of its Deployment until the garbage
+//     collector reaches it (the controller copes: realplane's "Deployment deleted while its
+//     ReplicaSet lives" ends with one JobManager and the job recovered);
+//   - garbage collection of orphans and scale-down are immediate, in the same step;
+//   - a deleted pod stops and goes in one step: no preStop delay, no grace period, no
+//     terminal phase written before the removal;
+//   - a lost node only freezes its pods: no taint, no toleration, no eviction. Kubernetes marks
+//     the node unreachable after the node monitor grace period, evicts the pod once its
+//     tolerationSeconds ran out (30 s for a Deployment-mode JobManager, 300 s in Job mode), and
+//     the evicted pod stays Terminating until the node comes back or is deleted;
+//   - a deleted node is not modelled: in Kubernetes its pods stay Running in the API until pod
+//     garbage collection force-deletes them (about 40 to 50 s here), and their processes end
+//     with the machine;
+//   - a force-deleted pod is not modelled apart: in Kubernetes the object goes at once while
+//     its container runs on (until a kubelet still in touch stops it);
+//   - a crash loop restarts without back-off: the kubelet restarts at once the first time,
+//     then after 10 s doubling to 5 min, with Ready=False and CrashLoopBackOff in between;
+//   - the Job controller is a condition written from the pod's phase: the real one tracks its
+//     pod with the batch.kubernetes.io/job-tracking finalizer, removed once the pod is counted,
+//     and fails the Job (backoffLimit 0) through JobFailureTarget, then JobFailed.
 package simulation

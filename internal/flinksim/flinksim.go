@@ -226,6 +226,11 @@ func (s *Simulator) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("flinksim: pod informer: %w", err)
 	}
+	// Nodes are read on every round (NodeStopped's default, a deleted pod's node): from the
+	// cache, started here so that the first read does not wait for it.
+	if _, err := s.cache.GetInformer(ctx, &corev1.Node{}); err != nil {
+		return fmt.Errorf("flinksim: node informer: %w", err)
+	}
 	// Every event is queued in order: the kubelet-faithful reading of a pod's end needs the
 	// state a pod was deleted in (the delete event's final object), not a later lookup.
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -666,7 +671,8 @@ func (s *Simulator) nodeUnknown(name string) bool {
 		return false
 	}
 	node := &corev1.Node{}
-	if err := s.client.Get(context.Background(), types.NamespacedName{Name: name}, node); err != nil {
+	// From the Simulator's cache: asked for every pod on every round.
+	if err := s.cache.Get(context.Background(), types.NamespacedName{Name: name}, node); err != nil {
 		return false
 	}
 	for _, c := range node.Status.Conditions {
@@ -678,7 +684,7 @@ func (s *Simulator) nodeUnknown(name string) bool {
 }
 
 func (s *Simulator) nodeExists(name string) bool {
-	err := s.client.Get(context.Background(), types.NamespacedName{Name: name}, &corev1.Node{})
+	err := s.cache.Get(context.Background(), types.NamespacedName{Name: name}, &corev1.Node{})
 	return !apierrors.IsNotFound(err)
 }
 
