@@ -102,21 +102,28 @@ plane_ready() {
   [[ -x "$PLANE_DEST/kube-controller-manager" && -x "$PLANE_DEST/kube-scheduler" && -x "$PLANE_DEST/kwok" ]]
 }
 
+# module_build builds the command pkg of module@version (a module with no replace directives
+# to honour) into out, in a module of its own under $work/what.
+module_build() {
+  local what="$1" module="$2" pkg="$3" out="$4"
+  mkdir -p "$work/$what"
+  (
+    cd "$work/$what"
+    "$GO" mod init "flink-admission.local/$what-build" >/dev/null 2>&1
+    "$GO" mod edit -require="$module"
+    printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" > tools.go
+    log "$what: resolving modules"
+    logged "$what-modules" "$GO" mod tidy
+    logged "$what" "$GO" build -v -o "$out.tmp" "$pkg"
+    mv "$out.tmp" "$out"
+  )
+}
+
 build_envtest() {
   envtest_ready && return 0
   if [[ ! -x "$DEST/etcd" ]]; then
     log "building etcd v${ETCD_VERSION} from the Go module proxy (cached in $DEST)"
-    mkdir -p "$work/etcd"
-    (
-      cd "$work/etcd"
-      "$GO" mod init flink-admission.local/etcd-build >/dev/null 2>&1
-      "$GO" mod edit -require="go.etcd.io/etcd/server/v3@v${ETCD_VERSION}"
-      printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' > tools.go
-      log "etcd: resolving modules"
-      logged etcd-modules "$GO" mod tidy
-      logged etcd "$GO" build -v -o "$DEST/etcd.tmp" go.etcd.io/etcd/server/v3
-      mv "$DEST/etcd.tmp" "$DEST/etcd"
-    )
+    module_build etcd "go.etcd.io/etcd/server/v3@v${ETCD_VERSION}" go.etcd.io/etcd/server/v3 "$DEST/etcd"
     log "etcd ready"
   fi
   if [[ ! -x "$DEST/kube-apiserver" ]]; then
@@ -153,17 +160,7 @@ build_plane() {
   done
   if [[ ! -x "$PLANE_DEST/kwok" ]]; then
     log "building kwok v${KWOK_VERSION} (simulated nodes and pods) from the Go module proxy (cached in $PLANE_DEST)"
-    mkdir -p "$work/kwok"
-    (
-      cd "$work/kwok"
-      "$GO" mod init flink-admission.local/kwok-build >/dev/null 2>&1
-      "$GO" mod edit -require="sigs.k8s.io/kwok@v${KWOK_VERSION}"
-      printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/kwok/cmd/kwok"\n' > tools.go
-      log "kwok: resolving modules"
-      logged kwok-modules "$GO" mod tidy
-      logged kwok "$GO" build -v -o "$PLANE_DEST/kwok.tmp" sigs.k8s.io/kwok/cmd/kwok
-      mv "$PLANE_DEST/kwok.tmp" "$PLANE_DEST/kwok"
-    )
+    module_build kwok "sigs.k8s.io/kwok@v${KWOK_VERSION}" sigs.k8s.io/kwok/cmd/kwok "$PLANE_DEST/kwok"
     log "kwok ready"
   fi
 }

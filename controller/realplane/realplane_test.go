@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -262,7 +263,7 @@ func (h *harness) runningPod(not ...types.UID) (*corev1.Pod, *fakeflink.JobManag
 	var jm *fakeflink.JobManager
 	h.eventually("a running JobManager pod with its process", func() bool {
 		for _, p := range h.pods() {
-			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || contains(not, p.UID) {
+			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || slices.Contains(not, p.UID) {
 				continue
 			}
 			if jm = sim.Process(h.ns, p.Name); jm != nil && jm.Alive() {
@@ -273,15 +274,6 @@ func (h *harness) runningPod(not ...types.UID) (*corev1.Pod, *fakeflink.JobManag
 		return false
 	})
 	return pod, jm
-}
-
-func contains(uids []types.UID, uid types.UID) bool {
-	for _, u := range uids {
-		if u == uid {
-			return true
-		}
-	}
-	return false
 }
 
 func (h *harness) podNow(pod *corev1.Pod) (*corev1.Pod, bool) {
