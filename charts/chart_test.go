@@ -55,6 +55,7 @@ var overlayCases = []struct {
 	{"self-signed", ``},
 	{"cert-manager", `certificates: {mode: cert-manager}`},
 	{"webhook-only", `controller: {enabled: false}`},
+	{"scoped", `controller: {watchNamespaces: [team-b, team-c], clusterSelector: "flink.example.com/controller=flink-admission"}`},
 }
 
 // sameImage makes the chart name the overlays' image.
@@ -220,6 +221,10 @@ func TestValues(t *testing.T) {
 		assert.Contains(t, a, "--cluster-selector=flink.example/tier=prod")
 		a = args(t, deployment(t, `controller: {enabled: false, watchNamespaces: [team-a]}`))
 		assert.NotContains(t, strings.Join(a, " "), "--watch-namespaces", "no scope without a controller")
+	})
+	t.Run("a Deployment-mode cluster no controller runs: warned by default, denied on request", func(t *testing.T) {
+		assert.NotContains(t, strings.Join(args(t, deployment(t, ``)), " "), "--deployment-without-controller", "the binary's default, warn")
+		assert.Contains(t, args(t, deployment(t, `deploymentWithoutController: deny`)), "--deployment-without-controller=deny")
 	})
 	t.Run("image by digest", func(t *testing.T) {
 		digest := "sha256:" + strings.Repeat("ab", 32)

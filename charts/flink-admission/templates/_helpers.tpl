@@ -38,3 +38,36 @@ Fails the render on settings the chart does not support.
 {{- fail "replicaCount must be at least 1: the webhooks fail closed" -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+What the controller reads and writes: granted cluster-wide, or in each watched namespace.
+*/}}
+{{- define "flink-admission.controllerRules" -}}
+- apiGroups: [flinkoperator.k8s.io]
+  resources: [flinkclusters]
+  verbs: [get, list, watch, update, patch]
+- apiGroups: [flinkoperator.k8s.io]
+  resources: [flinkclusters/status]
+  verbs: [get, update, patch]
+- apiGroups: [flinkoperator.k8s.io]
+  resources: [flinkclusters/finalizers]
+  verbs: [update]
+- apiGroups: [""]
+  resources: [configmaps, services]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [apps]
+  resources: [deployments, statefulsets]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [get, list, watch, delete]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create, patch]
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+{{- end -}}
