@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,17 +31,37 @@ import (
 // unread, so that only the few members defaulting sets (the probes, ports and resources
 // of the JobManager and TaskManager, the job's settings) go through CreatePatch, and not
 // the metadata, its managed fields or the environment, volumes and sidecars, which are
-// most of a stored object.
+// most of a stored object. Before anything is encoded, the members of the object and of
+// its spec that defaulting left deeply equal are blanked in shallow copies of both, so
+// that they are neither encoded nor read; when nothing changed, there is no patch to
+// compute at all.
 func DefaultingPatch(sent []byte, decoded, defaulted *v1beta1.FlinkCluster) ([]jsonpatch.Operation, error) {
-	before, err := json.Marshal(decoded)
+	// Shallow copies: blanking a member of one replaces it in the copy, never in the
+	// caller's objects.
+	b, a := *decoded, *defaulted
+	if blankEqualFields(reflect.ValueOf(&b).Elem(), reflect.ValueOf(&a).Elem()) {
+		// Defaulting changed nothing, so every member of before equals its member of after
+		// and the patch is empty: nothing to encode or read.
+		return nil, nil
+	}
+	var s map[string]json.RawMessage
+	if err := json.Unmarshal(sent, &s); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", orRoot(""), err)
+	}
+	if isObject(s["spec"]) {
+		// The spec is an object in all three documents (the Go type always writes one), so
+		// diffMembers compares it member by member and never reads an equal member of it.
+		blankEqualFields(reflect.ValueOf(&b.Spec).Elem(), reflect.ValueOf(&a.Spec).Elem())
+	}
+	before, err := json.Marshal(&b)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the object as sent: %w", err)
 	}
-	after, err := json.Marshal(defaulted)
+	after, err := json.Marshal(&a)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the defaulted object: %w", err)
 	}
-	ops, err := diffMembers(sent, before, after, "")
+	ops, err := diffMembers(s, before, after, "")
 	if err != nil || len(ops) == 0 {
 		return nil, err
 	}
@@ -48,17 +69,54 @@ func DefaultingPatch(sent []byte, decoded, defaulted *v1beta1.FlinkCluster) ([]j
 	return ops, nil
 }
 
-// diffMembers returns the operations that turn the object sent into after, given before,
-// sent as the Go type writes it: members equal in before and after are skipped, a member
-// that sent lacks (or has null) is added whole, one that is an object in all three is
-// compared the same way one level down, and any other is diffed with diff. The last of
-// duplicate names wins, as when the object was decoded.
-func diffMembers(sent, before, after []byte, prefix string) ([]jsonpatch.Operation, error) {
-	var s, b, a map[string]json.RawMessage
+// blankEqualFields sets every exported field of the structs b and a that is deeply equal
+// in both to its zero value, in both, and reports whether all of them were equal. Two
+// equal fields write the same JSON, before and after blanking, so diffMembers skips them
+// either way; blanked, they cost neither encoding nor reading (the metadata, the status,
+// and the environment, volumes and sidecars of the spec, which are most of an object).
+// It must only blank the members of an object diffMembers compares member by member: a
+// member it adds or diffs whole must keep every field.
+func blankEqualFields(b, a reflect.Value) bool {
+	all := true
+	for i := range b.NumField() {
+		if !b.Type().Field(i).IsExported() {
+			all = false
+			continue
+		}
+		if !equalFields(b.Field(i), a.Field(i)) {
+			all = false
+			continue
+		}
+		bf, af := b.Field(i), a.Field(i)
+		bf.SetZero()
+		af.SetZero()
+	}
+	return all
+}
+
+// equalFields reports whether two fields of the same type are deeply equal. The string
+// maps (the Flink properties, the log configuration) are compared with maps.Equal:
+// reflect.DeepEqual copies every key and value of a map it walks.
+func equalFields(b, a reflect.Value) bool {
+	if bm, ok := b.Interface().(map[string]string); ok {
+		return maps.Equal(bm, a.Interface().(map[string]string)) && (bm == nil) == (a.IsNil())
+	}
+	// Pointers to the fields: comparing them compares the fields, without copying them
+	// into interfaces.
+	return reflect.DeepEqual(b.Addr().Interface(), a.Addr().Interface())
+}
+
+// diffMembers returns the operations that turn the object sent (its members s) into
+// after, given before, sent as the Go type writes it: members equal in before and after
+// are skipped, a member that sent lacks (or has null) is added whole, one that is an
+// object in all three is compared the same way one level down, and any other is diffed
+// with diff. The last of duplicate names wins, as when the object was decoded.
+func diffMembers(s map[string]json.RawMessage, before, after []byte, prefix string) ([]jsonpatch.Operation, error) {
+	var b, a map[string]json.RawMessage
 	for _, m := range []struct {
 		doc []byte
 		to  *map[string]json.RawMessage
-	}{{sent, &s}, {before, &b}, {after, &a}} {
+	}{{before, &b}, {after, &a}} {
 		if err := json.Unmarshal(m.doc, m.to); err != nil {
 			return nil, fmt.Errorf("reading %s: %w", orRoot(prefix), err)
 		}
@@ -81,7 +139,11 @@ func diffMembers(sent, before, after []byte, prefix string) ([]jsonpatch.Operati
 			}
 			ops = append(ops, jsonpatch.Operation{Operation: "add", Path: path, Value: v})
 		case isObject(sm) && isObject(bm) && isObject(am):
-			memberOps, err := diffMembers(sm, bm, am, path)
+			var sms map[string]json.RawMessage
+			if err := json.Unmarshal(sm, &sms); err != nil {
+				return nil, fmt.Errorf("reading %s: %w", path, err)
+			}
+			memberOps, err := diffMembers(sms, bm, am, path)
 			if err != nil {
 				return nil, err
 			}
