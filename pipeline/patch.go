@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -39,19 +40,15 @@ func DefaultingPatch(sent []byte, decoded, defaulted *v1beta1.FlinkCluster) ([]j
 	// Shallow copies: blanking a member of one replaces it in the copy, never in the
 	// caller's objects.
 	b, a := *decoded, *defaulted
-	if blankEqualFields(reflect.ValueOf(&b).Elem(), reflect.ValueOf(&a).Elem()) {
+	read := sentMembers{}
+	unchanged, err := blankEqualFields(reflect.ValueOf(&b).Elem(), reflect.ValueOf(&a).Elem(), read, "", sent)
+	if err != nil {
+		return nil, err
+	}
+	if unchanged {
 		// Defaulting changed nothing, so every member of before equals its member of after
 		// and the patch is empty: nothing to encode or read.
 		return nil, nil
-	}
-	var s map[string]json.RawMessage
-	if err := json.Unmarshal(sent, &s); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", orRoot(""), err)
-	}
-	if isObject(s["spec"]) {
-		// The spec is an object in all three documents (the Go type always writes one), so
-		// diffMembers compares it member by member and never reads an equal member of it.
-		blankEqualFields(reflect.ValueOf(&b.Spec).Elem(), reflect.ValueOf(&a.Spec).Elem())
 	}
 	before, err := json.Marshal(&b)
 	if err != nil {
@@ -61,7 +58,7 @@ func DefaultingPatch(sent []byte, decoded, defaulted *v1beta1.FlinkCluster) ([]j
 	if err != nil {
 		return nil, fmt.Errorf("encoding the defaulted object: %w", err)
 	}
-	ops, err := diffMembers(s, before, after, "")
+	ops, err := diffMembers(read, sent, before, after, "")
 	if err != nil || len(ops) == 0 {
 		return nil, err
 	}
@@ -69,34 +66,124 @@ func DefaultingPatch(sent []byte, decoded, defaulted *v1beta1.FlinkCluster) ([]j
 	return ops, nil
 }
 
+// sentMembers holds the objects of the document sent that have been read, by JSON
+// pointer: blanking and diffMembers read the same ones, once.
+type sentMembers map[string]map[string]json.RawMessage
+
+// at returns the members of the object doc found at path in the document sent.
+func (r sentMembers) at(path string, doc []byte) (map[string]json.RawMessage, error) {
+	if m, ok := r[path]; ok {
+		return m, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", orRoot(path), err)
+	}
+	r[path] = m
+	return m, nil
+}
+
 // blankEqualFields sets every exported field of the structs b and a that is deeply equal
-// in both to its zero value, in both, and reports whether all of them were equal. Two
-// equal fields write the same JSON, before and after blanking, so diffMembers skips them
-// either way; blanked, they cost neither encoding nor reading (the metadata, the status,
-// and the environment, volumes and sidecars of the spec, which are most of an object).
-// It must only blank the members of an object diffMembers compares member by member: a
-// member it adds or diffs whole must keep every field.
-func blankEqualFields(b, a reflect.Value) bool {
+// in both to its zero value, in both, and reports whether all of them were equal; doc is
+// the object sent at path, whose members diffMembers compares with b's and a's. Two equal
+// fields write the same JSON, before and after blanking, so diffMembers skips them either
+// way; blanked, they cost neither encoding nor reading (the metadata, the status, and the
+// environment, volumes, sidecars and affinities of the spec, which are most of an object).
+//
+// A field that differs is blanked the same way one level down when diffMembers is certain
+// to compare it member by member too: doc has it as an object, and b and a write it as an
+// object (a struct, or a pointer to one that is set in both). Any other member is added or
+// diffed whole, so it keeps every field.
+func blankEqualFields(b, a reflect.Value, read sentMembers, path string, doc []byte) (bool, error) {
 	all := true
 	for i := range b.NumField() {
-		if !b.Type().Field(i).IsExported() {
-			all = false
-			continue
-		}
-		if !equalFields(b.Field(i), a.Field(i)) {
-			all = false
-			continue
-		}
 		bf, af := b.Field(i), a.Field(i)
-		bf.SetZero()
-		af.SetZero()
+		if !bf.CanSet() {
+			all = false
+			continue
+		}
+		if equalFields(bf, af) {
+			bf.SetZero()
+			af.SetZero()
+			continue
+		}
+		all = false
+		name, ok := objectMember(b.Type().Field(i))
+		if !ok {
+			continue
+		}
+		s, err := read.at(path, doc)
+		if err != nil {
+			return false, err
+		}
+		if !isObject(s[name]) {
+			continue
+		}
+		bs, as, ok := structCopies(bf, af)
+		if !ok {
+			continue
+		}
+		if _, err := blankEqualFields(bs, as, read, path+"/"+escapePointer(name), s[name]); err != nil {
+			return false, err
+		}
 	}
-	return all
+	return all, nil
+}
+
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// objectMember returns the JSON name of a field that encoding/json writes as an object
+// member holding an object whenever the field is set: a named struct field, or a named
+// pointer to a struct, with no marshalling method of its own; a struct that omitzero may
+// leave out does not count, since blanking could make it zero.
+func objectMember(f reflect.StructField) (string, bool) {
+	name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" || name == "-" {
+		return "", false
+	}
+	t := f.Type
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	} else if slices.Contains(strings.Split(opts, ","), "omitzero") {
+		return "", false
+	}
+	if t.Kind() != reflect.Struct {
+		return "", false
+	}
+	for _, m := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if m.Implements(jsonMarshaler) || m.Implements(textMarshaler) {
+			return "", false
+		}
+	}
+	return name, true
+}
+
+// structCopies returns the structs of the fields b and a, to blank in: the fields
+// themselves when they are structs (of the callers' shallow copies), fresh shallow copies
+// of what they point to, set in their place, when they are pointers. It reports false
+// when a pointer is nil.
+func structCopies(b, a reflect.Value) (reflect.Value, reflect.Value, bool) {
+	if b.Kind() != reflect.Pointer {
+		return b, a, true
+	}
+	if b.IsNil() || a.IsNil() {
+		return reflect.Value{}, reflect.Value{}, false
+	}
+	for _, f := range []reflect.Value{b, a} {
+		c := reflect.New(f.Type().Elem())
+		c.Elem().Set(f.Elem())
+		f.Set(c)
+	}
+	return b.Elem(), a.Elem(), true
 }
 
 // equalFields reports whether two fields of the same type are deeply equal. The string
-// maps (the Flink properties, the log configuration) are compared with maps.Equal:
-// reflect.DeepEqual copies every key and value of a map it walks.
+// maps (the Flink properties, the log configuration, pod labels and annotations) are
+// compared with maps.Equal: reflect.DeepEqual copies every key and value of a map it
+// walks.
 func equalFields(b, a reflect.Value) bool {
 	if bm, ok := b.Interface().(map[string]string); ok {
 		return maps.Equal(bm, a.Interface().(map[string]string)) && (bm == nil) == (a.IsNil())
@@ -106,12 +193,16 @@ func equalFields(b, a reflect.Value) bool {
 	return reflect.DeepEqual(b.Addr().Interface(), a.Addr().Interface())
 }
 
-// diffMembers returns the operations that turn the object sent (its members s) into
+// diffMembers returns the operations that turn the object sent (doc, at prefix) into
 // after, given before, sent as the Go type writes it: members equal in before and after
 // are skipped, a member that sent lacks (or has null) is added whole, one that is an
 // object in all three is compared the same way one level down, and any other is diffed
 // with diff. The last of duplicate names wins, as when the object was decoded.
-func diffMembers(s map[string]json.RawMessage, before, after []byte, prefix string) ([]jsonpatch.Operation, error) {
+func diffMembers(read sentMembers, doc, before, after []byte, prefix string) ([]jsonpatch.Operation, error) {
+	s, err := read.at(prefix, doc)
+	if err != nil {
+		return nil, err
+	}
 	var b, a map[string]json.RawMessage
 	for _, m := range []struct {
 		doc []byte
@@ -139,11 +230,7 @@ func diffMembers(s map[string]json.RawMessage, before, after []byte, prefix stri
 			}
 			ops = append(ops, jsonpatch.Operation{Operation: "add", Path: path, Value: v})
 		case isObject(sm) && isObject(bm) && isObject(am):
-			var sms map[string]json.RawMessage
-			if err := json.Unmarshal(sm, &sms); err != nil {
-				return nil, fmt.Errorf("reading %s: %w", path, err)
-			}
-			memberOps, err := diffMembers(sms, bm, am, path)
+			memberOps, err := diffMembers(read, sm, bm, am, path)
 			if err != nil {
 				return nil, err
 			}
