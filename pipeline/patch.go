@@ -280,8 +280,12 @@ func orRoot(path string) string {
 
 // escapePointer escapes a member name for a JSON pointer (RFC 6901).
 func escapePointer(name string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+	return pointerEscaper.Replace(name)
 }
+
+// pointerEscaper escapes the two characters a JSON pointer's reference tokens cannot hold;
+// built once, as a Replacer is meant to be, since every path of a patch goes through it.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // diff returns the operations that turn sent into after, less those that turn it into
 // before too (re-spellings), with prefix before every path.
