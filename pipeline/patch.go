@@ -32,10 +32,10 @@ import (
 // unread, so that only the few members defaulting sets (the probes, ports and resources
 // of the JobManager and TaskManager, the job's settings) go through CreatePatch, and not
 // the metadata, its managed fields or the environment, volumes and sidecars, which are
-// most of a stored object. Before anything is encoded, the members of the object and of
-// its spec that defaulting left deeply equal are blanked in shallow copies of both, so
-// that they are neither encoded nor read; when nothing changed, there is no patch to
-// compute at all.
+// most of a stored object. Before anything is encoded, the fields that defaulting left
+// deeply equal are blanked in shallow copies of both objects, down through every member
+// that diffMembers will compare member by member (blankEqualFields), so that they are
+// neither encoded nor read; when nothing changed, there is no patch to compute at all.
 func DefaultingPatch(sent []byte, decoded, defaulted *v1beta1.FlinkCluster) ([]jsonpatch.Operation, error) {
 	// Shallow copies: blanking a member of one replaces it in the copy, never in the
 	// caller's objects.
