@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,7 +110,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, maxRequestBytes))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, maxRequestBytes), r.ContentLength)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, maxRequestBytes))
@@ -143,6 +144,22 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out.allowed = resp.Allowed
 	s.write(w, http.StatusOK, gvk, &resp.AdmissionResponse)
+}
+
+// readBody reads a request body of the announced length (-1 when unknown) into one buffer
+// of that size, where io.ReadAll would grow its buffer a dozen times for a typical review.
+// The length is only a hint: the reader enforces the limit, and a body longer or shorter
+// than announced is read all the same.
+func readBody(body io.Reader, length int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if length > 0 && length <= maxRequestBytes {
+		// The extra MinRead spares ReadFrom a last growth only to find io.EOF.
+		buf.Grow(int(length) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // decodeReview decodes an AdmissionReview body into req with sigs.k8s.io/json, as the API
