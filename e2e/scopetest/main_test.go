@@ -46,7 +46,10 @@ var (
 	scheme = runtime.NewScheme()
 	// k8s is a cluster admin: the tests, the user and the stand-in operator.
 	k8s client.Client
-	env *testenv.Env
+	// env is the real control plane: kube-apiserver and etcd, kube-controller-manager (the
+	// garbage collector finishes the foreground deletion of docs/install.md's step 3.2, the
+	// Job controller makes the JobManager pods), kube-scheduler and one KWOK node.
+	env *testenv.ControlPlane
 	// overlayScope is the scope the scoped overlay gives the controller.
 	overlayScope scope.Scope
 )
@@ -67,7 +70,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// start runs the API server, installs the scoped overlay's ServiceAccount and RBAC, and
+// start runs the control plane, installs the scoped overlay's ServiceAccount and RBAC, and
 // starts a manager as that ServiceAccount with the overlay's scope flags.
 func start() (func(), error) {
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme} {
@@ -76,7 +79,7 @@ func start() (func(), error) {
 		}
 	}
 	var err error
-	if env, err = testenv.Start(testenv.Options{}); err != nil {
+	if env, err = testenv.StartControlPlane(testenv.ControlPlaneOptions{Nodes: 1}); err != nil {
 		return nil, err
 	}
 	stop := func() { _ = env.Stop() }

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,16 @@ import (
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/policy"
 )
+
+// operatorPods are the pods of the operator's objects of fc (and, once the controller runs
+// it, the controller's: they carry the same app and cluster labels).
+func operatorPods(t *testing.T, fc *v1beta1.FlinkCluster) []corev1.Pod {
+	t.Helper()
+	list := &corev1.PodList{}
+	require.NoError(t, k8s.List(context.Background(), list, client.InNamespace(fc.Namespace),
+		client.MatchingLabels{"app": "flink", "cluster": fc.Name}))
+	return list.Items
+}
 
 // kubectl runs a command of docs/install.md as the user, a cluster admin.
 func kubectl(t *testing.T, args ...string) {
@@ -60,9 +71,21 @@ func TestMoveNamespaceFromOperator(t *testing.T) {
 		assert.Equal(t, operatorMarker, obj.GetAnnotations()["managed-by"], "%T %s is still the operator's", obj, obj.GetName())
 	}
 
-	// Step 3b: the operator's objects go (docs: with --cascade=foreground, so that its pods
-	// are gone first; envtest has no garbage collector to finish a foreground deletion).
-	kubectl(t, "-n", ns, "delete", "job,statefulset,deployment,service,configmap,ingress", "-l", "app=flink,cluster="+name)
+	// The operator's JobManager pod, made by the real Job controller, runs on the KWOK node.
+	eventually(t, "the operator's JobManager pod running", func() bool {
+		pods := operatorPods(t, fc)
+		return len(pods) == 1 && pods[0].Status.Phase == corev1.PodRunning && pods[0].Spec.NodeName != ""
+	})
+
+	// Step 3.2, as written: kubectl waits for the objects to be gone, and a foreground
+	// deletion ends only once the garbage collector deleted their dependents, the
+	// JobManager pods first — so that two JobManagers never run the job at once.
+	kubectl(t, "-n", ns, "delete", "job,statefulset,deployment,service,configmap,ingress", "-l", "app=flink,cluster="+name, "--cascade=foreground")
+	assert.Empty(t, operatorPods(t, fc), "the operator's JobManager pods are gone once the delete returns")
+	for _, obj := range operatorObjects(fc) {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		assert.True(t, apierrors.IsNotFound(err), "the operator's %T %s is gone before the controller deploys: %v", obj, obj.GetName(), err)
+	}
 	// Step 3c: the operator's status goes.
 	kubectl(t, "-n", ns, "patch", "flinkcluster", name, "--subresource=status", "--type=merge", "-p", `{"status":null}`)
 	// Step 3d: into the scope, in Application mode, from the savepoint. The validating webhook
