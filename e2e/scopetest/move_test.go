@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,6 +21,8 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/fakeflink"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/policy"
 )
@@ -41,20 +45,33 @@ func kubectl(t *testing.T, args ...string) {
 }
 
 // TestMoveNamespaceFromOperator runs the move of docs/install.md ("Moving a namespace from
-// the operator") on the real API server: namespace team-c is in the controller's
+// the operator") on the real control plane: namespace team-c is in the controller's
 // --watch-namespaces (step 1), its clusters are still the operator's (unlabelled); the
 // controller leaves the operator's objects and status alone while they are; then, with the
-// operator stopped, the user takes the final savepoint (Flink is not simulated here: its
-// location is given), deletes the operator's objects, clears its status and labels the
-// cluster with fromSavepoint set — and the controller deploys the job from that savepoint.
+// operator stopped, the user takes the final savepoint with the doc's curl commands against
+// the simulated JobManager of the operator's pod, deletes the operator's objects (its pods
+// gone first), clears its status and labels the cluster with fromSavepoint set to the
+// location Flink returned — and the controller's JobManager restores exactly that savepoint.
 func TestMoveNamespaceFromOperator(t *testing.T) {
 	ctx := context.Background()
 	const ns = "team-c"
-	const savepoint = "s3://flink/savepoints/orders/savepoint-0a11-1f2e3d4c5b6a"
 
 	// The operator's cluster: its default job mode, Detached, which this controller does
 	// not run.
-	fc := create(t, makeCluster("orders", ns, false).JobMode(v1beta1.JobModeDetached).JarFile("/opt/flink/usrlib/orders.jar"))
+	w := makeCluster("orders", ns, false).JobMode(v1beta1.JobModeDetached).JarFile("/opt/flink/usrlib/orders.jar")
+	// Its Flink: the operator's JobManager and, after the move, the controller's share it as
+	// they share the savepoint storage.
+	flink := fakeflink.NewCluster(fakeflink.Options{
+		ClusterID: resources.HAClusterID(w.Obj()), HA: &fakeflink.KubeHA{Client: k8s, Namespace: ns},
+		Program: fakeflink.Program{JobName: "orders"},
+	})
+	fakes.Store(ns+"/"+w.Obj().Name, flink)
+	t.Cleanup(func() {
+		assert.Empty(t, flink.Violations(), "what Flink must never do to a job (two runs at once, a rerun after its end)")
+		fakes.Delete(ns + "/" + w.Obj().Name)
+		flink.Close()
+	})
+	fc := create(t, w)
 	name := fc.Name
 	operatorRun(t, fc)
 	// A change to one of the operator's objects wakes this controller (the objects carry its
@@ -71,17 +88,69 @@ func TestMoveNamespaceFromOperator(t *testing.T) {
 		assert.Equal(t, operatorMarker, obj.GetAnnotations()["managed-by"], "%T %s is still the operator's", obj, obj.GetName())
 	}
 
-	// The operator's JobManager pod, made by the real Job controller, runs on the KWOK node.
-	eventually(t, "the operator's JobManager pod running", func() bool {
+	// The operator's JobManager pod, made by the real Job controller, runs on the KWOK node,
+	// and its simulated JobManager runs the job.
+	var operatorJM *fakeflink.JobManager
+	eventually(t, "the operator's JobManager pod running the job", func() bool {
 		pods := operatorPods(t, fc)
-		return len(pods) == 1 && pods[0].Status.Phase == corev1.PodRunning && pods[0].Spec.NodeName != ""
+		if len(pods) != 1 || pods[0].Status.Phase != corev1.PodRunning || pods[0].Spec.NodeName == "" {
+			return false
+		}
+		operatorJM = sim.Process(ns, pods[0].Name)
+		return operatorJM != nil && operatorJM.JobState(operatorJobID) == flinkclient.JobStateRunning
 	})
+
+	// Step 3.1: the final savepoint, with the doc's curl commands; only their placeholders are
+	// filled in (the port-forward's address, the job ID, spec.job.savepointsDir, the request
+	// ID). Without curl on the machine, Go's HTTP client sends the same requests (runCurl).
+	out, err := env.Kubectl("-n", ns, "get", "flinkcluster", name, "-o", "jsonpath={.status.components.job.id}").Output()
+	require.NoError(t, err)
+	jobID := string(out)
+	require.Equal(t, operatorJobID, jobID)
+	flinkURL, err := url.Parse(flink.URL())
+	require.NoError(t, err)
+	with := map[string]string{docRESTAddress: flinkURL.Host, "<job id>": jobID, "<spec.job.savepointsDir>": *fc.Spec.Job.SavepointsDir}
+	cmds := moveCurlCommands(t)
+	require.Len(t, cmds, 2, "install.md's step 3.1 has two curl commands: stop-with-savepoint, then its status")
+	var triggered struct {
+		RequestID string `json:"request-id"`
+	}
+	runCurl(t, fill(t, cmds[0], with), &triggered)
+	require.NotEmpty(t, triggered.RequestID, "stop-with-savepoint answers a request-id")
+	with["<request-id>"] = triggered.RequestID
+	var location string
+	eventually(t, "the savepoint operation COMPLETED", func() bool {
+		var status struct {
+			Status    struct{ ID string } `json:"status"`
+			Operation *struct {
+				Location     string `json:"location"`
+				FailureCause any    `json:"failure-cause"`
+			} `json:"operation"`
+		}
+		runCurl(t, fill(t, cmds[1], with), &status)
+		if status.Status.ID != flinkclient.OperationCompleted {
+			return false
+		}
+		require.NotNil(t, status.Operation)
+		require.Nil(t, status.Operation.FailureCause, "the final savepoint failed")
+		location = status.Operation.Location
+		return true
+	})
+	require.True(t, strings.HasPrefix(location, *fc.Spec.Job.SavepointsDir+"/"), "the savepoint %s is in spec.job.savepointsDir", location)
+	var ended []string
+	for _, e := range flink.Executions() {
+		if e.JobID == jobID {
+			ended = append(ended, e.State)
+		}
+	}
+	assert.Equal(t, []string{flinkclient.JobStateFinished}, ended, "stop-with-savepoint ended the operator's one execution of the job")
 
 	// Step 3.2, as written: kubectl waits for the objects to be gone, and a foreground
 	// deletion ends only once the garbage collector deleted their dependents, the
 	// JobManager pods first — so that two JobManagers never run the job at once.
 	kubectl(t, "-n", ns, "delete", "job,statefulset,deployment,service,configmap,ingress", "-l", "app=flink,cluster="+name, "--cascade=foreground")
 	assert.Empty(t, operatorPods(t, fc), "the operator's JobManager pods are gone once the delete returns")
+	assert.False(t, operatorJM.Alive(), "the operator's JobManager process ended")
 	for _, obj := range operatorObjects(fc) {
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		assert.True(t, apierrors.IsNotFound(err), "the operator's %T %s is gone before the controller deploys: %v", obj, obj.GetName(), err)
@@ -91,7 +160,7 @@ func TestMoveNamespaceFromOperator(t *testing.T) {
 	// Step 3d: into the scope, in Application mode, from the savepoint. The validating webhook
 	// admits this update: a job update that names its savepoint needs no other.
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}},"spec":{"job":{"mode":"Application","fromSavepoint":%q}}}`,
-		selectorLabel, selectorValue, savepoint)
+		selectorLabel, selectorValue, location)
 	old := get(t, fc)
 	moved := old.DeepCopy()
 	require.NoError(t, json.Unmarshal([]byte(patch), moved))
@@ -116,10 +185,33 @@ func TestMoveNamespaceFromOperator(t *testing.T) {
 	require.NotNil(t, cur.Status.Components.Job)
 	assert.NotEqual(t, operatorJobID, cur.Status.Components.Job.ID, "a job ID of the controller's own")
 	assert.Equal(t, cur.Status.Components.Job.ID, job.Labels[resources.LabelJobID])
-	assert.Equal(t, savepoint, cur.Status.Components.Job.FromSavepoint, "the deploy restores the operator's final savepoint")
+	assert.Equal(t, location, cur.Status.Components.Job.FromSavepoint, "the deploy restores the operator's final savepoint")
+	newID := cur.Status.Components.Job.ID
+	// The controller's JobManager, simulated on its pod, runs the job from exactly that
+	// savepoint.
+	eventually(t, "the controller's JobManager running the job from the savepoint", func() bool {
+		for _, e := range flink.Executions() {
+			if e.JobID == newID && e.End.IsZero() {
+				return true
+			}
+		}
+		return false
+	})
+	for _, e := range flink.Executions() {
+		if e.JobID == newID {
+			assert.Equal(t, location, e.RestoredFrom, "the controller's job restores the savepoint Flink returned in step 3.1")
+			assert.False(t, e.Recovered, "submitted by main(), not recovered from the operator's HA data")
+		}
+	}
+	eventually(t, "the moved job Running in the status", func() bool {
+		j := get(t, fc).Status.Components.Job
+		return j != nil && j.State == v1beta1.JobStateRunning
+	})
+	// (The ConfigMap's execution.savepoint.path is not checked: the controller drops it once
+	// the job runs, so that a restarted JobManager does not rewind to the savepoint; the
+	// execution above read it when the controller's JobManager started.)
 	cm := &corev1.ConfigMap{}
 	require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: resources.ConfigMapName(name)}, cm))
-	assert.Contains(t, fmt.Sprint(cm.Data), resources.KeySavepointPath+": "+savepoint, "the Flink configuration restores the savepoint")
 	assert.NotContains(t, cm.Annotations, "managed-by")
 	sts := &appsv1.StatefulSet{}
 	eventually(t, "the controller's TaskManagers", func() bool { return exists(sts, ns, resources.TaskManagerName(name)) })
