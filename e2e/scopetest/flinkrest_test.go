@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -148,4 +150,38 @@ func curlWithGo(t *testing.T, words []string) []byte {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return body
+}
+
+// TestCurlWithGoSendsWhatCurlSends: the fallback for a machine without curl sends each of
+// the doc's commands as curl does — the same method, path, Content-Type and body.
+func TestCurlWithGoSendsWhatCurlSends(t *testing.T) {
+	type seen struct{ method, path, contentType, body string }
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, seen{r.Method, r.URL.Path, r.Header.Get("Content-Type"), string(b)})
+		_, _ = w.Write([]byte("{}"))
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	with := map[string]string{docRESTAddress: host, "<job id>": "j1", "<request-id>": "r1", "<spec.job.savepointsDir>": "s3://b/sp"}
+	cmds := moveCurlCommands(t)
+	require.Len(t, cmds, 2)
+	want := []seen{
+		{http.MethodPost, "/jobs/j1/stop", "application/json", `{"targetDirectory": "s3://b/sp", "drain": false}`},
+		{http.MethodGet, "/jobs/j1/savepoints/r1", "", ""},
+	}
+	for i, cmd := range cmds {
+		got = nil
+		curlWithGo(t, fill(t, cmd, with))
+		require.Len(t, got, 1)
+		assert.Equal(t, want[i], got[0], "Go's client, %s", cmd)
+		if _, err := exec.LookPath("curl"); err == nil {
+			got = nil
+			var out map[string]any
+			runCurl(t, fill(t, cmd, with), &out)
+			require.Len(t, got, 1)
+			assert.Equal(t, want[i], got[0], "curl, %s", cmd)
+		}
+	}
 }
