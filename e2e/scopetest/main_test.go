@@ -101,6 +101,11 @@ func start() (func(), error) {
 		return stop, err
 	}
 	overlayScope = opts.Controller.Scope
+	stopWebhooks, err := startWebhooks(ctx)
+	if err != nil {
+		return stop, err
+	}
+	stop = func() { stopWebhooks(); _ = env.Stop() }
 
 	// The controller's own identity, so that a permission the Roles lack fails here.
 	cfg := rest.CopyConfig(env.Config)
@@ -140,6 +145,7 @@ func start() (func(), error) {
 		return stop, fmt.Errorf("the manager's cache did not sync as %s: do the overlay's Roles allow its lists and watches?", cfg.Impersonate.UserName)
 	}
 	return func() {
+		stopWebhooks()
 		cancel()
 		if err := <-done; err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)

@@ -2,7 +2,6 @@ package scopetest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -155,22 +154,26 @@ func TestMoveNamespaceFromOperator(t *testing.T) {
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		assert.True(t, apierrors.IsNotFound(err), "the operator's %T %s is gone before the controller deploys: %v", obj, obj.GetName(), err)
 	}
-	// Step 3c: the operator's status goes.
+	// Step 3.3: the operator's status goes.
 	kubectl(t, "-n", ns, "patch", "flinkcluster", name, "--subresource=status", "--type=merge", "-p", `{"status":null}`)
-	// Step 3d: into the scope, in Application mode, from the savepoint. The validating webhook
-	// admits this update: a job update that names its savepoint needs no other.
+	// Step 3.4: into the scope, in Application mode, from the savepoint Flink returned,
+	// through the live webhooks: the validating webhook admits it without a warning (a job
+	// update that names its savepoint needs no other).
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}},"spec":{"job":{"mode":"Application","fromSavepoint":%q}}}`,
 		selectorLabel, selectorValue, location)
 	old := get(t, fc)
-	moved := old.DeepCopy()
-	require.NoError(t, json.Unmarshal([]byte(patch), moved))
-	moved.Labels = map[string]string{selectorLabel: selectorValue}
-	errs, _ := policy.ValidateUpdate(old, moved)
-	require.Empty(t, errs, "the webhook admits the hand-over patch")
-	errs, warnings := policy.ValidateControllerScope(old, moved, policy.ControllerScope{Running: true, Scope: overlayScope})
+	// The webhooks judge this cluster's updates: a change they deny is denied here.
+	out, err = env.Kubectl("-n", ns, "patch", "flinkcluster", name, "--type=merge", "--dry-run=server", "-p", `{"spec":{"flinkVersion":"latest"}}`).CombinedOutput()
+	require.Error(t, err, "the validating webhook denies an invalid flinkVersion:\n%s", out)
+	assert.Contains(t, string(out), "spec.flinkVersion")
+	out, err = env.Kubectl("-n", ns, "patch", "flinkcluster", name, "--type=merge", "-p", patch).CombinedOutput()
+	require.NoError(t, err, "the webhook admits the hand-over patch:\n%s", out)
+	assert.NotContains(t, string(out), "Warning:", "the webhook has nothing to warn of")
+	// The scope check of a webhook beside the controller (this test's webhooks serve without
+	// one): the moved cluster is inside the scope, so no Deployment is left unrun.
+	errs, warnings := policy.ValidateControllerScope(old, get(t, fc), policy.ControllerScope{Running: true, Scope: overlayScope})
 	require.Empty(t, errs)
 	require.Empty(t, warnings)
-	kubectl(t, "-n", ns, "patch", "flinkcluster", name, "--type=merge", "-p", patch)
 
 	// The controller runs it: its own JobManager Job, a new job ID, restoring the savepoint.
 	job := jobManagerCreated(t, fc)
