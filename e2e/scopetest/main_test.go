@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +30,9 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/internal/flinksim"
 	"github.com/flink-admission/flink-admission/internal/testenv"
 	"github.com/flink-admission/flink-admission/scope"
 )
@@ -46,9 +49,18 @@ var (
 	scheme = runtime.NewScheme()
 	// k8s is a cluster admin: the tests, the user and the stand-in operator.
 	k8s client.Client
-	env *testenv.Env
+	// env is the real control plane: kube-apiserver and etcd, kube-controller-manager (the
+	// garbage collector finishes the foreground deletion of docs/install.md's step 3.2, the
+	// Job controller makes the JobManager pods), kube-scheduler and one KWOK node.
+	env *testenv.ControlPlane
 	// overlayScope is the scope the scoped overlay gives the controller.
 	overlayScope scope.Scope
+	// sim attaches a simulated Flink JobManager to every running JobManager pod of a
+	// cluster that has a fake Flink in fakes.
+	sim *flinksim.Simulator
+	// fakes maps "namespace/name" of a FlinkCluster to the fake Flink that stands in for its
+	// Flink (the move test's cluster); the other clusters have none.
+	fakes sync.Map
 )
 
 func TestMain(m *testing.M) {
@@ -67,7 +79,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// start runs the API server, installs the scoped overlay's ServiceAccount and RBAC, and
+// start runs the control plane, installs the scoped overlay's ServiceAccount and RBAC, and
 // starts a manager as that ServiceAccount with the overlay's scope flags.
 func start() (func(), error) {
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme} {
@@ -76,7 +88,7 @@ func start() (func(), error) {
 		}
 	}
 	var err error
-	if env, err = testenv.Start(testenv.Options{}); err != nil {
+	if env, err = testenv.StartControlPlane(testenv.ControlPlaneOptions{Nodes: 1}); err != nil {
 		return nil, err
 	}
 	stop := func() { _ = env.Stop() }
@@ -89,6 +101,11 @@ func start() (func(), error) {
 		return stop, err
 	}
 	overlayScope = opts.Controller.Scope
+	stopWebhooks, err := startWebhooks(ctx)
+	if err != nil {
+		return stop, err
+	}
+	stop = func() { stopWebhooks(); _ = env.Stop() }
 
 	// The controller's own identity, so that a permission the Roles lack fails here.
 	cfg := rest.CopyConfig(env.Config)
@@ -104,7 +121,7 @@ func start() (func(), error) {
 		return stop, err
 	}
 	copts := opts.Controller
-	copts.FlinkClientFor = unreachableFlink
+	copts.FlinkClientFor = flinkFor
 	copts.RequeueInterval = 200 * time.Millisecond
 	// One worker: once a reconcile of one cluster has started, every reconcile started
 	// before it has finished, which lets the tests wait on a sentinel cluster instead of a
@@ -113,9 +130,14 @@ func start() (func(), error) {
 	if err := controller.Setup(mgr, copts); err != nil {
 		return stop, err
 	}
+	if sim, err = flinksim.New(flinksim.Options{Config: env.Config, Scheme: scheme, Clusters: fakeFlinkOf}); err != nil {
+		return stop, err
+	}
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mctx) }()
+	simDone := make(chan error, 1)
+	go func() { simDone <- sim.Start(mctx) }()
 	syncCtx, syncCancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer syncCancel()
 	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
@@ -123,18 +145,34 @@ func start() (func(), error) {
 		return stop, fmt.Errorf("the manager's cache did not sync as %s: do the overlay's Roles allow its lists and watches?", cfg.Impersonate.UserName)
 	}
 	return func() {
+		stopWebhooks()
 		cancel()
 		if err := <-done; err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+		if err := <-simDone; err != nil {
+			fmt.Fprintln(os.Stderr, "flinksim:", err)
 		}
 		_ = env.Stop()
 	}, nil
 }
 
-// unreachableFlink: no Flink runs in these tests; what is checked happens before the
-// controller needs the Flink REST API.
-func unreachableFlink(*v1beta1.FlinkCluster) (flinkclient.Client, error) {
+// flinkFor is the controller's Flink REST client of a cluster: its fake Flink's Service, or,
+// for the clusters that have none, an unreachable address (what those tests check happens
+// before the controller needs the Flink REST API).
+func flinkFor(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
+	if f := fakeFlinkOf(context.Background(), fc); f != nil {
+		return flinkclient.New(f.URL(), nil)
+	}
 	return flinkclient.New("http://127.0.0.1:1", nil)
+}
+
+// fakeFlinkOf returns the fake Flink of a cluster, or nil.
+func fakeFlinkOf(_ context.Context, fc *v1beta1.FlinkCluster) *fakeflink.Cluster {
+	if f, ok := fakes.Load(fc.Namespace + "/" + fc.Name); ok {
+		return f.(*fakeflink.Cluster)
+	}
+	return nil
 }
 
 // installOverlayRBAC renders deploy/overlays/scoped, creates the namespaces (team-a, which

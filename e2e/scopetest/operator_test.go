@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
 // The stand-in for the flink-on-k8s-operator: it owns a cluster's objects as the operator
@@ -46,16 +47,20 @@ func operatorObjects(fc *v1beta1.FlinkCluster) []client.Object {
 				Containers: []corev1.Container{{Name: component, Image: fc.Spec.Image.Name, Args: []string{component}}}},
 		}
 	}
+	// The JobManager runs the job under the ID the stand-in gives it (the simulated
+	// JobManager reads --job-id, as Flink's standalone entrypoint does).
+	jm := pod("jobmanager")
+	jm.Spec.Containers[0].Args = []string{"standalone-job", "--job-id", operatorJobID}
 	tm := pod("taskmanager")
 	tm.Spec.RestartPolicy = corev1.RestartPolicyAlways
 	return []client.Object{
 		&corev1.ConfigMap{ObjectMeta: meta(fc.Name+"-configmap", "configmap"),
-			Data: map[string]string{"config.yaml": "jobmanager.rpc.address: " + fc.Name + "-jobmanager\n"}},
+			Data: map[string]string{resources.ConfigFileName(fc): "jobmanager.rpc.address: " + fc.Name + "-jobmanager\n"}},
 		&corev1.Service{ObjectMeta: meta(fc.Name+"-jobmanager", "jobmanager"), Spec: corev1.ServiceSpec{
 			Selector: operatorLabels(fc.Name, "jobmanager"),
 			Ports:    []corev1.ServicePort{{Name: "ui", Port: 8081}}}},
 		&batchv1.Job{ObjectMeta: meta(fc.Name+"-jobmanager", "jobmanager"), Spec: batchv1.JobSpec{
-			BackoffLimit: ptr.To[int32](0), Template: pod("jobmanager")}},
+			BackoffLimit: ptr.To[int32](0), Template: jm}},
 		&appsv1.StatefulSet{ObjectMeta: meta(fc.Name+"-taskmanager", "taskmanager"), Spec: appsv1.StatefulSetSpec{
 			Replicas: ptr.To[int32](1), ServiceName: fc.Name + "-taskmanager",
 			Selector: &metav1.LabelSelector{MatchLabels: operatorLabels(fc.Name, "taskmanager")}, Template: tm}},

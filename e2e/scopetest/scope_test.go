@@ -32,9 +32,9 @@ import (
 // asserts how long a step took.
 const waitBound = 2 * time.Minute
 
-// clusterSeq makes cluster names unique within the test binary: envtest runs no garbage
-// collector, so the objects of a deleted cluster stay, and a test run again (-count) must not
-// meet them under its clusters' names.
+// clusterSeq makes cluster names unique within the test binary: the garbage collector
+// removes a deleted cluster's objects only some time later, and a test run again (-count)
+// must not meet them under its clusters' names.
 var clusterSeq atomic.Int32
 
 // makeCluster returns an Application cluster named name-<n>, with the controller's selector
