@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -173,7 +174,6 @@ func TestClustersOutsideTheScopeGetNothing(t *testing.T) {
 // it is — its objects, status and finalizer stay, and a spec change is not applied — until
 // its labels bring it back, when the controller picks it up where it left it.
 func TestLabelChangeTakesClusterOutAndBack(t *testing.T) {
-	ctx := context.Background()
 	fc := create(t, makeCluster("mover", "team-b", true).TaskManagerReplicas(1))
 	jobManagerCreated(t, fc)
 	sts := &appsv1.StatefulSet{}
@@ -184,10 +184,10 @@ func TestLabelChangeTakesClusterOutAndBack(t *testing.T) {
 	require.Equal(t, ptr.To[int32](1), sts.Spec.Replicas)
 
 	// Out of the selector, with a change the controller would apply in place.
-	cur := get(t, fc)
-	delete(cur.Labels, selectorLabel)
-	cur.Spec.TaskManager.Replicas = ptr.To[int32](3)
-	require.NoError(t, k8s.Update(ctx, cur))
+	updateCluster(t, fc, func(cur *v1beta1.FlinkCluster) {
+		delete(cur.Labels, selectorLabel)
+		cur.Spec.TaskManager.Replicas = ptr.To[int32](3)
+	})
 	jobManagerCreated(t, create(t, makeCluster("sentinel-1", "team-b", true)))
 	frozen := get(t, fc)
 	jobManagerCreated(t, create(t, makeCluster("sentinel-2", "team-b", true)))
@@ -200,9 +200,19 @@ func TestLabelChangeTakesClusterOutAndBack(t *testing.T) {
 	assert.True(t, exists(&batchv1.Job{}, fc.Namespace, resources.JobManagerName(fc.Name)), "the JobManager stays")
 
 	// Back in: the change is applied.
-	after.Labels = map[string]string{selectorLabel: selectorValue}
-	require.NoError(t, k8s.Update(ctx, after))
+	updateCluster(t, fc, func(cur *v1beta1.FlinkCluster) { cur.Labels = map[string]string{selectorLabel: selectorValue} })
 	eventually(t, "the TaskManagers scaled to 3 once back in the scope", func() bool {
 		return exists(sts, fc.Namespace, resources.TaskManagerName(fc.Name)) && ptr.Deref(sts.Spec.Replicas, 0) == 3
 	})
+}
+
+// updateCluster changes the cluster as a user's edit would: on the latest version, again when
+// the controller wrote it in between (its status updates change the resource version).
+func updateCluster(t *testing.T, fc *v1beta1.FlinkCluster, mutate func(*v1beta1.FlinkCluster)) {
+	t.Helper()
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := get(t, fc)
+		mutate(cur)
+		return k8s.Update(context.Background(), cur)
+	}))
 }
