@@ -32,7 +32,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/celrules"
 	"github.com/flink-admission/flink-admission/internal/test/paritycases"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/policy"
 )
 

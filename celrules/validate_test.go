@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/internal/builder"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 // Field paths of the rules' errors, as the API server reports them.

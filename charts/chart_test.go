@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/deploy"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 const (

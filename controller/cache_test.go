@@ -16,9 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/flink-admission/flink-admission/controller/fctest"
+	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 // TestCacheSelectsEveryOwnedObject: every object and pod the resources package builds is in
@@ -37,7 +38,7 @@ func TestCacheSelectsEveryOwnedObject(t *testing.T) {
 	}
 	assert.Len(t, by, 6, "Pod, ConfigMap, Service, Job, Deployment, StatefulSet")
 
-	for _, w := range []*fctest.Wrapper{fctest.MakeCluster("wc"), fctest.MakeCluster("wc").Deployment().TaskManagerDeployment()} {
+	for _, w := range []*builder.FlinkClusterWrapper{builder.MakeAppCluster("wc"), builder.MakeAppCluster("wc").Deployment().TaskManagerDeploymentType(v1beta1.TaskManagerDeploymentTypeDeployment)} {
 		fc := w.Obj()
 		fc.Spec.JobManager.PodLabels = map[string]string{"app": "mine", "team": "a"}
 		fc.Spec.JobManager.ServiceLabels = map[string]string{"app": "mine"}
@@ -85,7 +86,7 @@ func cacheView(cl client.Client) client.Client {
 // label was removed, gets the label back.
 func TestObjectsOutsideTheCache(t *testing.T) {
 	ctx := context.Background()
-	fc := fctest.MakeCluster("wc").Obj()
+	fc := builder.MakeAppCluster("wc").Obj()
 	cmKey := client.ObjectKey{Namespace: fc.Namespace, Name: resources.ConfigMapName(fc.Name)}
 	jmKey := client.ObjectKey{Namespace: fc.Namespace, Name: resources.JobManagerName(fc.Name)}
 

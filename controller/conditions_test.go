@@ -16,8 +16,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -69,10 +69,10 @@ func TestManagedCondition(t *testing.T) {
 		reason string
 		msg    string
 	}{
-		{"managed: Application mode", fctest.MakeCluster("wc").Obj(), metav1.ConditionTrue, ConditionReasonApplicationMode, "this controller runs the cluster"},
-		{"not managed: Detached mode", fctest.MakeCluster("wc").Mode(v1beta1.JobModeDetached).Obj(), metav1.ConditionFalse, ConditionReasonNotApplicationMode, "job mode Detached is not managed"},
+		{"managed: Application mode", builder.MakeAppCluster("wc").Obj(), metav1.ConditionTrue, ConditionReasonApplicationMode, "this controller runs the cluster"},
+		{"not managed: Detached mode", builder.MakeAppCluster("wc").JobMode(v1beta1.JobModeDetached).Obj(), metav1.ConditionFalse, ConditionReasonNotApplicationMode, "job mode Detached is not managed"},
 		{"not managed: session cluster", func() *v1beta1.FlinkCluster {
-			fc := fctest.MakeCluster("wc").Obj()
+			fc := builder.MakeAppCluster("wc").Obj()
 			fc.Spec.Job = nil
 			return fc
 		}(), metav1.ConditionFalse, ConditionReasonNotApplicationMode, "job mode session cluster is not managed"},
@@ -90,9 +90,9 @@ func TestManagedCondition(t *testing.T) {
 }
 
 func TestJobManagerReadyCondition(t *testing.T) {
-	ready := fctest.SetRunning(fctest.Pod("wc", "wc-jm-1", "wc-r1", t0), t0)
-	starting := fctest.Pod("wc", "wc-jm-1", "wc-r1", t0)
-	crash := fctest.SetCrashLoop(fctest.Pod("wc", "wc-jm-1", "wc-r1", t0), t0, 3, time.Second, 1, "boom")
+	ready := builder.SetRunning(builder.Pod("wc", "wc-jm-1", "wc-r1", t0), t0)
+	starting := builder.Pod("wc", "wc-jm-1", "wc-r1", t0)
+	crash := builder.SetCrashLoop(builder.Pod("wc", "wc-jm-1", "wc-r1", t0), t0, 3, time.Second, 1, "boom")
 	wl := &state.Workload{Revision: "wc-r1"}
 
 	tests := []struct {
@@ -170,9 +170,9 @@ func TestUpdatingCondition(t *testing.T) {
 func TestDeploymentFailureKindsAreConditionReasons(t *testing.T) {
 	kinds := []string{state.FailedCreate, "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "InvalidImageName", "CreateContainerError"}
 	for _, k := range kinds {
-		pod := fctest.SetWaiting(fctest.Pod("wc", "p", "r", t0), t0, k, "message")
+		pod := builder.SetWaiting(builder.Pod("wc", "p", "r", t0), t0, k, "message")
 		if k == "CrashLoopBackOff" {
-			pod = fctest.SetCrashLoop(fctest.Pod("wc", "p", "r", t0), t0, 3, time.Second, 1, "message")
+			pod = builder.SetCrashLoop(builder.Pod("wc", "p", "r", t0), t0, 3, time.Second, 1, "message")
 		}
 		if k != state.FailedCreate {
 			got, _ := state.PodFailure(pod)
@@ -189,7 +189,7 @@ func TestDeploymentFailureKindsAreConditionReasons(t *testing.T) {
 // with the whole status (the schema requires state and components) and stamped with the
 // generation; the write is not repeated while nothing changes.
 func TestNotManagedCondition(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Mode(v1beta1.JobModeDetached).Obj()
+	fc := builder.MakeAppCluster("wc").JobMode(v1beta1.JobModeDetached).Obj()
 	fc.Generation = 3
 	r, cl := reconcilerWith(t, fc, func() error { return nil })
 	_, err := r.Reconcile(t.Context(), reqFor(fc))

@@ -27,8 +27,8 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 const (
@@ -63,13 +63,13 @@ type harness struct {
 // newHarness creates a FlinkCluster in a fresh namespace. The fixture cluster is an
 // application cluster with Kubernetes HA and cleanup DeleteCluster for every outcome; build
 // adjusts it.
-func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(w *fctest.Wrapper)) *harness {
+func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(w *builder.FlinkClusterWrapper)) *harness {
 	t.Helper()
 	requireEnv(t)
 	h := &harness{t: t, ctx: context.Background(), mode: mode, name: "wc"}
 	h.ns = fmt.Sprintf("t%d-%s", nsSeq.Add(1), strings.ToLower(string(mode)))
 	require.NoError(t, k8s.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}))
-	w := fctest.MakeCluster(h.name).Namespace(h.ns)
+	w := builder.MakeAppCluster(h.name).Namespace(h.ns)
 	if mode == v1beta1.JobManagerDeploymentTypeDeployment {
 		w.Deployment()
 	}
@@ -368,7 +368,7 @@ func (h *harness) startPod(wl client.Object) *corev1.Pod {
 	ip := fmt.Sprintf("10.0.%d.%d", h.podSeq/250, h.podSeq%250+1)
 	h.startProcess(pod, ip)
 	return h.setPodStatus(pod, func(p *corev1.Pod) {
-		fctest.SetRunning(p, fakeClock.Now())
+		builder.SetRunning(p, fakeClock.Now())
 		p.Status.PodIP = ip
 		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
 	})

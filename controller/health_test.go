@@ -14,7 +14,7 @@ import (
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/fctest"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 // healthCase is a cluster's status before health runs: the job state, the other conditions,
@@ -103,7 +103,7 @@ func statusOf(tc healthCase) v1beta1.FlinkClusterStatus {
 }
 
 func clusterWith(st v1beta1.FlinkClusterStatus, generation int64) *v1beta1.FlinkCluster {
-	fc := fctest.MakeCluster("wc").Obj()
+	fc := builder.MakeAppCluster("wc").Obj()
 	fc.Generation = generation
 	fc.Status = st
 	return fc
@@ -195,7 +195,7 @@ func TestKstatusReadsHealth(t *testing.T) {
 // TestKstatusReadsAReconciledCluster: a new cluster after one reconcile is InProgress (its job
 // deploys) with the generation observed; a spec edit after it is InProgress by generation.
 func TestKstatusReadsAReconciledCluster(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Obj()
+	fc := builder.MakeAppCluster("wc").Obj()
 	fc.Generation = 1
 	r, cl := reconcilerWith(t, fc, func() error { return nil })
 	_, err := r.Reconcile(t.Context(), reqFor(fc))
@@ -294,13 +294,13 @@ func TestArgoCDHealthCheck(t *testing.T) {
 		assert.Equal(t, "the controller has not reconciled generation 3 yet", message)
 	})
 	t.Run("progressing: no status yet", func(t *testing.T) {
-		u := toUnstructured(t, fctest.MakeCluster("wc").Obj())
+		u := toUnstructured(t, builder.MakeAppCluster("wc").Obj())
 		delete(u.Object, "status")
 		status, _ := argoHealth(t, script, u.Object)
 		assert.Equal(t, "Progressing", status)
 	})
 	t.Run("healthy: a cluster left to another operator", func(t *testing.T) {
-		fc := fctest.MakeCluster("wc").Mode(v1beta1.JobModeDetached).Obj()
+		fc := builder.MakeAppCluster("wc").JobMode(v1beta1.JobModeDetached).Obj()
 		setCondition(&fc.Status.Conditions, managedCondition(fc), t0)
 		u := toUnstructured(t, fc)
 		status, _ := argoHealth(t, script, u.Object)

@@ -22,7 +22,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 // Timers of the controller under test. The HA grace and Lost timeout run on fakeClock, which

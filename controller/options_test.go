@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 func TestBindFlags(t *testing.T) {
@@ -41,7 +41,7 @@ func TestCompleteOptions(t *testing.T) {
 }
 
 func TestDefaultFlinkClient(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Namespace("flink").Obj()
+	fc := builder.MakeAppCluster("wc").Namespace("flink").Obj()
 	cl, err := DefaultFlinkClient(fc)
 	require.NoError(t, err)
 	assert.IsType(t, &flinkclient.HTTPClient{}, cl)

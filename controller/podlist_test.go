@@ -21,14 +21,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 // updatingCluster is a cluster in the middle of an update: final savepoint taken, old
 // JobManager Deployment deleted, next revision not created yet.
 func updatingCluster(t *testing.T) *v1beta1.FlinkCluster {
-	fc := fctest.MakeCluster("wc").Deployment().Obj()
+	fc := builder.MakeAppCluster("wc").Deployment().Obj()
 	fc.Finalizers = []string{Finalizer}
 	rev, err := resources.Revision(fc)
 	require.NoError(t, err)

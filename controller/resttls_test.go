@@ -16,8 +16,8 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 	"github.com/flink-admission/flink-admission/internal/test/testcerts"
 )
 
@@ -76,7 +76,7 @@ func TestFlinkRESTOverTLS(t *testing.T) {
 			t.Cleanup(flink.Close)
 			flink.Start(fakeflink.Config{Session: true})
 
-			fc := fctest.MakeCluster("wc").Property(flinkRESTSSLEnabled, "true").Obj()
+			fc := builder.MakeAppCluster("wc").FlinkProperty(flinkRESTSSLEnabled, "true").Obj()
 			for k, v := range tc.props {
 				fc.Spec.FlinkProperties[k] = v
 			}
@@ -138,7 +138,7 @@ func tlsReconciler(t *testing.T, fc *v1beta1.FlinkCluster, secret *corev1.Secret
 }
 
 func TestRESTTLSOffIsPlainHTTP(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Property(flinkRESTSSLEnabled, "false").Obj()
+	fc := builder.MakeAppCluster("wc").FlinkProperty(flinkRESTSSLEnabled, "false").Obj()
 	r := &Reconciler{}
 	cfg, err := r.restTLS(t.Context(), fc)
 	require.NoError(t, err)
@@ -146,7 +146,7 @@ func TestRESTTLSOffIsPlainHTTP(t *testing.T) {
 }
 
 func TestDefaultFlinkTLSClientUsesTheServiceName(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Namespace("flink").Obj()
+	fc := builder.MakeAppCluster("wc").Namespace("flink").Obj()
 	cl, err := DefaultFlinkTLSClient(fc, &tls.Config{MinVersion: tls.VersionTLS12})
 	require.NoError(t, err)
 	assert.IsType(t, &flinkclient.HTTPClient{}, cl)
@@ -156,7 +156,7 @@ func TestDefaultFlinkTLSClientUsesTheServiceName(t *testing.T) {
 // TestRESTTLSErrorIsAWait: a TLS setting the controller cannot use is said in the Waiting
 // condition's message (WaitingForFlinkAPI), not only in the log.
 func TestRESTTLSErrorIsAWait(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Property(flinkRESTSSLEnabled, "true").Obj()
+	fc := builder.MakeAppCluster("wc").FlinkProperty(flinkRESTSSLEnabled, "true").Obj()
 	r := tlsReconciler(t, fc, nil, false, "https://127.0.0.1:1")
 	c, err := r.newCycle(fc)
 	require.NoError(t, err)

@@ -20,10 +20,10 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 const (
@@ -35,15 +35,15 @@ const (
 type scenario struct {
 	mode  v1beta1.JobManagerDeploymentType
 	name  string
-	build func(w *fctest.Wrapper)
+	build func(w *builder.FlinkClusterWrapper)
 	run   func(t *testing.T, h *harness)
 }
 
 func scenarios() []scenario {
-	keepOnFailure := func(w *fctest.Wrapper) {
-		w.Cleanup(v1beta1.CleanupActionDeleteCluster, v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionDeleteCluster)
+	keepOnFailure := func(w *builder.FlinkClusterWrapper) {
+		w.CleanupPolicy(v1beta1.CleanupActionDeleteCluster, v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionDeleteCluster)
 	}
-	flink23 := func(w *fctest.Wrapper) { w.FlinkVersion("2.3") }
+	flink23 := func(w *builder.FlinkClusterWrapper) { w.FlinkVersion("2.3") }
 	return []scenario{
 		{depMode, "1 regular update twice: restores the final savepoint under a new job ID, HA data deleted first, no replacement while old JM pod terminating (old-leader FINISHED race fixed)", nil, updateTwice},
 		{jobMode, "1 regular update twice: restores the final savepoint under a new job ID, revisions converge", nil, updateTwice},
@@ -77,11 +77,11 @@ func scenarios() []scenario {
 		{depMode, "+ crash loop of a Running job's JM (hole 5): not terminal, DeploymentFailed with the reason, recovered when it passes", nil, crashLoopWhileRunning},
 		{depMode, "+ DeployFailed, then a fixed spec: the next revision deploys and runs", keepOnFailure, fixedSpecRedeploys},
 		{jobMode, "+ DeployFailed, then a fixed spec: the next revision deploys and runs", keepOnFailure, fixedSpecRedeploys},
-		{jobMode, "+ restartPolicy FromSavepointOnFailure: failed job restored from its latest savepoint", func(w *fctest.Wrapper) { w.RestartFromSavepoint(3600) }, restartFromSavepoint},
-		{depMode, "+ restartPolicy FromSavepointOnFailure is ignored: a failed job is never restored from a savepoint", func(w *fctest.Wrapper) { w.RestartFromSavepoint(3600) }, noRestartFromSavepoint},
-		{depMode, "+ initial fromSavepoint: restored through the Flink configuration, taken out of it once the job runs, pod template never changed", func(w *fctest.Wrapper) { w.FromSavepoint(initialSavepoint) }, initialSavepointLeavesConfiguration},
-		{jobMode, "+ initial fromSavepoint: restored through the Flink configuration, taken out of it once the job runs, pod template never changed", func(w *fctest.Wrapper) { w.FromSavepoint(initialSavepoint) }, initialSavepointLeavesConfiguration},
-		{depMode, "+ session or non-Application mode: left alone with an Event", func(w *fctest.Wrapper) { w.Mode(v1beta1.JobModeDetached).DeploymentType("") }, notManaged},
+		{jobMode, "+ restartPolicy FromSavepointOnFailure: failed job restored from its latest savepoint", func(w *builder.FlinkClusterWrapper) { w.RestartFromSavepoint(3600) }, restartFromSavepoint},
+		{depMode, "+ restartPolicy FromSavepointOnFailure is ignored: a failed job is never restored from a savepoint", func(w *builder.FlinkClusterWrapper) { w.RestartFromSavepoint(3600) }, noRestartFromSavepoint},
+		{depMode, "+ initial fromSavepoint: restored through the Flink configuration, taken out of it once the job runs, pod template never changed", func(w *builder.FlinkClusterWrapper) { w.FromSavepoint(initialSavepoint) }, initialSavepointLeavesConfiguration},
+		{jobMode, "+ initial fromSavepoint: restored through the Flink configuration, taken out of it once the job runs, pod template never changed", func(w *builder.FlinkClusterWrapper) { w.FromSavepoint(initialSavepoint) }, initialSavepointLeavesConfiguration},
+		{depMode, "+ session or non-Application mode: left alone with an Event", func(w *builder.FlinkClusterWrapper) { w.JobMode(v1beta1.JobModeDetached).DeploymentType("") }, notManaged},
 	}
 }
 
@@ -323,7 +323,7 @@ func (h *harness) jobManagerExits(wl client.Object, pod *corev1.Pod, exitCode in
 		p.Exit()
 	}
 	// The controller may already be removing the pod and the Job (cleanup or restart).
-	h.trySetPodStatus(pod, func(p *corev1.Pod) { fctest.SetTerminated(p, fakeClock.Now(), exitCode, message) })
+	h.trySetPodStatus(pod, func(p *corev1.Pod) { builder.SetTerminated(p, fakeClock.Now(), exitCode, message) })
 	if exitCode == 0 {
 		h.setJobCondition(wl, true, "Completed", "")
 	} else {
@@ -454,7 +454,7 @@ const mainThrows = "2026-11-30 12:00:01,000 ERROR org.apache.flink.runtime.entry
 func mainThrowsCrashLoop(t *testing.T, h *harness) {
 	wl := h.waitWorkload("")
 	pod := h.createPod(wl)
-	h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, mainThrows) })
+	h.setPodStatus(pod, func(p *corev1.Pod) { builder.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, mainThrows) })
 	fc := h.waitJob(v1beta1.JobStateDeployFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), `java.lang.NumberFormatException: For input string: "not-a-number"`)
 	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=True/CrashLoopBackOff"}))
@@ -517,7 +517,7 @@ func invalidArtifactRun(t *testing.T, h *harness, log, cause string) {
 	wl := h.waitWorkload("")
 	pod := h.createPod(wl)
 	if h.deployment() {
-		h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, log) })
+		h.setPodStatus(pod, func(p *corev1.Pod) { builder.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, log) })
 	} else {
 		h.jobManagerExits(wl, pod, 1, log)
 	}
@@ -570,7 +570,7 @@ func crashLoopWhileRunning(t *testing.T, h *harness) {
 	// again, each time failing before the REST API is up.
 	h.process(pod).Kill()
 	h.setPodStatus(pod, func(p *corev1.Pod) {
-		fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, "java.lang.IllegalStateException: HA storage directory is not accessible")
+		builder.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, "java.lang.IllegalStateException: HA storage directory is not accessible")
 	})
 	fc := h.waitJob(v1beta1.JobStateLost)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"),
@@ -587,7 +587,7 @@ func crashLoopWhileRunning(t *testing.T, h *harness) {
 	jm := h.startProcess(pod, pod.Status.PodIP)
 	h.flink.Advance(16 * time.Second)
 	require.True(t, jm.Leads())
-	h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetRunning(p, fakeClock.Now()) })
+	h.setPodStatus(pod, func(p *corev1.Pod) { builder.SetRunning(p, fakeClock.Now()) })
 	h.waitJob(v1beta1.JobStateRunning)
 	assert.Equal(t, flinkclient.JobStateRunning, jm.JobState(id), "recovered, not rerun")
 	h.waitConditions("DeploymentFailed=False/NoFailure", "Lost=False/JobTracked")
@@ -709,7 +709,7 @@ func oldLeaderFinishedRace(t *testing.T, h *harness) {
 	require.True(t, strayJM.Leads())
 	require.Equal(t, flinkclient.JobStateFinished, strayJM.JobState(oldID))
 	h.setPodStatus(stray, func(p *corev1.Pod) {
-		fctest.SetRunning(p, fakeClock.Now())
+		builder.SetRunning(p, fakeClock.Now())
 		p.Status.PodIP = "10.0.9.9"
 	})
 	require.NoError(t, k8s.Delete(h.ctx, stray))
@@ -735,7 +735,7 @@ func fixedSpecRedeploys(t *testing.T, h *harness) {
 	wl := h.waitWorkload("")
 	pod := h.createPod(wl)
 	if h.deployment() {
-		h.setPodStatus(pod, func(p *corev1.Pod) { fctest.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, classNotFound) })
+		h.setPodStatus(pod, func(p *corev1.Pod) { builder.SetCrashLoop(p, fakeClock.Now(), 3, 0, 1, classNotFound) })
 	} else {
 		h.jobManagerExits(wl, pod, 1, classNotFound)
 	}

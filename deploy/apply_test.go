@@ -21,7 +21,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/deploy/installer"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 // TestApplyDryRunServer applies what a user applies — each overlay with `kubectl apply -k`,

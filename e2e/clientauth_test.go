@@ -27,7 +27,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/internal/test/testcerts"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 

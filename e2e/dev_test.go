@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 // TestDevCommand runs the built binary as `make run` does, but from a directory outside the

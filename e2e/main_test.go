@@ -13,7 +13,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 // dev is the local setup every test talks to: kube-apiserver, etcd, the CRD, both webhook

@@ -7,7 +7,7 @@
 #                                        value for KUBEBUILDER_ASSETS)
 #   envtest-binaries.sh --control-plane  also kube-controller-manager, kube-scheduler and KWOK
 #                                        (simulated nodes; the project's own stages, in
-#                                        internal/testenv, say how their pods run); prints the
+#                                        internal/test/testenv, say how their pods run); prints the
 #                                        directory that holds those three, after building both
 #
 # Progress goes to stderr so callers can capture stdout.

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/internal/builder"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 	"github.com/flink-admission/flink-admission/policy"
 	"github.com/flink-admission/flink-admission/scope"
 )

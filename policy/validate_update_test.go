@@ -9,7 +9,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/internal/builder"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 	"github.com/flink-admission/flink-admission/policy"
 )
 

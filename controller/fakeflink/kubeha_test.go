@@ -15,7 +15,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 // TestKubeHA runs leadership, recovery and cleanup with the HA ConfigMaps in a real API

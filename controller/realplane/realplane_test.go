@@ -43,12 +43,12 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/internal/flinksim"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 const (
@@ -164,7 +164,7 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType) *harness {
 	h := &harness{t: t, ctx: context.Background(), name: "wc", mode: mode}
 	h.ns = fmt.Sprintf("rp%d-%s", nsSeq.Add(1), strings.ToLower(string(mode)))
 	require.NoError(t, k8s.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}))
-	w := fctest.MakeCluster(h.name).Namespace(h.ns).UID("")
+	w := builder.MakeAppCluster(h.name).Namespace(h.ns).UID("")
 	if mode == v1beta1.JobManagerDeploymentTypeDeployment {
 		// A preStop delay the Simulator runs on its real clock: short, to keep rows fast.
 		w.Deployment().Shutdown(1, 20)

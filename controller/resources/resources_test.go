@@ -14,12 +14,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 func TestJobAndDeploymentShareThePodTemplate(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Deployment().Shutdown(30, 60).Obj()
+	fc := builder.MakeAppCluster("wc").Deployment().Shutdown(30, 60).Obj()
 	fc.Spec.JobManager.InitContainers = []corev1.Container{{Name: "fetch-jar", Image: "busybox"}}
 	fc.Spec.JobManager.Sidecars = []corev1.Container{{Name: "proxy", Image: "envoy"}}
 	fc.Spec.JobManager.Volumes = []corev1.Volume{{Name: "data"}}
@@ -57,7 +57,7 @@ func TestJobAndDeploymentShareThePodTemplate(t *testing.T) {
 }
 
 func TestJobManagerWorkloads(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Deployment().Obj()
+	fc := builder.MakeAppCluster("wc").Deployment().Obj()
 	dep := resources.JobManagerDeployment(fc, resources.Deploy{Revision: "wc-rev1", JobID: testJobID}, 1)
 	assert.Equal(t, ptr.To[int32](1), dep.Spec.Replicas)
 	assert.Equal(t, appsv1.RecreateDeploymentStrategyType, dep.Spec.Strategy.Type)
@@ -71,13 +71,13 @@ func TestJobManagerWorkloads(t *testing.T) {
 
 	assert.Equal(t, ptr.To[int32](0), resources.JobManagerDeployment(fc, resources.Deploy{Revision: "wc-rev1", JobID: testJobID}, 0).Spec.Replicas, "scaled to zero")
 
-	job := resources.JobManagerJob(fctest.MakeCluster("wc").Obj(), resources.Deploy{Revision: "wc-rev1", JobID: testJobID})
+	job := resources.JobManagerJob(builder.MakeAppCluster("wc").Obj(), resources.Deploy{Revision: "wc-rev1", JobID: testJobID})
 	assert.Equal(t, ptr.To[int32](0), job.Spec.BackoffLimit, "no retries")
 	assert.Equal(t, ptr.To[int32](1), job.Spec.Completions)
 }
 
 func TestPodLabelsCannotLeaveTheSelector(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Obj()
+	fc := builder.MakeAppCluster("wc").Obj()
 	fc.Spec.JobManager.PodLabels = map[string]string{resources.LabelCluster: "other", "team": "data"}
 	tmpl := resources.JobManagerPodTemplate(fc, resources.Deploy{Revision: "wc-r", JobID: testJobID})
 	assert.Equal(t, "wc", tmpl.Labels[resources.LabelCluster])
@@ -88,7 +88,7 @@ func TestPodLabelsCannotLeaveTheSelector(t *testing.T) {
 const testJobID = "0123456789abcdef0123456789abcdef"
 
 func TestJobManagerArgs(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Args("--rate", "10").Obj()
+	fc := builder.MakeAppCluster("wc").Args("--rate", "10").Obj()
 	d := resources.Deploy{Revision: "wc-r", JobID: testJobID}
 	assert.Equal(t, []string{"standalone-job", "--job-id", testJobID, "--host", "$(POD_IP)", "--job-classname", "org.example.Job",
 		"--jars", "local:///opt/flink/usrlib/job.jar", "--rate", "10"}, resources.JobManagerArgs(fc, d), "with HA the pod IP is the JobManager's address")
@@ -104,7 +104,7 @@ func TestJobManagerArgs(t *testing.T) {
 }
 
 func TestJobIDLabelsTheDeploy(t *testing.T) {
-	dep := resources.JobManagerDeployment(fctest.MakeCluster("wc").Deployment().Obj(), resources.Deploy{Revision: "wc-r", JobID: testJobID}, 1)
+	dep := resources.JobManagerDeployment(builder.MakeAppCluster("wc").Deployment().Obj(), resources.Deploy{Revision: "wc-r", JobID: testJobID}, 1)
 	assert.Equal(t, testJobID, dep.Labels[resources.LabelJobID])
 	assert.Equal(t, testJobID, dep.Spec.Template.Labels[resources.LabelJobID])
 	assert.NotContains(t, dep.Spec.Selector.MatchLabels, resources.LabelJobID, "the selector spans deploys (it is immutable)")
@@ -113,7 +113,7 @@ func TestJobIDLabelsTheDeploy(t *testing.T) {
 // Hole 1 (issue 8): the job result store keeps results (delete-on-commit false) in a
 // directory of the deploy's own, unless the user set them.
 func TestJobResultStorePerDeploy(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Deployment().Obj()
+	fc := builder.MakeAppCluster("wc").Deployment().Obj()
 	a, b := resources.FlinkConfiguration(fc, resources.Deploy{JobID: testJobID}), resources.FlinkConfiguration(fc, resources.Deploy{JobID: "fedcba9876543210fedcba9876543210"})
 	assert.Equal(t, "false", a[resources.KeyJRSDeleteOnCommit])
 	assert.Equal(t, "file:///flink-ha/job-result-store/wc/"+testJobID, a[resources.KeyJRSStoragePath])
@@ -134,7 +134,7 @@ func TestJobResultStorePerDeploy(t *testing.T) {
 // template, so that the controller can take it out once the job ran without replacing the
 // JobManager: the template of a deploy from a savepoint equals the one without.
 func TestSavepointInConfigurationNotTemplate(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Deployment().Obj()
+	fc := builder.MakeAppCluster("wc").Deployment().Obj()
 	fc.Spec.Job.AllowNonRestoredState = ptr.To(true)
 	fc.Spec.FlinkProperties[resources.KeyStateRecoveryPath] = "s3://b/user-sp"
 	first := resources.Deploy{Revision: "wc-r", JobID: testJobID, FromSavepoint: "s3://b/sp-1"}
@@ -164,7 +164,7 @@ func TestSavepointInConfigurationNotTemplate(t *testing.T) {
 // DropSavepoint takes the path out of a ConfigMap of any Flink version, leaving the rest.
 func TestDropSavepoint(t *testing.T) {
 	for _, version := range []string{"1.20", "2.2"} {
-		fc := fctest.MakeCluster("wc").Deployment().FlinkVersion(version).Obj()
+		fc := builder.MakeAppCluster("wc").Deployment().FlinkVersion(version).Obj()
 		d := resources.Deploy{Revision: "wc-r", JobID: testJobID, FromSavepoint: "s3://b/sp-1"}
 		cm, err := resources.ConfigMap(fc, d)
 		require.NoError(t, err)
@@ -183,7 +183,7 @@ func TestDropSavepoint(t *testing.T) {
 }
 
 func TestRevision(t *testing.T) {
-	base := fctest.MakeCluster("wc")
+	base := builder.MakeAppCluster("wc")
 	r0, err := resources.Revision(base.Obj())
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(r0, "wc-"))
@@ -216,9 +216,9 @@ func TestRevision(t *testing.T) {
 }
 
 func TestConfigMap(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Deployment().
-		Property("jobmanager.rpc.address", "elsewhere").
-		Property("taskmanager.numberOfTaskSlots", "4").
+	fc := builder.MakeAppCluster("wc").Deployment().
+		FlinkProperty("jobmanager.rpc.address", "elsewhere").
+		FlinkProperty("taskmanager.numberOfTaskSlots", "4").
 		Obj()
 	fc.Spec.LogConfig = map[string]string{"log4j-console.properties": "rootLogger.level = INFO"}
 	cm, err := resources.ConfigMap(fc, resources.Deploy{Revision: "wc-r1", JobID: testJobID})
@@ -238,7 +238,7 @@ func TestConfigMap(t *testing.T) {
 }
 
 func TestLegacyConfigFile(t *testing.T) {
-	fc := fctest.MakeCluster("wc").FlinkVersion("1.20").Property("kubernetes.cluster-id", "custom").Obj()
+	fc := builder.MakeAppCluster("wc").FlinkVersion("1.20").FlinkProperty("kubernetes.cluster-id", "custom").Obj()
 	cm, err := resources.ConfigMap(fc, resources.Deploy{})
 	require.NoError(t, err)
 	file, ok := cm.Data["flink-conf.yaml"]
@@ -254,7 +254,7 @@ func TestLegacyConfigFile(t *testing.T) {
 }
 
 func TestService(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Obj()
+	fc := builder.MakeAppCluster("wc").Obj()
 	svc := resources.Service(fc, "wc-r1")
 	assert.Equal(t, "wc-jobmanager", svc.Name)
 	assert.Equal(t, corev1.ServiceTypeClusterIP, svc.Spec.Type)
@@ -272,7 +272,7 @@ func TestService(t *testing.T) {
 }
 
 func TestTaskManagers(t *testing.T) {
-	fc := fctest.MakeCluster("wc").Obj()
+	fc := builder.MakeAppCluster("wc").Obj()
 	sts := resources.TaskManagerStatefulSet(fc, "wc-r1")
 	assert.Equal(t, "wc-taskmanager", sts.Name)
 	assert.Equal(t, ptr.To[int32](2), sts.Spec.Replicas)
@@ -300,7 +300,7 @@ func TestDeploymentJobManagerToleratesALostNodeBriefly(t *testing.T) {
 			[]corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fc := fctest.MakeCluster("wc").Deployment().Obj()
+			fc := builder.MakeAppCluster("wc").Deployment().Obj()
 			fc.Spec.JobManager.Tolerations = tc.user
 			dep := resources.JobManagerDeployment(fc, resources.Deploy{Revision: "wc-rev1", JobID: testJobID}, 1)
 			assert.ElementsMatch(t, tc.want, dep.Spec.Template.Spec.Tolerations)
@@ -308,7 +308,7 @@ func TestDeploymentJobManagerToleratesALostNodeBriefly(t *testing.T) {
 		})
 	}
 	t.Run("Job: the API server's default, an evicted JobManager fails the Job", func(t *testing.T) {
-		fc := fctest.MakeCluster("wc").Obj()
+		fc := builder.MakeAppCluster("wc").Obj()
 		job := resources.JobManagerJob(fc, resources.Deploy{Revision: "wc-rev1", JobID: testJobID})
 		assert.Empty(t, job.Spec.Template.Spec.Tolerations)
 	})

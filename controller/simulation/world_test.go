@@ -26,11 +26,11 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/flinkcluster"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 const (
@@ -136,7 +136,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		mode:                 v1beta1.JobManagerDeploymentTypeJob,
 		v23:                  rng.Intn(2) == 0,
 	}
-	wr := fctest.MakeCluster(name)
+	wr := builder.MakeAppCluster(name)
 	if rng.Intn(3) != 0 {
 		w.mode = v1beta1.JobManagerDeploymentTypeDeployment
 		wr.Deployment()
@@ -145,7 +145,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 	case 0:
 		wr.RestartFromSavepoint(int32(60 + rng.Intn(1200)))
 	case 1:
-		wr.Cleanup(v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionKeepCluster)
+		wr.CleanupPolicy(v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionKeepCluster)
 	}
 	fc := wr.Obj()
 	if rng.Intn(4) == 0 {
@@ -153,7 +153,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		fc.Spec.Job.MaxStateAgeToRestoreSeconds = ptr.To(int32(60 + rng.Intn(1200)))
 	}
 	if fixed != nil {
-		fc = fctest.MakeCluster(name).DeploymentType(fixed.mode).Obj()
+		fc = builder.MakeAppCluster(name).DeploymentType(fixed.mode).Obj()
 		w.mode, w.v23 = fixed.mode, fixed.v23
 		if fixed.build != nil {
 			fixed.build(fc)

@@ -6,12 +6,12 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 func TestCleanupAction(t *testing.T) {
-	spec := &fctest.MakeCluster("wc").Cleanup("KeepCluster", "DeleteTaskManager", "DeleteCluster").Obj().Spec
+	spec := &builder.MakeAppCluster("wc").CleanupPolicy("KeepCluster", "DeleteTaskManager", "DeleteCluster").Obj().Spec
 	assert.Equal(t, v1beta1.CleanupActionKeepCluster, state.CleanupAction(spec, "Succeeded"))
 	assert.Equal(t, v1beta1.CleanupActionDeleteTaskManager, state.CleanupAction(spec, "Failed"))
 	assert.Equal(t, v1beta1.CleanupActionDeleteTaskManager, state.CleanupAction(spec, "DeployFailed"))

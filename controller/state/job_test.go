@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 const (
@@ -27,7 +27,7 @@ var (
 )
 
 func running(started time.Time) *corev1.Pod {
-	return fctest.SetRunning(fctest.Pod("wc", "wc-jm-1", "wc-r1", started), started)
+	return builder.SetRunning(builder.Pod("wc", "wc-jm-1", "wc-r1", started), started)
 }
 
 func flinkJob(s string) *state.Flink {
@@ -38,7 +38,7 @@ func recorded(s string) v1beta1.JobStatus { return v1beta1.JobStatus{ID: jobID, 
 
 func TestDeriveJob(t *testing.T) {
 	wl := &state.Workload{Revision: "wc-r1"}
-	crash := fctest.SetCrashLoop(fctest.Pod("wc", "wc-jm-1", "wc-r1", t0), t0, 3, 20*time.Second, 1,
+	crash := builder.SetCrashLoop(builder.Pod("wc", "wc-jm-1", "wc-r1", t0), t0, 3, 20*time.Second, 1,
 		"2026-11-30 INFO starting\norg.apache.flink.client.program.ProgramInvocationException: The main method caused an error\nCaused by: java.lang.ClassNotFoundException: org.example.Missing")
 
 	tests := []struct {
@@ -149,19 +149,19 @@ func TestDeriveJob(t *testing.T) {
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0.Add(-lost - time.Second), Workload: wl, Pod: crash},
 			want: "Lost", timed: true},
 		{name: "Deployment: CrashLoopBackOff after 2 restarts is not yet a failure",
-			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetCrashLoop(fctest.Pod("wc", "p", "r", t0), t0, 2, time.Second, 1, "x")},
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: builder.SetCrashLoop(builder.Pod("wc", "p", "r", t0), t0, 2, time.Second, 1, "x")},
 			want: "Deploying"},
 		{name: "Deployment: CrashLoopBackOff after a long run is not a failed deployment",
-			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: fctest.SetCrashLoop(fctest.Pod("wc", "p", "r", t0), t0, 5, time.Hour, 137, "OOMKilled")},
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Running"), Workload: wl, Pod: builder.SetCrashLoop(builder.Pod("wc", "p", "r", t0), t0, 5, time.Hour, 137, "OOMKilled")},
 			want: "Running"},
 		{name: "Deployment: ImagePullBackOff makes a deploying job DeployFailed",
-			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetWaiting(fctest.Pod("wc", "p", "r", t0), t0, "ImagePullBackOff", "Back-off pulling image \"flink:nope\"")},
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: builder.SetWaiting(builder.Pod("wc", "p", "r", t0), t0, "ImagePullBackOff", "Back-off pulling image \"flink:nope\"")},
 			want: "DeployFailed", reason: "container jobmanager: ImagePullBackOff: Back-off pulling image \"flink:nope\"", kind: "ImagePullBackOff"},
 		{name: "Deployment: CreateContainerConfigError makes a deploying job DeployFailed",
-			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetWaiting(fctest.Pod("wc", "p", "r", t0), t0, "CreateContainerConfigError", "secret \"creds\" not found")},
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: builder.SetWaiting(builder.Pod("wc", "p", "r", t0), t0, "CreateContainerConfigError", "secret \"creds\" not found")},
 			want: "DeployFailed", reason: "container jobmanager: CreateContainerConfigError: secret \"creds\" not found", kind: "CreateContainerConfigError"},
 		{name: "Job: ErrImagePull makes a deploying job DeployFailed",
-			in:   state.Input{DeploymentType: job, Recorded: recorded("Deploying"), Workload: wl, Pod: fctest.SetWaiting(fctest.Pod("wc", "p", "r", t0), t0, "ErrImagePull", "manifest unknown")},
+			in:   state.Input{DeploymentType: job, Recorded: recorded("Deploying"), Workload: wl, Pod: builder.SetWaiting(builder.Pod("wc", "p", "r", t0), t0, "ErrImagePull", "manifest unknown")},
 			want: "DeployFailed", reason: "container jobmanager: ErrImagePull: manifest unknown", kind: "ErrImagePull"},
 		{name: "Deployment: ReplicaFailure FailedCreate makes a deploying job DeployFailed",
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: &state.Workload{CreateFailure: "JobManager pod cannot be created: exceeded quota"}},
@@ -209,7 +209,7 @@ func TestDeriveJob(t *testing.T) {
 			want: "Failed", reason: "JobManager Job failed: BackoffLimitExceeded: Job has reached the specified backoff limit"},
 		{name: "Job: main() threw and the JobManager exited 1 is DeployFailed with the log line",
 			in: state.Input{DeploymentType: job, Recorded: recorded("Deploying"), Workload: &state.Workload{Failed: true},
-				Pod: fctest.SetTerminated(fctest.Pod("wc", "p", "r", t0), t0, 1, "ERROR x\norg.apache.flink.client.program.ProgramInvocationException: The main method caused an error: boom")},
+				Pod: builder.SetTerminated(builder.Pod("wc", "p", "r", t0), t0, 1, "ERROR x\norg.apache.flink.client.program.ProgramInvocationException: The main method caused an error: boom")},
 			want: "DeployFailed", reason: "JobManager container exited with code 1: org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: boom", kind: state.FailureApplication},
 		{name: "Job: Job complete is Succeeded",
 			in:   state.Input{DeploymentType: job, Recorded: recorded("Running"), Workload: &state.Workload{Complete: true}},
@@ -273,7 +273,7 @@ func TestLostSinceComesFromTheCondition(t *testing.T) {
 
 func TestTrusted(t *testing.T) {
 	current := running(t0)
-	old := fctest.SetRunning(fctest.Pod("wc", "wc-jm-old", "wc-r0", t0.Add(-time.Hour)), t0.Add(-time.Hour))
+	old := builder.SetRunning(builder.Pod("wc", "wc-jm-old", "wc-r0", t0.Add(-time.Hour)), t0.Add(-time.Hour))
 	terminating := old.DeepCopy()
 	terminating.DeletionTimestamp = &metav1.Time{Time: t0}
 	none := state.Leader{}
@@ -286,7 +286,7 @@ func TestTrusted(t *testing.T) {
 	evicted.Status.Phase = corev1.PodFailed
 	evicted.Status.Reason = "Evicted"
 	assert.True(t, state.Trusted(current, []corev1.Pod{*evicted, *current}, none, t0), "an evicted pod runs nothing")
-	notReady := fctest.SetCrashLoop(fctest.Pod("wc", "p", "r", t0), t0, 1, time.Second, 1, "")
+	notReady := builder.SetCrashLoop(builder.Pod("wc", "p", "r", t0), t0, 1, time.Second, 1, "")
 	assert.False(t, state.Trusted(notReady, []corev1.Pod{*notReady}, none, t0))
 }
 
@@ -295,7 +295,7 @@ func TestTrusted(t *testing.T) {
 func TestLeadershipDecidesTrust(t *testing.T) {
 	current := running(t0)
 	current.Status.PodIP = "10.0.0.2"
-	stuck := fctest.SetRunning(fctest.Pod("wc", "wc-jm-old", "wc-r1", t0.Add(-time.Hour)), t0.Add(-time.Hour))
+	stuck := builder.SetRunning(builder.Pod("wc", "wc-jm-old", "wc-r1", t0.Add(-time.Hour)), t0.Add(-time.Hour))
 	stuck.Status.PodIP = "10.0.0.1"
 	stuck.DeletionTimestamp = &metav1.Time{Time: t0}
 	pods := []corev1.Pod{*stuck, *current}
@@ -317,8 +317,8 @@ func TestLeadershipDecidesTrust(t *testing.T) {
 // terminating, answers FINISHED for the execution it stopped with a savepoint, while the new
 // revision is Deploying. The old pod makes the API untrusted, so the job stays Deploying.
 func TestOldLeaderFinishedRace(t *testing.T) {
-	newPod := fctest.SetRunning(fctest.Pod("wc", "wc-jm-new", "wc-r2", t0), t0)
-	oldPod := fctest.SetRunning(fctest.Pod("wc", "wc-jm-old", "wc-r1", t0.Add(-time.Hour)), t0.Add(-time.Hour))
+	newPod := builder.SetRunning(builder.Pod("wc", "wc-jm-new", "wc-r2", t0), t0)
+	oldPod := builder.SetRunning(builder.Pod("wc", "wc-jm-old", "wc-r1", t0.Add(-time.Hour)), t0.Add(-time.Hour))
 	oldPod.DeletionTimestamp = &metav1.Time{Time: t0}
 	pods := []corev1.Pod{*oldPod, *newPod}
 

@@ -9,14 +9,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 func TestNewestPodSkipsTerminating(t *testing.T) {
-	a := fctest.Pod("wc", "a", "r", t0)
-	b := fctest.Pod("wc", "b", "r", t0.Add(time.Minute))
-	c := fctest.Pod("wc", "c", "r", t0.Add(2*time.Minute))
+	a := builder.Pod("wc", "a", "r", t0)
+	b := builder.Pod("wc", "b", "r", t0.Add(time.Minute))
+	c := builder.Pod("wc", "c", "r", t0.Add(2*time.Minute))
 	c.DeletionTimestamp = &metav1.Time{Time: t0}
 	assert.Equal(t, "b", state.NewestPod([]corev1.Pod{*a, *c, *b}).Name)
 	assert.Nil(t, state.NewestPod([]corev1.Pod{*c}))

@@ -35,7 +35,7 @@ import (
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/freeport"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 // TestServeAsServiceAccount installs an overlay on a real API server (RBAC enforced) and runs

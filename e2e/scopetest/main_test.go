@@ -33,7 +33,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/internal/flinksim"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/scope"
 )
 

@@ -25,7 +25,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/resources"
-	"github.com/flink-admission/flink-admission/internal/builder"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 	"github.com/flink-admission/flink-admission/policy"
 )
 

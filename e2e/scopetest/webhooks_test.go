@@ -14,8 +14,8 @@ import (
 
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
-	"github.com/flink-admission/flink-admission/internal/builder"
 	"github.com/flink-admission/flink-admission/internal/freeport"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 // startWebhooks serves the mutating and validating webhooks (webhook only, self-signed, on

@@ -13,7 +13,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/hack/bench/bench"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 func main() {

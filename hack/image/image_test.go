@@ -185,7 +185,7 @@ func TestImageBinary(t *testing.T) {
 			"sigs.k8s.io/controller-runtime/pkg/envtest",
 			"sigs.k8s.io/controller-runtime/pkg/internal/testing",
 			"sigs.k8s.io/kustomize/",
-			"github.com/flink-admission/flink-admission/internal/testenv",
+			"github.com/flink-admission/flink-admission/internal/test/testenv",
 			"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv",
 			"github.com/stretchr/testify",
 			// The chart's and the alerts' tests, and the release's SBOM, use these; serve does not.

@@ -2,7 +2,7 @@
 // process (package fakeflink) to every JobManager pod whose container runs, and plays the part
 // of the kubelet that KWOK leaves out, the container's own life.
 //
-// KWOK (internal/testenv's stages) binds, starts and removes pods; it never ends a container
+// KWOK (internal/test/testenv's stages) binds, starts and removes pods; it never ends a container
 // by itself. A Simulator watches JobManager pods and:
 //
 //   - starts a fakeflink.JobManager when the pod's container is reported running, with the

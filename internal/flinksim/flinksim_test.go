@@ -24,11 +24,11 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
-	"github.com/flink-admission/flink-admission/controller/fctest"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/flinksim"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 var (
@@ -74,12 +74,12 @@ type row struct {
 
 var nsSeq atomic.Int64
 
-func newRow(t *testing.T, build func(w *fctest.Wrapper), program fakeflink.Program) *row {
+func newRow(t *testing.T, build func(w *builder.FlinkClusterWrapper), program fakeflink.Program) *row {
 	t.Helper()
 	r := &row{t: t, ctx: context.Background(), ns: fmt.Sprintf("sim%d", nsSeq.Add(1)), jobID: flinkclient.NewID(),
 		clock: clocktesting.NewFakeClock(time.Now())}
 	require.NoError(t, k8s.Create(r.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}))
-	w := fctest.MakeCluster("wc").Namespace(r.ns).UID("")
+	w := builder.MakeAppCluster("wc").Namespace(r.ns).UID("")
 	if build != nil {
 		build(w)
 	}
@@ -186,16 +186,16 @@ func (r *row) exitStatuses() []fakeflink.ExitStatus {
 }
 
 func TestSimulator(t *testing.T) {
-	dep := func(w *fctest.Wrapper) { w.Deployment() }
+	dep := func(w *builder.FlinkClusterWrapper) { w.Deployment() }
 	rows := []struct {
 		name    string
-		build   func(w *fctest.Wrapper)
+		build   func(w *builder.FlinkClusterWrapper)
 		program fakeflink.Program
 		run     func(t *testing.T, r *row)
 	}{
 		{"Deployment: the ReplicaSet's running pod gets a JobManager that runs the pod's job ID at the pod's IP, and the user's annotations drive it", dep, fakeflink.Program{}, annotationsDriveTheJob},
 		{"Deployment: a JobManager that exits restarts at once, then in CrashLoopBackOff with the kubelet's doubling back-off", dep, fakeflink.Program{}, crashLoopRestarts},
-		{"Deployment: a graceful delete runs the preStop delay, then SIGTERM gives up the leadership and KWOK removes the pod", func(w *fctest.Wrapper) { w.Deployment().Shutdown(30, 120) }, fakeflink.Program{}, gracefulDelete},
+		{"Deployment: a graceful delete runs the preStop delay, then SIGTERM gives up the leadership and KWOK removes the pod", func(w *builder.FlinkClusterWrapper) { w.Deployment().Shutdown(30, 120) }, fakeflink.Program{}, gracefulDelete},
 		{"Deployment: a force-deleted pod's JobManager runs on", dep, fakeflink.Program{}, forceDeleteKeepsProcess},
 		{"Job: the application ending FINISHED exits 0, the pod Succeeded and the real Job controller completes the Job", nil, fakeflink.Program{}, jobApplicationFinishes},
 		{"Job: main() throwing on Flink 2.2 exits 1 with the cause as termination message, the pod Failed and the Job Failed", nil, fakeflink.Program{Throw: "java.lang.NumberFormatException: For input string: \"x\""}, jobMainThrows},

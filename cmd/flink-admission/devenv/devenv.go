@@ -36,7 +36,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/freeport"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/policy"
 )
 

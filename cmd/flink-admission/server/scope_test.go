@@ -15,7 +15,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/internal/builder"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 	"github.com/flink-admission/flink-admission/policy"
 	"github.com/flink-admission/flink-admission/scope"
 	"github.com/flink-admission/flink-admission/webhook"

@@ -20,7 +20,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/hack/bench/loadgen"
 	"github.com/flink-admission/flink-admission/internal/test/benchdata"
-	"github.com/flink-admission/flink-admission/internal/testenv"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 

@@ -12,7 +12,7 @@ package paritycases
 
 import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/internal/builder"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 // Case is one admission.

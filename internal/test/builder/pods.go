@@ -1,4 +1,4 @@
-package fctest
+package builder
 
 import (
 	"time"

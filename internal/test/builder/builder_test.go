@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/internal/builder"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 func TestMakeFlinkClusterIsMinimal(t *testing.T) {
