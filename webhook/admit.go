@@ -93,15 +93,18 @@ func (h *validator) Handle(_ context.Context, req admission.Request) admission.R
 
 // decodeObject decodes an object of a review as a FlinkCluster with sigs.k8s.io/json,
 // strictly, as the API server decodes a request under fieldValidation=Strict:
-// case-sensitive names, the last of duplicate names wins, numbers out of range refused,
-// and a field the Go types do not know is an error. The API server has already pruned
+// case-sensitive names, numbers out of range refused, and a field the Go types do not
+// know, or a name given twice in one object, is an error. The API server has already pruned
 // unknown fields from a FlinkCluster (its schema is generated from the same Go types), so
 // such a field means the object is not what this webhook understands: judging it would be
 // guessing, and a patch computed from it would delete the field.
 func decodeObject(raw []byte) (*v1beta1.FlinkCluster, error) {
 	fc := &v1beta1.FlinkCluster{}
-	// Without DisallowDuplicateFields, the strict errors are the unknown fields alone.
-	strict, err := sigsjson.UnmarshalStrict(raw, fc, sigsjson.DisallowUnknownFields)
+	// A duplicate name is refused rather than read: decoding merges repeated objects
+	// while a JSON patch addresses the last one, so the patch would be computed from an
+	// object other than the one judged. The API server never sends one (it encodes the
+	// object it decoded), so only a hand-made review meets this.
+	strict, err := sigsjson.UnmarshalStrict(raw, fc, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
 	if err != nil {
 		return nil, err
 	}

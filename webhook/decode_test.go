@@ -13,11 +13,11 @@ import (
 
 // decodeCluster is the tests' reference decoding of one object, written from the rules
 // rather than from the handlers' code: sigs.k8s.io/json, strictly (case-sensitive names,
-// the last of duplicate names wins, unknown fields are errors), and a FlinkCluster of
+// unknown fields and duplicate names are errors), and a FlinkCluster of
 // flinkoperator.k8s.io/v1beta1 only.
 func decodeCluster(raw []byte) (*v1beta1.FlinkCluster, error) {
 	fc := &v1beta1.FlinkCluster{}
-	strict, err := sigsjson.UnmarshalStrict(raw, fc, sigsjson.DisallowUnknownFields)
+	strict, err := sigsjson.UnmarshalStrict(raw, fc, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
 	if err != nil {
 		return nil, err
 	}
