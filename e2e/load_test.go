@@ -78,24 +78,48 @@ func (w *webhookOnly) readyz() string {
 // its metrics.
 func (w *webhookOnly) memory(t *testing.T) (rss, heap, goroutines float64) {
 	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.proc.Process.Pid))
+	rss, heap, goroutines, err := w.readMemory()
 	require.NoError(t, err)
+	return rss, heap, goroutines
+}
+
+// readMemory is memory for a goroutine other than the test's, which must not call
+// t.FailNow: it returns the error instead.
+func (w *webhookOnly) readMemory() (rss, heap, goroutines float64, err error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.proc.Process.Pid))
+	if err != nil {
+		return 0, 0, 0, err
+	}
 	for line := range strings.Lines(string(status)) {
 		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
 			kb, err := strconv.ParseFloat(f[1], 64)
-			require.NoError(t, err)
+			if err != nil {
+				return 0, 0, 0, fmt.Errorf("VmRSS %q: %w", f[1], err)
+			}
 			rss = kb * 1024
 		}
 	}
-	m := scrape(t, w.metricsPort)
-	return rss, m["go_memstats_heap_inuse_bytes"], m["go_goroutines"]
+	m, err := scrapeMetrics(w.metricsPort)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return rss, m["go_memstats_heap_inuse_bytes"], m["go_goroutines"], nil
 }
 
 // scrape reads the unlabelled samples of a metrics endpoint.
 func scrape(t *testing.T, port int) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	m, err := scrapeMetrics(port)
 	require.NoError(t, err)
+	return m
+}
+
+// scrapeMetrics is scrape returning its error, for any goroutine.
+func scrapeMetrics(port int) (map[string]float64, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return nil, err
+	}
 	defer resp.Body.Close()
 	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
@@ -109,8 +133,7 @@ func scrape(t *testing.T, port int) map[string]float64 {
 			out[f[0]] = v
 		}
 	}
-	require.NoError(t, sc.Err())
-	return out
+	return out, sc.Err()
 }
 
 // collect makes the server run two full garbage collections, through its heap profile's gc
@@ -188,8 +211,17 @@ func TestSustainedLoad(t *testing.T) {
 	// The peaks are sampled during the run and once at its end: a brief run may be over
 	// before the first tick.
 	var peakRSS, peakHeap atomic.Int64
+	// The sampler runs beside the test's goroutine, so it keeps its first error for the
+	// test to fail on once it stopped.
+	var sampleErr error
 	sample := func() {
-		rss, heap, _ := w.memory(t)
+		rss, heap, _, err := w.readMemory()
+		if err != nil {
+			if sampleErr == nil {
+				sampleErr = err
+			}
+			return
+		}
 		if int64(rss) > peakRSS.Load() {
 			peakRSS.Store(int64(rss))
 		}
@@ -214,6 +246,7 @@ func TestSustainedLoad(t *testing.T) {
 	close(stopSampling)
 	<-sampled
 	sample()
+	require.NoError(t, sampleErr, "sampling the server's memory")
 	t.Logf("load: %s", res)
 	assert.Equal(t, *loadReviews, res.Succeeded, "every review answered and allowed")
 	assert.Zero(t, res.ErrorCount(), "%v", res.ErrorSamples)
