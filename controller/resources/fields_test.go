@@ -10,8 +10,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -341,4 +347,95 @@ func TestBatchSchedulerQueueAndPriorityClass(t *testing.T) {
 	p := resources.TaskManagerPodTemplate(plain, "r1")
 	assert.Empty(t, p.Spec.PriorityClassName)
 	assert.NotContains(t, p.Annotations, resources.VolcanoQueueAnnotation)
+}
+
+func TestIngress(t *testing.T) {
+	assert.Nil(t, resources.Ingress(builder.MakeAppCluster("wc").Obj(), "r1"), "none unless asked for")
+	for _, tc := range []struct {
+		name     string
+		spec     v1beta1.JobManagerIngressSpec
+		wantHost string
+		wantTLS  []string // hosts of the TLS entry; nil for no TLS
+		wantURLs []string
+	}{
+		{"host from hostFormat, plain HTTP", v1beta1.JobManagerIngressSpec{HostFormat: ptr.To("{{$clusterName}}.flink.example.com")},
+			"wc.flink.example.com", nil, []string{"http://wc.flink.example.com"}},
+		{"TLS with a host and a Secret", v1beta1.JobManagerIngressSpec{HostFormat: ptr.To("ui-{{ $clusterName }}.example.com"), UseTLS: ptr.To(true), TLSSecretName: ptr.To("tls")},
+			"ui-wc.example.com", []string{"ui-wc.example.com"}, []string{"https://ui-wc.example.com"}},
+		{"no host: the load balancer's address", v1beta1.JobManagerIngressSpec{}, "", nil, []string{"http://203.0.113.7"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := builder.MakeAppCluster("wc").Obj()
+			spec := tc.spec
+			spec.Annotations = map[string]string{"kubernetes.io/ingress.class": "nginx"}
+			fc.Spec.JobManager.Ingress = &spec
+			in := resources.Ingress(fc, "r1")
+			require.NotNil(t, in)
+			assert.Equal(t, "wc-jobmanager", in.Name)
+			assert.Equal(t, "nginx", in.Annotations["kubernetes.io/ingress.class"])
+			require.Len(t, in.OwnerReferences, 1)
+			assert.Equal(t, "wc", in.OwnerReferences[0].Name)
+			require.Len(t, in.Spec.Rules, 1)
+			assert.Equal(t, tc.wantHost, in.Spec.Rules[0].Host)
+			path := in.Spec.Rules[0].HTTP.Paths[0]
+			assert.Equal(t, "/", path.Path)
+			assert.Equal(t, "wc-jobmanager", path.Backend.Service.Name)
+			assert.Equal(t, "ui", path.Backend.Service.Port.Name)
+			if tc.wantTLS == nil {
+				assert.Empty(t, in.Spec.TLS)
+			} else {
+				require.Len(t, in.Spec.TLS, 1)
+				assert.Equal(t, tc.wantTLS, in.Spec.TLS[0].Hosts)
+				assert.Equal(t, "tls", in.Spec.TLS[0].SecretName)
+			}
+
+			_, ready := resources.IngressURLs(in)
+			assert.False(t, ready, "no load balancer yet")
+			in.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.7"}}
+			urls, ready := resources.IngressURLs(in)
+			assert.True(t, ready)
+			assert.Equal(t, tc.wantURLs, urls)
+		})
+	}
+}
+
+func TestPodDisruptionBudget(t *testing.T) {
+	assert.Nil(t, resources.PodDisruptionBudget(builder.MakeAppCluster("wc").Obj(), "r1"), "none unless asked for")
+	fc := builder.MakeAppCluster("wc").Obj()
+	fc.Spec.PodDisruptionBudget = &policyv1.PodDisruptionBudgetSpec{
+		MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+		Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"cluster": "other", "team": "a"}},
+	}
+	pdb := resources.PodDisruptionBudget(fc, "r1")
+	require.NotNil(t, pdb)
+	assert.Equal(t, "flink-wc", pdb.Name, "the operator's name")
+	assert.Equal(t, ptr.To(intstr.FromInt32(1)), pdb.Spec.MaxUnavailable)
+	assert.Equal(t, map[string]string{"app": "flink", "cluster": "wc", "team": "a"}, pdb.Spec.Selector.MatchLabels,
+		"the cluster's pods only, whatever the user's selector says")
+	assert.Equal(t, "other", fc.Spec.PodDisruptionBudget.Selector.MatchLabels["cluster"], "the spec is not changed")
+	for _, tmpl := range []corev1.PodTemplateSpec{
+		resources.JobManagerPodTemplate(fc, resources.Deploy{Revision: "r1", JobID: testJobID}),
+		resources.TaskManagerPodTemplate(fc, "r1"),
+	} {
+		assert.True(t, labels.SelectorFromSet(map[string]string{"app": "flink", "cluster": "wc"}).Matches(labels.Set(tmpl.Labels)))
+	}
+}
+
+func TestHorizontalPodAutoscaler(t *testing.T) {
+	assert.Nil(t, resources.HorizontalPodAutoscaler(builder.MakeAppCluster("wc").Obj(), "r1"), "none unless asked for")
+	fc := builder.MakeAppCluster("wc").Obj()
+	fc.Spec.TaskManager.HorizontalPodAutoscaler = &v1beta1.HorizontalPodAutoscalerSpec{
+		MinReplicas: ptr.To[int32](2), MaxReplicas: 8,
+		Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](70)},
+		}}},
+	}
+	hpa := resources.HorizontalPodAutoscaler(fc, "r1")
+	require.NotNil(t, hpa)
+	assert.Equal(t, "flink-wc", hpa.Name)
+	assert.Equal(t, autoscalingv2.CrossVersionObjectReference{APIVersion: "flinkoperator.k8s.io/v1beta1", Kind: "FlinkCluster", Name: "wc"},
+		hpa.Spec.ScaleTargetRef, "scales the FlinkCluster's scale subresource, spec.taskManager.replicas")
+	assert.Equal(t, ptr.To[int32](2), hpa.Spec.MinReplicas)
+	assert.Equal(t, int32(8), hpa.Spec.MaxReplicas)
+	assert.Equal(t, fc.Spec.TaskManager.HorizontalPodAutoscaler.Metrics, hpa.Spec.Metrics)
 }
