@@ -3,6 +3,8 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,4 +71,16 @@ func TestStartInstallsCRD(t *testing.T) {
 			assert.NotEmpty(t, s.Spec.ClusterIP, s.Name)
 		}
 	})
+}
+
+// TestRepoRootHoldsGoMod checks that RepoRoot finds the module's root from this package's
+// place in the tree (it counts directories up from its own source file).
+func TestRepoRootHoldsGoMod(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(RepoRoot(), "go.mod"))
+	if err != nil {
+		t.Fatalf("RepoRoot %s: %v", RepoRoot(), err)
+	}
+	if !strings.HasPrefix(string(data), "module github.com/flink-admission/flink-admission\n") {
+		t.Fatalf("RepoRoot %s holds another module's go.mod", RepoRoot())
+	}
 }
