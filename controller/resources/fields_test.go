@@ -24,18 +24,17 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
-	"github.com/flink-admission/flink-admission/policy"
 )
 
-// loadFixture reads a FlinkCluster of testdata/operator (clusters in the shape of the
-// flink-on-k8s-operator's samples) and defaults it as the mutating webhook does.
+// loadFixture reads a FlinkCluster of testdata/operator: clusters in the shape of the
+// flink-on-k8s-operator's samples, as the API server stores them (with the memory settings
+// the mutating webhook writes; this package does not use the admission policy's code).
 func loadFixture(t *testing.T, name string) *v1beta1.FlinkCluster {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "operator", name))
 	require.NoError(t, err)
 	fc := &v1beta1.FlinkCluster{}
 	require.NoError(t, yaml.UnmarshalStrict(b, fc))
-	policy.Default(fc)
 	return fc
 }
 
@@ -175,11 +174,15 @@ func TestDerivedConfigurationAndTheUsersProperties(t *testing.T) {
 		{"no memory limit or request: no process size rather than a zero one",
 			builder.MakeAppCluster("wc").TaskManagerResources(corev1.ResourceRequirements{
 				Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+			}).JobManagerResources(corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
 			}).Obj(),
 			map[string]string{"taskmanager.memory.process.size": "", "jobmanager.memory.process.size": "1639m"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			policy.Default(tc.fc)
+			// The ratio the mutating webhook writes.
+			tc.fc.Spec.JobManager.MemoryProcessRatio = ptr.To[int32](80)
+			tc.fc.Spec.TaskManager.MemoryProcessRatio = ptr.To[int32](80)
 			conf := renderedConf(t, tc.fc)
 			for k, v := range tc.want {
 				assert.Equal(t, v, conf[k], k)
