@@ -91,7 +91,8 @@ func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current
 	return true, nil
 }
 
-// applyComponents writes the ConfigMap, the Service and the TaskManagers of the current spec.
+// applyComponents writes the ConfigMap, the Service, the TaskManagers and the optional
+// objects (applyExtras) of the current spec.
 func (c *cycle) applyComponents(ctx context.Context) error {
 	rev := c.st.Revision.CurrentRevision
 	cm, err := resources.ConfigMap(c.fc, c.deployment())
@@ -119,7 +120,10 @@ func (c *cycle) applyComponents(ctx context.Context) error {
 			cur.Spec.Replicas, cur.Spec.Template = des.Spec.Replicas, des.Spec.Template
 		})
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return c.applyExtras(ctx)
 }
 
 // deployment is the current deploy of the job. The savepoint it restores goes into the Flink
@@ -346,6 +350,9 @@ func (c *cycle) deleteAll(ctx context.Context) error {
 	if err := c.deleteTaskManagers(ctx); err != nil {
 		return err
 	}
+	if err := c.deleteExtras(ctx); err != nil {
+		return err
+	}
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: c.fc.Namespace} }
 	if c.obs.serviceExists {
 		if err := c.deleteObject(ctx, &corev1.Service{ObjectMeta: meta(resources.JobManagerName(c.fc.Name))}); err != nil {
@@ -408,4 +415,5 @@ func (c *cycle) setComponents() {
 	}
 	tm.Ready = fmt.Sprintf("%d/%d", tm.ReadyReplicas, tm.Replicas)
 	comps.TaskManager = tm
+	c.setIngressStatus()
 }

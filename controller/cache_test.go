@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -36,10 +37,13 @@ func TestCacheSelectsEveryOwnedObject(t *testing.T) {
 		t.Fatalf("%T is not in the cache options", obj)
 		return nil
 	}
-	assert.Len(t, by, 6, "Pod, ConfigMap, Service, Job, Deployment, StatefulSet")
+	assert.Len(t, by, 9, "Pod, ConfigMap, Service, Job, Deployment, StatefulSet, Ingress, PodDisruptionBudget, HorizontalPodAutoscaler")
 
 	for _, w := range []*builder.FlinkClusterWrapper{builder.MakeAppCluster("wc"), builder.MakeAppCluster("wc").Deployment().TaskManagerDeploymentType(v1beta1.TaskManagerDeploymentTypeDeployment)} {
 		fc := w.Obj()
+		fc.Spec.JobManager.Ingress = &v1beta1.JobManagerIngressSpec{}
+		fc.Spec.PodDisruptionBudget = &policyv1.PodDisruptionBudgetSpec{}
+		fc.Spec.TaskManager.HorizontalPodAutoscaler = &v1beta1.HorizontalPodAutoscalerSpec{MaxReplicas: 4}
 		fc.Spec.JobManager.PodLabels = map[string]string{"app": "mine", "team": "a"}
 		fc.Spec.JobManager.ServiceLabels = map[string]string{"app": "mine"}
 		d := resources.Deploy{Revision: "wc-r1", JobID: "0123456789abcdef0123456789abcdef"}
@@ -50,6 +54,7 @@ func TestCacheSelectsEveryOwnedObject(t *testing.T) {
 		sts := resources.TaskManagerStatefulSet(fc, "wc-r1")
 		tmDep := resources.TaskManagerDeployment(fc, "wc-r1")
 		objects := []client.Object{cm, resources.Service(fc, "wc-r1"), job, dep, sts, tmDep,
+			resources.Ingress(fc, "wc-r1"), resources.PodDisruptionBudget(fc, "wc-r1"), resources.HorizontalPodAutoscaler(fc, "wc-r1"),
 			&corev1.Pod{ObjectMeta: job.Spec.Template.ObjectMeta},
 			&corev1.Pod{ObjectMeta: dep.Spec.Template.ObjectMeta},
 			&corev1.Pod{ObjectMeta: sts.Spec.Template.ObjectMeta},

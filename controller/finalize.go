@@ -37,6 +37,9 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (ct
 	if err := c.deleteTaskManagers(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := c.deleteExtras(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	if c.obs.serviceExists {
 		if err := c.deleteObject(ctx, resources.Service(fc, "")); err != nil {
 			return ctrl.Result{}, err

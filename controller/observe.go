@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -48,6 +49,8 @@ type observed struct {
 
 	tmExists, serviceExists, configMapExists bool
 	tmReplicas, tmReady                      int32
+	// ingress is the cluster's JobManager Ingress (extras.go); nil when it has none.
+	ingress *networkingv1.Ingress
 }
 
 func (c *cycle) key(name string) types.NamespacedName {
@@ -204,7 +207,7 @@ func (c *cycle) observeComponents(ctx context.Context) error {
 	if c.obs.configMapExists, err = c.getOwned(ctx, resources.ConfigMapName(c.fc.Name), &corev1.ConfigMap{}); err != nil {
 		return err
 	}
-	return nil
+	return c.observeIngress(ctx)
 }
 
 // flinkClient is the REST client of the cluster's JobManager, made once per reconcile: over

@@ -6,8 +6,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -37,6 +40,9 @@ const ControllerName = "flinkcluster"
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // NewReconciler builds a reconciler outside a manager (a model of Kubernetes in tests, a
@@ -55,7 +61,8 @@ func NewReconciler(cl client.Client, reader client.Reader, recorder events.Event
 }
 
 // Setup registers the FlinkCluster reconciler with the manager: it owns Jobs, Deployments,
-// StatefulSets, Services and ConfigMaps, watches JobManager pods, records Events and exports
+// StatefulSets, Services, ConfigMaps, Ingresses, PodDisruptionBudgets and
+// HorizontalPodAutoscalers, watches JobManager pods, records Events and exports
 // metrics on controller-runtime's registry. Leader election is the manager's.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	opts, err := opts.complete()
@@ -81,6 +88,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
+		Owns(&networkingv1.Ingress{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
 		// JobManager pods are owned by a Job or a ReplicaSet, not by the FlinkCluster: map
 		// them to their cluster by label.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
@@ -95,7 +105,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 }
 
 // CacheOptions restricts the manager's cache for the kinds the controller owns or watches
-// (Pod, ConfigMap, Service, Job, Deployment, StatefulSet) to the objects that carry the
+// (Pod, ConfigMap, Service, Job, Deployment, StatefulSet, Ingress, PodDisruptionBudget,
+// HorizontalPodAutoscaler) to the objects that carry the
 // label every object and pod of a cluster carries (app=flink), so that the controller does
 // not hold every pod and ConfigMap of the cluster in memory. Objects without it are
 // invisible to the manager's client: what the controller must read regardless — the
@@ -117,6 +128,10 @@ func ScopedCacheOptions(s scope.Scope) cache.Options {
 		&batchv1.Job{}:        by,
 		&appsv1.Deployment{}:  by,
 		&appsv1.StatefulSet{}: by,
+		// The optional objects of extras.go.
+		&networkingv1.Ingress{}:                  by,
+		&policyv1.PodDisruptionBudget{}:          by,
+		&autoscalingv2.HorizontalPodAutoscaler{}: by,
 	}}
 	if s.Selector != nil {
 		opts.ByObject[&v1beta1.FlinkCluster{}] = cache.ByObject{Label: s.Selector}

@@ -151,6 +151,9 @@ func objectWarnings(fc *v1beta1.FlinkCluster) []string {
 	if s.BatchSchedulerName != nil {
 		warnings = append(warnings, WarningBatchSchedulerName)
 	}
+	if schedulerName(s) == VolcanoScheduler {
+		warnings = append(warnings, WarningVolcanoNoGang)
+	}
 	if s.Job != nil && ptr.Deref(s.Job.AllowNonRestoredState, false) && flinkcluster.IgnoresAllowNonRestoredState(s.FlinkVersion) {
 		warnings = append(warnings, fmt.Sprintf(WarningAllowNonRestoredStateIgnoredFormat, s.FlinkVersion))
 	}

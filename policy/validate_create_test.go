@@ -446,9 +446,22 @@ func TestValidateCreate(t *testing.T) {
 
 		// warnings
 		{
-			name:     "allow: batchSchedulerName, with a deprecation warning",
+			name:     "allow: batchSchedulerName, with a deprecation warning and Volcano's",
 			obj:      makeFC("c").BatchSchedulerName("volcano").Obj(),
-			warnings: []string{policy.WarningBatchSchedulerName},
+			warnings: []string{policy.WarningBatchSchedulerName, policy.WarningVolcanoNoGang},
+		},
+		{
+			name: "allow: Volcano with a queue, warned that the cluster is not gang-scheduled",
+			obj: makeFC("c").Spec(func(s *v1beta1.FlinkClusterSpec) {
+				s.BatchScheduler = &v1beta1.BatchSchedulerSpec{Name: "volcano", Queue: "etl", PriorityClassName: "high"}
+			}).Obj(),
+			warnings: []string{policy.WarningVolcanoNoGang},
+		},
+		{
+			name: "allow: another batch scheduler, no warning",
+			obj: makeFC("c").Spec(func(s *v1beta1.FlinkClusterSpec) {
+				s.BatchScheduler = &v1beta1.BatchSchedulerSpec{Name: "yunikorn"}
+			}).Obj(),
 		},
 		{
 			name:     "allow: legacy HA key on a Job cluster, with a warning",

@@ -16,6 +16,11 @@ const (
 	// WarningBatchSchedulerName: the flink-on-k8s-operator replaced the field.
 	WarningBatchSchedulerName = "spec.batchSchedulerName: deprecated, use spec.batchScheduler.name instead"
 
+	// WarningVolcanoNoGang: the flink-on-k8s-operator makes one Volcano PodGroup of every pod
+	// of the cluster (gang scheduling); the controller gives each pod the queue and the
+	// priority class, and Volcano then makes a pod group per workload.
+	WarningVolcanoNoGang = "spec.batchScheduler: the JobManager and TaskManagers are not gang-scheduled: no PodGroup of the whole cluster is created (Volcano makes one per workload); queue and priorityClassName are applied to every pod"
+
 	// WarningAllowNonRestoredStateIgnoredFormat (formatted with spec.flinkVersion): the
 	// controller hands a deploy its restore path in the Flink configuration, never on the
 	// long-lived command line, and the standalone application entrypoint of Flink before 2.3

@@ -64,9 +64,11 @@ func JobResultStorePath(fc *v1beta1.FlinkCluster, jobID string) string {
 	return dir + "/job-result-store/" + HAClusterID(fc) + "/" + jobID
 }
 
-// FlinkConfiguration returns the effective Flink configuration of a deploy: derived entries,
-// overridden by flinkProperties except for the JobManager address and ports and the
-// savepoint the deploy restores.
+// FlinkConfiguration returns the effective Flink configuration of a deploy: derived entries
+// (ports, cluster ID, memory sizes and task slots from the containers' resources),
+// overridden by flinkProperties except for the JobManager address and ports, the job's
+// parallelism (spec.job.parallelism, else TaskManager replicas × slots) and the savepoint
+// the deploy restores.
 //
 // The savepoint (d.FromSavepoint) is read by Flink when main() submits the job. It is here,
 // not on the JobManager's command line, so that the controller can take it out once the job
@@ -86,13 +88,12 @@ func FlinkConfiguration(fc *v1beta1.FlinkCluster, d Deploy) map[string]string {
 		KeyKubernetesClusterID: HAClusterID(fc),
 		KeyHAClusterID:         HAClusterID(fc),
 	}
-	if j := fc.Spec.Job; j != nil {
-		if j.SavepointsDir != nil && *j.SavepointsDir != "" {
-			conf[KeySavepointsDir] = *j.SavepointsDir
-		}
-		if j.Parallelism != nil {
-			conf[KeyDefaultParallelism] = strconv.Itoa(int(*j.Parallelism))
-		}
+	maps.Copy(conf, memorySizes(fc))
+	if slots, ok := TaskSlots(fc); ok {
+		conf[KeyTaskSlots] = strconv.Itoa(int(slots))
+	}
+	if j := fc.Spec.Job; j != nil && j.SavepointsDir != nil && *j.SavepointsDir != "" {
+		conf[KeySavepointsDir] = *j.SavepointsDir
 	}
 	if p := JobResultStorePath(fc, d.JobID); p != "" {
 		conf[KeyJRSDeleteOnCommit] = "false"
@@ -104,6 +105,11 @@ func FlinkConfiguration(fc *v1beta1.FlinkCluster, d Deploy) map[string]string {
 	conf[KeyBlobPort] = strconv.Itoa(int(blob))
 	conf[KeyQueryPort] = strconv.Itoa(int(query))
 	conf[KeyRESTPort] = strconv.Itoa(int(ui))
+	// The operator passes the job's parallelism on the JobManager's command line
+	// (-Dparallelism.default), where it beats the configuration file: it wins here too.
+	if p, ok := JobParallelism(fc); ok && fc.Spec.Job != nil {
+		conf[KeyDefaultParallelism] = strconv.Itoa(int(p))
+	}
 	// A restore path of the user's would be read by every fresh main() of every deploy: the
 	// deploy's own (spec.job.fromSavepoint, or the savepoint the controller chose) replaces
 	// it, under the key every supported Flink reads (1.20 and 2.x keep it as the deprecated
@@ -214,15 +220,14 @@ func parseConfig(text string, standard bool) (map[string]string, error) {
 }
 
 // ConfigMap builds the Flink configuration ConfigMap of a deploy, with the logging files of
-// logConfig.
+// logConfig and the defaults of those it leaves out (LogFiles).
 func ConfigMap(fc *v1beta1.FlinkCluster, d Deploy) (*corev1.ConfigMap, error) {
 	revision := d.Revision
 	file, err := renderConfig(fc, FlinkConfiguration(fc, d))
 	if err != nil {
 		return nil, err
 	}
-	data := map[string]string{}
-	maps.Copy(data, fc.Spec.LogConfig)
+	data := LogFiles(fc)
 	data[ConfigFileName(fc)] = file
 	labels := map[string]string{LabelApp: AppFlink, LabelCluster: fc.Name}
 	if revision != "" {

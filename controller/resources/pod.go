@@ -54,6 +54,35 @@ func commonPodParts(fc *v1beta1.FlinkCluster) podCommon {
 	return c
 }
 
+// initContainers are the user's init containers with what the main container gets from the
+// cluster: spec.envVars, the Flink configuration, the Hadoop configuration and the GCP
+// service account, with their variables (HADOOP_CONF_DIR, GOOGLE_APPLICATION_CREDENTIALS).
+// An init container that downloads the job's jar from a bucket needs exactly these, as the
+// flink-on-k8s-operator's remote-jar sample shows. The init container's own variables and
+// mounts win over ours: a variable of the same name, or a mount at the same path, is not
+// added.
+func initContainers(user []corev1.Container, common podCommon) []corev1.Container {
+	if len(user) == 0 {
+		return nil
+	}
+	out := make([]corev1.Container, len(user))
+	for i := range user {
+		c := *user[i].DeepCopy()
+		for _, e := range common.env {
+			if !slices.ContainsFunc(c.Env, func(o corev1.EnvVar) bool { return o.Name == e.Name }) {
+				c.Env = append(c.Env, e)
+			}
+		}
+		for _, m := range common.mounts {
+			if !slices.ContainsFunc(c.VolumeMounts, func(o corev1.VolumeMount) bool { return o.MountPath == m.MountPath }) {
+				c.VolumeMounts = append(c.VolumeMounts, m)
+			}
+		}
+		out[i] = c
+	}
+	return out
+}
+
 func pullSecrets(fc *v1beta1.FlinkCluster) []corev1.LocalObjectReference {
 	return slices.Clone(fc.Spec.Image.PullSecrets)
 }
@@ -166,15 +195,21 @@ func JobManagerPodTemplate(fc *v1beta1.FlinkCluster, d Deploy) corev1.PodTemplat
 		}}
 	}
 	containers := append([]corev1.Container{container}, jm.Sidecars...)
-	return corev1.PodTemplateSpec{
+	podLabels := mergeLabels(jm.PodLabels, jobManagerLabels(fc.Name, d))
+	// The JobManager is a Job or a Deployment, neither of which has claim templates: its
+	// volumeClaimTemplates become ephemeral volumes, claims that live as long as the pod
+	// (the flink-on-k8s-operator drops them for an application cluster, which leaves the
+	// container's mounts of them without a volume and the pod invalid).
+	volumes := append(append(common.volumes, jm.Volumes...), ephemeralVolumes(jm.VolumeClaimTemplates, podLabels)...)
+	return withBatchScheduling(fc, corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{
-			Labels:      mergeLabels(jm.PodLabels, jobManagerLabels(fc.Name, d)),
+			Labels:      podLabels,
 			Annotations: maps.Clone(jm.PodAnnotations),
 		},
 		Spec: corev1.PodSpec{
-			InitContainers:                slices.Clone(jm.InitContainers),
+			InitContainers:                initContainers(jm.InitContainers, common),
 			Containers:                    containers,
-			Volumes:                       append(common.volumes, jm.Volumes...),
+			Volumes:                       volumes,
 			NodeSelector:                  maps.Clone(jm.NodeSelector),
 			Tolerations:                   slices.Clone(jm.Tolerations),
 			Affinity:                      jm.Affinity.DeepCopy(),
@@ -185,7 +220,7 @@ func JobManagerPodTemplate(fc *v1beta1.FlinkCluster, d Deploy) corev1.PodTemplat
 			TerminationGracePeriodSeconds: copyInt64(jm.TerminationGracePeriodSeconds),
 			SchedulerName:                 schedulerName(fc),
 		},
-	}
+	})
 }
 
 func deref(s *string) string {
@@ -201,6 +236,34 @@ func copyInt64(p *int64) *int64 {
 	}
 	v := *p
 	return &v
+}
+
+// VolcanoQueueAnnotation is the pod annotation Volcano reads for the queue of the pod group it
+// makes for a workload's pods.
+const VolcanoQueueAnnotation = "scheduling.volcano.sh/queue-name"
+
+// withBatchScheduling applies spec.batchScheduler to a pod template: its priority class to
+// the pod (the flink-on-k8s-operator gives every pod its pod group's priority class), and
+// its queue as Volcano's queue annotation, unless the user's pod annotations name one.
+// Volcano then queues the pod group it makes for each workload; the operator's single pod
+// group of the whole cluster (gang scheduling) is not made, which the webhook says.
+func withBatchScheduling(fc *v1beta1.FlinkCluster, t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
+	bs := fc.Spec.BatchScheduler
+	if bs == nil {
+		return t
+	}
+	if bs.PriorityClassName != "" {
+		t.Spec.PriorityClassName = bs.PriorityClassName
+	}
+	if bs.Queue != "" {
+		if _, ok := t.Annotations[VolcanoQueueAnnotation]; !ok {
+			if t.Annotations == nil {
+				t.Annotations = map[string]string{}
+			}
+			t.Annotations[VolcanoQueueAnnotation] = bs.Queue
+		}
+	}
+	return t
 }
 
 func schedulerName(fc *v1beta1.FlinkCluster) string {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -200,6 +201,14 @@ func TestRevision(t *testing.T) {
 		{"no update: savepointGeneration", func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.SavepointGeneration = 3 }, false},
 		{"no update: cleanup policy", func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.CleanupPolicy = nil }, false},
 		{"no update: TaskManager replicas", func(fc *v1beta1.FlinkCluster) { fc.Spec.TaskManager.Replicas = ptr.To[int32](9) }, false},
+		{"no update: an Ingress, a PodDisruptionBudget, an autoscaler", func(fc *v1beta1.FlinkCluster) {
+			fc.Spec.JobManager.Ingress = &v1beta1.JobManagerIngressSpec{HostFormat: ptr.To("x")}
+			fc.Spec.PodDisruptionBudget = &policyv1.PodDisruptionBudgetSpec{}
+			fc.Spec.TaskManager.HorizontalPodAutoscaler = &v1beta1.HorizontalPodAutoscalerSpec{MaxReplicas: 3}
+		}, false},
+		{"update: a batch scheduler queue (the pods' annotation)", func(fc *v1beta1.FlinkCluster) {
+			fc.Spec.BatchScheduler = &v1beta1.BatchSchedulerSpec{Name: "volcano", Queue: "q"}
+		}, true},
 		{"no update: annotations", func(fc *v1beta1.FlinkCluster) {
 			fc.Annotations = map[string]string{v1beta1.ControlAnnotation: "savepoint"}
 		}, false},

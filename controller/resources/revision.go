@@ -27,7 +27,14 @@ func Revision(fc *v1beta1.FlinkCluster) (string, error) {
 	// autoscaler; it is applied in place, not by a new revision.
 	if spec.TaskManager != nil {
 		spec.TaskManager.Replicas = nil
+		spec.TaskManager.HorizontalPodAutoscaler = nil
 	}
+	// The Ingress, the PodDisruptionBudget and the autoscaler touch no pod: they are
+	// applied in place (applyExtras) and never restart the job.
+	if spec.JobManager != nil {
+		spec.JobManager.Ingress = nil
+	}
+	spec.PodDisruptionBudget = nil
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return "", fmt.Errorf("hashing the spec: %w", err)

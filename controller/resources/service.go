@@ -9,6 +9,22 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
+// InternalLoadBalancerAnnotations make the load balancer of an accessScope VPC Service
+// internal to the cloud network. The flink-on-k8s-operator writes GKE's two; a cloud reads
+// only its own annotations and ignores the others', so those of AWS (the in-tree provider's
+// and the AWS Load Balancer Controller's) and Azure are written too, and a VPC Service is
+// not public on any of them. The user's serviceAnnotations win, so that a value can be
+// changed (global access off) or a cloud's annotation replaced.
+func InternalLoadBalancerAnnotations() map[string]string {
+	return map[string]string{
+		"networking.gke.io/load-balancer-type":                         "Internal",
+		"networking.gke.io/internal-load-balancer-allow-global-access": "true",
+		"service.beta.kubernetes.io/aws-load-balancer-internal":        "true",
+		"service.beta.kubernetes.io/aws-load-balancer-scheme":          "internal",
+		"service.beta.kubernetes.io/azure-load-balancer-internal":      "true",
+	}
+}
+
 // Service builds the JobManager Service. It selects JobManager pods of every revision: during
 // an update the old JobManager may still answer, which is why the controller waits for every
 // old JobManager pod to be gone before it starts the next revision.
@@ -35,7 +51,12 @@ func Service(fc *v1beta1.FlinkCluster, revision string) *corev1.Service {
 		}
 		svc.Annotations = maps.Clone(jm.ServiceAnnotations)
 		switch jm.AccessScope {
-		case v1beta1.AccessScopeVPC, v1beta1.AccessScopeExternal:
+		case v1beta1.AccessScopeVPC:
+			svc.Spec.Type = corev1.ServiceTypeLoadBalancer
+			ann := InternalLoadBalancerAnnotations()
+			maps.Copy(ann, jm.ServiceAnnotations)
+			svc.Annotations = ann
+		case v1beta1.AccessScopeExternal:
 			svc.Spec.Type = corev1.ServiceTypeLoadBalancer
 		case v1beta1.AccessScopeNodePort:
 			svc.Spec.Type = corev1.ServiceTypeNodePort

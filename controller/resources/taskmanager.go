@@ -43,13 +43,13 @@ func TaskManagerPodTemplate(fc *v1beta1.FlinkCluster, revision string) corev1.Po
 		ReadinessProbe:           tm.ReadinessProbe.DeepCopy(),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
-	return corev1.PodTemplateSpec{
+	return withBatchScheduling(fc, corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{
 			Labels:      mergeLabels(tm.PodLabels, componentLabels(fc.Name, ComponentTaskManager, revision)),
 			Annotations: maps.Clone(tm.PodAnnotations),
 		},
 		Spec: corev1.PodSpec{
-			InitContainers:     slices.Clone(tm.InitContainers),
+			InitContainers:     initContainers(tm.InitContainers, common),
 			Containers:         append([]corev1.Container{container}, tm.Sidecars...),
 			Volumes:            append(common.volumes, tm.Volumes...),
 			NodeSelector:       maps.Clone(tm.NodeSelector),
@@ -61,15 +61,14 @@ func TaskManagerPodTemplate(fc *v1beta1.FlinkCluster, revision string) corev1.Po
 			ImagePullSecrets:   pullSecrets(fc),
 			SchedulerName:      schedulerName(fc),
 		},
-	}
+	})
 }
 
 // TaskManagerStatefulSet builds the TaskManagers as a StatefulSet (the default).
 func TaskManagerStatefulSet(fc *v1beta1.FlinkCluster, revision string) *appsv1.StatefulSet {
-	tm := fc.Spec.TaskManager
 	var claims []corev1.PersistentVolumeClaim
-	if tm != nil {
-		claims = slices.Clone(tm.VolumeClaimTemplates)
+	if tm := fc.Spec.TaskManager; tm != nil {
+		claims = ownedClaims(fc, tm.VolumeClaimTemplates)
 	}
 	return &appsv1.StatefulSet{
 		ObjectMeta: objectMeta(fc, TaskManagerName(fc.Name), componentLabels(fc.Name, ComponentTaskManager, revision)),
@@ -84,14 +83,60 @@ func TaskManagerStatefulSet(fc *v1beta1.FlinkCluster, revision string) *appsv1.S
 	}
 }
 
-// TaskManagerDeployment builds the TaskManagers as a Deployment.
+// TaskManagerDeployment builds the TaskManagers as a Deployment. A Deployment has no claim
+// templates: each of volumeClaimTemplates becomes an ephemeral volume of the same name, a
+// claim per pod that Kubernetes creates with the pod and deletes with it, as the
+// flink-on-k8s-operator does.
 func TaskManagerDeployment(fc *v1beta1.FlinkCluster, revision string) *appsv1.Deployment {
+	tmpl := TaskManagerPodTemplate(fc, revision)
+	if tm := fc.Spec.TaskManager; tm != nil {
+		tmpl.Spec.Volumes = append(tmpl.Spec.Volumes, ephemeralVolumes(tm.VolumeClaimTemplates, tmpl.Labels)...)
+	}
 	return &appsv1.Deployment{
 		ObjectMeta: objectMeta(fc, TaskManagerName(fc.Name), componentLabels(fc.Name, ComponentTaskManager, revision)),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(TaskManagerReplicas(fc)),
 			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(fc.Name, ComponentTaskManager)},
-			Template: TaskManagerPodTemplate(fc, revision),
+			Template: tmpl,
 		},
 	}
+}
+
+// ownedClaims are the StatefulSet's claim templates, each with the FlinkCluster as its
+// controller: the StatefulSet controller copies a template's metadata into the claims it
+// creates, so the claims are garbage-collected with the cluster (a StatefulSet's claims
+// outlive it otherwise) and survive the TaskManagers' replacement by a new revision.
+func ownedClaims(fc *v1beta1.FlinkCluster, templates []corev1.PersistentVolumeClaim) []corev1.PersistentVolumeClaim {
+	if len(templates) == 0 {
+		return nil
+	}
+	out := make([]corev1.PersistentVolumeClaim, len(templates))
+	for i := range templates {
+		c := *templates[i].DeepCopy()
+		c.OwnerReferences = ownerRef(fc)
+		out[i] = c
+	}
+	return out
+}
+
+// ephemeralVolumes turns claim templates into ephemeral volumes of pods with labels.
+func ephemeralVolumes(templates []corev1.PersistentVolumeClaim, labels map[string]string) []corev1.Volume {
+	var out []corev1.Volume
+	for _, t := range templates {
+		l := maps.Clone(t.Labels)
+		if l == nil {
+			l = map[string]string{}
+		}
+		maps.Copy(l, labels)
+		out = append(out, corev1.Volume{
+			Name: t.Name,
+			VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+				VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+					ObjectMeta: metav1.ObjectMeta{Labels: l, Annotations: maps.Clone(t.Annotations)},
+					Spec:       *t.Spec.DeepCopy(),
+				},
+			}},
+		})
+	}
+	return out
 }

@@ -140,7 +140,8 @@ func TestCacheRestrictedOnlyForTheController(t *testing.T) {
 		assert.True(t, o.Label.Matches(labels.Set{"app": "flink", "cluster": "wc"}), "%T: the controller's objects are cached", obj)
 		assert.False(t, o.Label.Matches(labels.Set{"app": "wc", "configmap-type": "high-availability"}), "%T: other objects are not", obj)
 	}
-	assert.ElementsMatch(t, []string{"*v1.Pod", "*v1.ConfigMap", "*v1.Service", "*v1.Job", "*v1.Deployment", "*v1.StatefulSet"}, kinds)
+	assert.ElementsMatch(t, []string{"*v1.Pod", "*v1.ConfigMap", "*v1.Service", "*v1.Job", "*v1.Deployment", "*v1.StatefulSet",
+		"*v1.Ingress", "*v1.PodDisruptionBudget", "*v2.HorizontalPodAutoscaler"}, kinds)
 }
 
 func TestParseLogLevel(t *testing.T) {
