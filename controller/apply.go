@@ -259,11 +259,16 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 	return c.deleteJobManagerPods(ctx)
 }
 
-// deleteJobManagerPods deletes the JobManager pods that are not terminating yet.
+// deleteJobManagerPods deletes the JobManager pods that are not terminating yet, except those
+// a ReplicaSet made: those are the garbage collector's, which deletes them only after their
+// ReplicaSet. The ReplicaSet of a Deployment deleted in the background lives on until the
+// garbage collector reaches it, and replaces a pod deleted in between with a new JobManager,
+// which would run the job again after it ended (and be deleted in its turn). A ReplicaSet
+// means a kube-controller-manager, and with it a garbage collector, runs.
 func (c *cycle) deleteJobManagerPods(ctx context.Context) error {
 	for i := range c.obs.pods {
 		p := &c.obs.pods[i]
-		if state.Deleting(p) {
+		if state.Deleting(p) || state.MadeByReplicaSet(p) {
 			continue
 		}
 		if err := c.r.Client.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
