@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -240,9 +241,23 @@ func (c *cycle) deleteObject(ctx context.Context, obj client.Object) error {
 // deleteJobManager deletes the JobManager workload, then its pods. Deleting the pods here
 // rather than leaving them to the garbage collector lets the controller wait for exactly the
 // pods it knows, and works where no garbage collector runs.
+//
+// A Deployment is first scaled to 0 and deleted only once its ReplicaSet let go of its pods
+// (every pod a ReplicaSet made is being deleted): deleted in the background, the Deployment
+// goes at once, but its ReplicaSet lives until the garbage collector reaches it, and would
+// replace any pod deleted meanwhile (by anyone: a user, an eviction) with a new JobManager,
+// which reruns the job after it ended. Scaled to 0 first, the ReplicaSet replaces nothing.
+// Callers call again until the workload is being deleted.
 func (c *cycle) deleteJobManager(ctx context.Context) error {
 	switch {
 	case c.obs.jmDeployment != nil && c.obs.jmDeployment.DeletionTimestamp == nil:
+		if err := c.scaleJobManager(ctx, 0); err != nil {
+			return err
+		}
+		if slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.MadeByReplicaSet(&p) && !state.Deleting(&p) }) {
+			c.poll()
+			return nil
+		}
 		if err := c.deleteObject(ctx, c.obs.jmDeployment); err != nil {
 			return err
 		}

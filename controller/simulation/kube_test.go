@@ -33,6 +33,10 @@ type kubeTimings struct {
 	// controller marks it unreachable, taints it and marks its pods not ready
 	// (--node-monitor-grace-period).
 	nodeMonitorGrace time.Duration
+	// nodeMonitorPeriod is how often the node lifecycle controller looks at the nodes: a node
+	// whose heartbeats resumed is Ready again, its taints lifted, within a period
+	// (--node-monitor-period).
+	nodeMonitorPeriod time.Duration
 	// podGCQuarantine is how long pod garbage collection leaves the pods of a deleted node
 	// before it fails and force-deletes them (40 s, checked every 20 s: 40 to 60 s).
 	podGCQuarantine time.Duration
@@ -46,7 +50,7 @@ type kubeTimings struct {
 
 // defaultKubeTimings are Kubernetes' defaults.
 func defaultKubeTimings() kubeTimings {
-	return kubeTimings{nodes: 3, nodeMonitorGrace: 50 * time.Second, podGCQuarantine: 40 * time.Second,
+	return kubeTimings{nodes: 3, nodeMonitorGrace: 50 * time.Second, nodeMonitorPeriod: 5 * time.Second, podGCQuarantine: 40 * time.Second,
 		backOff: 10 * time.Second, maxBackOff: 5 * time.Minute, kubeletNotice: 2 * time.Second}
 }
 
@@ -63,9 +67,11 @@ type node struct {
 	down   bool
 	downAt time.Time
 	// tainted: the node lifecycle controller marked it unreachable (taints
-	// node.kubernetes.io/unreachable NoSchedule and NoExecute) at taintedAt.
+	// node.kubernetes.io/unreachable NoSchedule and NoExecute) at taintedAt; upAt is when
+	// its heartbeats resumed.
 	tainted   bool
 	taintedAt time.Time
+	upAt      time.Time
 	// deleted: the Node object is gone, with the machine and its processes.
 	deleted   bool
 	deletedAt time.Time
@@ -209,11 +215,15 @@ func (w *world) nodeLifecycle(pods []corev1.Pod) {
 			n.tainted, n.taintedAt = true, now
 			w.log("node %s unreachable: tainted, its pods not ready", n.name)
 		}
+		if !n.down && n.tainted && now.Sub(n.upAt) >= k.timings.nodeMonitorPeriod {
+			n.tainted = false
+			w.log("node %s Ready again: taints lifted", n.name)
+		}
 	}
 	for i := range pods {
 		p := &pods[i]
 		n := k.node(p.Spec.NodeName)
-		if n == nil || !n.tainted || n.deleted {
+		if n == nil || !n.tainted || !n.down || n.deleted {
 			continue
 		}
 		if isReady(p) {
@@ -285,10 +295,14 @@ func (w *world) collectGarbage(rss []appsv1.ReplicaSet, pods []corev1.Pod, hasDe
 	for i := range pods {
 		p := &pods[i]
 		o := metav1.GetControllerOf(p)
-		if o == nil || p.DeletionTimestamp != nil {
+		if o == nil {
 			continue
 		}
-		if (o.Kind == "ReplicaSet" && !rsAlive[o.UID]) || (o.Kind == "Job" && !(hasJob && job.UID == o.UID)) {
+		orphan := (o.Kind == "ReplicaSet" && !rsAlive[o.UID]) || (o.Kind == "Job" && !(hasJob && job.UID == o.UID))
+		if orphan && o.Kind == "Job" {
+			w.removeFinalizer(p, batchv1.JobTrackingFinalizer) // the Job controller lets go of a gone Job's pods
+		}
+		if orphan && p.DeletionTimestamp == nil {
 			w.log("pod %s garbage-collected", p.Name)
 			w.deletePod(p)
 		}
@@ -431,8 +445,7 @@ func (w *world) jobController(j *batchv1.Job) {
 		default:
 			continue
 		}
-		controllerutil.RemoveFinalizer(p, batchv1.JobTrackingFinalizer)
-		w.must(client.IgnoreNotFound(w.cl.Update(bg, p)))
+		w.removeFinalizer(p, batchv1.JobTrackingFinalizer)
 	}
 	if len(mine) == 0 && w.jobPodMade[j.UID] && cur.Status.Failed+cur.Status.Succeeded == 0 {
 		cur.Status.Failed++ // gone uncounted
@@ -460,6 +473,15 @@ func (w *world) jobController(j *batchv1.Job) {
 	if !equality.Semantic.DeepEqual(cur.Status, j.Status) {
 		w.must(client.IgnoreNotFound(w.cl.Status().Update(bg, cur)))
 	}
+}
+
+// removeFinalizer removes a finalizer from the pod as stored now.
+func (w *world) removeFinalizer(p *corev1.Pod, finalizer string) {
+	cur := &corev1.Pod{}
+	if w.cl.Get(bg, client.ObjectKeyFromObject(p), cur) != nil || !controllerutil.RemoveFinalizer(cur, finalizer) {
+		return
+	}
+	w.must(client.IgnoreNotFound(w.cl.Update(bg, cur)))
 }
 
 // createPod creates a pod of owner's template, as its controller and the API server would:
@@ -562,14 +584,15 @@ func (w *world) stopNode(n *node) {
 	}
 }
 
-// startNode brings a stopped node back: its heartbeats resume, the node lifecycle controller
-// lifts the taints, and its kubelet goes on with its pods (ending those deleted meanwhile).
+// startNode brings a stopped node back: its heartbeats resume, its kubelet goes on with its
+// pods at once (ending those deleted meanwhile), and the node lifecycle controller lifts the
+// taints at its next look.
 func (w *world) startNode(n *node) {
 	if n == nil || !n.down || n.deleted {
 		return
 	}
 	w.log("node %s back", n.name)
-	n.down, n.tainted = false, false
+	n.down, n.upAt = false, w.clock.Now()
 	for pod, pr := range w.procs {
 		if w.k.run(pod).node == n.name {
 			pr.nodeLost = false
