@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -244,9 +245,23 @@ func (c *cycle) deleteObject(ctx context.Context, obj client.Object) error {
 // deleteJobManager deletes the JobManager workload, then its pods. Deleting the pods here
 // rather than leaving them to the garbage collector lets the controller wait for exactly the
 // pods it knows, and works where no garbage collector runs.
+//
+// A Deployment is first scaled to 0 and deleted only once its ReplicaSet let go of its pods
+// (every pod a ReplicaSet made is being deleted): deleted in the background, the Deployment
+// goes at once, but its ReplicaSet lives until the garbage collector reaches it, and would
+// replace any pod deleted meanwhile (by anyone: a user, an eviction) with a new JobManager,
+// which reruns the job after it ended. Scaled to 0 first, the ReplicaSet replaces nothing.
+// Callers call again until the workload is being deleted.
 func (c *cycle) deleteJobManager(ctx context.Context) error {
 	switch {
 	case c.obs.jmDeployment != nil && c.obs.jmDeployment.DeletionTimestamp == nil:
+		if err := c.scaleJobManager(ctx, 0); err != nil {
+			return err
+		}
+		if slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.MadeByReplicaSet(&p) && !state.Deleting(&p) }) {
+			c.poll()
+			return nil
+		}
 		if err := c.deleteObject(ctx, c.obs.jmDeployment); err != nil {
 			return err
 		}
@@ -263,11 +278,16 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 	return c.deleteJobManagerPods(ctx)
 }
 
-// deleteJobManagerPods deletes the JobManager pods that are not terminating yet.
+// deleteJobManagerPods deletes the JobManager pods that are not terminating yet, except those
+// a ReplicaSet made: those are the garbage collector's, which deletes them only after their
+// ReplicaSet. The ReplicaSet of a Deployment deleted in the background lives on until the
+// garbage collector reaches it, and replaces a pod deleted in between with a new JobManager,
+// which would run the job again after it ended (and be deleted in its turn). A ReplicaSet
+// means a kube-controller-manager, and with it a garbage collector, runs.
 func (c *cycle) deleteJobManagerPods(ctx context.Context) error {
 	for i := range c.obs.pods {
 		p := &c.obs.pods[i]
-		if state.Deleting(p) {
+		if state.Deleting(p) || state.MadeByReplicaSet(p) {
 			continue
 		}
 		if err := c.r.Client.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {

@@ -115,7 +115,8 @@ func TestHole4StuckTerminatingPodThatDoesNotLeadBlocksNothing(t *testing.T) {
 	id := fc.Status.Components.Job.ID
 	lost := w.leader()
 	w.loseNode(lost)
-	w.until(t, "a new JobManager leads and runs the job", 40, func(*v1beta1.FlinkCluster) bool {
+	// The node monitor grace (50 s) and the JobManager's toleration (30 s) first.
+	w.until(t, "a new JobManager leads and runs the job", 80, func(*v1beta1.FlinkCluster) bool {
 		l := w.leader()
 		return l != nil && l != lost && l.jm.JobState(id) == flinkclient.JobStateRunning
 	})
@@ -171,7 +172,8 @@ func TestHole5CrashLoopOfARunningJobIsNotTerminal(t *testing.T) {
 		return fc.Status.Components.Job.State == v1beta1.JobStateLost && wl != nil && wl.replicas == 1 && !wl.deleting
 	})
 	pr.crashing = 0 // the outage passes
-	fc = w.until(t, "tracked again", 30, jobIs(v1beta1.JobStateRunning))
+	// The kubelet's next try comes at the end of its back-off, at most five minutes.
+	fc = w.until(t, "tracked again", 180, jobIs(v1beta1.JobStateRunning))
 	assert.Equal(t, id, fc.Status.Components.Job.ID, "the same job, recovered from HA")
 	assert.Equal(t, 1, w.truthOf(id).mains, "recovered, not resubmitted")
 	assert.False(t, conditionIs(controller.ConditionDeploymentFailed, "")(fc))

@@ -179,17 +179,11 @@ func (w *world) jobEvent(state string) {
 	}
 }
 
-// loseNode loses the node of a container's pod: the pod is evicted and stays Terminating,
-// and its process runs on, cut off, leading until its lease runs out.
+// loseNode loses the node of a container's pod: its heartbeats stop (kube_test.go models
+// the taint, the eviction and the pod then stuck Terminating), and its process runs on, cut
+// off, leading until its lease runs out.
 func (w *world) loseNode(pr *proc) {
-	w.log("node of pod %s lost; the pod is evicted and stays Terminating", pr.pod)
-	pr.nodeLost = true
-	if pr.alive() {
-		pr.jm.Partition(true)
-	}
-	p := &corev1.Pod{}
-	p.Namespace, p.Name = ns, pr.pod
-	w.deletePod(p)
+	w.stopNode(w.nodeOf(pr.pod))
 }
 
 // procOf is the container of a pod, nil for none.

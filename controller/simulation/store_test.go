@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
@@ -185,6 +188,7 @@ func (s *store) write(cur, next client.Object) {
 	next.SetUID(cur.GetUID())
 	next.SetCreationTimestamp(cur.GetCreationTimestamp())
 	next.SetDeletionTimestamp(cur.GetDeletionTimestamp())
+	next.SetDeletionGracePeriodSeconds(cur.GetDeletionGracePeriodSeconds())
 	next.SetGeneration(cur.GetGeneration())
 	if sp := field(next, "Spec"); sp.IsValid() && !equality.Semantic.DeepEqual(sp.Interface(), field(cur, "Spec").Interface()) {
 		next.SetGeneration(cur.GetGeneration() + 1)
@@ -194,7 +198,7 @@ func (s *store) write(cur, next client.Object) {
 
 func (s *store) put(next client.Object) {
 	key := client.ObjectKeyFromObject(next)
-	if next.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 {
+	if next.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 && ptr.Deref(next.GetDeletionGracePeriodSeconds(), 0) == 0 {
 		delete(s.objs[typeOf(next)], key)
 		s.rv++
 		return
@@ -296,12 +300,40 @@ func (s *store) Patch(_ context.Context, obj client.Object, patch client.Patch, 
 }
 
 // Delete implements client.Writer: an object with finalizers gets a deletion timestamp;
-// dependents are the model's garbage collector's business.
-func (s *store) Delete(_ context.Context, obj client.Object, _ ...client.DeleteOption) error {
+// dependents are the model's garbage collector's business. A pod is deleted gracefully, as
+// the API server does: one bound to a node and not terminal stays, Terminating, with a
+// deletion timestamp at the end of its grace period (the option's, else the pod's
+// terminationGracePeriodSeconds) until its kubelet deletes it again with grace 0; a delete
+// with grace 0 (a force delete) removes it at once, finalizers aside.
+func (s *store) Delete(_ context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	do := (&client.DeleteOptions{}).ApplyOptions(opts)
 	return s.modify(obj, func(cur client.Object) (client.Object, error) {
+		if p, ok := cur.(*corev1.Pod); ok {
+			s.deletePodLocked(p, do.GracePeriodSeconds)
+			return nil, nil
+		}
 		s.deleteLocked(cur)
 		return nil, nil
 	})
+}
+
+func (s *store) deletePodLocked(p *corev1.Pod, grace *int64) {
+	g := ptr.Deref(grace, ptr.Deref(p.Spec.TerminationGracePeriodSeconds, corev1.DefaultTerminationGracePeriodSeconds))
+	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		g = 0
+	}
+	if p.DeletionTimestamp != nil && g >= ptr.Deref(p.DeletionGracePeriodSeconds, 0) {
+		return // a longer grace never extends a deletion under way
+	}
+	if g == 0 && len(p.Finalizers) == 0 {
+		delete(s.objs[typeOf(p)], client.ObjectKeyFromObject(p))
+		s.rv++
+		return
+	}
+	next := p.DeepCopy()
+	at := metav1.NewTime(s.clock.Now().Add(time.Duration(g) * time.Second))
+	next.DeletionTimestamp, next.DeletionGracePeriodSeconds = &at, ptr.To(g)
+	s.put(next)
 }
 
 func (s *store) deleteLocked(cur client.Object) {
@@ -314,6 +346,7 @@ func (s *store) deleteLocked(cur client.Object) {
 		next := cur.DeepCopyObject().(client.Object)
 		now := metav1.NewTime(s.clock.Now())
 		next.SetDeletionTimestamp(&now)
+		next.SetDeletionGracePeriodSeconds(ptr.To[int64](0))
 		s.put(next)
 	}
 }
@@ -326,7 +359,11 @@ func (s *store) DeleteAllOf(_ context.Context, obj client.Object, opts ...client
 	for k, o := range s.objs[typeOf(obj)] {
 		if (lo.Namespace == "" || k.Namespace == lo.Namespace) &&
 			(lo.LabelSelector == nil || lo.LabelSelector.Matches(labelSet(o.GetLabels()))) {
-			s.deleteLocked(o)
+			if p, ok := o.(*corev1.Pod); ok {
+				s.deletePodLocked(p, lo.GracePeriodSeconds)
+			} else {
+				s.deleteLocked(o)
+			}
 		}
 	}
 	return nil

@@ -75,6 +75,7 @@ type world struct {
 	// manualSavepoints leaves pending savepoints to the directed tests (finishTriggers).
 	manualSavepoints bool
 	procs            map[string]*proc
+	k                *kubeModel // the model's Kubernetes outside its API server (kube_test.go)
 	ips              map[string]string
 	podSeq           int
 	ipSeq            int

@@ -39,6 +39,13 @@ var waitingFailures = []string{"ImagePullBackOff", "ErrImagePull", "CreateContai
 // Deleting reports whether a pod is being deleted.
 func Deleting(pod *corev1.Pod) bool { return pod.DeletionTimestamp != nil }
 
+// MadeByReplicaSet reports whether a pod's controller is a ReplicaSet (a Deployment's pod on
+// a cluster with kube-controller-manager).
+func MadeByReplicaSet(pod *corev1.Pod) bool {
+	o := metav1.GetControllerOf(pod)
+	return o != nil && o.Kind == "ReplicaSet" && o.APIVersion == appsv1.SchemeGroupVersion.String()
+}
+
 // NewestPod picks the Deployment's JobManager pod: the newest one that is not being deleted,
 // so that a replacement is observed rather than the pod it replaces. nil when there is none.
 func NewestPod(pods []corev1.Pod) *corev1.Pod {

@@ -49,3 +49,26 @@ func TestDeploymentFailure(t *testing.T) {
 	assert.Equal(t, "JobManager pod cannot be created: pods \"x\" is forbidden: exceeded quota", state.DeploymentFailure(d))
 	assert.Equal(t, "", state.DeploymentFailure(nil))
 }
+
+func TestMadeByReplicaSetNamesOnlyAReplicaSetController(t *testing.T) {
+	ref := func(apiVersion, kind string, controller bool) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: "wc-jobmanager", UID: "u", Controller: &controller}
+	}
+	for _, tc := range []struct {
+		name   string
+		owners []metav1.OwnerReference
+		want   bool
+	}{
+		{"a ReplicaSet's pod", []metav1.OwnerReference{ref("apps/v1", "ReplicaSet", true)}, true},
+		{"a pod owned by the Deployment itself (no kube-controller-manager)", []metav1.OwnerReference{ref("apps/v1", "Deployment", true)}, false},
+		{"a Job's pod", []metav1.OwnerReference{ref("batch/v1", "Job", true)}, false},
+		{"a ReplicaSet that owns but does not control", []metav1.OwnerReference{ref("apps/v1", "ReplicaSet", false)}, false},
+		{"another group's ReplicaSet kind", []metav1.OwnerReference{ref("example.com/v1", "ReplicaSet", true)}, false},
+		{"no owner", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{OwnerReferences: tc.owners}}
+			assert.Equal(t, tc.want, state.MadeByReplicaSet(p))
+		})
+	}
+}
