@@ -275,6 +275,31 @@ func (w *world) recordedRan(id string) bool {
 	return fc != nil && fc.Status.Components.Job != nil && fc.Status.Components.Job.ID == id && flinkcluster.Ran(fc.Status.Components.Job)
 }
 
+// firstCheckpoint is the model's shortest run of a job that persists state: the JVM start,
+// main(), the job's scheduling and its first checkpoint interval take at least this long in
+// Flink, while the fake runs a job the moment its JobManager starts. The controller's
+// state.SubmitBound must not exceed it: a JobManager that failed sooner is taken as a failed
+// deploy.
+const firstCheckpoint = 10 * time.Second
+
+// persisted reports whether job id persisted state beyond its restore point: a savepoint of
+// it completed, or one of its executions ran for firstCheckpoint.
+func (w *world) persisted(id string) bool {
+	if w.truthOf(id).savepointed {
+		return true
+	}
+	for _, e := range w.fl.Executions() {
+		end := e.End
+		if end.IsZero() {
+			end = w.clock.Now()
+		}
+		if e.JobID == id && end.Sub(e.Start) >= firstCheckpoint {
+			return true
+		}
+	}
+	return false
+}
+
 // reconcile runs the controller once and checks the invariants on what it did.
 func (w *world) reconcile() {
 	before, fcBefore := w.workload(), w.cluster()
@@ -348,13 +373,16 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 		// The newest state is the newest savepoint, or, when the previous deploy never ran,
 		// what that deploy restored (the user's choice, or the newest savepoint then).
 		newest := w.newestSavepoint()
-		switch t := w.truthOf(w.lastDeploy); {
-		case (!t.ran || prevDeployFailed) && after.from != w.fromOf[w.lastDeploy] && after.from != newest:
-			// A deploy the controller saw fail to deploy (DeployFailed) counts as one that
-			// never ran: a job that ran for moments, unobserved, before its JobManager died is
-			// a limit of what any controller can know.
-			w.violate("job %s deployed from %q, but the previous deploy %s never ran and restored %q", after.jobID, after.from, prev, w.fromOf[w.lastDeploy])
-		case (!t.ran || prevDeployFailed):
+		switch t, persisted := w.truthOf(w.lastDeploy), w.persisted(w.lastDeploy); {
+		case persisted && prevDeployFailed:
+			// No exemption for a run the controller did not see: what Kubernetes recorded of
+			// the JobManager (its container's start and finish) says it may have run.
+			w.violate("job %s recorded DeployFailed although it ran long enough to checkpoint; the next deploy restores %q", prev, after.from)
+		case !persisted && after.from != w.fromOf[w.lastDeploy] && after.from != newest:
+			w.violate("job %s deployed from %q, but the previous deploy %s persisted no state and restored %q", after.jobID, after.from, prev, w.fromOf[w.lastDeploy])
+		case !persisted:
+			// Never ran, or ran shorter than its first checkpoint: its restore point is still
+			// its newest state.
 		case t.ran && after.from != newest:
 			w.violate("job %s deployed from %q while the newest savepoint is %q (previous job %s ran)", after.jobID, after.from, newest, prev)
 		case t.ran && newest == "" && w.haDeletedExternally:
