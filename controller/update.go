@@ -29,7 +29,7 @@ func (c *cycle) update(ctx context.Context) error {
 		if c.flinkReportsRunning() {
 			next = v1beta1.JobStateRunning
 		}
-		c.setJobState(next, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now)
+		c.setJobState(state.StepUpdate, next, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now)
 		c.st.Savepoint = nil
 		c.poll()
 		return nil
@@ -82,7 +82,7 @@ func (c *cycle) update(ctx context.Context) error {
 		// The next deploy's workload exists already: it was created, but recording that
 		// failed. Adopt it rather than restart it.
 		c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
-		c.setJobState(v1beta1.JobStateDeploying, "", "next revision's JobManager exists", c.now)
+		c.setJobState(state.StepUpdate, v1beta1.JobStateDeploying, "", "next revision's JobManager exists", c.now)
 		c.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", c.st.Revision.CurrentRevision)
 		c.poll()
 		return nil
@@ -165,7 +165,7 @@ func (c *cycle) startUpdate() {
 		// (a deploy that failed to deploy never ran; one that ended otherwise may have).
 		return
 	}
-	c.setJobState(v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
+	c.setJobState(state.StepStartUpdate, v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
 	if prev == v1beta1.JobStateRunning && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.obs.wl != nil && c.restoreChoice() == nil {
 		c.requestSavepoint(SavepointReasonUpdate)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/state"
 )
 
 // Knobs: SIM_SEQUENCES and SIM_STEPS size the run (make soak-controller raises them),
@@ -329,6 +330,15 @@ func TestInvariants(t *testing.T) {
 	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		t.Logf("%4d × %s", kinds[k], k)
 	}
+	observedTransitions.Lock()
+	for _, tr := range state.Transitions {
+		for _, from := range tr.From {
+			if observedTransitions.n[from+" -> "+tr.To] == 0 {
+				t.Logf("job state machine: %s -> %s (%s) not seen", from, tr.To, tr.Step)
+			}
+		}
+	}
+	observedTransitions.Unlock()
 	for i, w := range failures {
 		if i == 3 {
 			break
