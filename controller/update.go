@@ -284,12 +284,12 @@ func (c *cycle) confirmStopEnded() bool {
 		if f.Job == nil || f.Job.ID != job.ID || flinkclient.IsTerminalJobState(f.Job.State) {
 			return true
 		}
-		// The savepoint holds the job's state at the stop, not its state now.
-		job.FinalSavepoint = false
-		c.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Update",
-			"the stop-with-savepoint of job %s took %s but did not end the job (Flink reports it %s): stopping it again",
-			job.ID, job.SavepointLocation, f.Job.State)
 		if f.Job.State == flinkclient.JobStateRunning {
+			// The savepoint holds the job's state at the stop, not its state now.
+			job.FinalSavepoint = false
+			c.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Update",
+				"the stop-with-savepoint of job %s took %s but did not end the job (Flink reports it %s): stopping it again",
+				job.ID, job.SavepointLocation, f.Job.State)
 			c.requestSavepoint(SavepointReasonUpdate)
 			c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s still runs after its stop-with-savepoint: stopping it with a savepoint again", job.ID)
 			c.poll()
