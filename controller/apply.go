@@ -185,7 +185,7 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 		if prevID != "" {
 			c.event(corev1.EventTypeNormal, ReasonJobStateChanged, "Deploy", "new deploy: job %s replaces job %s", job.ID, prevID)
 		}
-		c.setJobState(v1beta1.JobStatePending, "", "new deploy", c.now)
+		c.setJobState(state.StepNewDeploy, v1beta1.JobStatePending, "", "new deploy", c.now)
 	}
 	job.FromSavepoint = from
 	if err := c.persist(ctx); err != nil {
@@ -228,7 +228,7 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	// stands.
 	c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, note))
 	c.setCondition(condition(ConditionSavepointRequired, metav1.ConditionFalse, ConditionReasonNotRequired, note))
-	c.setJobState(v1beta1.JobStateDeploying, "", "", c.now)
+	c.setJobState(state.StepCreateJobManager, v1beta1.JobStateDeploying, "", "", c.now)
 	c.poll()
 	return nil
 }

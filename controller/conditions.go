@@ -109,6 +109,10 @@ const (
 	ConditionReasonWaitingForJobCancel = "WaitingForJobCancel"
 	// ConditionReasonWaitingForApplication: the Flink 2.3 application runs without the job yet.
 	ConditionReasonWaitingForApplication = "WaitingForApplication"
+	// ConditionReasonWaitingForJobEnd: an update's stop-with-savepoint took its savepoint, and
+	// the controller waits to see the job ended before it replaces the JobManager (the job
+	// restarted instead, or no trusted JobManager answers).
+	ConditionReasonWaitingForJobEnd = "WaitingForJobEnd"
 )
 
 // condition builds a condition of this controller.

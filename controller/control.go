@@ -10,6 +10,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 func controlInFlight(ctl *v1beta1.FlinkClusterControlStatus) bool {
@@ -131,9 +132,20 @@ func (c *cycle) jobEnded() bool {
 	return (c.obs.wl == nil || c.obs.wl.Deleting) && len(c.obs.pods) == 0
 }
 
-// cancelled records the job Cancelled and ends a job-cancel control.
+// cancelled records the job Cancelled and ends a job-cancel control. A job that ended on its
+// own before the cancel took effect (Flink reported it FAILED meanwhile) keeps its end: the
+// job state machine leaves a terminal state only by a new deploy or a restart, and a
+// failure recorded as a cancel would skip afterJobFails and hide the failure.
 func (c *cycle) cancelled(how string, byControl bool) {
-	c.setJobState(v1beta1.JobStateCancelled, "", how, c.now)
+	if job := c.job(); flinkcluster.Terminal(job.State) && job.State != v1beta1.JobStateCancelled {
+		c.event(corev1.EventTypeNormal, ReasonJobCancelled, "Cancel", "job %s ended %s before the cancel took effect", c.jobID(), job.State)
+		if byControl {
+			c.controlDone(v1beta1.ControlStateFailed, "the job ended "+job.State+" before the cancel took effect")
+		}
+		c.poll()
+		return
+	}
+	c.setJobState(state.StepCancelled, v1beta1.JobStateCancelled, "", how, c.now)
 	c.event(corev1.EventTypeNormal, ReasonJobCancelled, "Cancel", "job %s cancelled: %s", c.jobID(), how)
 	if byControl {
 		c.controlDone(v1beta1.ControlStateSucceeded, "job "+how)

@@ -130,56 +130,61 @@ func (c *cycle) event(eventType, reason, action, format string, args ...any) {
 func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	c.initStatus()
 	if err := c.observe(ctx); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("observe: %w", err)
 	}
 	c.acceptControl()
 	c.derive()
 	if !c.updatePending() && !c.cancelPending() {
 		lost, err := c.haMetadataLost(ctx)
 		if err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("haMetadataLost: %w", err)
 		}
 		if lost {
 			c.redeployWithoutHA()
 		}
 	}
 
+	// Each flow's error names the step that failed, as the job state machine
+	// (state.Transitions) names the steps.
 	var err error
-	ensured := false
+	step, ensured := "", false
 	switch {
 	case c.cancelStopping():
-		err = c.cancel(ctx)
+		step, err = "cancel", c.cancel(ctx)
 	case c.updatePending():
-		err = c.update(ctx)
+		step, err = "update", c.update(ctx)
 	case c.cancelPending():
-		err = c.cancel(ctx)
+		step, err = "cancel", c.cancel(ctx)
 	case c.job().State == v1beta1.JobStateRestarting || c.shouldRestart():
-		err = c.restart(ctx)
+		step, err = "restart", c.restart(ctx)
 	case c.finished():
-		err = c.cleanup(ctx)
+		step, err = "cleanup", c.cleanup(ctx)
 	default:
-		err, ensured = c.ensure(ctx), true
+		step, err, ensured = "ensure", c.ensure(ctx), true
 	}
 	if err == nil && !ensured {
-		err = c.dropRestorePath(ctx)
+		step, err = "dropRestorePath", c.dropRestorePath(ctx)
 	}
 	if err == nil {
-		err = c.savepointControl(ctx)
+		step, err = "savepointControl", c.savepointControl(ctx)
+	}
+	if err != nil {
+		err = fmt.Errorf("%s: %w", step, err)
 	}
 	c.setComponents()
 	c.setClusterState()
 	c.setConditions()
 	if werr := c.writeStatus(ctx); werr != nil {
-		return ctrl.Result{}, errors.Join(err, werr)
+		return ctrl.Result{}, errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
 	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := c.removeControlAnnotation(ctx); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("removeControlAnnotation: %w", err)
 	}
 	if err := c.removeRestoreAnnotation(ctx); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("removeRestoreAnnotation: %w", err)
 	}
 	return ctrl.Result{RequeueAfter: c.requeue}, nil
 }
@@ -285,7 +290,7 @@ func (c *cycle) derive() {
 	})
 	c.after(res.RequeueAfter)
 	prev := c.job().State
-	c.setJobState(res.State, res.Reason, res.Message, res.LostSince)
+	c.setJobState(state.StepDerive, res.State, res.Reason, res.Message, res.LostSince)
 	switch {
 	case res.DeploymentFailure != "":
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))
@@ -331,13 +336,20 @@ func clusterFinished(s string) bool {
 	return s == v1beta1.ClusterStateStopping || s == v1beta1.ClusterStateStopped || s == v1beta1.ClusterStatePartiallyStopped
 }
 
-// setJobState records a job state transition, its reason and an Event.
-func (c *cycle) setJobState(newState, reason, message string, lostSince time.Time) {
+// setJobState records a job state transition made by step, its reason and an Event. Every
+// transition is checked against the job state machine (state.Transitions): one the table
+// does not list is still made — the step decided on what it observed — but a Warning Event
+// says so, for the simulation and for a user to report.
+func (c *cycle) setJobState(step state.Step, newState, reason, message string, lostSince time.Time) {
 	job := c.job()
 	if newState == job.State {
 		return
 	}
 	prev := job.State
+	if !state.Allowed(prev, newState, step) {
+		c.event(corev1.EventTypeWarning, ReasonUnlistedTransition, "Observe",
+			"job %s: %s -> %s by %s is not in the job state machine (controller/state/machine.go)", job.ID, prev, newState, step)
+	}
 	job.State = newState
 	if reason != "" {
 		job.FailureReasons = append(job.FailureReasons, reason)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
@@ -75,7 +76,7 @@ func (c *cycle) resume(ctx context.Context) error {
 	if !c.obs.ha.jobGraphStored(job.ID) {
 		reason := fmt.Sprintf("the JobManager Deployment of job %s is missing and the HA metadata the job would recover from is gone (no job graph in the ConfigMaps of cluster ID %s): restoring savepoint %q would lose the state acknowledged since",
 			job.ID, resources.HAClusterID(c.fc), job.SavepointLocation)
-		c.setJobState(v1beta1.JobStateFailed, reason, reason, c.now)
+		c.setJobState(state.StepResume, v1beta1.JobStateFailed, reason, reason, c.now)
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason))
 		c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Deploy", "%s", reason)
 		c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)

@@ -31,6 +31,9 @@ const (
 	ReasonHAMetadataMissing   = "HAMetadataMissing"
 	ReasonWaitExceeded        = "WaitExceeded"
 	ReasonJobCancelled        = "JobCancelled"
+	// ReasonUnlistedTransition: the controller moved the job between two states by a step
+	// that the job state machine (state.Transitions) does not list.
+	ReasonUnlistedTransition = "UnlistedTransition"
 )
 
 // RestoreAnnotation is how a user answers the SavepointRequired condition: when the controller

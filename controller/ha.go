@@ -137,7 +137,7 @@ func (c *cycle) redeployWithoutHA() {
 	if ctl := c.st.Control; controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameSavepoint {
 		c.controlDone(v1beta1.ControlStateFailed, "superseded by a redeploy: the job's HA metadata is gone")
 	}
-	c.setJobState(v1beta1.JobStateUpdating, "", "its HA metadata is gone", c.now)
+	c.setJobState(state.StepRedeployWithoutHA, v1beta1.JobStateUpdating, "", "its HA metadata is gone", c.now)
 	c.requestSavepoint(SavepointReasonUpdate)
 }
 

@@ -103,6 +103,10 @@ func (c *cycle) observe(ctx context.Context) error {
 				switch cond.Type {
 				case batchv1.JobFailed:
 					c.obs.wl.Failed, c.obs.wl.FailedMessage = true, joinNonEmpty(cond.Reason, cond.Message)
+					c.obs.wl.FailedAt = cond.LastTransitionTime.Time
+					if j.Status.StartTime != nil {
+						c.obs.wl.StartTime = j.Status.StartTime.Time
+					}
 				case batchv1.JobComplete:
 					c.obs.wl.Complete = true
 				}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/state"
 )
 
 // restart (Job mode, restartPolicy FromSavepointOnFailure) replaces a failed job's JobManager
@@ -18,7 +19,7 @@ func (c *cycle) restart(ctx context.Context) error {
 		job.RestartCount++
 		c.event(corev1.EventTypeNormal, ReasonRestarting, "Restart", "restarting failed job %s from savepoint %s (restart %d)",
 			job.ID, job.SavepointLocation, job.RestartCount)
-		c.setJobState(v1beta1.JobStateRestarting, "", fmt.Sprintf("restartPolicy %s", v1beta1.JobRestartPolicyFromSavepointOnFailure), c.now)
+		c.setJobState(state.StepRestart, v1beta1.JobStateRestarting, "", fmt.Sprintf("restartPolicy %s", v1beta1.JobRestartPolicyFromSavepointOnFailure), c.now)
 	}
 	ready, err := c.replaceJobManager(ctx)
 	if err != nil || !ready {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -162,18 +163,36 @@ func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 	return c.savepointSucceeded(st.Location, stop, ""), nil
 }
 
+// MaxClockSkew is how far Flink's clock may be behind the controller's for a savepoint that
+// Flink timestamped before the recorded trigger time still to count as this trigger's
+// (recoverSavepoint). It also covers the status's one-second resolution. A larger skew makes
+// a recovered result unknown (SavepointRequired), never another savepoint taken for it.
+const MaxClockSkew = 30 * time.Second
+
 // recoverSavepoint reads the latest savepoint from the leader's checkpoint statistics: one
-// that is externally addressable and not the last one already known.
+// of the trigger's job, externally addressable, not the last one already known, and
+// triggered at or after the recorded trigger time (less MaxClockSkew) — a savepoint triggered
+// before this trigger (a user's, or an earlier one whose result also expired) is another
+// operation's, and never the final savepoint of this one. Whether the job ended is checked
+// before the JobManager is replaced (confirmStopEnded): a stop-with-savepoint whose
+// savepoint completed may have failed to end the job.
 func (c *cycle) recoverSavepoint(ctx context.Context, cl flinkclient.Client) (string, bool) {
-	if c.obs.flink == nil {
+	sp := c.st.Savepoint
+	if c.obs.flink == nil || sp.JobID != c.jobID() {
 		return "", false
 	}
-	cps, err := cl.GetCheckpoints(ctx, c.st.Savepoint.JobID)
+	cps, err := cl.GetCheckpoints(ctx, sp.JobID)
 	if err != nil {
 		return "", false
 	}
 	latest := cps.LatestSavepoint()
 	if latest == nil || latest.ExternalPath == c.job().SavepointLocation {
+		return "", false
+	}
+	if since := state.ParseTime(sp.TriggerTime); since.IsZero() || time.UnixMilli(latest.TriggerTimestamp).Before(since.Add(-MaxClockSkew)) {
+		c.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Savepoint",
+			"the latest savepoint of job %s, %s, was triggered at %s, before trigger %s (%s): it is not this trigger's result",
+			sp.JobID, latest.ExternalPath, time.UnixMilli(latest.TriggerTimestamp).UTC().Format(time.RFC3339), sp.TriggerID, orNone(sp.TriggerTime))
 		return "", false
 	}
 	return latest.ExternalPath, true

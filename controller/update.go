@@ -29,7 +29,7 @@ func (c *cycle) update(ctx context.Context) error {
 		if c.flinkReportsRunning() {
 			next = v1beta1.JobStateRunning
 		}
-		c.setJobState(next, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now)
+		c.setJobState(state.StepUpdate, next, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now)
 		c.st.Savepoint = nil
 		c.poll()
 		return nil
@@ -38,12 +38,17 @@ func (c *cycle) update(ctx context.Context) error {
 		c.startUpdate()
 	}
 
+	// stopReported is set when Flink reported the stop-with-savepoint COMPLETED in this
+	// reconcile: Flink completes that operation once the job ended, and this reconcile's
+	// observation of the job predates it.
+	stopReported := false
 	if sp := c.st.Savepoint; sp != nil && sp.TriggerReason == SavepointReasonUpdate && sp.JobID == job.ID &&
 		(sp.State == SavepointStateRequested || sp.State == SavepointStateInProgress) {
 		ph, err := c.driveSavepoint(ctx, true)
 		if err != nil {
 			return err
 		}
+		stopReported = ph == succeeded && c.st.Savepoint.Message == ""
 		switch ph {
 		case pending:
 			c.updateStepf(ConditionReasonStoppingWithSavepoint, "stopping job %s with a savepoint to update to revision %s",
@@ -77,12 +82,15 @@ func (c *cycle) update(ctx context.Context) error {
 		// The next deploy's workload exists already: it was created, but recording that
 		// failed. Adopt it rather than restart it.
 		c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
-		c.setJobState(v1beta1.JobStateDeploying, "", "next revision's JobManager exists", c.now)
+		c.setJobState(state.StepUpdate, v1beta1.JobStateDeploying, "", "next revision's JobManager exists", c.now)
 		c.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", c.st.Revision.CurrentRevision)
 		c.poll()
 		return nil
 	}
 
+	if !stopReported && !c.confirmStopEnded() {
+		return nil
+	}
 	from, ok := c.restoreSource()
 	if !ok {
 		if c.savepointRequired != nil {
@@ -157,7 +165,7 @@ func (c *cycle) startUpdate() {
 		// (a deploy that failed to deploy never ran; one that ended otherwise may have).
 		return
 	}
-	c.setJobState(v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
+	c.setJobState(state.StepStartUpdate, v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
 	if prev == v1beta1.JobStateRunning && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.obs.wl != nil && c.restoreChoice() == nil {
 		c.requestSavepoint(SavepointReasonUpdate)
 	}
@@ -256,4 +264,52 @@ func (c *cycle) savepointAgeAt() time.Time {
 		return job.CompletionTime.Time
 	}
 	return c.now
+}
+
+// confirmStopEnded checks, before the JobManager is replaced, that the stop-with-savepoint
+// recorded as the job's final savepoint ended the job. A stop can take its savepoint and
+// still fail to end the job, which Flink's restart strategy then restarts (the operation
+// fails, but when its result expired the savepoint may have been recovered from the
+// checkpoint statistics): deleting the JobManager then would lose the state the job built
+// since. A job the leader lists as not globally terminal is stopped again; while no trusted
+// JobManager answers and one may still run it, the update waits. It reports whether the
+// update may go on. A stop that Flink itself reported COMPLETED in this reconcile needs no
+// check (update skips it): the operation completes once the job ended.
+func (c *cycle) confirmStopEnded() bool {
+	job := c.job()
+	if c.restoreChoice() != nil || !job.FinalSavepoint || job.SavepointLocation == "" {
+		return true
+	}
+	if f := c.obs.flink; f != nil {
+		if f.Job == nil || f.Job.ID != job.ID || flinkclient.IsTerminalJobState(f.Job.State) {
+			return true
+		}
+		if f.Job.State == flinkclient.JobStateRunning {
+			// The savepoint holds the job's state at the stop, not its state now.
+			job.FinalSavepoint = false
+			c.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Update",
+				"the stop-with-savepoint of job %s took %s but did not end the job (Flink reports it %s): stopping it again",
+				job.ID, job.SavepointLocation, f.Job.State)
+			c.requestSavepoint(SavepointReasonUpdate)
+			c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s still runs after its stop-with-savepoint: stopping it with a savepoint again", job.ID)
+			c.poll()
+			return false
+		}
+		c.waitFor(ConditionReasonWaitingForJobEnd, "job %s is %s after its stop-with-savepoint took %s: waiting until it runs (to stop it again) or ends",
+			job.ID, f.Job.State, job.SavepointLocation)
+		c.updateStepf(ConditionReasonWaitingForJobEnd, "%s", c.waiting.Message)
+		return false
+	}
+	if w := c.obs.wl; w == nil || w.Deleting || w.Complete || w.Failed {
+		return true
+	}
+	for i := range c.obs.pods {
+		if state.MayLead(&c.obs.pods[i], c.obs.ha.leader, c.now) {
+			c.waitFor(ConditionReasonWaitingForJobEnd, "to confirm that job %s ended after its stop-with-savepoint before its JobManager is replaced: %s",
+				job.ID, orNone(c.obs.untrusted))
+			c.updateStepf(ConditionReasonWaitingForJobEnd, "%s", c.waiting.Message)
+			return false
+		}
+	}
+	return true
 }

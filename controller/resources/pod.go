@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,7 +124,8 @@ func mergeLabels(user, own map[string]string) map[string]string {
 // job's own arguments. The savepoint to restore is not among them: the pod template lives as
 // long as the deploy, and every restart of its container would run main() from it again
 // when the HA data is gone. It is in the Flink configuration instead (FlinkConfiguration),
-// which the controller rewrites without restarting the pod once the job ran.
+// which the controller rewrites without restarting the pod once the job ran — except where
+// allowNonRestoredState needs the command line too (RestoreOnCommandLine).
 func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
 	args := []string{"standalone-job", "--job-id", d.JobID}
 	if flinkcluster.HAEnabled(fc.Spec.FlinkProperties) {
@@ -139,7 +141,41 @@ func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
 	if j.JarFile != nil && *j.JarFile != "" {
 		args = append(args, "--jars", *j.JarFile)
 	}
+	if RestoreOnCommandLine(fc, d) {
+		args = append(args, "--fromSavepoint", d.FromSavepoint, "--allowNonRestoredState")
+	}
 	return append(args, j.Args...)
+}
+
+// RestoreOnCommandLine reports whether a deploy passes its savepoint and allowNonRestoredState
+// on the entrypoint's command line as well as in the Flink configuration. Before Flink 2.3
+// the application entrypoint (StandaloneApplicationClusterEntryPoint) writes the command
+// line's restore settings over the configuration file's with SavepointRestoreSettings
+// .toConfiguration, which sets execution.savepoint.ignore-unclaimed-state even when the
+// command line names no savepoint (SavepointRestoreSettings.none(): false), so the file's
+// true is lost; Flink 2.3 writes only what the command line set (FLINK-36973). The command
+// line's --allowNonRestoredState counts only with --fromSavepoint (CliFrontendParser
+// .createSavepointRestoreSettings), so both are passed. Only in Job mode: the Job's pod never
+// restarts (restartPolicy Never), while a Deployment's pod template outlives the job's first
+// run, and every container restart would run main() from the savepoint again.
+func RestoreOnCommandLine(fc *v1beta1.FlinkCluster, d Deploy) bool {
+	j := fc.Spec.Job
+	return d.FromSavepoint != "" && j != nil && j.AllowNonRestoredState != nil && *j.AllowNonRestoredState &&
+		fc.Spec.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeJob && !restoreSettingsExplicit(fc.Spec.FlinkVersion)
+}
+
+// restoreSettingsExplicit reports whether the Flink version's entrypoint leaves the
+// configuration file's restore settings alone when the command line sets none (2.3 and
+// later, FLINK-36973). An unparsable version is taken as current.
+func restoreSettingsExplicit(version string) bool {
+	major, rest, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(minor)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return ma > 2 || (ma == 2 && mi >= 3)
 }
 
 // EnvPodIP is the JobManager container's variable holding its pod IP.

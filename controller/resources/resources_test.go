@@ -94,7 +94,6 @@ func TestJobManagerArgs(t *testing.T) {
 	assert.Equal(t, []string{"standalone-job", "--job-id", testJobID, "--host", "$(POD_IP)", "--job-classname", "org.example.Job",
 		"--jars", "local:///opt/flink/usrlib/job.jar", "--rate", "10"}, resources.JobManagerArgs(fc, d), "with HA the pod IP is the JobManager's address")
 
-	fc.Spec.Job.AllowNonRestoredState = ptr.To(true)
 	d.FromSavepoint = "s3://b/sp-1"
 	assert.Equal(t, []string{"standalone-job", "--job-id", testJobID, "--host", "$(POD_IP)", "--job-classname", "org.example.Job",
 		"--jars", "local:///opt/flink/usrlib/job.jar", "--rate", "10"},

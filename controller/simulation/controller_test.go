@@ -21,7 +21,7 @@ func newController(w *world, hc *http.Client) (*controller.Reconciler, error) {
 		return nil, err
 	}
 	return controller.NewReconciler(w.cl, w.cl, w.rec, controller.Options{
-		Clock:           w.clock,
+		Clock:           w.controllerClock(),
 		HARecoveryGrace: 2 * time.Minute,
 		LostTimeout:     10 * time.Minute,
 		RequeueInterval: 10 * time.Second,

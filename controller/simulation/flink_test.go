@@ -35,6 +35,7 @@ type proc struct {
 	unavailable int
 	// exited records that the current run's end was seen, with its exit code and message.
 	exited         bool
+	exitedAt       time.Time
 	exitCode       int
 	exitMessage    string
 	jobManagerMode bool // Job mode: restartPolicy Never, the process exits once its job ended
@@ -68,6 +69,8 @@ type truth struct {
 	ended    bool
 	endState string
 	stopped  bool // ended by stop-with-savepoint
+	// savepointed is set once a savepoint of the job completed.
+	savepointed bool
 }
 
 func (w *world) truthOf(id string) *truth {
@@ -129,6 +132,7 @@ func (w *world) ExecutionEnded(_ *fakeflink.JobManager, e fakeflink.Execution) {
 // SavepointCompleted implements fakeflink.Observer: the savepoints in completion order.
 func (w *world) SavepointCompleted(_ *fakeflink.JobManager, jobID, location string, stop bool) {
 	w.savepoints = append(w.savepoints, location)
+	w.truthOf(jobID).savepointed = true
 	if stop {
 		w.truthOf(jobID).stopped = true
 	}
@@ -160,7 +164,7 @@ func (w *world) stop(pod string, graceful bool, code int, why string) {
 	if pr == nil || !pr.alive() {
 		return
 	}
-	pr.exited, pr.exitCode, pr.exitMessage = true, code, why
+	pr.exited, pr.exitedAt, pr.exitCode, pr.exitMessage = true, w.clock.Now(), code, why
 	if graceful {
 		pr.jm.Stop()
 	} else {
@@ -174,7 +178,8 @@ func (pr *proc) exitedOnItsOwn() {
 	if pr.jm == nil || pr.exited || pr.alive() {
 		return
 	}
-	pr.exited, pr.exitCode, pr.exitMessage = true, 1, brokenMain
+	// main() threw as the process started (the fake runs it in Start).
+	pr.exited, pr.exitedAt, pr.exitCode, pr.exitMessage = true, pr.startedAt, 1, brokenMain
 	if !pr.jobManagerMode {
 		pr.crashing = 3
 	}
@@ -223,7 +228,7 @@ func (w *world) flink() {
 			if pr.jm.ApplicationState() == flinkclient.ApplicationStateFailed {
 				code = 1
 			}
-			pr.exited, pr.exitCode, pr.exitMessage = true, code, "application finished"
+			pr.exited, pr.exitedAt, pr.exitCode, pr.exitMessage = true, w.clock.Now(), code, "application finished"
 			pr.jm.Exit()
 		}
 	}

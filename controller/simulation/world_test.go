@@ -5,8 +5,10 @@ import (
 	"maps"
 	"math/rand"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,6 +32,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
@@ -63,11 +67,14 @@ type world struct {
 	seed  int64
 	rng   *rand.Rand
 	clock *clocktesting.FakeClock
-	cl    *store
-	r     *controller.Reconciler
-	rec   *recorder
-	mode  v1beta1.JobManagerDeploymentType
-	v23   bool
+	// skew is how far the controller's clock is ahead of Flink's and Kubernetes' (w.clock);
+	// negative when behind.
+	skew time.Duration
+	cl   *store
+	r    *controller.Reconciler
+	rec  *recorder
+	mode v1beta1.JobManagerDeploymentType
+	v23  bool
 
 	// fl is the fake Flink cluster (fakeflink) of the cluster's HA cluster ID; its HA
 	// ConfigMaps live in the model's API server, where the controller reads them.
@@ -115,6 +122,8 @@ func newWorld(t testing.TB, seed int64) *world {
 type setup struct {
 	mode v1beta1.JobManagerDeploymentType
 	v23  bool
+	// skew is the controller's clock skew (world.skew).
+	skew time.Duration
 	// build adjusts the cluster.
 	build func(fc *v1beta1.FlinkCluster)
 }
@@ -149,13 +158,19 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		wr.CleanupPolicy(v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionKeepCluster)
 	}
 	fc := wr.Obj()
+	if fixed == nil && rng.Intn(3) == 0 { // (no draw for a directed test: its seed keeps its sequence)
+		// Clock skew between the controller and Flink (and the API server and kubelets that
+		// timestamp pods), within what NTP-less nodes drift to: up to 40 s either way,
+		// beyond MaxClockSkew sometimes.
+		w.skew = time.Duration(rng.Intn(81)-40) * time.Second
+	}
 	if rng.Intn(4) == 0 {
 		fc.Spec.Job.TakeSavepointOnUpdate = ptr.To(false)
 		fc.Spec.Job.MaxStateAgeToRestoreSeconds = ptr.To(int32(60 + rng.Intn(1200)))
 	}
 	if fixed != nil {
 		fc = builder.MakeAppCluster(name).DeploymentType(fixed.mode).Obj()
-		w.mode, w.v23 = fixed.mode, fixed.v23
+		w.mode, w.v23, w.skew = fixed.mode, fixed.v23, fixed.skew
 		if fixed.build != nil {
 			fixed.build(fc)
 		}
@@ -176,8 +191,28 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		t.Fatal(err)
 	}
 	w.r = r
-	w.stillSince = w.clock.Now()
+	w.stillSince = w.controllerClock().Now()
 	return w
+}
+
+// skewedClock is the controller's clock: the model's, off by a fixed skew.
+type skewedClock struct {
+	*clocktesting.FakeClock
+	skew time.Duration
+}
+
+// Now implements clock.PassiveClock.
+func (c skewedClock) Now() time.Time { return c.FakeClock.Now().Add(c.skew) }
+
+// Since implements clock.PassiveClock.
+func (c skewedClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// controllerClock is the clock the controller runs on.
+func (w *world) controllerClock() clock.Clock {
+	if w.skew == 0 {
+		return w.clock
+	}
+	return skewedClock{FakeClock: w.clock, skew: w.skew}
 }
 
 func (w *world) violate(format string, args ...any) {
@@ -276,17 +311,44 @@ func (w *world) recordedRan(id string) bool {
 	return fc != nil && fc.Status.Components.Job != nil && fc.Status.Components.Job.ID == id && flinkcluster.Ran(fc.Status.Components.Job)
 }
 
+// firstCheckpoint is the model's shortest run of a job that persists state: the JVM start,
+// main(), the job's scheduling and its first checkpoint interval take at least this long in
+// Flink, while the fake runs a job the moment its JobManager starts. The controller's
+// state.SubmitBound must not exceed it: a JobManager that failed sooner is taken as a failed
+// deploy.
+const firstCheckpoint = 10 * time.Second
+
+// persisted reports whether job id persisted state beyond its restore point: a savepoint of
+// it completed, or one of its executions ran for firstCheckpoint.
+func (w *world) persisted(id string) bool {
+	if w.truthOf(id).savepointed {
+		return true
+	}
+	for _, e := range w.fl.Executions() {
+		end := e.End
+		if end.IsZero() {
+			end = w.clock.Now()
+		}
+		if e.JobID == id && end.Sub(e.Start) >= firstCheckpoint {
+			return true
+		}
+	}
+	return false
+}
+
 // reconcile runs the controller once and checks the invariants on what it did.
 func (w *world) reconcile() {
 	before, fcBefore := w.workload(), w.cluster()
 	if fcBefore == nil {
 		return
 	}
-	runningBefore, haLost := w.runningJob(), w.haLostBehindRunningJob()
+	runningBefore, haLost := w.runningJobInTouch(), w.haLostBehindRunningJob()
+	notes := len(w.rec.notes)
 	_, err := w.r.Reconcile(bg, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
 	if err != nil {
 		w.log("reconcile error: %v", err)
 	}
+	w.checkTransitions(w.rec.notes[notes:])
 	after, fc := w.workload(), w.cluster()
 	if fc == nil {
 		return
@@ -311,10 +373,48 @@ func (w *world) reconcile() {
 	w.checkHALoss(haLost, fc)
 }
 
+// transitionNote is the Event of a job state change (setJobState).
+var transitionNote = regexp.MustCompile(`^(?:Normal|Warning) (?:JobStateChanged|JobFailed|JobLost): job [0-9a-f]*: (\w+) -> (\w+)`)
+
+// observedTransitions counts the job state changes the simulation saw, by "from -> to",
+// across sequences (TestInvariants reports the table's rows never seen).
+var observedTransitions = struct {
+	sync.Mutex
+	n map[string]int
+}{n: map[string]int{}}
+
+// checkTransitions: every job state change is a row of the job state machine
+// (state.Transitions) — checked by the controller for its step (an UnlistedTransition Event)
+// and here from the outside, by its Events.
+func (w *world) checkTransitions(notes []string) {
+	for _, n := range notes {
+		if strings.HasPrefix(n, "Warning "+controller.ReasonUnlistedTransition+":") {
+			w.violate("%s", n)
+		}
+		m := transitionNote.FindStringSubmatch(n)
+		if m == nil {
+			continue
+		}
+		if !state.Listed(m[1], m[2]) {
+			w.violate("job state change %s -> %s is not in the job state machine", m[1], m[2])
+		}
+		observedTransitions.Lock()
+		observedTransitions.n[m[1]+" -> "+m[2]]++
+		observedTransitions.Unlock()
+	}
+}
+
 // runningJob is the job ID a live JobManager runs RUNNING, "" for none.
-func (w *world) runningJob() string {
+func (w *world) runningJob() string { return w.runningOn(true) }
+
+// runningJobInTouch is runningJob on the JobManagers not cut off on a lost node: one there
+// is already evicted, its pod Terminating, out of any removal's reach (and, once the HA data
+// was deleted behind it, a second leader the removal does not make).
+func (w *world) runningJobInTouch() string { return w.runningOn(false) }
+
+func (w *world) runningOn(lostNodes bool) string {
 	for _, pr := range w.sortedProcs() {
-		if !pr.alive() {
+		if !pr.alive() || (pr.nodeLost && !lostNodes) {
 			continue
 		}
 		for _, id := range pr.jm.JobIDs() {
@@ -349,13 +449,16 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 		// The newest state is the newest savepoint, or, when the previous deploy never ran,
 		// what that deploy restored (the user's choice, or the newest savepoint then).
 		newest := w.newestSavepoint()
-		switch t := w.truthOf(w.lastDeploy); {
-		case (!t.ran || prevDeployFailed) && after.from != w.fromOf[w.lastDeploy] && after.from != newest:
-			// A deploy the controller saw fail to deploy (DeployFailed) counts as one that
-			// never ran: a job that ran for moments, unobserved, before its JobManager died is
-			// a limit of what any controller can know.
-			w.violate("job %s deployed from %q, but the previous deploy %s never ran and restored %q", after.jobID, after.from, prev, w.fromOf[w.lastDeploy])
-		case (!t.ran || prevDeployFailed):
+		switch t, persisted := w.truthOf(w.lastDeploy), w.persisted(w.lastDeploy); {
+		case persisted && prevDeployFailed:
+			// No exemption for a run the controller did not see: what Kubernetes recorded of
+			// the JobManager (its container's start and finish) says it may have run.
+			w.violate("job %s recorded DeployFailed although it ran long enough to checkpoint; the next deploy restores %q", prev, after.from)
+		case !persisted && after.from != w.fromOf[w.lastDeploy] && after.from != newest:
+			w.violate("job %s deployed from %q, but the previous deploy %s persisted no state and restored %q", after.jobID, after.from, prev, w.fromOf[w.lastDeploy])
+		case !persisted:
+			// Never ran, or ran shorter than its first checkpoint: its restore point is still
+			// its newest state.
 		case t.ran && after.from != newest:
 			w.violate("job %s deployed from %q while the newest savepoint is %q (previous job %s ran)", after.jobID, after.from, newest, prev)
 		case t.ran && newest == "" && w.haDeletedExternally:
@@ -408,9 +511,9 @@ func (w *world) checkRemoval(before, after *workload, fcBefore, fc *v1beta1.Flin
 	if accepted || cancel || !flinkcluster.TakesSavepointOnUpdate(fc.Spec.Job) || fc.Spec.Job.RestartPolicy != nil {
 		return
 	}
-	if job.FinalSavepoint && job.SavepointLocation != "" {
-		return
-	}
+	// No exemption for a final savepoint on record: Flink runs the job now, so whatever that
+	// savepoint holds is older than the job's state (a stop that took its savepoint but did
+	// not end the job).
 	w.violate("the JobManager of running job %s was removed without a completed savepoint (job %s)", running, job.State)
 }
 
@@ -437,7 +540,7 @@ func (w *world) checkTerminal(before, fc *v1beta1.FlinkCluster) {
 // checkWaits: every wait is bounded — a Waiting condition older than the bound says so, and
 // the controller never sits still, silently, on a job that is neither running nor ended.
 func (w *world) checkWaits(fc *v1beta1.FlinkCluster) {
-	now := w.clock.Now()
+	now := w.controllerClock().Now() // the conditions carry the controller's times
 	if c := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionWaiting); c != nil && c.Status == metav1.ConditionTrue &&
 		now.Sub(c.LastTransitionTime.Time) > waitBound+time.Second && !strings.Contains(c.Message, "longer than the wait bound") {
 		w.violate("waiting (%s) since %s without saying it exceeded the bound", c.Reason, c.LastTransitionTime)
@@ -463,7 +566,7 @@ func (w *world) checkWaits(fc *v1beta1.FlinkCluster) {
 
 func (w *world) dump() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d (mode %s, Flink 2.3 %v), %d steps\n", w.seed, w.mode, w.v23, w.steps)
+	fmt.Fprintf(&b, "seed %d (mode %s, Flink 2.3 %v, controller clock skew %s), %d steps\n", w.seed, w.mode, w.v23, w.skew, w.steps)
 	for _, v := range w.violations {
 		b.WriteString("  VIOLATION: " + v + "\n")
 	}

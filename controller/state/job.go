@@ -23,6 +23,9 @@ type Workload struct {
 	// Failed is set when the Job has a Failed condition (Job mode); FailedMessage says why.
 	Failed        bool
 	FailedMessage string
+	// StartTime and FailedAt are the Job's start and the time it failed (Job mode, zero when
+	// not recorded): with the pod gone, they bound how long its JobManager ran.
+	StartTime, FailedAt time.Time
 	// Complete is set when the Job completed: the JobManager exited with 0 (Job mode).
 	Complete bool
 	// CreateFailure is the Deployment's ReplicaFailure/FailedCreate message (Deployment mode).
@@ -345,7 +348,9 @@ func fromFlink(in Input, rec string) (Result, bool) {
 		}
 		return r
 	}
-	if app != nil && app.Status == flinkclient.ApplicationStateFailed {
+	if app != nil && app.Status == flinkclient.ApplicationStateFailed && f.Job.State != flinkclient.JobStateFailed {
+		// A FAILED job of a FAILED application is the job's failure, as before 2.3 (the
+		// case below): it was submitted and may have run, so it is Failed, never DeployFailed.
 		return appFailed()
 	}
 	switch f.Job.State {
@@ -414,11 +419,42 @@ func fromJobWorkload(in Input, rec string) (Result, bool) {
 				reason += ": " + w.FailedMessage
 			}
 		}
+		if run, known := jobManagerRun(in); !ran(in, rec) && (!known || run >= SubmitBound) {
+			// Flink never reported the job, but its JobManager ran long enough to have run
+			// it (or nothing tells how long): taking it for a failed deploy would let the
+			// next update restore the deploy's own restore point and rewind the job.
+			how := "for an unknown time"
+			if known {
+				how = "for " + run.Round(time.Second).String()
+			}
+			return fail(v1beta1.JobStateFailed, reason+" (the JobManager ran "+how+": its job may have run)"), true
+		}
 		return mainFailed(in, rec, reason), true
 	case w.Complete && !in.Stopping:
 		return Result{State: v1beta1.JobStateSucceeded, Message: "the JobManager Job completed"}, true
 	}
 	return Result{}, false
+}
+
+// SubmitBound is the shortest JobManager run that may have run its job, in Job mode with
+// Flink never heard from: the JVM start, the application's main() and the job's submission
+// take longer. A JobManager that failed sooner failed to deploy (DeployFailed); one that ran
+// longer may have run the job (Failed), so the next update asks for a savepoint rather than
+// restore the deploy's own restore point.
+const SubmitBound = 10 * time.Second
+
+// jobManagerRun is how long the JobManager of a failed Job ran, from what Kubernetes
+// recorded: its container's terminated run (start and finish), else the Job's start and the
+// time it failed. known is false when neither is recorded (the pod is gone, the Job's times
+// are not set).
+func jobManagerRun(in Input) (d time.Duration, known bool) {
+	if d, ok := TerminatedRun(in.Pod); ok {
+		return d, true
+	}
+	if w := in.Workload; w != nil && !w.StartTime.IsZero() && !w.FailedAt.IsZero() && !w.FailedAt.Before(w.StartTime) {
+		return w.FailedAt.Sub(w.StartTime), true
+	}
+	return 0, false
 }
 
 func lostSince(in Input) time.Time {

@@ -179,6 +179,27 @@ func TerminatedFailure(pod *corev1.Pod) string {
 	return truncate(reason)
 }
 
+// TerminatedRun is how long the JobManager container's last run lasted, from its terminated
+// state's start and finish times (the current state, else the last termination); ok is false
+// when the pod or those times are missing.
+func TerminatedRun(pod *corev1.Pod) (d time.Duration, ok bool) {
+	if pod == nil {
+		return 0, false
+	}
+	cs := jobManagerStatus(pod)
+	if cs == nil {
+		return 0, false
+	}
+	t := cs.State.Terminated
+	if t == nil {
+		t = cs.LastTerminationState.Terminated
+	}
+	if t == nil || t.StartedAt.IsZero() || t.FinishedAt.IsZero() || t.FinishedAt.Before(&t.StartedAt) {
+		return 0, false
+	}
+	return t.FinishedAt.Sub(t.StartedAt.Time), true
+}
+
 // TerminationSummary picks the most telling line of a termination message, which with
 // FallbackToLogsOnError is the tail of the JobManager log: the last "Caused by" line, else the
 // first line naming an exception or error, else the last line.

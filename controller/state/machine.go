@@ -1,0 +1,99 @@
+package state
+
+import (
+	"slices"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+)
+
+// Step names the controller function that moves the job from one state to another. The
+// names are the functions' names in package controller (cycle methods), so that a reader of
+// the table finds the code; "derive" is cycle.derive applying DeriveJob.
+type Step string
+
+// The steps that change status.components.job.state.
+const (
+	// StepDerive applies DeriveJob to what Kubernetes and Flink report.
+	StepDerive Step = "derive"
+	// StepNewDeploy chooses a new job ID for a deploy that does not resume from HA.
+	StepNewDeploy Step = "newDeploy"
+	// StepCreateJobManager creates the deploy's JobManager Job or Deployment.
+	StepCreateJobManager Step = "createJobManager"
+	// StepStartUpdate begins the update flow for a new revision or the user's restore answer.
+	StepStartUpdate Step = "startUpdate"
+	// StepUpdate is the update flow itself: a revert to the running revision, or a next
+	// deploy's workload that exists already.
+	StepUpdate Step = "update"
+	// StepRedeployWithoutHA answers HA metadata deleted behind a running job.
+	StepRedeployWithoutHA Step = "redeployWithoutHA"
+	// StepResume recreates the missing JobManager Deployment of an active job.
+	StepResume Step = "resume"
+	// StepRestart restarts a failed job (Job mode, restartPolicy FromSavepointOnFailure).
+	StepRestart Step = "restart"
+	// StepCancelled records a cancel that Flink, or the JobManager's absence, confirmed.
+	StepCancelled Step = "cancelled"
+)
+
+// Transition is one row of the job state machine: from any of From, on Event, Step moves
+// the job to To.
+type Transition struct {
+	From  []string
+	Event string
+	To    string
+	Step  Step
+}
+
+const (
+	pending      = v1beta1.JobStatePending
+	deploying    = v1beta1.JobStateDeploying
+	running      = v1beta1.JobStateRunning
+	updating     = v1beta1.JobStateUpdating
+	restarting   = v1beta1.JobStateRestarting
+	lostState    = v1beta1.JobStateLost
+	succeeded    = v1beta1.JobStateSucceeded
+	cancelled    = v1beta1.JobStateCancelled
+	failed       = v1beta1.JobStateFailed
+	deployFailed = v1beta1.JobStateDeployFailed
+)
+
+// Transitions is the job state machine: every change of status.components.job.state the
+// controller makes is one of these rows (the controller checks each change against it, and
+// says so with a Warning Event UnlistedTransition when one is not; the simulation of package
+// controller/simulation fails on that Event; docs/troubleshooting.md shows this table, and a
+// test of package docs keeps the two equal). A state that is not a From of any row for a
+// step is one that step never leaves. Terminal states (Succeeded, Cancelled, Failed,
+// DeployFailed) are left only by a new deploy or a restart.
+var Transitions = []Transition{
+	{[]string{pending}, "the JobManager workload exists", deploying, StepDerive},
+	{[]string{pending, deploying, lostState}, "Flink reports the job RUNNING, RESTARTING or FAILING (a Lost job is reported again)", running, StepDerive},
+	{[]string{lostState}, "a Lost job is reported again, not yet running (INITIALIZING, CREATED)", deploying, StepDerive},
+	{[]string{pending, deploying, running, lostState}, "Flink reports the job FINISHED with no stop-with-savepoint in flight, or the JobManager Job completed (Job mode)", succeeded, StepDerive},
+	{[]string{pending, deploying, running, lostState}, "Flink reports the job CANCELED with no stop-with-savepoint in flight", cancelled, StepDerive},
+	{[]string{pending, deploying, running, lostState}, "Flink reports the job FAILED; or a job that ran, or a Job-mode JobManager that ran for SubmitBound (10 s), fails", failed, StepDerive},
+	{[]string{pending, deploying}, "the JobManager cannot run, or main() failed, before the job ran", deployFailed, StepDerive},
+	{[]string{deploying, running, lostState}, "the JobManager Deployment is missing (Deployment mode): it is created again", pending, StepDerive},
+	{[]string{pending, deploying, running}, "the job is not reported within the HA recovery grace, the JobManager Job is missing, or the Deployment of a job that ran cannot run", lostState, StepDerive},
+	{[]string{updating, restarting, succeeded, cancelled, failed, deployFailed, lostState}, "a deploy that does not resume from HA: a new job ID", pending, StepNewDeploy},
+	{[]string{pending}, "the deploy's JobManager workload was created", deploying, StepCreateJobManager},
+	{[]string{pending, deploying, running, lostState}, "the spec changed (a new revision), or the user answered SavepointRequired", updating, StepStartUpdate},
+	{[]string{updating}, "the spec went back to the running revision before its stop took effect", deploying, StepUpdate},
+	{[]string{updating}, "the spec went back to the running revision before its stop took effect, and Flink reports the job RUNNING", running, StepUpdate},
+	{[]string{pending}, "the next revision's JobManager exists already (created, its record lost)", deploying, StepUpdate},
+	{[]string{pending, deploying, running, lostState}, "the HA metadata of the running job is gone: stop it with a savepoint and deploy again", updating, StepRedeployWithoutHA},
+	{[]string{pending}, "the JobManager Deployment of a job that ran is missing and its HA metadata is gone", failed, StepResume},
+	{[]string{failed, lostState}, "the job failed, or stayed Lost for the Lost timeout, with restartPolicy FromSavepointOnFailure", restarting, StepRestart},
+	{[]string{pending, deploying, running, lostState, updating, restarting}, "the job was cancelled (cancelRequested, the job-cancel control) and its end is confirmed", cancelled, StepCancelled},
+}
+
+// Allowed reports whether the table has a row by which step moves the job from one state to
+// another.
+func Allowed(from, to string, step Step) bool {
+	return slices.ContainsFunc(Transitions, func(t Transition) bool {
+		return t.Step == step && t.To == to && slices.Contains(t.From, from)
+	})
+}
+
+// Listed reports whether any step may move the job from one state to another.
+func Listed(from, to string) bool {
+	return slices.ContainsFunc(Transitions, func(t Transition) bool { return t.To == to && slices.Contains(t.From, from) })
+}
