@@ -240,9 +240,23 @@ func (c *cycle) deleteObject(ctx context.Context, obj client.Object) error {
 // deleteJobManager deletes the JobManager workload, then its pods. Deleting the pods here
 // rather than leaving them to the garbage collector lets the controller wait for exactly the
 // pods it knows, and works where no garbage collector runs.
+//
+// A Deployment is scaled to 0 first, and deleted once no pod of it runs: deleted at once, its
+// ReplicaSet lives on until the garbage collector reaches it, and replaces the pod this
+// controller deletes meanwhile with a new JobManager of the old revision (seen on the real
+// control plane: a stray JobManager starting during every update). Scaled to 0, the
+// ReplicaSet removes its pods itself and makes none. Call it again on the next cycle: it
+// returns without deleting while the scale-down is under way.
 func (c *cycle) deleteJobManager(ctx context.Context) error {
 	switch {
 	case c.obs.jmDeployment != nil && c.obs.jmDeployment.DeletionTimestamp == nil:
+		if !scaledDown(c.obs.jmDeployment) {
+			if err := c.scaleJobManager(ctx, 0); err != nil {
+				return err
+			}
+			c.poll()
+			return nil
+		}
 		if err := c.deleteObject(ctx, c.obs.jmDeployment); err != nil {
 			return err
 		}
@@ -257,6 +271,18 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 		c.obs.wl.Deleting = true
 	}
 	return c.deleteJobManagerPods(ctx)
+}
+
+// scaledDown reports whether a Deployment may be deleted without its ReplicaSet replacing a
+// deleted pod: it is scaled to 0 and its controller has seen that and counts no running pod
+// (Terminating pods are not counted: they block nothing here), or no Deployment controller
+// ever acted on it (an API server without one: no ReplicaSet exists).
+func scaledDown(d *appsv1.Deployment) bool {
+	if d.Status.ObservedGeneration == 0 {
+		return true
+	}
+	return d.Spec.Replicas != nil && *d.Spec.Replicas == 0 &&
+		d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == 0
 }
 
 // deleteJobManagerPods deletes the JobManager pods that are not terminating yet.
