@@ -55,6 +55,8 @@ type harness struct {
 	name string
 	// flink is the cluster's Flink.
 	flink *fakeflink.Cluster
+	// nodes are the row's own nodes (ownNodes); its JobManager pods run on them only.
+	nodes []string
 }
 
 // newHarness creates a FlinkCluster in a fresh namespace. The fixture cluster is an
@@ -100,8 +102,59 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(
 	for _, p := range prepare {
 		p(h)
 	}
+	if len(h.nodes) > 0 {
+		w.JobManager(func(jm *v1beta1.JobManagerSpec) {
+			jm.NodeSelector = map[string]string{rowNodeKey: h.ns}
+			jm.Tolerations = append(jm.Tolerations, corev1.Toleration{Key: rowNodeKey, Operator: corev1.TolerationOpEqual, Value: h.ns, Effect: corev1.TaintEffectNoSchedule})
+		})
+		fc = w.Obj()
+	}
 	require.NoError(t, k8s.Create(h.ctx, fc))
 	return h
+}
+
+// rowNodeKey labels and taints a row's own nodes with the row's namespace.
+const rowNodeKey = "flink-admission.dev/row"
+
+// ownNodes gives the row n KWOK nodes of its own (call it from a row's prepare): labelled and
+// tainted so that only this row's JobManager pods run there. A row that stops, deletes or
+// cordons a node then touches no other row's pods, and runs in parallel with them. The nodes
+// are deleted when the row ends.
+func (h *harness) ownNodes(n int) {
+	h.t.Helper()
+	for i := range n {
+		name := fmt.Sprintf("%s-node-%d", h.ns, i)
+		require.NoError(h.t, cp.AddNode(h.ctx, name))
+		h.t.Cleanup(func() {
+			stopped.Delete(name)
+			assert.NoError(h.t, cp.DeleteNode(context.Background(), name))
+		})
+		require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			node := &corev1.Node{}
+			if err := k8s.Get(h.ctx, types.NamespacedName{Name: name}, node); err != nil {
+				return err
+			}
+			node.Labels[rowNodeKey] = h.ns
+			node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: rowNodeKey, Value: h.ns, Effect: corev1.TaintEffectNoSchedule})
+			return k8s.Update(h.ctx, node)
+		}))
+		h.nodes = append(h.nodes, name)
+	}
+}
+
+// cordon marks the row's own nodes unschedulable (or schedulable again).
+func (h *harness) cordon(unschedulable bool) {
+	h.t.Helper()
+	for _, name := range h.nodes {
+		require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			node := &corev1.Node{}
+			if err := k8s.Get(context.Background(), types.NamespacedName{Name: name}, node); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			node.Spec.Unschedulable = unschedulable
+			return k8s.Update(context.Background(), node)
+		}))
+	}
 }
 
 // retire removes the FlinkCluster and its namespace once the row is done, finalizer and all,
@@ -595,6 +648,14 @@ func (h *harness) dump() {
 	if err := k8s.List(h.ctx, list, client.InNamespace(h.ns)); err == nil {
 		for _, e := range list.Items {
 			h.t.Logf("event %s %s %s/%s: %s", e.Type, e.Reason, e.Regarding.Kind, e.Regarding.Name, e.Note)
+		}
+	}
+	if wl := h.workload(); wl != nil {
+		switch w := wl.(type) {
+		case *batchv1.Job:
+			h.t.Logf("Job %s: deleting %t, status %+v", w.Name, w.DeletionTimestamp != nil, w.Status)
+		case *appsv1.Deployment:
+			h.t.Logf("Deployment %s: deleting %t, replicas %v, status %+v", w.Name, w.DeletionTimestamp != nil, w.Spec.Replicas, w.Status)
 		}
 	}
 	pods := &corev1.PodList{}

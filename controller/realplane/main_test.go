@@ -31,6 +31,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"sync"
 	"testing"
@@ -82,6 +83,9 @@ var (
 	held sync.Map
 	// exitHeld are the namespaces whose ended applications' JobManagers do not exit yet.
 	exitHeld sync.Map
+	// configurations maps a pod ("namespace/name") to the Flink configuration its container starts with
+	// instead of its ConfigMap's.
+	configurations sync.Map
 	// startupFailures maps a namespace to the exit its JobManager containers' starts fail with.
 	startupFailures sync.Map
 )
@@ -159,9 +163,15 @@ func start() (func(), error) {
 		Clusters: func(_ context.Context, fc *v1beta1.FlinkCluster) *fakeflink.Cluster {
 			return fakeFor(fc.Namespace, fc.Name)
 		},
-		NodeStopped: func(node string) bool { _, ok := stopped.Load(node); return ok },
+		NodeStopped:     func(node string) bool { _, ok := stopped.Load(node); return ok },
 		HoldTermination: func(pod *corev1.Pod) bool { _, ok := held.Load(pod.UID); return ok },
 		HoldExit:        func(pod *corev1.Pod) bool { _, ok := exitHeld.Load(pod.Namespace); return ok },
+		Configuration: func(pod *corev1.Pod, props map[string]string) {
+			if c, ok := configurations.Load(pod.Namespace + "/" + pod.Name); ok {
+				clear(props)
+				maps.Copy(props, c.(map[string]string))
+			}
+		},
 		StartupFailure: func(pod *corev1.Pod) *fakeflink.ExitStatus {
 			if s, ok := startupFailures.Load(pod.Namespace); ok {
 				return s.(*fakeflink.ExitStatus)

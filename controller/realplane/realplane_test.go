@@ -1,7 +1,6 @@
 package realplane_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -19,16 +18,18 @@ import (
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 // realPlaneRows are the rows that need the real parts in particular. Those that stop or
-// delete a node are serial: every pod on that node would be lost with it, other rows' too.
+// delete a node do it to nodes of their own (ownNodes): every pod on a lost node is lost with
+// it, and no other row's pod runs there.
 func realPlaneRows() []scenario {
 	return []scenario{
 		{mode: depMode, name: "the ReplicaSet's pod on a KWOK node runs the job; a deleted pod runs preStop, is replaced by the ReplicaSet, the job recovered under its ID", run: deletePodRecovers},
 		{mode: depMode, name: "a force-deleted pod's JobManager runs on: the replacement waits for its lease, the job stays one execution", run: forceDeletedPodRunsOn},
-		{mode: depMode, name: "a node lost (heartbeats stop): tainted, the pod evicted after the JobManager's 30 s toleration and Terminating forever, the job recovered on another node; an update then waits for the stuck pod only until LeaseGrace past its deletion deadline", run: nodeLost, serial: true},
-		{mode: depMode, name: "a deleted node: pod garbage collection removes its pod, the ReplicaSet replaces it elsewhere, the job recovered", run: nodeDeleted, serial: true},
+		{mode: depMode, name: "a node lost (heartbeats stop): tainted, the pod evicted after the JobManager's 30 s toleration and Terminating forever, the job recovered on another node; an update then waits for the stuck pod only until LeaseGrace past its deletion deadline", run: nodeLost, prepare: func(h *harness) { h.ownNodes(2) }, build: func(w *builder.FlinkClusterWrapper) { w.Grace(20) }},
+		{mode: depMode, name: "a deleted node: pod garbage collection removes its pod, the ReplicaSet replaces it elsewhere, the job recovered", run: nodeDeleted, prepare: func(h *harness) { h.ownNodes(2) }},
 		{mode: depMode, name: "the JobManager Deployment deleted while its ReplicaSet lives: recreated, one JobManager, the job recovered under its ID", run: deploymentDeleted},
 		{mode: depMode, name: "a crash loop with real restart counts: CrashLoopBackOff reported, recovered when the container runs again", run: crashLoop},
 		{mode: jobMode, name: "the JobManager pod deleted: the real Job controller fails the Job (tracking finalizer removed), the job Failed, no resubmission", run: jobPodDeleted},
@@ -86,7 +87,7 @@ func nodeLost(t *testing.T, h *harness) {
 	stopped.Store(node, true)
 	require.NoError(t, cp.StopNode(node))
 	jm.Kill()
-	t.Cleanup(func() { stopped.Delete(node); _ = cp.StartNode(node) })
+	// The node is the row's own: it goes with the row (ownNodes).
 	require.NoError(t, cp.WaitNodeReady(h.ctx, node, corev1.ConditionUnknown))
 	h.eventually("the pod evicted once its toleration ran out", func() bool {
 		p, ok := h.podNow(pod)
@@ -135,7 +136,7 @@ func nodeDeleted(t *testing.T, h *harness) {
 	node := pod.Spec.NodeName
 	stopped.Store(node, true)
 	require.NoError(t, cp.DeleteNode(h.ctx, node))
-	t.Cleanup(func() { stopped.Delete(node); _ = cp.AddNode(context.Background(), node) })
+	// The node is the row's own: nothing to restore.
 	h.eventually("pod garbage collection removes the deleted node's pod", func() bool { _, ok := h.podNow(pod); return !ok })
 	h.eventually("the machine gone, its JobManager with it", func() bool { return !jm.Alive() })
 	next := h.recoveredOn(id, pod.UID)

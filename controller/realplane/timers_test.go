@@ -65,7 +65,7 @@ func haGraceAndLostTimeout(t *testing.T, h *harness) {
 	require.NotNil(t, pod)
 	graceEnd := state.StartTime(pod).Add(haGrace)
 	require.True(t, fakeClock.Now().Before(graceEnd.Add(-time.Second)), "the clock (%s) is within the grace that ends at %s", fakeClock.Now(), graceEnd)
-			h.afterReconciles("state kept right after the JobManager started", func() bool { return h.jobState() == kept })
+	h.afterReconciles("state kept right after the JobManager started", func() bool { return h.jobState() == kept })
 	fakeClock.SetTime(graceEnd.Add(-time.Second))
 	h.afterReconciles("state kept within the grace", func() bool { return h.jobState() == kept })
 
