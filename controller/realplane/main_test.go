@@ -16,8 +16,9 @@
 // fails a container's start with a message (StartupFailure).
 //
 // One control plane serves every row, each in a namespace of its own. Rows run in parallel,
-// except those that stop or delete a node or move the shared clock far (they run first, one
-// at a time).
+// except those that move the shared clock far (the timer rows: they run first, one at a
+// time). A row that stops, deletes or cordons a node does it to KWOK nodes of its own
+// (ownNodes), which no other row's JobManager uses.
 //
 // Time: the controller's and Flink's clock is fakeClock (the HA grace, the Lost timeout and
 // Flink's leader leases move only when a row steps it). It starts at the real time, unlike

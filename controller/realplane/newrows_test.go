@@ -67,6 +67,16 @@ func preStopBeyondGrace(t *testing.T, h *harness) {
 func jobPodFailureCounted(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
 	require.Contains(t, pod.Finalizers, batchv1.JobTrackingFinalizer, "the Job controller tracks its pod")
+	// Job mode keeps the API server's default toleration of a lost node (see
+	// resources.LostNodeTolerationSeconds): an evicted JobManager pod ends the job.
+	var tolerated *int64
+	for _, tol := range pod.Spec.Tolerations {
+		if tol.Key == corev1.TaintNodeUnreachable {
+			tolerated = tol.TolerationSeconds
+		}
+	}
+	require.NotNil(t, tolerated, "a toleration of an unreachable node")
+	assert.Equal(t, int64(300), *tolerated, "the API server's default")
 	// The JobManager crashes (an OOM kill): restartPolicy Never, the pod is Failed.
 	h.process(pod).Kill()
 	fc := h.waitJob(v1beta1.JobStateFailed)
@@ -115,9 +125,12 @@ func jobNodeLost(t *testing.T, h *harness) {
 	// The node is the row's own: it goes with the row (ownNodes).
 	require.NoError(t, cp.WaitNodeReady(h.ctx, node, corev1.ConditionUnknown))
 	// Within the toleration the pod stays bound to the node: nothing is decided yet.
-	if p, ok := h.podNow(pod); ok && p.DeletionTimestamp == nil {
-		assert.NotEqual(t, v1beta1.JobStateFailed, h.jobState(), "not failed while the node may come back")
-	}
+	p, ok := h.podNow(pod)
+	require.True(t, ok)
+	require.Nil(t, p.DeletionTimestamp, "kept through its toleration")
+	h.afterReconciles("the job not failed while the node may come back", func() bool {
+		return h.jobState() != v1beta1.JobStateFailed
+	})
 	h.eventually("the pod evicted once its toleration ran out", func() bool {
 		p, ok := h.podNow(pod)
 		return ok && p.DeletionTimestamp != nil
@@ -131,7 +144,7 @@ func jobNodeLost(t *testing.T, h *harness) {
 	if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(wl), j); err == nil {
 		assert.NotNil(t, jobCondition(j, batchv1.JobFailureTarget), "the Job controller's failure target")
 	}
-	_, ok := h.podNow(pod)
+	_, ok = h.podNow(pod)
 	assert.True(t, ok, "the evicted pod is still Terminating on the lost node")
 	assert.Equal(t, id, h.jobID())
 	for _, p := range h.jmPods() {
