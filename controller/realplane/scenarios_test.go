@@ -548,7 +548,26 @@ const mainThrows = "2026-11-30 12:00:01,000 ERROR org.apache.flink.runtime.entry
 // and CrashLoopBackOff) until the controller counts a crash loop.
 func mainThrowsCrashLoop(t *testing.T, h *harness) {
 	h.waitWorkload("")
-	fc := h.waitJob(v1beta1.JobStateDeployFailed)
+	// Each crashed JobManager leaves its leader lease behind (fakeflink's main() failure
+	// releases nothing), and the restarted one leads, and runs main() again, only once it
+	// expired: on Flink's clock, which moves only when a row steps it. Step it once for each
+	// restarted JobManager left waiting, as real time would.
+	var waited *fakeflink.JobManager
+	h.eventually("job state DeployFailed", func() bool {
+		if h.jobState() == v1beta1.JobStateDeployFailed {
+			return true
+		}
+		if p := h.flink.Leader(); p == nil {
+			for _, jm := range h.flink.Processes() {
+				if jm.Alive() && jm != waited {
+					waited = jm
+					h.flink.Advance(16 * time.Second)
+				}
+			}
+		}
+		return false
+	})
+	fc := h.get()
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), `java.lang.NumberFormatException: For input string: "not-a-number"`)
 	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=True/CrashLoopBackOff"}))
 	assert.Contains(t, h.condition(controller.ConditionDeploymentFailed).Message, `java.lang.NumberFormatException: For input string: "not-a-number"`)
