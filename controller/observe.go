@@ -100,14 +100,20 @@ func (c *cycle) observe(ctx context.Context) error {
 				if cond.Status != corev1.ConditionTrue {
 					continue
 				}
+				// The Job controller decides a Job's end with FailureTarget or
+				// SuccessCriteriaMet and writes Failed or Complete only once every pod is
+				// terminal. A JobManager pod on a lost node stays Terminating until the node
+				// returns, maybe never: the decision is the Job's end, not the last condition.
 				switch cond.Type {
-				case batchv1.JobFailed:
-					c.obs.wl.Failed, c.obs.wl.FailedMessage = true, joinNonEmpty(cond.Reason, cond.Message)
-					c.obs.wl.FailedAt = cond.LastTransitionTime.Time
+				case batchv1.JobFailed, batchv1.JobFailureTarget:
+					if !c.obs.wl.Failed {
+						c.obs.wl.Failed, c.obs.wl.FailedMessage = true, joinNonEmpty(cond.Reason, cond.Message)
+						c.obs.wl.FailedAt = cond.LastTransitionTime.Time
+					}
 					if j.Status.StartTime != nil {
 						c.obs.wl.StartTime = j.Status.StartTime.Time
 					}
-				case batchv1.JobComplete:
+				case batchv1.JobComplete, batchv1.JobSuccessCriteriaMet:
 					c.obs.wl.Complete = true
 				}
 			}

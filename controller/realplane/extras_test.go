@@ -25,8 +25,9 @@ import (
 // finalizer back first, its deletion step removes them).
 func TestOptionalObjectsGarbageCollected(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, v1beta1.JobManagerDeploymentTypeDeployment)
-	_, _, id := h.runJob()
+	h := newHarness(t, depMode, nil)
+	h.runJob()
+	id := h.jobID()
 
 	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		fc := h.get()

@@ -25,6 +25,9 @@
 //     or Failed; Always (and OnFailure on a non-zero code) restarts the container with
 //     restartCount+1, lastState terminated and, from the second restart on, CrashLoopBackOff
 //     with the kubelet's back-off (10 s doubling to 5 min, reset after 10 min of running);
+//   - lets a test hold a deleted pod's container in its preStop hook (Options.HoldTermination)
+//     or fail a container's start before Flink runs (Options.StartupFailure: a class that
+//     cannot be loaded, an unreachable HA storage), written as the kubelet writes any exit;
 //   - applies the user's annotations on the pod to the job of its leading process:
 //     simulate.flink-admission.dev/job (FAILED, FINISHED, RUNNING) and
 //     simulate.flink-admission.dev/savepoints (fail, ok).
@@ -108,6 +111,22 @@ type Options struct {
 	// its application for now (a test looking at the ended job first); asked again on every
 	// round.
 	HoldExit func(pod *corev1.Pod) bool
+	// HoldTermination, when set and true for a pod being deleted, keeps its container from
+	// ending for now: the preStop hook (or the JobManager's shutdown) is still running, as a
+	// hook waiting on something would. The kubelet's grace period still applies: KWOK kills the
+	// container at the pod's deletion deadline. Asked again on every round.
+	HoldTermination func(pod *corev1.Pod) bool
+	// StartupFailure, when set and non-nil for a pod whose container starts, makes that
+	// container exit at once with the status returned, before any Flink process runs: an
+	// entrypoint that cannot load the application's class or reach its HA storage, which
+	// fakeflink's processes cannot express. The end is written as for a process's own exit
+	// (restart count, CrashLoopBackOff back-off, or the terminal phase). Asked on every start.
+	StartupFailure func(pod *corev1.Pod) *fakeflink.ExitStatus
+	// Configuration, when set, may change the Flink configuration a pod's container starts
+	// with (props, read from the cluster's ConfigMap and the pod's --job-id): a test standing
+	// in for a container that read an older ConfigMap, as a JobManager started before an
+	// update did.
+	Configuration func(pod *corev1.Pod, props map[string]string)
 	// OnStart is told of every process started for a pod.
 	OnStart func(pod *corev1.Pod, p *fakeflink.JobManager)
 	// OnExit is told of every container end written (the process's exit status).
@@ -154,6 +173,8 @@ type podState struct {
 	instance string
 	// ended: proc's end was written (or the kubelet ended it).
 	ended bool
+	// idleEnded: the pod was deleted while no container ran, and marked terminal.
+	idleEnded bool
 	// sigterm is when the process gets SIGTERM (the end of the preStop delay); zero when
 	// the pod is not being deleted.
 	sigterm time.Time
@@ -354,8 +375,14 @@ func (s *Simulator) handle(ctx context.Context, ev event) {
 	switch {
 	case cs == nil:
 	case cs.State.Running != nil && containerInstance(cs) != st.instance && pod.DeletionTimestamp == nil:
-		s.start(ctx, st, cs.State.Running.StartedAt)
 		st.instance = containerInstance(cs)
+		if s.opts.StartupFailure != nil {
+			if status := s.opts.StartupFailure(pod); status != nil {
+				s.failStartup(ctx, st, cs.State.Running.StartedAt, *status)
+				return
+			}
+		}
+		s.start(ctx, st, cs.State.Running.StartedAt)
 	case cs.State.Terminated != nil && st.proc != nil && st.proc.Alive():
 		// The kubelet (KWOK, at the end of the grace period) ended the container first.
 		st.proc.Kill()
@@ -367,6 +394,22 @@ func (s *Simulator) handle(ctx context.Context, ev event) {
 	if pod.DeletionTimestamp != nil && graceful && st.sigterm.IsZero() && st.proc != nil && st.proc.Alive() {
 		st.sigterm = s.opts.Clock.Now().Add(preStopDelay(pod))
 		st.restartAt = time.Time{}
+	}
+	idle := st.proc == nil || st.ended
+	if pod.DeletionTimestamp != nil && graceful && idle && !st.idleEnded && cs != nil && cs.State.Terminated == nil &&
+		(pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodPending) {
+		// No container runs (a crash loop's back-off, a start that failed): there is nothing
+		// to stop, and the kubelet marks the deleted pod terminal at once rather than at the
+		// end of its grace period; KWOK then removes it.
+		st.idleEnded, st.restartAt = true, time.Time{}
+		now := s.opts.Clock.Now()
+		err := s.updateStatus(ctx, st, func(pod *corev1.Pod) {
+			pod.Status.Phase = corev1.PodFailed
+			setReady(pod, false, "PodCompleted", "", now)
+		})
+		if err != nil {
+			s.opts.Log.Error(err, "ending a deleted pod whose container does not run", "pod", st.key)
+		}
 	}
 }
 
@@ -470,6 +513,9 @@ func (s *Simulator) configuration(ctx context.Context, pod *corev1.Pod) (map[str
 			}
 		}
 	}
+	if s.opts.Configuration != nil {
+		s.opts.Configuration(pod, props)
+	}
 	return props, nil
 }
 
@@ -489,7 +535,7 @@ func (s *Simulator) round(ctx context.Context) {
 			continue
 		}
 		switch {
-		case !st.sigterm.IsZero() && st.proc != nil && !st.ended && !now.Before(st.sigterm):
+		case !st.sigterm.IsZero() && st.proc != nil && !st.ended && !now.Before(st.sigterm) && !s.held(st.pod):
 			// preStop done: SIGTERM. The JobManager shuts down gracefully and the container
 			// exits; the kubelet then marks the deleted pod terminal and removes it.
 			st.proc.Stop()
@@ -565,13 +611,37 @@ func (s *Simulator) applyAnnotations(st *podState) {
 	st.applied[JobAnnotation] = v
 }
 
+// held reports whether the test holds the deleted pod's container running (HoldTermination).
+func (s *Simulator) held(pod *corev1.Pod) bool {
+	return s.opts.HoldTermination != nil && s.opts.HoldTermination(pod)
+}
+
+// failStartup ends a container that started at startedAt with status before any process ran
+// (StartupFailure), as the kubelet writes an entrypoint's exit.
+func (s *Simulator) failStartup(ctx context.Context, st *podState, startedAt metav1.Time, status fakeflink.ExitStatus) {
+	if st.proc != nil && st.proc.Alive() {
+		st.proc.Kill()
+	}
+	st.started, st.applied = startedAt, map[string]string{}
+	s.mu.Lock()
+	st.proc = nil
+	s.mu.Unlock()
+	s.opts.Log.Info("simulated JobManager container failed to start", "pod", st.key, "exitCode", status.Code)
+	s.exitedWith(ctx, st, status)
+}
+
 // exited writes the end of the pod's container, as the kubelet does after its process exited.
 func (s *Simulator) exited(ctx context.Context, st *podState) {
-	st.ended = true
 	status, ok := st.proc.ExitStatus()
 	if !ok {
 		status = fakeflink.ExitStatus{Code: fakeflink.ExitKilled}
 	}
+	s.exitedWith(ctx, st, status)
+}
+
+// exitedWith writes the end of the pod's container with status.
+func (s *Simulator) exitedWith(ctx context.Context, st *podState, status fakeflink.ExitStatus) {
+	st.ended = true
 	now := s.opts.Clock.Now()
 	finished := metav1.NewTime(now)
 	terminated := &corev1.ContainerStateTerminated{
@@ -622,7 +692,7 @@ func (s *Simulator) exited(ctx context.Context, st *podState) {
 	if err != nil {
 		s.opts.Log.Error(err, "writing the end of a simulated JobManager's container", "pod", st.key)
 	}
-	if s.opts.OnExit != nil {
+	if s.opts.OnExit != nil && st.proc != nil {
 		s.opts.OnExit(st.pod, st.proc, status)
 	}
 	if restarts && !deleting {

@@ -1,11 +1,10 @@
-package controller_test
+package realplane_test
 
 import (
 	"context"
 	"fmt"
-	"maps"
+	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,95 +21,145 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 const (
-	waitTimeout = 45 * time.Second
-	// holdFinalizer keeps a deleted pod Terminating, as a JobManager in its preStop delay.
-	holdFinalizer = "test.flink-admission/terminating"
+	jobMode = v1beta1.JobManagerDeploymentTypeJob
+	depMode = v1beta1.JobManagerDeploymentTypeDeployment
+	// waitTimeout bounds every wait: generous, since a loaded 2-core machine runs the whole
+	// control plane and a dozen rows at once.
+	waitTimeout = 2 * time.Minute
+	// graceSeconds is the JobManager pods' termination grace period: long enough for a row to
+	// hold a deleted pod in its preStop hook (hold) before KWOK kills it.
+	graceSeconds = 120
 )
 
 var nsSeq atomic.Int64
 
-// harness plays the parts envtest lacks for one FlinkCluster: the kubelet (pod statuses, and
-// the JobManager process of every started pod), the Job and ReplicaSet controllers (pods of
-// a workload, Job conditions), and Flink itself: a fake Flink cluster (package fakeflink)
-// whose JobManager processes elect their leader, store job graphs and checkpoint pointers in
-// Flink's HA ConfigMaps on the real API server (KubeHA), and keep job results in their job
-// result store, so that the controller reads what Flink would have written.
+// harness is one FlinkCluster in its own namespace on the shared control plane, with its fake
+// Flink: the JobManager processes the Simulator starts for the cluster's pods elect their
+// leader, store job graphs and checkpoint pointers in Flink's HA ConfigMaps on the real API
+// server (KubeHA), and keep job results in their job result store.
 type harness struct {
 	t    *testing.T
 	ctx  context.Context
 	mode v1beta1.JobManagerDeploymentType
 	ns   string
 	name string
-	// flink is the cluster's Flink: its JobManager processes run while their pods do.
-	flink  *fakeflink.Cluster
-	podSeq int
-
-	mu sync.Mutex
-	// procs maps a JobManager pod's name to the process the harness started for it.
-	procs map[string]*fakeflink.JobManager
+	// flink is the cluster's Flink.
+	flink *fakeflink.Cluster
+	// nodes are the row's own nodes (ownNodes); its JobManager pods run on them only.
+	nodes []string
 }
 
 // newHarness creates a FlinkCluster in a fresh namespace. The fixture cluster is an
-// application cluster with Kubernetes HA and cleanup DeleteCluster for every outcome; build
-// adjusts it.
-func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(w *builder.FlinkClusterWrapper)) *harness {
+// application cluster with Kubernetes HA and cleanup DeleteCluster for every outcome, a
+// preStop delay of 1 s in Deployment mode and a grace period of graceSeconds; build adjusts
+// it. prepare runs before the cluster is created (a program for main(), a failing start), so
+// that the first JobManager already sees it.
+func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(w *builder.FlinkClusterWrapper), prepare ...func(h *harness)) *harness {
 	t.Helper()
-	requireEnv(t)
-	h := &harness{t: t, ctx: context.Background(), mode: mode, name: "wc"}
+	h := &harness{t: t, ctx: context.Background(), name: "wc", mode: mode}
 	h.ns = fmt.Sprintf("t%d-%s", nsSeq.Add(1), strings.ToLower(string(mode)))
 	require.NoError(t, k8s.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}))
-	w := builder.MakeAppCluster(h.name).Namespace(h.ns)
-	if mode == v1beta1.JobManagerDeploymentTypeDeployment {
-		w.Deployment()
+	w := builder.MakeAppCluster(h.name).Namespace(h.ns).UID("").Grace(graceSeconds)
+	if mode == depMode {
+		// A preStop delay the Simulator runs on the real clock: short, to keep rows fast.
+		w.Deployment().PreStop(1)
 	}
 	if build != nil {
 		build(w)
 	}
 	fc := w.Obj()
-	fc.UID = ""
 	h.flink = fakeflink.NewCluster(fakeflink.Options{
-		ClusterID: resources.HAClusterID(fc),
-		Version:   fakeflink.Version(fc.Spec.FlinkVersion),
-		HA:        &fakeflink.KubeHA{Client: k8s, Namespace: h.ns},
+		ClusterID: resources.HAClusterID(fc), Version: fakeflink.Version(fc.Spec.FlinkVersion),
+		HA: &fakeflink.KubeHA{Client: k8s, Namespace: h.ns},
 		// The controller's clock: it judges the leader's lease by the time Flink renews it on.
 		// A row that advances it (a lease expiring) moves it for every row: their live
 		// leaders renew on their next REST call.
 		Clock:   fakeClock,
 		Program: fakeflink.Program{JobName: "wordcount"},
 	})
-	h.procs = map[string]*fakeflink.JobManager{}
 	fakes.Store(h.ns+"/"+h.name, h.flink)
-	done := make(chan struct{})
-	reaped := make(chan struct{})
-	go h.reapProcesses(done, reaped)
 	t.Cleanup(func() {
-		close(done)
-		<-reaped
-		fakes.Delete(h.ns + "/" + h.name)
 		if t.Failed() {
 			h.dump()
 		}
 		assert.Empty(t, h.flink.Violations(), "what Flink must never do to a job (rerun after its end, two runs at once)")
+		exitHeld.Delete(h.ns)
+		startupFailures.Delete(h.ns)
 		h.retire()
+		fakes.Delete(h.ns + "/" + h.name)
 		h.flink.Close()
 	})
+	for _, p := range prepare {
+		p(h)
+	}
+	if len(h.nodes) > 0 {
+		w.JobManager(func(jm *v1beta1.JobManagerSpec) {
+			jm.NodeSelector = map[string]string{rowNodeKey: h.ns}
+			jm.Tolerations = append(jm.Tolerations, corev1.Toleration{Key: rowNodeKey, Operator: corev1.TolerationOpEqual, Value: h.ns, Effect: corev1.TaintEffectNoSchedule})
+		})
+		fc = w.Obj()
+	}
 	require.NoError(t, k8s.Create(h.ctx, fc))
 	return h
 }
 
-// retire removes the FlinkCluster once its test is done, finalizer and all, so that the
-// controller stops polling a job the test left running and spends its workers on the rows
-// still running.
+// rowNodeKey labels and taints a row's own nodes with the row's namespace.
+const rowNodeKey = "flink-admission.dev/row"
+
+// ownNodes gives the row n KWOK nodes of its own (call it from a row's prepare): labelled and
+// tainted so that only this row's JobManager pods run there. A row that stops, deletes or
+// cordons a node then touches no other row's pods, and runs in parallel with them. The nodes
+// are deleted when the row ends.
+func (h *harness) ownNodes(n int) {
+	h.t.Helper()
+	for i := range n {
+		name := fmt.Sprintf("%s-node-%d", h.ns, i)
+		require.NoError(h.t, cp.AddNode(h.ctx, name))
+		h.t.Cleanup(func() {
+			stopped.Delete(name)
+			assert.NoError(h.t, cp.DeleteNode(context.Background(), name))
+		})
+		require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			node := &corev1.Node{}
+			if err := k8s.Get(h.ctx, types.NamespacedName{Name: name}, node); err != nil {
+				return err
+			}
+			node.Labels[rowNodeKey] = h.ns
+			node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: rowNodeKey, Value: h.ns, Effect: corev1.TaintEffectNoSchedule})
+			return k8s.Update(h.ctx, node)
+		}))
+		h.nodes = append(h.nodes, name)
+	}
+}
+
+// cordon marks the row's own nodes unschedulable (or schedulable again).
+func (h *harness) cordon(unschedulable bool) {
+	h.t.Helper()
+	for _, name := range h.nodes {
+		require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			node := &corev1.Node{}
+			if err := k8s.Get(context.Background(), types.NamespacedName{Name: name}, node); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			node.Spec.Unschedulable = unschedulable
+			return k8s.Update(context.Background(), node)
+		}))
+	}
+}
+
+// retire removes the FlinkCluster and its namespace once the row is done, finalizer and all,
+// so that the controller stops polling a job the row left running and the control plane
+// removes its pods.
 func (h *harness) retire() {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		fc := &v1beta1.FlinkCluster{}
@@ -125,10 +174,11 @@ func (h *harness) retire() {
 		}
 		return client.IgnoreNotFound(k8s.Delete(h.ctx, fc))
 	})
-	assert.NoError(h.t, err, "removing the FlinkCluster after the test")
+	assert.NoError(h.t, err, "removing the FlinkCluster after the row")
+	assert.NoError(h.t, client.IgnoreNotFound(k8s.Delete(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}})))
 }
 
-func (h *harness) deployment() bool { return h.mode == v1beta1.JobManagerDeploymentTypeDeployment }
+func (h *harness) deployment() bool { return h.mode == depMode }
 
 func (h *harness) get() *v1beta1.FlinkCluster {
 	h.t.Helper()
@@ -137,23 +187,22 @@ func (h *harness) get() *v1beta1.FlinkCluster {
 	return fc
 }
 
-// jobID is the job ID of the current deploy, which the controller records in the status
-// before it creates the JobManager workload.
-func (h *harness) jobID() string {
+// job is the job's status, empty before the controller recorded one.
+func (h *harness) job() v1beta1.JobStatus {
 	h.t.Helper()
 	if j := h.get().Status.Components.Job; j != nil {
-		return j.ID
+		return *j
 	}
-	return ""
+	return v1beta1.JobStatus{}
 }
 
-func (h *harness) jobState() string {
-	if j := h.get().Status.Components.Job; j != nil {
-		return j.State
-	}
-	return ""
-}
+// jobID is the job ID of the current deploy, which the controller records in the status
+// before it creates the JobManager workload.
+func (h *harness) jobID() string { h.t.Helper(); return h.job().ID }
 
+func (h *harness) jobState() string { h.t.Helper(); return h.job().State }
+
+// eventually waits until cond holds; the row fails after waitTimeout.
 func (h *harness) eventually(what string, cond func() bool) {
 	h.t.Helper()
 	deadline := time.Now().Add(waitTimeout)
@@ -161,17 +210,18 @@ func (h *harness) eventually(what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			h.t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
 // afterReconciles checks that cond holds once the controller has looked at the cluster again,
-// twice, after everything the test did so far: no real time is watched, the test waits on
-// the controller's own acknowledgement (see reconciled).
+// twice, after everything the row did so far, and once the Simulator took in every pod event
+// since: no real time is watched, the row waits on acknowledgements (see reconciled).
 func (h *harness) afterReconciles(what string, cond func() bool) {
 	h.t.Helper()
 	for range 2 {
 		h.reconciled()
+		require.NoError(h.t, sim.Settle(h.ctx))
 		if !cond() {
 			h.t.Fatalf("expected %s to hold after the controller reconciled again", what)
 		}
@@ -205,9 +255,17 @@ func (h *harness) reconciled() {
 	})
 }
 
+// waitJob waits for the job state and returns the cluster in it.
 func (h *harness) waitJob(state string) *v1beta1.FlinkCluster {
 	h.t.Helper()
 	h.eventually("job state "+state, func() bool { return h.jobState() == state })
+	return h.get()
+}
+
+// waitCluster waits for the cluster state and returns the cluster in it.
+func (h *harness) waitCluster(state string) *v1beta1.FlinkCluster {
+	h.t.Helper()
+	h.eventually("cluster state "+state, func() bool { return h.get().Status.State == state })
 	return h.get()
 }
 
@@ -239,22 +297,15 @@ func missingConditions(fc *v1beta1.FlinkCluster, want []string) []string {
 // e.g. "Lost=False/JobTracked"), each stamped with the cluster's generation.
 func (h *harness) waitConditions(want ...string) *v1beta1.FlinkCluster {
 	h.t.Helper()
-	var fc *v1beta1.FlinkCluster
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		fc = h.get()
-		missing := missingConditions(fc, want)
-		if len(missing) == 0 {
-			return fc
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for conditions %v", missing)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var missing []string
+	h.eventually(fmt.Sprintf("conditions %v", want), func() bool {
+		missing = missingConditions(h.get(), want)
+		return len(missing) == 0
+	})
+	return h.get()
 }
 
-// condition returns the cluster's condition of type typ; the test fails when it is absent.
+// condition returns the cluster's condition of type typ; the row fails when it is absent.
 func (h *harness) condition(typ string) metav1.Condition {
 	h.t.Helper()
 	c := meta.FindStatusCondition(h.get().Status.Conditions, typ)
@@ -266,12 +317,6 @@ func (h *harness) condition(typ string) metav1.Condition {
 var steady = []string{
 	"Managed=True/ApplicationMode", "JobManagerReady=True/PodReady", "Updating=False/UpToDate",
 	"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked",
-}
-
-func (h *harness) waitCluster(state string) *v1beta1.FlinkCluster {
-	h.t.Helper()
-	h.eventually("cluster state "+state, func() bool { return h.get().Status.State == state })
-	return h.get()
 }
 
 // workload returns the JobManager Job or Deployment, nil when missing.
@@ -287,6 +332,15 @@ func (h *harness) workload() client.Object {
 	}
 	require.NoError(h.t, err)
 	return obj
+}
+
+// jmDeployment returns the JobManager Deployment, nil when missing.
+func (h *harness) jmDeployment() *appsv1.Deployment {
+	d := &appsv1.Deployment{}
+	if err := k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: resources.JobManagerName(h.name)}, d); err != nil {
+		return nil
+	}
+	return d
 }
 
 // waitWorkload waits for a JobManager workload other than the one with UID not.
@@ -310,157 +364,57 @@ func podTemplate(wl client.Object) corev1.PodTemplateSpec {
 	panic(fmt.Sprintf("unexpected workload %T", wl))
 }
 
-// createPod creates a JobManager pod of the workload, as the Job or ReplicaSet controller
-// would, without starting it.
-func (h *harness) createPod(wl client.Object) *corev1.Pod {
+// jmPods are the cluster's JobManager pods, Terminating ones included.
+func (h *harness) jmPods() []corev1.Pod {
 	h.t.Helper()
-	tmpl := podTemplate(wl)
-	h.podSeq++
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        fmt.Sprintf("%s-%d", wl.GetName(), h.podSeq),
-			Namespace:   h.ns,
-			Labels:      tmpl.Labels,
-			Annotations: tmpl.Annotations,
-		},
-		Spec: tmpl.Spec,
-	}
-	gvk, err := k8s.GroupVersionKindFor(wl)
-	require.NoError(h.t, err)
-	pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(wl, gvk)}
-	require.NoError(h.t, k8s.Create(h.ctx, pod))
-	return pod
+	list := &corev1.PodList{}
+	require.NoError(h.t, k8s.List(h.ctx, list, client.InNamespace(h.ns),
+		client.MatchingLabels(resources.SelectorLabels(h.name, resources.ComponentJobManager))))
+	return list.Items
 }
 
-// setPodStatus changes a pod's status, as the kubelet would.
-func (h *harness) setPodStatus(pod *corev1.Pod, mutate func(p *corev1.Pod)) *corev1.Pod {
+// runningPod waits for a JobManager pod, other than those in not, whose container runs (the
+// real controllers made it, the scheduler bound it to a KWOK node, KWOK started it) and whose
+// simulated JobManager process is alive.
+func (h *harness) runningPod(not ...types.UID) (*corev1.Pod, *fakeflink.JobManager) {
 	h.t.Helper()
-	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
-			return err
-		}
-		mutate(pod)
-		return k8s.Status().Update(h.ctx, pod)
-	}))
-	return pod
-}
-
-// trySetPodStatus is setPodStatus for a pod the controller may be deleting.
-func (h *harness) trySetPodStatus(pod *corev1.Pod, mutate func(p *corev1.Pod)) {
-	h.t.Helper()
-	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
-			return client.IgnoreNotFound(err)
-		}
-		mutate(pod)
-		return client.IgnoreNotFound(k8s.Status().Update(h.ctx, pod))
-	}))
-}
-
-// startPod creates a pod of the workload and starts its JobManager process, as the kubelet
-// would: the process reads the Flink configuration the pod mounts and the command line of its
-// template, publishes the pod's IP as its leader address, joins the leader election and, once
-// it leads, recovers the job graphs in HA or runs main(). The pod is Running and Ready since
-// now (fake clock).
-func (h *harness) startPod(wl client.Object) *corev1.Pod {
-	h.t.Helper()
-	pod := h.createPod(wl)
-	ip := fmt.Sprintf("10.0.%d.%d", h.podSeq/250, h.podSeq%250+1)
-	h.startProcess(pod, ip)
-	return h.setPodStatus(pod, func(p *corev1.Pod) {
-		builder.SetRunning(p, fakeClock.Now())
-		p.Status.PodIP = ip
-		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
-	})
-}
-
-// startProcess starts the JobManager process of pod, whose IP is ip.
-func (h *harness) startProcess(pod *corev1.Pod, ip string) *fakeflink.JobManager {
-	h.t.Helper()
-	props := h.flinkConfiguration()
-	args := pod.Spec.Containers[0].Args
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "--job-id" {
-			// Flink's standalone entrypoint sets the job ID of main()'s job from it.
-			props[fakeflink.PropJobID] = args[i+1]
-		}
-	}
-	return h.runProcess(pod.Name, ip, props)
-}
-
-// runProcess starts a JobManager process for the pod named podName, whose IP is ip, with the
-// Flink configuration props; it runs until the pod is gone (see reapProcesses).
-func (h *harness) runProcess(podName, ip string, props map[string]string) *fakeflink.JobManager {
-	h.t.Helper()
-	// The processes of pods already gone end first, as their containers did, whatever the
-	// reaper's cache has seen yet: a new JobManager never finds a stale one leading.
-	h.mu.Lock()
-	procs := maps.Clone(h.procs)
-	h.mu.Unlock()
-	for name, old := range procs {
-		if !h.exists(&corev1.Pod{}, name) {
-			old.Stop()
-		}
-	}
-	p := h.flink.Start(fakeflink.Config{Name: podName, Properties: props, Address: "http://" + ip + ":8081"})
-	h.mu.Lock()
-	h.procs[podName] = p
-	h.mu.Unlock()
-	return p
-}
-
-// flinkConfiguration is the Flink configuration the cluster's ConfigMap holds now.
-func (h *harness) flinkConfiguration() map[string]string {
-	h.t.Helper()
-	cm := &corev1.ConfigMap{}
-	require.NoError(h.t, k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: resources.ConfigMapName(h.name)}, cm))
-	conf := map[string]any{}
-	require.NoError(h.t, yaml.Unmarshal([]byte(cm.Data[resources.ConfigFileName(h.get())]), &conf))
-	props := map[string]string{}
-	for k, v := range conf {
-		props[k] = fmt.Sprint(v)
-	}
-	return props
-}
-
-// reapProcesses ends the JobManager process of every pod that is gone, as the kubelet stops
-// a deleted pod's container (gracefully: it gives up its leadership), until done. It reads
-// the pods from the manager's cache, which watches them anyway, so that polling costs the API
-// server nothing; a pod counts as gone only once the cache has seen it.
-func (h *harness) reapProcesses(done <-chan struct{}, reaped chan<- struct{}) {
-	defer close(reaped)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	seen := map[string]bool{}
-	for {
-		select {
-		case <-done:
-			return
-		case <-tick.C:
-		}
-		h.mu.Lock()
-		procs := maps.Clone(h.procs)
-		h.mu.Unlock()
-		for name, p := range procs {
-			err := cached.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: name}, &corev1.Pod{})
-			switch {
-			case err == nil:
-				seen[name] = true
-				continue
-			case !apierrors.IsNotFound(err) || !seen[name]:
+	var pod *corev1.Pod
+	var jm *fakeflink.JobManager
+	h.eventually("a running JobManager pod with its process", func() bool {
+		for _, p := range h.jmPods() {
+			if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || slices.Contains(not, p.UID) {
 				continue
 			}
-			p.Stop()
-			h.mu.Lock()
-			delete(h.procs, name)
-			h.mu.Unlock()
+			if jm = sim.Process(h.ns, p.Name); jm != nil && jm.Alive() {
+				pod = &p
+				return true
+			}
 		}
-	}
+		return false
+	})
+	return pod, jm
 }
 
-// process is the JobManager process of pod; the test fails when none was started.
+// podNow is the pod as it is now, and whether it still exists.
+func (h *harness) podNow(pod *corev1.Pod) (*corev1.Pod, bool) {
+	h.t.Helper()
+	p := &corev1.Pod{}
+	err := k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p)
+	if apierrors.IsNotFound(err) || (err == nil && p.UID != pod.UID) {
+		return nil, false
+	}
+	require.NoError(h.t, err)
+	return p, true
+}
+
+func (h *harness) podExists(pod *corev1.Pod) bool { h.t.Helper(); _, ok := h.podNow(pod); return ok }
+
+// process is the JobManager process of pod's current container; the row fails when none runs.
 func (h *harness) process(pod *corev1.Pod) *fakeflink.JobManager {
 	h.t.Helper()
+	if p := sim.Process(h.ns, pod.Name); p != nil {
+		return p
+	}
 	if p := h.flink.Process(pod.Name); p != nil {
 		return p
 	}
@@ -474,6 +428,74 @@ func (h *harness) leader() *fakeflink.JobManager {
 	var l *fakeflink.JobManager
 	h.eventually("a leading JobManager", func() bool { l = h.flink.Leader(); return l != nil })
 	return l
+}
+
+// hold keeps pod's container in its preStop hook once the pod is deleted: it stays
+// Terminating, its JobManager running (and leading), until release or the end of its grace
+// period (graceSeconds).
+func (h *harness) hold(pod *corev1.Pod) {
+	held.Store(pod.UID, true)
+	h.t.Cleanup(func() { held.Delete(pod.UID) })
+}
+
+// release ends a held pod's preStop hook: the kubelet then sends SIGTERM.
+func (h *harness) release(pod *corev1.Pod) { held.Delete(pod.UID) }
+
+// holdExit keeps the JobManager of an ended application from exiting (Flink's
+// execution.shutdown-on-application-finish) until releaseExit, so that a row sees what the
+// controller makes of the ended job before the pod's end follows it.
+func (h *harness) holdExit() { exitHeld.Store(h.ns, true) }
+
+func (h *harness) releaseExit() { exitHeld.Delete(h.ns) }
+
+// failStartup makes every JobManager container of the cluster fail its start with status
+// (nil: start normally again): an entrypoint that dies before Flink runs, which the
+// Simulator writes as the kubelet would.
+func (h *harness) failStartup(status *fakeflink.ExitStatus) {
+	if status == nil {
+		startupFailures.Delete(h.ns)
+		return
+	}
+	startupFailures.Store(h.ns, status)
+}
+
+// runJob brings the job to Running on the first JobManager pod: the workload's pod, made by
+// the real ReplicaSet or Job controller, runs on a KWOK node; its JobManager runs main(),
+// which submits the job under the deploy's job ID and stores its graph in HA.
+func (h *harness) runJob() (client.Object, *corev1.Pod) {
+	h.t.Helper()
+	wl := h.waitWorkload("")
+	pod, jm := h.runningPod()
+	h.waitJob(v1beta1.JobStateRunning)
+	h.waitCluster(v1beta1.ClusterStateRunning)
+	h.waitConditions(steady...)
+	require.Equal(h.t, flinkclient.JobStateRunning, jm.JobState(h.jobID()))
+	return wl, pod
+}
+
+// recoveredOn checks that the job runs again under id, recovered from HA by the JobManager of
+// a pod other than those in not.
+func (h *harness) recoveredOn(id string, not ...types.UID) *corev1.Pod {
+	h.t.Helper()
+	pod, jm := h.runningPod(not...)
+	if !jm.Leads() {
+		// A dead leader's lease runs out on Flink's clock only: move it past the lease, once
+		// (the clock is shared: every step is every row's).
+		h.flink.Advance(16 * time.Second)
+	}
+	// Leader() runs an election now, rather than at the next REST call.
+	h.eventually("the new JobManager leading", func() bool { h.flink.Leader(); return jm.Leads() })
+	h.eventually("the job Running again with its job ID", func() bool {
+		j := h.job()
+		return j.State == v1beta1.JobStateRunning && j.ID == id && jm.JobState(id) == flinkclient.JobStateRunning
+	})
+	return pod
+}
+
+// noFailure checks that the job carries no failure reason.
+func (h *harness) noFailure() {
+	h.t.Helper()
+	assert.Empty(h.t, h.job().FailureReasons, "no failure recorded")
 }
 
 // executionState is how Flink's latest execution of the job ended ("" while it runs).
@@ -498,16 +520,10 @@ func (h *harness) countRequests(call string) int {
 	return n
 }
 
-// runJob brings the job to Running: the workload's pod starts, its JobManager runs main(),
-// which submits the job under the deploy's job ID and stores its graph in HA.
-func (h *harness) runJob() (client.Object, *corev1.Pod) {
+// requests counts the Flink calls of one kind for the job.
+func (h *harness) requests(method, suffix string) int {
 	h.t.Helper()
-	wl := h.waitWorkload("")
-	pod := h.startPod(wl)
-	h.waitJob(v1beta1.JobStateRunning)
-	h.waitCluster(v1beta1.ClusterStateRunning)
-	h.waitConditions(steady...)
-	return wl, pod
+	return h.countRequests(method + " /jobs/" + h.jobID() + suffix)
 }
 
 // configuredSavepoint is the savepoint a fresh main() of the JobManager restores: the one
@@ -542,72 +558,6 @@ func (h *harness) savepointLeavesConfiguration(wl client.Object) {
 	require.Equal(h.t, podTemplate(wl), podTemplate(cur), "the JobManager's pod template is unchanged")
 }
 
-func (h *harness) jmPods() []corev1.Pod {
-	h.t.Helper()
-	list := &corev1.PodList{}
-	require.NoError(h.t, k8s.List(h.ctx, list, client.InNamespace(h.ns),
-		client.MatchingLabels(resources.SelectorLabels(h.name, resources.ComponentJobManager))))
-	return list.Items
-}
-
-func (h *harness) podExists(pod *corev1.Pod) bool {
-	err := k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
-	return err == nil
-}
-
-// hold keeps the pod Terminating once deleted, as a JobManager in its preStop delay.
-func (h *harness) hold(pod *corev1.Pod) {
-	h.t.Helper()
-	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		p := &corev1.Pod{}
-		if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p); err != nil {
-			return err
-		}
-		controllerutil.AddFinalizer(p, holdFinalizer)
-		return k8s.Update(h.ctx, p)
-	}))
-}
-
-// release lets a held pod go.
-func (h *harness) release(pod *corev1.Pod) {
-	h.t.Helper()
-	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		p := &corev1.Pod{}
-		if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(pod), p); err != nil {
-			return client.IgnoreNotFound(err)
-		}
-		controllerutil.RemoveFinalizer(p, holdFinalizer)
-		return k8s.Update(h.ctx, p)
-	}))
-}
-
-// setJobCondition ends the JobManager Job, as the Job controller would: Complete after the
-// JobManager exited 0, Failed (no retries) after it failed or its pod was lost.
-func (h *harness) setJobCondition(wl client.Object, complete bool, reason, message string) {
-	h.t.Helper()
-	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		j := &batchv1.Job{}
-		if err := k8s.Get(h.ctx, client.ObjectKeyFromObject(wl), j); err != nil {
-			// The controller may have deleted the Job already (cleanup or restart).
-			return client.IgnoreNotFound(err)
-		}
-		now := metav1.NewTime(time.Now())
-		j.Status.StartTime = &now
-		cond := func(t batchv1.JobConditionType) batchv1.JobCondition {
-			return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: message, LastProbeTime: now, LastTransitionTime: now}
-		}
-		if complete {
-			j.Status.Succeeded = 1
-			j.Status.CompletionTime = &now
-			j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet), cond(batchv1.JobComplete)}
-		} else {
-			j.Status.Failed = 1
-			j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget), cond(batchv1.JobFailed)}
-		}
-		return client.IgnoreNotFound(k8s.Status().Update(h.ctx, j))
-	}))
-}
-
 // annotate sets the user-control annotation.
 func (h *harness) annotate(control string) {
 	h.t.Helper()
@@ -619,6 +569,7 @@ func (h *harness) annotate(control string) {
 	})
 }
 
+// patch changes the cluster as a user would, on its latest version.
 func (h *harness) patch(mutate func(fc *v1beta1.FlinkCluster)) {
 	h.t.Helper()
 	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -628,6 +579,7 @@ func (h *harness) patch(mutate func(fc *v1beta1.FlinkCluster)) {
 	}))
 }
 
+// events are the Events about the FlinkCluster.
 func (h *harness) events() []eventsv1.Event {
 	h.t.Helper()
 	list := &eventsv1.EventList{}
@@ -678,11 +630,8 @@ func (h *harness) allGone() bool {
 		!h.exists(&corev1.ConfigMap{}, resources.ConfigMapName(h.name))
 }
 
-// requests counts the Flink calls of one kind for the job.
-func (h *harness) requests(method, suffix string) int {
-	return h.countRequests(method + " /jobs/" + h.jobID() + suffix)
-}
-
+// dump logs what a failed row left: the cluster, Events, pods, Flink's requests, executions
+// and processes, and the control plane's logs.
 func (h *harness) dump() {
 	fc := &v1beta1.FlinkCluster{}
 	if err := k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: h.name}, fc); err == nil {
@@ -698,7 +647,21 @@ func (h *harness) dump() {
 	list := &eventsv1.EventList{}
 	if err := k8s.List(h.ctx, list, client.InNamespace(h.ns)); err == nil {
 		for _, e := range list.Items {
-			h.t.Logf("event %s %s: %s", e.Type, e.Reason, e.Note)
+			h.t.Logf("event %s %s %s/%s: %s", e.Type, e.Reason, e.Regarding.Kind, e.Regarding.Name, e.Note)
+		}
+	}
+	if wl := h.workload(); wl != nil {
+		switch w := wl.(type) {
+		case *batchv1.Job:
+			h.t.Logf("Job %s: deleting %t, status %+v", w.Name, w.DeletionTimestamp != nil, w.Status)
+		case *appsv1.Deployment:
+			h.t.Logf("Deployment %s: deleting %t, replicas %v, status %+v", w.Name, w.DeletionTimestamp != nil, w.Spec.Replicas, w.Status)
+		}
+	}
+	pods := &corev1.PodList{}
+	if err := k8s.List(h.ctx, pods, client.InNamespace(h.ns)); err == nil {
+		for _, p := range pods.Items {
+			h.t.Logf("pod %s on %s: phase %s, deleting %t, finalizers %v, statuses %+v", p.Name, p.Spec.NodeName, p.Status.Phase, p.DeletionTimestamp != nil, p.Finalizers, p.Status.ContainerStatuses)
 		}
 	}
 	h.t.Logf("flink requests: %v", h.flink.ServiceRequests())
@@ -708,4 +671,12 @@ func (h *harness) dump() {
 	for _, p := range h.flink.Processes() {
 		h.t.Logf("flink process %s: alive %t, leads %t, jobs %v", p.Name(), p.Alive(), p.Leads(), p.JobIDs())
 	}
+	h.t.Log(cp.Logs())
+}
+
+// runningJob is runJob for rows that need the pod's process and the job ID.
+func (h *harness) runningJob() (*corev1.Pod, *fakeflink.JobManager, string) {
+	h.t.Helper()
+	_, pod := h.runJob()
+	return pod, h.process(pod), h.jobID()
 }

@@ -1,0 +1,205 @@
+// Package realplane_test runs the controller on the real control plane: kube-apiserver and
+// etcd, kube-controller-manager (Deployment, ReplicaSet, Job, garbage collector, node
+// lifecycle, taint eviction, pod GC), kube-scheduler and three KWOK nodes
+// (testenv.StartControlPlane), with simulated Flink attached to every running JobManager pod
+// by internal/flinksim. It holds the controller's scenario table (TestScenarios, both
+// deployment types) and the rows that need the real parts in particular: JobManager pods made
+// by the real ReplicaSet and Job controllers, a lost node's taints, tolerationSeconds and
+// eviction, a force-deleted pod whose process runs on, the Deployment deleted while its
+// ReplicaSet lives.
+//
+// Nothing here plays the kubelet or a workload controller: pods are created, scheduled,
+// started and removed by the real parts; the Simulator writes a container's own exit exactly
+// as the kubelet does (KWOK cannot express one). The harness only steers what a real cluster
+// leaves to chance: it holds a deleted pod in its preStop hook (flinksim HoldTermination), keeps
+// an ended application's JobManager from exiting until the row has looked (HoldExit), and
+// fails a container's start with a message (StartupFailure).
+//
+// One control plane serves every row, each in a namespace of its own. Rows run in parallel,
+// except those that move the shared clock far (the timer rows: they run first, one at a
+// time). A row that stops, deletes or cordons a node does it to KWOK nodes of its own
+// (ownNodes), which no other row's JobManager uses.
+//
+// Time: the controller's and Flink's clock is fakeClock (the HA grace, the Lost timeout and
+// Flink's leader leases move only when a row steps it). It starts at the real time, unlike
+// the envtest harness's clock a day behind: the controller compares it with timestamps the
+// real control plane writes (a pod's deletionTimestamp). The control plane, KWOK and the
+// Simulator's preStop delays and restart back-off run on real time, with short node lease and
+// monitor periods.
+package realplane_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/fakeflink"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/internal/flinksim"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
+)
+
+// Timers of the controller under test. The HA grace and Lost timeout run on fakeClock, which
+// only the serial rows move far; polling runs on real time and is short to keep rows fast.
+const (
+	haGrace      = 5 * time.Minute
+	lostTimeout  = 10 * time.Minute
+	pollInterval = 100 * time.Millisecond
+	// nodeMonitorGrace is how long a node's heartbeats may stop before it is unreachable.
+	nodeMonitorGrace = 10 * time.Second
+)
+
+var (
+	cp  *testenv.ControlPlane
+	k8s client.Client
+	// cached is the manager's client: it reads through the cache restricted by
+	// controller.CacheOptions, as the controller does.
+	cached client.Client
+	sim    *flinksim.Simulator
+	scheme = runtime.NewScheme()
+	// fakeClock starts at the real time: see the package documentation.
+	fakeClock = clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
+	// fakes maps "namespace/name" of a FlinkCluster to its fake Flink.
+	fakes sync.Map
+	// stopped are the nodes whose KWOK a row stopped: their kubelet is down.
+	stopped sync.Map
+	// held are the UIDs of deleted pods whose containers a row keeps in their preStop hook.
+	held sync.Map
+	// exitHeld are the namespaces whose ended applications' JobManagers do not exit yet.
+	exitHeld sync.Map
+	// configurations maps a pod ("namespace/name") to the Flink configuration its container starts with
+	// instead of its ConfigMap's.
+	configurations sync.Map
+	// startupFailures maps a namespace to the exit its JobManager containers' starts fail with.
+	startupFailures sync.Map
+)
+
+func TestMain(m *testing.M) {
+	// Rows mostly wait on the control plane; run many at once (an explicit -parallel on the
+	// command line still wins).
+	_ = flag.Set("test.parallel", "12")
+	if os.Getenv("CONTROLLER_TEST_LOG") != "" {
+		ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
+	} else {
+		ctrl.SetLogger(logr.Discard())
+	}
+	os.Exit(func() int {
+		stop, err := start()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer stop()
+		return m.Run()
+	}())
+}
+
+func fakeFor(namespace, name string) *fakeflink.Cluster {
+	if f, ok := fakes.Load(namespace + "/" + name); ok {
+		return f.(*fakeflink.Cluster)
+	}
+	return nil
+}
+
+// start brings up the control plane, the manager running the controller and the Simulator,
+// and returns once the manager's cache is filled.
+func start() (func(), error) {
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	var err error
+	cp, err = testenv.StartControlPlane(testenv.ControlPlaneOptions{
+		Nodes: 3, NodeLeaseDuration: 8 * time.Second, NodeMonitorGracePeriod: nodeMonitorGrace,
+	})
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (func(), error) { _ = cp.Stop(); return nil, err }
+	if k8s, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
+		return fail(err)
+	}
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme: scheme, Cache: controller.CacheOptions(),
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if err := controller.Setup(mgr, controller.Options{
+		Clock: fakeClock, HARecoveryGrace: haGrace, LostTimeout: lostTimeout, RequeueInterval: pollInterval,
+		FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
+			f := fakeFor(fc.Namespace, fc.Name)
+			if f == nil {
+				return nil, fmt.Errorf("no fake Flink for %s/%s", fc.Namespace, fc.Name)
+			}
+			// The JobManager Service: it reaches whichever JobManager process answers.
+			return flinkclient.New(f.URL(), nil)
+		},
+	}); err != nil {
+		return fail(err)
+	}
+	cached = mgr.GetClient()
+	sim, err = flinksim.New(flinksim.Options{
+		Config: cp.Config, Scheme: scheme, BackOff: time.Second, MaxBackOff: 4 * time.Second,
+		Clusters: func(_ context.Context, fc *v1beta1.FlinkCluster) *fakeflink.Cluster {
+			return fakeFor(fc.Namespace, fc.Name)
+		},
+		NodeStopped:     func(node string) bool { _, ok := stopped.Load(node); return ok },
+		HoldTermination: func(pod *corev1.Pod) bool { _, ok := held.Load(pod.UID); return ok },
+		HoldExit:        func(pod *corev1.Pod) bool { _, ok := exitHeld.Load(pod.Namespace); return ok },
+		Configuration: func(pod *corev1.Pod, props map[string]string) {
+			if c, ok := configurations.Load(pod.Namespace + "/" + pod.Name); ok {
+				clear(props)
+				maps.Copy(props, c.(map[string]string))
+			}
+		},
+		StartupFailure: func(pod *corev1.Pod) *fakeflink.ExitStatus {
+			if s, ok := startupFailures.Load(pod.Namespace); ok {
+				return s.(*fakeflink.ExitStatus)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = mgr.Start(ctx) }()
+	go func() { defer wg.Done(); _ = sim.Start(ctx) }()
+	stop := func() {
+		cancel()
+		wg.Wait()
+		_ = cp.Stop()
+	}
+	// The rows' waits count from their first step: let the manager's caches fill first, so
+	// that a loaded machine does not spend a row's bound on the manager's start.
+	syncCtx, syncCancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer syncCancel()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
+		stop()
+		return nil, fmt.Errorf("the manager's cache did not sync within 2 minutes")
+	}
+	return stop, nil
+}
