@@ -788,7 +788,7 @@ func (w *world) kubelet(p *corev1.Pod) {
 			cur.Status.Phase = corev1.PodSucceeded
 		}
 		cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: int32(pr.exitCode), Message: pr.exitMessage,
-			StartedAt: metav1.NewTime(pr.startedAt), FinishedAt: metav1.NewTime(run.exitedAt)}
+			StartedAt: metav1.NewTime(pr.startedAt), FinishedAt: metav1.NewTime(pr.exitedAt)}
 	default:
 		cur.Status.Phase = corev1.PodRunning
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}

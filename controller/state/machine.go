@@ -75,7 +75,7 @@ var Transitions = []Transition{
 	{[]string{pending, deploying, running}, "the job is not reported within the HA recovery grace, the JobManager Job is missing, or the Deployment of a job that ran cannot run", lostState, StepDerive},
 	{[]string{updating, restarting, succeeded, cancelled, failed, deployFailed, lostState}, "a deploy that does not resume from HA: a new job ID", pending, StepNewDeploy},
 	{[]string{pending}, "the deploy's JobManager workload was created", deploying, StepCreateJobManager},
-	{[]string{pending, deploying, running, lostState}, "the spec changed (a new revision), or the user answered SavepointRequired", updating, StepStartUpdate},
+	{[]string{pending, deploying, running, lostState, restarting}, "the spec changed (a new revision, also while a failed job restarts from its savepoint), or the user answered SavepointRequired", updating, StepStartUpdate},
 	{[]string{updating}, "the spec went back to the running revision before its stop took effect", deploying, StepUpdate},
 	{[]string{updating}, "the spec went back to the running revision before its stop took effect, and Flink reports the job RUNNING", running, StepUpdate},
 	{[]string{pending}, "the next revision's JobManager exists already (created, its record lost)", deploying, StepUpdate},
