@@ -166,6 +166,13 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	if err == nil {
 		err = c.savepointControl(ctx)
 	}
+	if err == nil {
+		err = c.specSavepoint(ctx)
+	}
+	if err == nil {
+		err = c.disposeSavepoints(ctx)
+	}
+	c.recordSpecFromSavepoint()
 	c.setComponents()
 	c.setClusterState()
 	c.setConditions()

@@ -31,6 +31,11 @@ const (
 	ReasonHAMetadataMissing   = "HAMetadataMissing"
 	ReasonWaitExceeded        = "WaitExceeded"
 	ReasonJobCancelled        = "JobCancelled"
+	// ReasonSavepointDisposed: Flink disposed of a savepoint spec.job.savepointsToKeep no
+	// longer keeps.
+	ReasonSavepointDisposed = "SavepointDisposed"
+	// ReasonSavepointDisposalFailed: a disposal failed or its outcome is unknown.
+	ReasonSavepointDisposalFailed = "SavepointDisposalFailed"
 )
 
 // RestoreAnnotation is how a user answers the SavepointRequired condition: when the controller
