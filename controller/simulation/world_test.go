@@ -100,12 +100,12 @@ type world struct {
 	fromOf               map[string]string
 	// specFromOf is spec.job.fromSavepoint as each deploy's revision had it.
 	specFromOf map[string]string
-	lastStatus           string
-	lastLine             string
-	stillSince           time.Time
-	trace                []string
-	violations           []string
-	steps                int
+	lastStatus string
+	lastLine   string
+	stillSince time.Time
+	trace      []string
+	violations []string
+	steps      int
 }
 
 func newWorld(t testing.TB, seed int64) *world {
