@@ -16,6 +16,11 @@ const (
 	// WarningBatchSchedulerName: the flink-on-k8s-operator replaced the field.
 	WarningBatchSchedulerName = "spec.batchSchedulerName: deprecated, use spec.batchScheduler.name instead"
 
+	// WarningSavepointsWithoutDirFormat (formatted with the field's name): the controller,
+	// like the flink-on-k8s-operator, takes scheduled savepoints only into
+	// spec.job.savepointsDir, and without savepoints there is nothing to dispose of.
+	WarningSavepointsWithoutDirFormat = "spec.job.%s: has no effect without spec.job.savepointsDir: the controller takes no scheduled or requested savepoint of the job"
+
 	// WarningAllowNonRestoredStateIgnoredFormat (formatted with spec.flinkVersion): the
 	// controller hands a deploy its restore path in the Flink configuration, never on the
 	// long-lived command line, and the standalone application entrypoint of Flink before 2.3
