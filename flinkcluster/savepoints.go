@@ -88,6 +88,18 @@ func NextSavepoint(s SavepointSchedule, now time.Time) (reason string, next time
 	return SavepointReasonScheduled, time.Time{}
 }
 
+// NextSavepointGeneration is the only value spec.job.savepointGeneration may be raised to:
+// status.components.job.savepointGeneration + 1 (the flink-on-k8s-operator's rule, which the
+// webhook applies). The controller takes a savepoint while the spec's is above the status's
+// (NextSavepoint) and sets the status's to the spec's once taken, so one raise is one
+// savepoint, and a raise that skips a generation is never needed.
+func NextSavepointGeneration(j *v1beta1.JobStatus) int32 {
+	if j == nil {
+		return 1
+	}
+	return j.SavepointGeneration + 1
+}
+
 // UpdateRestore is the savepoint an update restores because spec.job.fromSavepoint names it,
 // as the flink-on-k8s-operator restores it (an update with fromSavepoint set takes no
 // savepoint and deploys from it) — with one difference: only a fromSavepoint that the

@@ -138,3 +138,9 @@ func TestDisposable(t *testing.T) {
 		})
 	}
 }
+
+func TestNextSavepointGeneration(t *testing.T) {
+	assert.Equal(t, int32(1), flinkcluster.NextSavepointGeneration(nil), "no job yet")
+	assert.Equal(t, int32(1), flinkcluster.NextSavepointGeneration(&v1beta1.JobStatus{}), "no savepoint yet")
+	assert.Equal(t, int32(4), flinkcluster.NextSavepointGeneration(&v1beta1.JobStatus{SavepointGeneration: 3}))
+}

@@ -115,18 +115,15 @@ func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster) (errs field
 	}
 
 	if oj.SavepointGeneration != nj.SavepointGeneration {
-		var statusGen int32
-		if js := old.Status.Components.Job; js != nil {
-			statusGen = js.SavepointGeneration
-		}
-		valid := nj.SavepointGeneration == statusGen+1
+		next := flinkcluster.NextSavepointGeneration(old.Status.Components.Job)
+		valid := nj.SavepointGeneration == next
 		alone := onlyJobChange(&old.Spec, &fc.Spec, func(j *v1beta1.JobSpec) { j.SavepointGeneration = nj.SavepointGeneration })
 		if valid && alone {
 			return errs, true
 		}
 		if !valid {
 			errs = append(errs, field.Invalid(pathSavepointGen, nj.SavepointGeneration,
-				fmt.Sprintf("can only be set to %d: status.components.job.savepointGeneration + 1", statusGen+1)).
+				fmt.Sprintf("can only be set to %d: status.components.job.savepointGeneration + 1", next)).
 				WithOrigin(RuleSavepointGeneration))
 		}
 		if !alone {

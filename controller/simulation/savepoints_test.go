@@ -1,6 +1,7 @@
 package simulation_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +13,8 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/flinkcluster"
-	"github.com/flink-admission/flink-admission/policy"
 )
 
 // Issue 18 (part SP): savepoints on a schedule and on request, spec.job.fromSavepoint on an
@@ -53,19 +54,35 @@ func eventsWith(w *world, reason string) int {
 	return n
 }
 
-// admit runs the validating webhook's policy on an update of the stored cluster, at the
-// world's time, and applies it when admitted; it returns the denial.
+// admit applies an update of the stored cluster that the validating webhook's rules admit,
+// and returns the denial otherwise. It judges by the domain functions those rules decide by
+// (package flinkcluster: the savepointGeneration raise, and UpdateReady for an update that
+// takes no savepoint first) — the controller's tests do not import package policy, whose own
+// tests check that the rules use them (TestLayers).
 func (w *world) admit(t *testing.T, mutate func(fc *v1beta1.FlinkCluster)) error {
 	t.Helper()
 	old := w.cluster()
 	require.NotNil(t, old)
 	fc := old.DeepCopy()
 	mutate(fc)
-	if errs, _ := (policy.Validator{Clock: w.clock}).ValidateUpdate(old, fc); len(errs) > 0 {
-		return errs.ToAggregate()
+	status, spec := old.Status.Components.Job, fc.Spec.Job
+	if spec.SavepointGeneration != old.Spec.Job.SavepointGeneration {
+		if next := flinkcluster.NextSavepointGeneration(status); spec.SavepointGeneration != next {
+			return fmt.Errorf("spec.job.savepointGeneration: can only be set to %d", next)
+		}
+	} else if rev(t, old) != rev(t, fc) && (!flinkcluster.TakesSavepointOnUpdate(spec) || flinkcluster.Stopped(status)) &&
+		!flinkcluster.UpdateReady(status, spec, w.clock.Now()) {
+		return fmt.Errorf("spec.job: no savepoint will be taken before this update and none is fresh or named")
 	}
 	w.must(w.cl.Update(bg, fc))
 	return nil
+}
+
+func rev(t *testing.T, fc *v1beta1.FlinkCluster) string {
+	t.Helper()
+	r, err := resources.Revision(fc)
+	require.NoError(t, err)
+	return r
 }
 
 func deploymentWorld(t *testing.T, build func(fc *v1beta1.FlinkCluster)) *world {
