@@ -24,6 +24,7 @@ func TestSavepointsOnRealControlPlane(t *testing.T) {
 		run  func(t *testing.T, h *harness)
 	}{
 		{"autoSavepointSeconds: none before the interval, a scheduled savepoint after it, the job running on under its ID", scheduledSavepoint},
+		{"an update naming a new fromSavepoint: no savepoint taken, the next deploy restores it (issue 17 hole 8: as the webhook admits it)", updateFromSavepoint},
 		{"savepointGeneration raised as the webhook admits it: a savepoint, the status's generation follows; savepointsToKeep 1 disposes of the older one", requestedSavepoint},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,4 +109,27 @@ func requestedSavepoint(t *testing.T, h *harness) {
 	})
 	assert.False(t, h.flink.SavepointExists(locations[0]), "disposed of through Flink")
 	assert.True(t, h.flink.SavepointExists(locations[1]), "the newest kept")
+}
+
+func updateFromSavepoint(t *testing.T, h *harness) {
+	_, _, id := h.runJob()
+	chosen := "file:///savepoints/chosen"
+	old := h.get()
+	h.editSpec(func(j *v1beta1.JobSpec) { j.Args = []string{"--v2"}; j.FromSavepoint = &chosen })
+	require.True(t, flinkcluster.UpdateReady(old.Status.Components.Job, h.get().Spec.Job, fakeClock.Now()),
+		"the webhook's rule admits the update without a savepoint")
+	h.eventually("the next revision's job Running under a new job ID", func() bool {
+		j := h.job()
+		return j.State == v1beta1.JobStateRunning && j.ID != id && j.ID != ""
+	})
+	fc := h.get()
+	assert.Equal(t, chosen, fc.Status.Components.Job.FromSavepoint, "restored the named savepoint")
+	assert.Equal(t, chosen, fc.Status.Components.Job.SpecFromSavepoint)
+	assert.Nil(t, fc.Status.Savepoint, "no savepoint of the old job taken")
+	assert.Empty(t, fc.Status.SavepointHistory)
+	for _, c := range fc.Status.Conditions {
+		if c.Type == "SavepointRequired" {
+			assert.Equal(t, "False", string(c.Status), "no SavepointRequired stop")
+		}
+	}
 }
