@@ -171,6 +171,13 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	if err != nil {
 		err = fmt.Errorf("%s: %w", step, err)
 	}
+	if err == nil {
+		err = c.specSavepoint(ctx)
+	}
+	if err == nil {
+		err = c.disposeSavepoints(ctx)
+	}
+	c.recordSpecFromSavepoint()
 	c.setComponents()
 	c.setClusterState()
 	c.setConditions()

@@ -34,6 +34,11 @@ const (
 	// ReasonUnlistedTransition: the controller moved the job between two states by a step
 	// that the job state machine (state.Transitions) does not list.
 	ReasonUnlistedTransition = "UnlistedTransition"
+	// ReasonSavepointDisposed: Flink disposed of a savepoint spec.job.savepointsToKeep no
+	// longer keeps.
+	ReasonSavepointDisposed = "SavepointDisposed"
+	// ReasonSavepointDisposalFailed: a disposal failed or its outcome is unknown.
+	ReasonSavepointDisposalFailed = "SavepointDisposalFailed"
 )
 
 // RestoreAnnotation is how a user answers the SavepointRequired condition: when the controller

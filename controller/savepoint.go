@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // phase is where a savepoint request stands.
@@ -201,9 +203,12 @@ func (c *cycle) recoverSavepoint(ctx context.Context, cl flinkclient.Client) (st
 func (c *cycle) savepointSucceeded(location string, stop bool, how string) phase {
 	sp := c.st.Savepoint
 	job := c.job()
-	sp.State, sp.Message = SavepointStateSucceeded, how
+	sp.State, sp.Message, sp.UpdateTime = SavepointStateSucceeded, how, state.Time(c.now)
 	job.SavepointLocation, job.SavepointTime, job.FinalSavepoint = location, state.Time(c.now), stop
 	job.SavepointGeneration = c.fc.Spec.Job.SavepointGeneration
+	c.recordSavepoint(v1beta1.SavepointRecord{
+		Location: location, Time: job.SavepointTime, JobID: sp.JobID, TriggerReason: sp.TriggerReason, Final: stop,
+	})
 	note := fmt.Sprintf("%s savepoint of job %s taken: %s", sp.TriggerReason, sp.JobID, location)
 	if how != "" {
 		note += " (" + how + ")"
@@ -214,7 +219,7 @@ func (c *cycle) savepointSucceeded(location string, stop bool, how string) phase
 
 func (c *cycle) savepointFailed(msg string) phase {
 	sp := c.st.Savepoint
-	sp.State, sp.Message = SavepointStateFailed, msg
+	sp.State, sp.Message, sp.UpdateTime = SavepointStateFailed, msg, state.Time(c.now)
 	c.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Savepoint", "%s savepoint of job %s failed: %s", sp.TriggerReason, sp.JobID, msg)
 	return failed
 }
@@ -223,7 +228,199 @@ func (c *cycle) savepointFailed(msg string) phase {
 // (and, for a stop, have stopped the job) or not.
 func (c *cycle) savepointUnknown(msg string) phase {
 	sp := c.st.Savepoint
-	sp.State, sp.Message = SavepointStateUnknown, msg
+	sp.State, sp.Message, sp.UpdateTime = SavepointStateUnknown, msg, state.Time(c.now)
 	c.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Savepoint", "%s savepoint of job %s: outcome unknown: %s", sp.TriggerReason, sp.JobID, msg)
 	return failed
+}
+
+// savepointInFlight reports whether a savepoint of the current deploy's job is requested or
+// in progress.
+func (c *cycle) savepointInFlight() bool {
+	sp := c.st.Savepoint
+	return sp != nil && sp.JobID != "" && sp.JobID == c.jobID() &&
+		(sp.State == SavepointStateRequested || sp.State == SavepointStateInProgress)
+}
+
+// scheduledReason reports whether a trigger reason is one of spec.job's own savepoints.
+func scheduledReason(reason string) bool {
+	return reason == flinkcluster.SavepointReasonGeneration || reason == flinkcluster.SavepointReasonScheduled
+}
+
+// specSavepoint takes the savepoints spec.job asks for while the job runs, with the
+// flink-on-k8s-operator's semantics (flinkcluster.NextSavepoint): on request, when
+// savepointGeneration goes above status.components.job.savepointGeneration (which follows
+// once the savepoint is taken), and on schedule, every autoSavepointSeconds. Like the
+// operator it needs spec.job.savepointsDir, and it starts none while another savepoint of the
+// job is in flight, during an update or a cancel (whose stop-with-savepoint comes first), or
+// while Flink does not report the job RUNNING; the job keeps running throughout.
+func (c *cycle) specSavepoint(ctx context.Context) error {
+	job, sp := c.job(), c.st.Savepoint
+	active := job.State == v1beta1.JobStateRunning && !c.updatePending() && !c.cancelPending() && !c.finished()
+	if c.savepointInFlight() {
+		if !scheduledReason(sp.TriggerReason) || !active {
+			return nil
+		}
+		_, err := c.driveSavepoint(ctx, false)
+		return err
+	}
+	spec := c.fc.Spec.Job
+	if !active || spec == nil || spec.SavepointsDir == nil || strings.TrimSpace(*spec.SavepointsDir) == "" || controlInFlight(c.st.Control) {
+		return nil
+	}
+	in := flinkcluster.SavepointSchedule{Spec: spec, Job: job}
+	if sp != nil && sp.JobID == job.ID && (sp.State == SavepointStateFailed || sp.State == SavepointStateUnknown) {
+		in.FailedReason = sp.TriggerReason
+		in.FailedAt = parseTime(sp.UpdateTime)
+		if in.FailedAt.IsZero() {
+			in.FailedAt = parseTime(sp.RequestTime)
+		}
+	}
+	reason, next := flinkcluster.NextSavepoint(in, c.now)
+	if reason == "" {
+		if !next.IsZero() {
+			c.after(next.Sub(c.now))
+		}
+		return nil
+	}
+	if !c.flinkReportsRunning() {
+		// Due, but Flink does not report the job RUNNING (yet): look again at the next poll.
+		c.poll()
+		return nil
+	}
+	c.requestSavepoint(reason)
+	_, err := c.driveSavepoint(ctx, false)
+	return err
+}
+
+// recordSavepoint adds a savepoint to status.savepointHistory and trims it.
+func (c *cycle) recordSavepoint(r v1beta1.SavepointRecord) {
+	h := c.st.SavepointHistory
+	if n := len(h); n > 0 && h[n-1].Location == r.Location {
+		return // the same savepoint, recovered again
+	}
+	c.st.SavepointHistory = append(h, r)
+	c.trimHistory()
+}
+
+// trimHistory keeps status.savepointHistory at flinkcluster.MaxSavepointHistory records,
+// oldest dropped first, but keeps a savepoint spec.job.savepointsToKeep asks to dispose of
+// until its disposal was asked for or failed — up to twice the bound, past which the oldest
+// is dropped with a Warning Event that names it (it is then never disposed of: the controller
+// forgets it).
+func (c *cycle) trimHistory() {
+	h := c.st.SavepointHistory
+	disposing := c.fc.Spec.Job != nil && c.fc.Spec.Job.SavepointsToKeep != nil
+	for len(h) > flinkcluster.MaxSavepointHistory {
+		awaiting := disposing && h[0].Disposal != v1beta1.SavepointDisposalFailed && !c.protectedSavepoint(h[0].Location)
+		if awaiting && len(h) <= 2*flinkcluster.MaxSavepointHistory {
+			break
+		}
+		if awaiting {
+			c.event(corev1.EventTypeWarning, ReasonSavepointDisposalFailed, "Savepoint",
+				"savepoint %s dropped from the history before Flink disposed of it: delete it from the savepoint storage by hand", h[0].Location)
+		}
+		h = h[1:]
+	}
+	c.st.SavepointHistory = h
+}
+
+// protectedSavepoints are the savepoints a deploy may still restore, which are never disposed
+// of: the latest, the one the current deploy started from, spec.job.fromSavepoint and the
+// restore annotation's.
+func (c *cycle) protectedSavepoints() []string {
+	job := c.job()
+	out := []string{job.SavepointLocation, job.FromSavepoint}
+	if j := c.fc.Spec.Job; j != nil && j.FromSavepoint != nil {
+		out = append(out, *j.FromSavepoint)
+	}
+	if choice := c.restoreChoice(); choice != nil {
+		out = append(out, *choice)
+	}
+	return out
+}
+
+func (c *cycle) protectedSavepoint(loc string) bool {
+	for _, p := range c.protectedSavepoints() {
+		if p != "" && strings.TrimSpace(p) == loc {
+			return true
+		}
+	}
+	return false
+}
+
+// disposeSavepoints disposes, through Flink's savepoint disposal, of the savepoints of the
+// history that spec.job.savepointsToKeep no longer keeps (flinkcluster.Disposable), one
+// request per reconcile, and follows the requests made: a savepoint disposed of leaves the
+// history with a Normal Event; a failed disposal (or one whose result Flink forgot) stays in
+// the history as Failed with a Warning Event and is not asked again — the savepoint may still
+// be there. It needs a JobManager that answers (a trusted one: disposal runs in its
+// Dispatcher); without one it waits.
+func (c *cycle) disposeSavepoints(ctx context.Context) error {
+	h := c.st.SavepointHistory
+	if len(h) == 0 || c.obs.flink == nil {
+		return nil
+	}
+	todo := flinkcluster.Disposable(h, c.fc.Spec.Job, c.protectedSavepoints()...)
+	pending := false
+	for i := range h {
+		pending = pending || h[i].Disposal == v1beta1.SavepointDisposalInProgress
+	}
+	if len(todo) == 0 && !pending {
+		return nil
+	}
+	cl, err := c.flinkClient(ctx)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, flinkCallTimeout)
+	defer cancel()
+	kept := h[:0:0]
+	for i := range h {
+		r := h[i]
+		if r.Disposal != v1beta1.SavepointDisposalInProgress {
+			kept = append(kept, r)
+			continue
+		}
+		st, err := cl.DisposalStatus(cctx, r.DisposalTriggerID)
+		switch {
+		case errors.Is(err, flinkclient.ErrNotFound):
+			r.Disposal, r.DisposalMessage = v1beta1.SavepointDisposalFailed, "Flink no longer knows disposal trigger "+r.DisposalTriggerID+" (its result expired or another JobManager answers): the savepoint may still be there"
+			c.event(corev1.EventTypeWarning, ReasonSavepointDisposalFailed, "Savepoint", "disposal of savepoint %s: outcome unknown: %s", r.Location, r.DisposalMessage)
+		case err != nil:
+			c.poll()
+		case !st.Completed():
+			c.poll()
+		case !st.Succeeded():
+			r.Disposal, r.DisposalMessage = v1beta1.SavepointDisposalFailed, st.FailureCause
+			c.event(corev1.EventTypeWarning, ReasonSavepointDisposalFailed, "Savepoint", "disposal of savepoint %s failed: %s", r.Location, st.FailureCause)
+		default:
+			c.event(corev1.EventTypeNormal, ReasonSavepointDisposed, "Savepoint", "disposed of savepoint %s (%s of job %s, taken %s): spec.job.savepointsToKeep is %d",
+				r.Location, r.TriggerReason, r.JobID, r.Time, *c.fc.Spec.Job.SavepointsToKeep)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	c.st.SavepointHistory = kept
+	// One new disposal per reconcile: the index is read again from the trimmed history.
+	if todo = flinkcluster.Disposable(kept, c.fc.Spec.Job, c.protectedSavepoints()...); len(todo) > 0 {
+		r := &c.st.SavepointHistory[todo[0]]
+		trigger, err := cl.DisposeSavepoint(cctx, r.Location)
+		if err != nil {
+			c.event(corev1.EventTypeWarning, ReasonSavepointDisposalFailed, "Savepoint", "asking Flink to dispose of savepoint %s: %v", r.Location, err)
+			c.poll()
+			return nil
+		}
+		r.Disposal, r.DisposalTriggerID = v1beta1.SavepointDisposalInProgress, trigger
+		c.poll()
+	}
+	c.trimHistory()
+	return nil
+}
+
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,7 +70,7 @@ func (c *cycle) update(ctx context.Context) error {
 
 	// A job that was deploying when the update began may run by now: it is stopped with a
 	// savepoint like any running job.
-	if sp := c.st.Savepoint; c.flinkReportsRunning() && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.restoreChoice() == nil &&
+	if sp := c.st.Savepoint; c.flinkReportsRunning() && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.restoreChoice() == nil && !c.restoresSpec() &&
 		!(sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate) {
 		c.requestSavepoint(SavepointReasonUpdate)
 		c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, c.st.Revision.NextRevision)
@@ -111,6 +112,8 @@ func (c *cycle) update(ctx context.Context) error {
 	if c.restoreChoice() != nil {
 		c.removeRestore = true
 		c.event(corev1.EventTypeWarning, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as annotated (%s)", c.jobID(), orNone(from), RestoreAnnotation)
+	} else if c.restoresSpec() {
+		c.event(corev1.EventTypeNormal, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as spec.job.fromSavepoint names it", c.jobID(), from)
 	}
 	shown := from
 	if shown == "" {
@@ -166,7 +169,7 @@ func (c *cycle) startUpdate() {
 		return
 	}
 	c.setJobState(state.StepStartUpdate, v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
-	if prev == v1beta1.JobStateRunning && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.obs.wl != nil && c.restoreChoice() == nil {
+	if prev == v1beta1.JobStateRunning && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.obs.wl != nil && c.restoreChoice() == nil && !c.restoresSpec() {
 		c.requestSavepoint(SavepointReasonUpdate)
 	}
 }
@@ -179,6 +182,8 @@ func (c *cycle) flinkReportsRunning() bool {
 // that a savepoint holds the job's newest state: the flow then stops (SavepointRequired) and
 // leaves the old JobManager — and the job, if it runs — alone. In order:
 //   - the user's answer (RestoreAnnotation): a savepoint path, or empty state;
+//   - a savepoint spec.job.fromSavepoint names anew (specRestore: the operator's rule, as
+//     the webhook admits the update by it);
 //   - the final savepoint of the current deploy's job;
 //   - for a deploy that never ran its job: what that deploy restored (nothing is newer);
 //   - when no stop-with-savepoint was attempted (takeSavepointOnUpdate false, or the job was
@@ -188,6 +193,9 @@ func (c *cycle) restoreSource() (string, bool) {
 	job := c.job()
 	if choice := c.restoreChoice(); choice != nil {
 		return *choice, true
+	}
+	if from, ok := c.specRestore(); ok {
+		return from, true
 	}
 	if job.FinalSavepoint && job.SavepointLocation != "" {
 		return job.SavepointLocation, true
@@ -312,4 +320,34 @@ func (c *cycle) confirmStopEnded() bool {
 		}
 	}
 	return true
+}
+
+// specRestore is the savepoint spec.job.fromSavepoint asks this update to restore: on a
+// revision change, one other than the running revision's (flinkcluster.UpdateRestore, which
+// the webhook's update rule decides by too, so that it admits no update this then stops).
+// As with the flink-on-k8s-operator, the update then takes no savepoint of the running job.
+func (c *cycle) specRestore() (string, bool) {
+	if c.st.Revision.CurrentRevision == c.st.Revision.NextRevision {
+		return "", false
+	}
+	return flinkcluster.UpdateRestore(c.job(), c.fc.Spec.Job)
+}
+
+func (c *cycle) restoresSpec() bool {
+	_, ok := c.specRestore()
+	return ok
+}
+
+// recordSpecFromSavepoint keeps status.components.job.specFromSavepoint at the running
+// revision's spec.job.fromSavepoint: while no update is pending the spec is that revision's.
+// An update compares the new spec's fromSavepoint with it (specRestore).
+func (c *cycle) recordSpecFromSavepoint() {
+	if c.updatePending() || c.st.Revision.CurrentRevision != c.st.Revision.NextRevision {
+		return
+	}
+	v := ""
+	if j := c.fc.Spec.Job; j != nil && j.FromSavepoint != nil {
+		v = strings.TrimSpace(*j.FromSavepoint)
+	}
+	c.job().SpecFromSavepoint = v
 }

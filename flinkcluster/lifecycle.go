@@ -111,12 +111,15 @@ func TakesSavepointOnUpdate(spec *v1beta1.JobSpec) bool {
 }
 
 // UpdateReady reports whether the job can be updated now without taking a savepoint first:
-// the update starts from an explicit savepoint (spec.job.fromSavepoint), or the job's state
-// is safe (a final savepoint, or a savepoint fresh compared with now for an active job, or
-// with the job's end for one that stopped).
+// the update restores a savepoint spec.job.fromSavepoint names anew (UpdateRestore, as the
+// controller decides it), or the job's state is safe (a final savepoint, or a savepoint
+// fresh compared with now for an active job, or with the job's end for one that stopped).
 func UpdateReady(j *v1beta1.JobStatus, spec *v1beta1.JobSpec, now time.Time) bool {
+	if _, ok := UpdateRestore(j, spec); ok {
+		return true
+	}
 	switch {
-	case j == nil, spec != nil && !blank(spec.FromSavepoint):
+	case j == nil:
 		return true
 	case Active(j):
 		if TakesSavepointOnUpdate(spec) {

@@ -453,6 +453,27 @@ spec:
 `,
 	},
 	{
+		Name:       RuleSavepointsToKeep,
+		EnforcedBy: EnforcedByCRDSchema,
+		Field:      `spec.job.savepointsToKeep`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `savepointsToKeep must be between 1 and 10: the controller disposes only of savepoints its history (the last 10) still lists`,
+		CRDMessage: `spec.job.savepointsToKeep in body should be greater than or equal to 1`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://bucket/savepoints
+    savepointsToKeep: 0
+`,
+	},
+	{
 		Name:       RuleSkipSavepointRequiresMaxStateAge,
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job.maxStateAgeToRestoreSeconds`,
@@ -1067,7 +1088,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `spec.job`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `no savepoint will be taken before this update (takeSavepointOnUpdate false or the job stopped) and the job has no savepoint newer than maxStateAgeToRestoreSeconds: set spec.job.fromSavepoint or take a savepoint first`,
+		Message:    `no savepoint will be taken before this update (takeSavepointOnUpdate false or the job stopped) and the job has no savepoint newer than maxStateAgeToRestoreSeconds: set spec.job.fromSavepoint to the savepoint to restore (one left from an earlier deploy is not restored again) or take a savepoint first`,
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:

@@ -32,6 +32,8 @@ const (
 	RuleRestartRequiresMaxStateAge = "restart-requires-max-state-age"
 	// RuleSkipSavepointRequiresMaxStateAge: spec.job.maxStateAgeToRestoreSeconds, Required.
 	RuleSkipSavepointRequiresMaxStateAge = "skip-savepoint-requires-max-state-age"
+	// RuleSavepointsToKeep: spec.job.savepointsToKeep, Invalid: 1 to 10.
+	RuleSavepointsToKeep = "savepoints-to-keep"
 	// RuleCancelOnCreate: spec.job.cancelRequested, Forbidden: not true on a new job.
 	RuleCancelOnCreate = "cancel-on-create"
 	// RuleDeploymentTypeImmutable: spec.jobManager.deploymentType, Forbidden (update).

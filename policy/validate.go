@@ -157,5 +157,13 @@ func objectWarnings(fc *v1beta1.FlinkCluster) []string {
 	if s.Job != nil && ptr.Deref(s.Job.AllowNonRestoredState, false) && flinkcluster.IgnoresAllowNonRestoredState(s.FlinkVersion) {
 		warnings = append(warnings, fmt.Sprintf(WarningAllowNonRestoredStateIgnoredFormat, s.FlinkVersion))
 	}
+	if j := s.Job; j != nil && isEmpty(j.SavepointsDir) {
+		if ptr.Deref(j.AutoSavepointSeconds, 0) > 0 {
+			warnings = append(warnings, fmt.Sprintf(WarningSavepointsWithoutDirFormat, "autoSavepointSeconds"))
+		}
+		if j.SavepointsToKeep != nil {
+			warnings = append(warnings, fmt.Sprintf(WarningSavepointsWithoutDirFormat, "savepointsToKeep"))
+		}
+	}
 	return warnings
 }

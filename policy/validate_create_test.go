@@ -374,6 +374,18 @@ func TestValidateCreate(t *testing.T) {
 		},
 		{name: "allow: parallelism 1", obj: makeFC("c").Parallelism(1).Obj()},
 		{
+			name: "deny: savepointsToKeep 0",
+			obj:  makeFC("c").SavepointsDir("s3://b/sp").Job(func(j *v1beta1.JobSpec) { j.SavepointsToKeep = ptr.To[int32](0) }).Obj(),
+			want: field.ErrorList{invalid(path("spec", "job", "savepointsToKeep"), int32(0), policy.RuleSavepointsToKeep)},
+		},
+		{
+			name: "deny: savepointsToKeep 11, more than the history holds",
+			obj:  makeFC("c").SavepointsDir("s3://b/sp").Job(func(j *v1beta1.JobSpec) { j.SavepointsToKeep = ptr.To[int32](11) }).Obj(),
+			want: field.ErrorList{invalid(path("spec", "job", "savepointsToKeep"), int32(11), policy.RuleSavepointsToKeep)},
+		},
+		{name: "allow: savepointsToKeep 1", obj: makeFC("c").SavepointsDir("s3://b/sp").Job(func(j *v1beta1.JobSpec) { j.SavepointsToKeep = ptr.To[int32](1) }).Obj()},
+		{name: "allow: savepointsToKeep 10", obj: makeFC("c").SavepointsDir("s3://b/sp").Job(func(j *v1beta1.JobSpec) { j.SavepointsToKeep = ptr.To[int32](10) }).Obj()},
+		{
 			name: "deny: detached job without jarFile, pyFile or pyModule",
 			obj:  makeFC("c").JobMode(v1beta1.JobModeDetached).Obj(),
 			want: field.ErrorList{required(path("spec", "job", "jarFile"), policy.RuleJobArtifact)},
@@ -445,6 +457,17 @@ func TestValidateCreate(t *testing.T) {
 		},
 
 		// warnings
+		{
+			name:     "allow: autoSavepointSeconds without savepointsDir, with a warning that no savepoint is taken",
+			obj:      makeFC("c").Job(func(j *v1beta1.JobSpec) { j.SavepointsDir = nil; j.AutoSavepointSeconds = ptr.To[int32](3600) }).Obj(),
+			warnings: []string{fmt.Sprintf(policy.WarningSavepointsWithoutDirFormat, "autoSavepointSeconds")},
+		},
+		{
+			name:     "allow: savepointsToKeep without savepointsDir, with a warning",
+			obj:      makeFC("c").Job(func(j *v1beta1.JobSpec) { j.SavepointsDir = nil; j.SavepointsToKeep = ptr.To[int32](3) }).Obj(),
+			warnings: []string{fmt.Sprintf(policy.WarningSavepointsWithoutDirFormat, "savepointsToKeep")},
+		},
+		{name: "allow: autoSavepointSeconds with savepointsDir, no warning", obj: makeFC("c").SavepointsDir("s3://b/sp").Job(func(j *v1beta1.JobSpec) { j.AutoSavepointSeconds = ptr.To[int32](3600) }).Obj()},
 		{
 			name:     "allow: batchSchedulerName, with a deprecation warning and Volcano's",
 			obj:      makeFC("c").BatchSchedulerName("volcano").Obj(),

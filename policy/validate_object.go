@@ -236,6 +236,12 @@ func validateJob(j *v1beta1.JobSpec, p *field.Path) field.ErrorList {
 			"maxStateAgeToRestoreSeconds is required with takeSavepointOnUpdate false").
 			WithOrigin(RuleSkipSavepointRequiresMaxStateAge))
 	}
+	if k := j.SavepointsToKeep; k != nil && (*k < 1 || *k > flinkcluster.MaxSavepointHistory) {
+		errs = append(errs, field.Invalid(p.Child("savepointsToKeep"), *k,
+			fmt.Sprintf("savepointsToKeep must be between 1 and %d: the controller disposes only of savepoints its history (the last %d) still lists",
+				flinkcluster.MaxSavepointHistory, flinkcluster.MaxSavepointHistory)).
+			WithOrigin(RuleSavepointsToKeep))
+	}
 
 	// The reference webhook's enum checks; unset means the default.
 	if j.RestartPolicy != nil && !slices.Contains(restartPolicies, *j.RestartPolicy) {

@@ -115,18 +115,15 @@ func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster) (errs field
 	}
 
 	if oj.SavepointGeneration != nj.SavepointGeneration {
-		var statusGen int32
-		if js := old.Status.Components.Job; js != nil {
-			statusGen = js.SavepointGeneration
-		}
-		valid := nj.SavepointGeneration == statusGen+1
+		next := flinkcluster.NextSavepointGeneration(old.Status.Components.Job)
+		valid := nj.SavepointGeneration == next
 		alone := onlyJobChange(&old.Spec, &fc.Spec, func(j *v1beta1.JobSpec) { j.SavepointGeneration = nj.SavepointGeneration })
 		if valid && alone {
 			return errs, true
 		}
 		if !valid {
 			errs = append(errs, field.Invalid(pathSavepointGen, nj.SavepointGeneration,
-				fmt.Sprintf("can only be set to %d: status.components.job.savepointGeneration + 1", statusGen+1)).
+				fmt.Sprintf("can only be set to %d: status.components.job.savepointGeneration + 1", next)).
 				WithOrigin(RuleSavepointGeneration))
 		}
 		if !alone {
@@ -147,7 +144,10 @@ func onlyJobChange(oldSpec, newSpec *v1beta1.FlinkClusterSpec, set func(*v1beta1
 // validateJobUpdate checks that the job of a changed job cluster can carry its state over:
 // the operator restarts the job from a savepoint, so the cluster needs a savepointsDir
 // from the start, and when no savepoint is taken before the update (takeSavepointOnUpdate
-// false, or the job stopped), a recent enough one must exist, unless fromSavepoint names one.
+// false, or the job stopped), a recent enough one must exist, unless fromSavepoint names a
+// savepoint the update restores (flinkcluster.UpdateRestore: one other than the running
+// revision's, as the controller decides it; a fromSavepoint left as it was is not restored
+// again and does not count).
 func (v Validator) validateJobUpdate(old, fc *v1beta1.FlinkCluster) field.ErrorList {
 	oj, nj := old.Spec.Job, fc.Spec.Job
 	switch {
@@ -157,15 +157,18 @@ func (v Validator) validateJobUpdate(old, fc *v1beta1.FlinkCluster) field.ErrorL
 		return field.ErrorList{field.Forbidden(pathJob,
 			"a job cluster created without spec.job.savepointsDir cannot be updated: its job state cannot be carried over; delete and recreate the cluster").
 			WithOrigin(RuleJobUpdateRequiresSavepointsDir)}
-	case isEmpty(nj.SavepointsDir), !isBlank(nj.FromSavepoint):
-		return nil // removal is a transition error; an explicit savepoint needs no other
+	case isEmpty(nj.SavepointsDir):
+		return nil // removal is a transition error
 	}
 	status := old.Status.Components.Job
+	if _, ok := flinkcluster.UpdateRestore(status, nj); ok {
+		return nil // the update restores the savepoint it names: it needs no other
+	}
 	takeSavepoint := nj.TakeSavepointOnUpdate == nil || *nj.TakeSavepointOnUpdate
 	skipSavepoint := !takeSavepoint || jobStopped(status)
 	if skipSavepoint && status != nil && !jobUpdateReady(status, nj, v.now()) {
 		return field.ErrorList{field.Forbidden(pathJob,
-			"no savepoint will be taken before this update (takeSavepointOnUpdate false or the job stopped) and the job has no savepoint newer than maxStateAgeToRestoreSeconds: set spec.job.fromSavepoint or take a savepoint first").
+			"no savepoint will be taken before this update (takeSavepointOnUpdate false or the job stopped) and the job has no savepoint newer than maxStateAgeToRestoreSeconds: set spec.job.fromSavepoint to the savepoint to restore (one left from an earlier deploy is not restored again) or take a savepoint first").
 			WithOrigin(RuleJobUpdateRequiresRecentSavepoint)}
 	}
 	return nil

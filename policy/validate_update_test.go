@@ -515,6 +515,31 @@ func TestValidateUpdateJob(t *testing.T) {
 			new:  slots(skip().FromSavepoint("s3://sp/0")).Obj(),
 		},
 		{
+			// Issue 17, hole 8: the controller restores only a fromSavepoint the update
+			// changes, so the rule counts no other.
+			name: "deny: update skipping the savepoint with fromSavepoint left as the running revision has it",
+			old: func() *v1beta1.FlinkCluster {
+				fc := skip().FromSavepoint("s3://sp/0").Obj()
+				fc.Status.Components.Job.SpecFromSavepoint = "s3://sp/0"
+				return fc
+			}(),
+			new: func() *v1beta1.FlinkCluster {
+				fc := slots(skip().FromSavepoint("s3://sp/0")).Obj()
+				fc.Status.Components.Job.SpecFromSavepoint = "s3://sp/0"
+				return fc
+			}(),
+			want: field.ErrorList{forbidden(path("spec", "job"), policy.RuleJobUpdateRequiresRecentSavepoint)},
+		},
+		{
+			name: "allow: update skipping the savepoint with fromSavepoint changed",
+			old: func() *v1beta1.FlinkCluster {
+				fc := skip().FromSavepoint("s3://sp/0").Obj()
+				fc.Status.Components.Job.SpecFromSavepoint = "s3://sp/0"
+				return fc
+			}(),
+			new: slots(skip().FromSavepoint("s3://sp/1")).Obj(),
+		},
+		{
 			name: "deny: update of a stopped job without a savepoint",
 			old:  makeFC("app").JobStatus(v1beta1.JobStateCancelled).Obj(),
 			new:  slots(makeFC("app").JobStatus(v1beta1.JobStateCancelled)).Obj(),

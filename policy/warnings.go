@@ -21,6 +21,11 @@ const (
 	// priority class, and Volcano then makes a pod group per workload.
 	WarningVolcanoNoGang = "spec.batchScheduler: the JobManager and TaskManagers are not gang-scheduled: no PodGroup of the whole cluster is created (Volcano makes one per workload); queue and priorityClassName are applied to every pod"
 
+	// WarningSavepointsWithoutDirFormat (formatted with the field's name): the controller,
+	// like the flink-on-k8s-operator, takes scheduled savepoints only into
+	// spec.job.savepointsDir, and without savepoints there is nothing to dispose of.
+	WarningSavepointsWithoutDirFormat = "spec.job.%s: has no effect without spec.job.savepointsDir: the controller takes no scheduled or requested savepoint of the job"
+
 	// WarningAllowNonRestoredStateIgnoredFormat (formatted with spec.flinkVersion): the
 	// controller hands a deploy its restore path in the Flink configuration, never on the
 	// long-lived command line, and the standalone application entrypoint of Flink before 2.3

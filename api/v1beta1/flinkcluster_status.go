@@ -69,6 +69,12 @@ type FlinkClusterStatus struct {
 	// +optional
 	Savepoint *SavepointStatus `json:"savepoint,omitempty"`
 
+	// SavepointHistory lists the last savepoints the controller took (at most 10), oldest
+	// first: where each is and when it was taken, and its disposal when spec.job.savepointsToKeep
+	// asks for one.
+	// +optional
+	SavepointHistory []SavepointRecord `json:"savepointHistory,omitempty"`
+
 	// Revision tracks spec revisions.
 	// +optional
 	Revision RevisionStatus `json:"revision,omitzero"`
@@ -219,6 +225,10 @@ type JobStatus struct {
 	// FinalSavepoint is whether the last savepoint ended the job.
 	// +optional
 	FinalSavepoint bool `json:"finalSavepoint,omitempty"`
+	// SpecFromSavepoint is spec.job.fromSavepoint as the revision the job runs has it: an
+	// update restores spec.job.fromSavepoint only when it names another savepoint.
+	// +optional
+	SpecFromSavepoint string `json:"specFromSavepoint,omitempty"`
 	// DeployTime is when the job was deployed.
 	// +optional
 	DeployTime string `json:"deployTime,omitempty"`
@@ -261,6 +271,46 @@ type SavepointStatus struct {
 	// FormatType is the savepoint format.
 	// +optional
 	FormatType string `json:"formatType,omitempty"`
+	// UpdateTime is when the state last changed: a failed scheduled or requested savepoint
+	// is retried 10 seconds after it.
+	// +optional
+	UpdateTime string `json:"updateTime,omitempty"`
+}
+
+// Savepoint disposal states (status.savepointHistory[].disposal).
+const (
+	// SavepointDisposalInProgress: Flink was asked to dispose of the savepoint.
+	SavepointDisposalInProgress = "InProgress"
+	// SavepointDisposalFailed: Flink could not dispose of it, or its answer was lost; the
+	// savepoint may still be there, and the controller does not ask again.
+	SavepointDisposalFailed = "Failed"
+)
+
+// SavepointRecord is one savepoint of status.savepointHistory.
+type SavepointRecord struct {
+	// Location is the savepoint's path.
+	Location string `json:"location"`
+	// Time is when it was taken.
+	Time string `json:"time"`
+	// JobID is the job it belongs to.
+	// +optional
+	JobID string `json:"jobID,omitempty"`
+	// TriggerReason is why it was taken (update, job-cancel, user, savepoint-generation,
+	// scheduled).
+	// +optional
+	TriggerReason string `json:"triggerReason,omitempty"`
+	// Final is whether it ended the job (stop-with-savepoint).
+	// +optional
+	Final bool `json:"final,omitempty"`
+	// Disposal is its disposal state: InProgress or Failed; unset while it is kept.
+	// +optional
+	Disposal string `json:"disposal,omitempty"`
+	// DisposalTriggerID is Flink's trigger ID of the disposal.
+	// +optional
+	DisposalTriggerID string `json:"disposalTriggerID,omitempty"`
+	// DisposalMessage explains a failed disposal.
+	// +optional
+	DisposalMessage string `json:"disposalMessage,omitempty"`
 }
 
 // RevisionStatus tracks spec revisions.

@@ -678,6 +678,16 @@ type JobSpec struct {
 	// +optional
 	SavepointGeneration int32 `json:"savepointGeneration,omitempty"`
 
+	// SavepointsToKeep asks the controller to dispose of the savepoints it took, through
+	// Flink's savepoint disposal, once they are older than the newest SavepointsToKeep of
+	// status.savepointHistory; unset keeps every savepoint (the flink-on-k8s-operator's
+	// behaviour). At most 10: the history holds the last 10 savepoints, and a savepoint the
+	// history forgot is never disposed of.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	SavepointsToKeep *int32 `json:"savepointsToKeep,omitempty"`
+
 	// MaxStateAgeToRestoreSeconds is the oldest savepoint age a restart or update may use.
 	// +kubebuilder:validation:Minimum=0
 	// +optional

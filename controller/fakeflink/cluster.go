@@ -179,6 +179,9 @@ type Cluster struct {
 	seq       int
 	svc       *httptest.Server
 	svcReqs   []string
+	// savepointFiles are the savepoints on the "filesystem": true while they exist, false
+	// once disposed of (rest.go, POST /savepoint-disposal).
+	savepointFiles map[string]bool
 }
 
 // NewCluster returns a cluster with no JobManager; Start runs one. Close it when done.

@@ -56,6 +56,25 @@ func TestContractShapes(t *testing.T) {
 			jm.FailSavepoints("")
 			check(t, v, "savepoint-failed.json", get("/jobs/"+jobID+"/savepoints/"+failing))
 
+			// Savepoint disposal: of the savepoint just taken, then of it again (gone).
+			taken, err := fc.SavepointStatus(ctx, jobID, triggerID)
+			require.NoError(t, err)
+			dispose := func() string {
+				resp, err := http.Post(jm.URL()+"/savepoint-disposal", "application/json",
+					strings.NewReader(fmt.Sprintf(`{"savepoint-path":%q}`, taken.Location)))
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				require.Equal(t, http.StatusAccepted, resp.StatusCode)
+				var out any
+				require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+				check(t, v, "savepoint-trigger.json", out)
+				return out.(map[string]any)["request-id"].(string)
+			}
+			require.True(t, c.SavepointExists(taken.Location))
+			check(t, v, "disposal-completed.json", get("/savepoint-disposal/"+dispose()))
+			assert.False(t, c.SavepointExists(taken.Location), "disposed of")
+			check(t, v, "disposal-failed.json", get("/savepoint-disposal/"+dispose()))
+
 			if v != fakeflink.Version2_3 {
 				return
 			}

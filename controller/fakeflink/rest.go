@@ -73,6 +73,8 @@ func (p *JobManager) routes() http.Handler {
 	mux.HandleFunc("POST /jobs/{jobid}/savepoints", p.locked(func(w http.ResponseWriter, r *http.Request) { p.trigger(w, r, false) }))
 	mux.HandleFunc("POST /jobs/{jobid}/stop", p.locked(func(w http.ResponseWriter, r *http.Request) { p.trigger(w, r, true) }))
 	mux.HandleFunc("GET /jobs/{jobid}/savepoints/{triggerid}", p.locked(p.savepointStatus))
+	mux.HandleFunc("POST /savepoint-disposal", p.locked(p.disposeSavepoint))
+	mux.HandleFunc("GET /savepoint-disposal/{triggerid}", p.locked(p.disposalStatus))
 	mux.HandleFunc("GET /applications/overview", p.locked(p.apps(p.listApplications)))
 	mux.HandleFunc("GET /applications/{appid}", p.locked(p.apps(p.getApplication)))
 	mux.HandleFunc("POST /applications/{appid}/cancel", p.locked(p.apps(p.cancelApplication)))
@@ -399,6 +401,7 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 		o.SavepointCompleted(p, j.id, op.location, op.stop)
 	}
 	j.savepoint = &checkpoint{id: cpID, savepoint: true, path: op.location, trigger: now, ack: now}
+	p.c.noteSavepointFileLocked(op.location)
 	switch {
 	case op.stop:
 		p.terminateLocked(j, flinkclient.JobStateFinished)
@@ -605,4 +608,72 @@ func (p *JobManager) getApplicationExceptions(w http.ResponseWriter, r *http.Req
 		entries = append(entries, entry)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"exceptionHistory": map[string]any{"entries": entries}})
+}
+
+// disposalKey keys a disposal in JobManager.ops: disposals belong to no job.
+func disposalKey(triggerID string) string { return "savepoint-disposal/" + triggerID }
+
+// disposeSavepoint answers POST /savepoint-disposal (SavepointDisposalHandlers'
+// SavepointDisposalTriggerHandler with a SavepointDisposalRequest {"savepoint-path"}): the
+// Dispatcher disposes of the savepoint asynchronously and answers a TriggerResponse. The
+// request takes no triggerId from the caller. Disposal here is immediate: a savepoint this
+// cluster took and that still exists is removed; any other path fails as Flink fails to
+// load its metadata.
+func (p *JobManager) disposeSavepoint(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Path string `json:"savepoint-path"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		writeErrors(w, http.StatusBadRequest, "Request body is not a valid JSON object: "+err.Error())
+		return
+	}
+	if body.Path == "" {
+		writeErrors(w, http.StatusBadRequest, "Field 'savepoint-path' is missing.")
+		return
+	}
+	p.expireLocked()
+	tid := deriveID(p.lockID, "disposal", fmt.Sprint(len(p.ops)), body.Path, fmt.Sprint(p.c.nowMillis()))
+	op := &operation{triggerID: tid, target: body.Path, done: true, completedAt: p.c.clock.Now()}
+	if !p.c.savepointFiles[body.Path] {
+		op.failure = "java.io.FileNotFoundException: Cannot find meta data file '_metadata' in directory '" + body.Path +
+			"'. Please try to load the checkpoint/savepoint directly from the metadata file instead of the directory."
+	} else {
+		p.c.savepointFiles[body.Path] = false
+	}
+	p.ops[disposalKey(tid)] = op
+	writeJSON(w, http.StatusAccepted, map[string]string{"request-id": tid})
+}
+
+// disposalStatus answers GET /savepoint-disposal/:triggerid
+// (AsynchronousOperationResult<AsynchronousOperationInfo>), or 404 for a trigger this
+// process does not know (expired, or taken by another JobManager).
+func (p *JobManager) disposalStatus(w http.ResponseWriter, r *http.Request) {
+	p.expireLocked()
+	op, ok := p.ops[disposalKey(r.PathValue("triggerid"))]
+	if !ok {
+		writeErrors(w, http.StatusNotFound, "Operation not found under key: "+r.PathValue("triggerid"))
+		return
+	}
+	info := map[string]any{"failure-cause": nil}
+	if op.failure != "" {
+		class, _, _ := strings.Cut(op.failure, ":")
+		info["failure-cause"] = map[string]string{"class": class, "stack-trace": op.failure + "\n\tat org.apache.flink.runtime.dispatcher.Dispatcher.disposeSavepoint(Dispatcher.java:1)", "serialized-throwable": ""}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": map[string]string{"id": flinkclient.OperationCompleted}, "operation": info})
+}
+
+// noteSavepointFileLocked records a savepoint written to the "filesystem".
+func (c *Cluster) noteSavepointFileLocked(location string) {
+	if c.savepointFiles == nil {
+		c.savepointFiles = map[string]bool{}
+	}
+	c.savepointFiles[location] = true
+}
+
+// SavepointExists reports whether a savepoint this cluster took is still on the
+// "filesystem" (false once disposed of, and for a path it never wrote).
+func (c *Cluster) SavepointExists(location string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.savepointFiles[location]
 }

@@ -41,6 +41,8 @@ func serveTestdata(t *testing.T, version string, savepointFile *string) *flinkcl
 		"GET /applications/" + contractAppID:                        "application-details.json",
 		"GET /applications/" + contractAppID + "/exceptions":        "application-exceptions.json",
 		"GET /jobs/" + contractJobID + "/savepoints/" + contractTID: "",
+		"POST /savepoint-disposal":                                  "savepoint-trigger.json",
+		"GET /savepoint-disposal/" + contractTID:                    "",
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name, ok := files[r.Method+" "+r.URL.Path]
@@ -134,6 +136,39 @@ func TestContractSavepoints(t *testing.T) {
 			assert.False(t, cp.Latest.Completed.IsSavepoint)
 			assert.Equal(t, "Checkpoint expired before completing.", cp.Latest.Failed.FailureMessage)
 			assert.Equal(t, "s3://bucket/savepoints/savepoint-initial", cp.Latest.Restored.ExternalPath)
+		})
+	}
+}
+
+func TestContractSavepointDisposal(t *testing.T) {
+	ctx := context.Background()
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			var file string
+			c := serveTestdata(t, v, &file)
+			tid, err := c.DisposeSavepoint(ctx, "s3://bucket/savepoints/savepoint-0a1b2c-0123456789ab")
+			require.NoError(t, err)
+			assert.Equal(t, contractTID, tid)
+
+			file = "disposal-completed.json"
+			st, err := c.DisposalStatus(ctx, tid)
+			require.NoError(t, err)
+			assert.Equal(t, &flinkclient.OperationStatus{State: flinkclient.OperationCompleted}, st)
+			assert.True(t, st.Succeeded())
+
+			file = "disposal-failed.json"
+			st, err = c.DisposalStatus(ctx, tid)
+			require.NoError(t, err)
+			assert.True(t, st.Completed())
+			assert.False(t, st.Succeeded())
+			assert.Contains(t, st.FailureCause, "java.io.FileNotFoundException: Cannot find meta data file")
+
+			file = "no-such-file.json"
+			_, err = c.DisposalStatus(ctx, tid)
+			assert.ErrorIs(t, err, flinkclient.ErrNotFound, "a result Flink forgot")
+
+			_, err = c.DisposeSavepoint(ctx, " ")
+			assert.Error(t, err, "no path: not sent")
 		})
 	}
 }

@@ -297,6 +297,48 @@ func (c *HTTPClient) SavepointStatus(ctx context.Context, jobID, triggerID strin
 	return st, nil
 }
 
+// DisposeSavepoint implements Client.
+func (c *HTTPClient) DisposeSavepoint(ctx context.Context, savepointPath string) (string, error) {
+	if strings.TrimSpace(savepointPath) == "" {
+		return "", fmt.Errorf("savepoint disposal: empty savepoint path")
+	}
+	// SavepointDisposalRequest.
+	return c.trigger(ctx, "/savepoint-disposal", map[string]any{"savepoint-path": savepointPath}, "")
+}
+
+// DisposalStatus implements Client.
+func (c *HTTPClient) DisposalStatus(ctx context.Context, triggerID string) (*OperationStatus, error) {
+	if err := checkID("trigger", triggerID); err != nil {
+		return nil, err
+	}
+	var out struct {
+		Status struct {
+			ID string `json:"id"`
+		} `json:"status"`
+		Operation *struct {
+			FailureCause *struct {
+				Class      string `json:"class"`
+				StackTrace string `json:"stack-trace"`
+			} `json:"failure-cause"`
+		} `json:"operation"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/savepoint-disposal/"+triggerID, nil, &out); err != nil {
+		return nil, err
+	}
+	st := &OperationStatus{State: out.Status.ID}
+	if out.Operation != nil && out.Operation.FailureCause != nil {
+		fc := out.Operation.FailureCause
+		st.FailureCause = firstLine(fc.StackTrace, 500)
+		if st.FailureCause == "" {
+			st.FailureCause = fc.Class
+		}
+		if st.FailureCause == "" {
+			st.FailureCause = "savepoint disposal failed"
+		}
+	}
+	return st, nil
+}
+
 // GetCheckpoints implements Client.
 func (c *HTTPClient) GetCheckpoints(ctx context.Context, jobID string) (*Checkpoints, error) {
 	if err := checkID("job", jobID); err != nil {

@@ -93,7 +93,32 @@ type Client interface {
 	// GetApplicationExceptions returns an application's failures, sorted newest first by
 	// timestamp (Flink 2.3+; the handler itself does not order them).
 	GetApplicationExceptions(ctx context.Context, applicationID string) ([]Exception, error)
+	// DisposeSavepoint asks the Dispatcher to dispose of a savepoint (POST
+	// /savepoint-disposal, SavepointDisposalRequest): it removes the savepoint's metadata and
+	// state files. It returns the trigger ID; the request carries none of the caller's, so a
+	// repeated call is a second disposal (of a savepoint that may be gone by then).
+	DisposeSavepoint(ctx context.Context, savepointPath string) (string, error)
+	// DisposalStatus returns the state of a disposal (GET /savepoint-disposal/:triggerid,
+	// AsynchronousOperationResult<AsynchronousOperationInfo>). The result lives in the
+	// Dispatcher that took the request: after rest.async.store-duration, or once another
+	// JobManager answers, the error wraps ErrNotFound.
+	DisposalStatus(ctx context.Context, triggerID string) (*OperationStatus, error)
 }
+
+// OperationStatus is the state of an asynchronous operation without a result (a savepoint
+// disposal).
+type OperationStatus struct {
+	// State is IN_PROGRESS or COMPLETED.
+	State string
+	// FailureCause describes why a completed operation failed; empty on success.
+	FailureCause string
+}
+
+// Completed reports whether the operation finished, successfully or not.
+func (s *OperationStatus) Completed() bool { return s != nil && s.State == OperationCompleted }
+
+// Succeeded reports whether the operation finished without a failure.
+func (s *OperationStatus) Succeeded() bool { return s.Completed() && s.FailureCause == "" }
 
 // Job is a Flink job as listed by /jobs/overview (JobDetails) or returned by /jobs/:jobid
 // (JobDetailsInfo). Times are epoch milliseconds; EndTime is -1 while the job runs.

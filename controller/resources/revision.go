@@ -10,14 +10,15 @@ import (
 )
 
 // Revision names the spec revision of a cluster: "<name>-<hash>". Fields that only steer the
-// controller (cancel requests, savepoint triggers, cleanup and restart policies, the savepoint
-// age limit) are left out, so changing them is not an update and never restarts the job.
+// controller (cancel requests, savepoint triggers and disposal, cleanup and restart policies,
+// the savepoint age limit) are left out, so changing them is not an update and never restarts the job.
 func Revision(fc *v1beta1.FlinkCluster) (string, error) {
 	spec := fc.Spec.DeepCopy()
 	if j := spec.Job; j != nil {
 		j.CancelRequested = nil
 		j.SavepointGeneration = 0
 		j.AutoSavepointSeconds = nil
+		j.SavepointsToKeep = nil
 		j.TakeSavepointOnUpdate = nil
 		j.RestartPolicy = nil
 		j.CleanupPolicy = nil

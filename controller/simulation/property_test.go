@@ -114,6 +114,29 @@ var events = []event{
 		w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{arg} })
 	}},
 	{"savepoint control", 2, func(w *world) { w.annotate(v1beta1.ControlAnnotation, v1beta1.ControlNameSavepoint) }},
+	// Issue 18's savepoints: on request (savepointGeneration, raised as the webhook admits it:
+	// to the status's + 1), on schedule, and an update that names the savepoint to restore.
+	{"savepointGeneration raised", 2, func(w *world) {
+		w.patchCluster(func(fc *v1beta1.FlinkCluster) {
+			if j := fc.Status.Components.Job; j != nil && fc.Spec.Job.SavepointGeneration == j.SavepointGeneration {
+				w.log("savepointGeneration raised to %d", j.SavepointGeneration+1)
+				fc.Spec.Job.SavepointGeneration = j.SavepointGeneration + 1
+			}
+		})
+	}},
+	{"autoSavepointSeconds set", 1, func(w *world) {
+		secs := int32(30 + w.rng.Intn(600))
+		w.log("autoSavepointSeconds %d", secs)
+		w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.AutoSavepointSeconds = &secs })
+	}},
+	{"spec update naming a savepoint", 1, func(w *world) {
+		arg, from := "--rev="+strconv.Itoa(w.rng.Intn(1000)), "file:///savepoints/chosen-"+strconv.Itoa(w.rng.Intn(1000))
+		if sp := w.newestSavepoint(); sp != "" && w.rng.Intn(2) == 0 {
+			from = sp
+		}
+		w.log("spec update: args %s, fromSavepoint %s", arg, from)
+		w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args, fc.Spec.Job.FromSavepoint = []string{arg}, &from })
+	}},
 	{"job-cancel control", 1, func(w *world) { w.annotate(v1beta1.ControlAnnotation, v1beta1.ControlNameJobCancel) }},
 	{"cancelRequested", 1, func(w *world) {
 		w.log("cancelRequested")

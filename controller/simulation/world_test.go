@@ -106,12 +106,14 @@ type world struct {
 	// recordedDeployFailed are the job IDs the controller recorded DeployFailed.
 	recordedDeployFailed map[string]bool
 	fromOf               map[string]string
-	lastStatus           string
-	lastLine             string
-	stillSince           time.Time
-	trace                []string
-	violations           []string
-	steps                int
+	// specFromOf is spec.job.fromSavepoint as each deploy's revision had it.
+	specFromOf map[string]string
+	lastStatus string
+	lastLine   string
+	stillSince time.Time
+	trace      []string
+	violations []string
+	steps      int
 }
 
 func newWorld(t testing.TB, seed int64) *world {
@@ -141,6 +143,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		seen:                 map[types.UID]bool{},
 		deployed:             map[string]bool{},
 		fromOf:               map[string]string{},
+		specFromOf:           map[string]string{},
 		graphOf:              map[string]string{},
 		recordedDeployFailed: map[string]bool{},
 		mode:                 v1beta1.JobManagerDeploymentTypeJob,
@@ -445,6 +448,10 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 	w.log("deploy job %s from %q (newest savepoint %q)", after.jobID, after.from, w.newestSavepoint())
 	_, accepted := fc.Annotations[controller.RestoreAnnotation]
 	accepted = accepted || fc.Spec.Job.RestartPolicy != nil || !flinkcluster.TakesSavepointOnUpdate(fc.Spec.Job)
+	specFrom := strings.TrimSpace(ptr.Deref(fc.Spec.Job.FromSavepoint, ""))
+	// A fromSavepoint the update set anew is the user's choice (the operator's rule); one
+	// left as the previous deploy's revision had it is not, and restoring it would rewind.
+	accepted = accepted || (specFrom != "" && specFrom != w.specFromOf[w.lastDeploy] && after.from == specFrom)
 	if w.lastDeploy != "" && !accepted {
 		// The newest state is the newest savepoint, or, when the previous deploy never ran,
 		// what that deploy restored (the user's choice, or the newest savepoint then).
@@ -470,6 +477,7 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 	w.deployed[after.deploy()] = true
 	w.lastDeploy = after.jobID
 	w.fromOf[after.jobID] = after.from
+	w.specFromOf[after.jobID] = specFrom
 	if cm := w.haConfigMap(); cm != nil {
 		// The new deploy's JobManager has not started yet: any job graph is another deploy's
 		// (with the same job ID too, if a controller reuses IDs across revisions).
@@ -510,6 +518,9 @@ func (w *world) checkRemoval(before, after *workload, fcBefore, fc *v1beta1.Flin
 	cancel := ptr.Deref(fc.Spec.Job.CancelRequested, false) || (fc.Status.Control != nil && fc.Status.Control.Name == v1beta1.ControlNameJobCancel)
 	if accepted || cancel || !flinkcluster.TakesSavepointOnUpdate(fc.Spec.Job) || fc.Spec.Job.RestartPolicy != nil {
 		return
+	}
+	if _, named := flinkcluster.UpdateRestore(fcBefore.Status.Components.Job, fcBefore.Spec.Job); named {
+		return // an update that names a new fromSavepoint takes none (the operator's rule)
 	}
 	// No exemption for a final savepoint on record: Flink runs the job now, so whatever that
 	// savepoint holds is older than the job's state (a stop that took its savepoint but did
