@@ -139,6 +139,9 @@ type ExitStatus struct {
 const (
 	ExitSucceeded      int32 = 0
 	ExitStartupFailure int32 = 1
+	// ExitRuntimeFailure is ClusterEntrypoint.RUNTIME_FAILURE_RETURN_CODE: the entrypoint's
+	// fatal error handler ended the process (a leader election error, among others).
+	ExitRuntimeFailure int32 = 2
 	ExitKilled         int32 = 137
 	ExitTerminated     int32 = 143
 	ExitFailed         int32 = 1443
@@ -476,19 +479,17 @@ func (p *JobManager) runMainLocked() {
 	}
 	if p.ha() {
 		if res, ok := p.c.jrs[p.JobResultStorePath()][id]; ok {
-			// The job already ended: Flink does not run it again and reports it done.
-			now := p.c.nowMillis()
-			p.jobs = append(p.jobs, &job{id: id, name: p.programName(), state: res.state, start: now, end: now, lastModified: now})
-			if p.app != nil {
-				p.app.jobIDs = append(p.app.jobIDs, id)
-				p.updateAppLocked()
-			}
+			p.resultFoundLocked(id, res)
 			return
 		}
 	}
 	from := p.cfg.FromSavepoint
 	if from == "" {
 		from = p.prop(PropSavepointPath)
+	}
+	if missingPath(from) {
+		p.restoreFailedLocked(id, from)
+		return
 	}
 	j := p.startLocked(id, p.programName(), false, from)
 	if p.ha() {
@@ -500,6 +501,70 @@ func (p *JobManager) runMainLocked() {
 	if prog.Throw != "" {
 		p.mainFailedLocked(id, prog.Throw, j)
 	}
+}
+
+// resultFoundLocked is main() finding its job's ID in the job result store: the job ended
+// globally before this process started, so it is not run again.
+//
+// A clean result (FileSystemJobResultStore's <job-id>.json): the Dispatcher recovers no job
+// graph for it, the submission of main() is answered as a duplicate of a globally terminated
+// job (DuplicateJobSubmissionException, which ApplicationDispatcherBootstrap takes as done)
+// and the REST API lists no job; on Flink 2.3 the application is FINISHED.
+//
+// A dirty result (<job-id>_DIRTY.json, the cleanup did not finish): the Dispatcher runs the
+// cleanup again in a CheckpointResourcesCleanupRunner, which lists the job in the state of
+// its result; the cleanup then removes the job's HA data and marks the result clean (or
+// deletes it with delete-on-commit).
+func (p *JobManager) resultFoundLocked(id string, res jrsEntry) {
+	if res.clean {
+		if p.app != nil {
+			p.setAppStateLocked(flinkclient.ApplicationStateFinished)
+		}
+		return
+	}
+	now := p.c.nowMillis()
+	j := &job{id: id, name: p.programName(), state: res.state, start: now, end: now, lastModified: now}
+	p.jobs = append(p.jobs, j)
+	if p.app != nil {
+		j.appID = p.app.id
+		p.app.jobIDs = append(p.app.jobIDs, id)
+	}
+	p.recordResultLocked(j)
+	p.updateAppLocked()
+}
+
+// missingPath reports whether a restore path names nothing: a relative path resolves against
+// the JobManager's working directory, where no savepoint is (the controller's
+// ResumeFromHAOnly). Absolute paths and URIs are taken to exist.
+func missingPath(path string) bool {
+	return path != "" && !strings.HasPrefix(path, "/") && !strings.Contains(path, "://")
+}
+
+// restoreFailedLocked is a job whose restore path does not exist: the Dispatcher accepts it,
+// its JobMaster fails to start (JobInitializationException, caused by the
+// FileNotFoundException of AbstractFsCheckpointStorageAccess.resolveCheckpointPointer) and
+// the job is FAILED without running: no execution starts. Its result goes to the job result
+// store like any FAILED job's; on 2.3 the application FAILED with it.
+func (p *JobManager) restoreFailedLocked(id, from string) {
+	now := p.c.nowMillis()
+	ex := flinkclient.Exception{
+		Name: "org.apache.flink.runtime.client.JobInitializationException",
+		StackTrace: "org.apache.flink.runtime.client.JobInitializationException: Could not start the JobMaster.\n" +
+			"\tat org.apache.flink.runtime.jobmaster.DefaultJobMasterServiceProcess.lambda$new$0(DefaultJobMasterServiceProcess.java:97)\n" +
+			"Caused by: java.io.FileNotFoundException: Cannot find checkpoint or savepoint file/directory '" + from + "' on file system 'file'.\n" +
+			"\tat org.apache.flink.runtime.state.filesystem.AbstractFsCheckpointStorageAccess.resolveCheckpointPointer(AbstractFsCheckpointStorageAccess.java:272)",
+		Timestamp: now,
+	}
+	j := &job{id: id, name: p.programName(), state: flinkclient.JobStateFailed, start: now, end: now, lastModified: now,
+		restoredFrom: from, exceptions: []flinkclient.Exception{ex}}
+	p.jobs = append(p.jobs, j)
+	if p.app != nil {
+		j.appID = p.app.id
+		p.app.jobIDs = append(p.app.jobIDs, id)
+		p.app.exceptions = append(p.app.exceptions, ex)
+	}
+	p.recordResultLocked(j)
+	p.updateAppLocked()
 }
 
 // mainFailedLocked is a main() that threw: the submitted job (if any) is cancelled; on 2.3 the
