@@ -22,7 +22,6 @@ import (
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
-	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // flinkCallTimeout bounds the REST calls of one reconcile.
@@ -252,32 +251,6 @@ func isDriverJob(j *flinkclient.Job) bool {
 	return j.Name == flinkclient.ApplicationDriverJobName && j.State == flinkclient.JobStateFailed
 }
 
-// resultInStore reports whether the leading JobManager does not list the deploy's job because
-// the job ended globally before it started: its result is clean in the job result store
-// (FileSystemJobResultStore; the controller sets delete-on-commit false), so the Dispatcher
-// recovers no job graph for it, main() finds the result and submits nothing
-// (ApplicationDispatcherBootstrap), and the REST API lists nothing (Flink 2.3 reports the
-// application FINISHED). It holds in Deployment mode with Kubernetes HA for a job that ran,
-// led by a JobManager the controller trusts, with the job's graph in none of the HA
-// ConfigMaps (read again to be sure): Flink removes a job's graph only once the job ended
-// globally, and HA metadata deleted from under the JobManager makes it exit and its job
-// fail on ResumeFromHAOnly instead. Flink before 2.3 does not say how the job ended; the
-// controller records it Succeeded rather than Lost, whose timeout would apply afterJobFails
-// to a job that is over.
-func (c *cycle) resultInStore(ctx context.Context) bool {
-	job := c.job()
-	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment || !c.kubernetesHA() || !flinkcluster.Ran(job) ||
-		!c.obs.ha.leader.Known || c.obs.ha.jobGraphStored(job.ID) {
-		return false
-	}
-	again, err := c.readHA(ctx)
-	if err != nil || again.jobGraphStored(job.ID) {
-		return false
-	}
-	ctrl.LoggerFrom(ctx).Info("the restarted JobManager does not list the job and holds no job graph for it: its result is in the job result store", "job", job.ID)
-	return true
-}
-
 // mentionsResumeFromHAOnly reports whether a job's exceptions name ResumeFromHAOnly: the
 // restore of main() rerun without HA data failed on it (the path is in a "Caused by" of the
 // stack trace, under JobInitializationException).
@@ -348,11 +321,6 @@ func (c *cycle) observeFlink(ctx context.Context) {
 				f.ApplicationFailure = flinkclient.Summary(ex)
 			}
 		}
-	}
-	if f.Job == nil && f.DriverJob == nil && (f.Application == nil || f.Application.Status == flinkclient.ApplicationStateFinished) &&
-		c.resultInStore(ctx) {
-		// Not an observation of the REST API, but what its silence means: see resultInStore.
-		f.Job = &flinkclient.Job{ID: id, State: flinkclient.JobStateFinished}
 	}
 	c.obs.flink = f
 }

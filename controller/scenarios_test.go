@@ -767,7 +767,9 @@ func haDeletedBehindRunningJobManager(t *testing.T, h *harness) {
 	id := h.jobID()
 	revision := h.get().Status.Revision.CurrentRevision
 	require.NotEmpty(t, h.process(pod).CompleteCheckpoint(id))
-	require.NoError(t, h.flink.LoseHA())
+	// The job graphs only: with its leader ConfigMap deleted the JobManager would exit
+	// (KubernetesLeaderElectionDriver), see controller/simulation/holes17ha_test.go.
+	require.NoError(t, h.flink.LoseJobGraphs())
 
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonHAMetadataMissing, "the HA metadata of running job "+id+" is gone")
 	h.eventually("a stop-with-savepoint of the job", func() bool { return h.countRequests("POST /jobs/"+id+"/stop") == 1 })

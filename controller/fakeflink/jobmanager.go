@@ -200,6 +200,20 @@ func (p *JobManager) ha() bool {
 	return strings.EqualFold(t, "kubernetes") || strings.HasSuffix(t, "KubernetesHaServicesFactory")
 }
 
+// PropRESTAddress is rest.address: the address the REST server advertises.
+const PropRESTAddress = "rest.address"
+
+// restAddress is the REST server address the leader publishes (RestServerEndpoint's
+// advertised address): http://<rest.address>:8081 when rest.address is set (a Service name,
+// a host name), else the process's Address. The dispatcher's RPC address stays the
+// process's own host (jobmanager.rpc.address, which --host sets).
+func (p *JobManager) restAddress() string {
+	if a := p.prop(PropRESTAddress); a != "" {
+		return "http://" + a + ":8081"
+	}
+	return p.Address()
+}
+
 // clusterID is kubernetes.cluster-id: the cluster's (Options.ClusterID). A JobManager with
 // another cluster ID belongs to another Cluster, which may share the HAStore.
 func (p *JobManager) clusterID() string { return p.c.opts.ClusterID }
@@ -363,7 +377,7 @@ func (c *Cluster) electLocked() {
 		}
 		cm.Annotations[flinkha.LeaderAnnotation] = flinkha.FormatElection(e)
 		session := deriveID(holder.lockID, "session")
-		cm.Data[restKey] = flinkha.FormatLeaderInformation(session, holder.Address())
+		cm.Data[restKey] = flinkha.FormatLeaderInformation(session, holder.restAddress())
 		cm.Data[flinkha.LeaderKey(flinkha.ComponentDispatcher)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.rpcHost()+"/user/rpc/dispatcher_1")
 		cm.Data[flinkha.LeaderKey(flinkha.ComponentResourceManager)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.rpcHost()+"/user/rpc/resourcemanager_0")
 		if err := c.ha.Put(ctx, cm); err != nil {
