@@ -698,7 +698,10 @@ func oldLeaderFinishedRace(t *testing.T, h *harness) {
 	require.Equal(t, flinkclient.JobStateFinished, h.executionState(oldID))
 
 	// An old-revision JobManager, Terminating, leads: its main() finds the stopped job's
-	// result in its job result store and reports the job FINISHED.
+	// result in its job result store and reports the job FINISHED. Flink lists the job only
+	// while the result is dirty (the cleanup of the old JobManager did not finish): a clean
+	// one is not listed at all.
+	require.True(t, h.flink.MarkResultDirty(h.process(pod).JobResultStorePath(), oldID))
 	stray := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "wc-jobmanager-old-leader", Namespace: h.ns, Labels: pod.Labels, Finalizers: []string{holdFinalizer}},
 		Spec:       pod.Spec,
