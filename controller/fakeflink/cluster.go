@@ -123,6 +123,12 @@ type Options struct {
 	InProcess bool
 	// Observer, when set, is told what happens to jobs as it happens (see Observer).
 	Observer Observer
+	// JobStartup, when set, is how long a job main() submits (or a JobManager recovers)
+	// takes to run: INITIALIZING for the first half (the Dispatcher's JobManagerRunner
+	// creates the JobMaster and restores its state: JobStatus.INITIALIZING), CREATED for the
+	// second (the scheduler waits for slots: JobStatus.CREATED), then RUNNING. Zero starts
+	// jobs RUNNING at once, as earlier tests expect. Program.InitialState overrides it.
+	JobStartup time.Duration
 	// TLS, when set, makes the Service serve HTTPS with this configuration, as a cluster with
 	// security.ssl.rest.enabled does (set ClientAuth for authentication-enabled); URL is then
 	// https. The processes' own addresses stay plain HTTP.

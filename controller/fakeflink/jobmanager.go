@@ -73,6 +73,9 @@ type job struct {
 	lastCheckpointID int64
 	savepoint        *checkpoint
 	exec             *Execution
+	// runningAt is when a starting job (Options.JobStartup) is RUNNING, in Unix ms; 0 once
+	// it is.
+	runningAt int64
 }
 
 type application struct {
@@ -301,10 +304,38 @@ func durationProp(v string, def time.Duration) time.Duration {
 
 // --- leadership ---------------------------------------------------------------------------
 
+// settleJobsLocked moves starting jobs on with the clock (Options.JobStartup): INITIALIZING,
+// then CREATED from half-way, then RUNNING.
+func (c *Cluster) settleJobsLocked() {
+	if c.opts.JobStartup <= 0 {
+		return
+	}
+	now := c.clock.Now().UnixMilli()
+	half := c.opts.JobStartup.Milliseconds() / 2
+	for _, p := range c.procs {
+		for _, j := range p.jobs {
+			if j.runningAt == 0 || flinkclient.IsTerminalJobState(j.state) {
+				continue
+			}
+			next := j.state
+			switch {
+			case now >= j.runningAt:
+				next, j.runningAt = flinkclient.JobStateRunning, 0
+			case now >= j.runningAt-half:
+				next = flinkclient.JobStateCreated
+			}
+			if next != j.state {
+				j.state, j.lastModified = next, now
+			}
+		}
+	}
+}
+
 // electLocked brings leadership up to date with the clock and the HA ConfigMap: the holder
 // renews its lease, a free or expired lease goes to the oldest live candidate (which then
 // recovers), and a process that no longer holds the lease stops leading.
 func (c *Cluster) electLocked() {
+	c.settleJobsLocked()
 	now := c.clock.Now()
 	for _, p := range c.procs {
 		if p.alive && p.leader && p.ha() && p.partitioned && !now.Before(p.lastRenew.Add(p.leaseDuration())) {
@@ -629,7 +660,12 @@ func (p *JobManager) startLocked(id, name string, recovered bool, from string) *
 	}
 	now := c.clock.Now()
 	state := p.program().InitialState
-	if state == "" {
+	var runningAt int64
+	switch {
+	case state != "":
+	case c.opts.JobStartup > 0:
+		state, runningAt = flinkclient.JobStateInitializing, now.Add(c.opts.JobStartup).UnixMilli()
+	default:
 		state = flinkclient.JobStateRunning
 	}
 	e := &Execution{Process: p.name, JobID: id, Recovered: recovered, RestoredFrom: from, Start: now}
@@ -637,7 +673,8 @@ func (p *JobManager) startLocked(id, name string, recovered bool, from string) *
 	if o := c.opts.Observer; o != nil {
 		o.ExecutionStarted(p, *e)
 	}
-	j := &job{id: id, name: name, state: state, start: now.UnixMilli(), end: -1, lastModified: now.UnixMilli(), restoredFrom: from, exec: e}
+	j := &job{id: id, name: name, state: state, start: now.UnixMilli(), end: -1, lastModified: now.UnixMilli(), restoredFrom: from, exec: e,
+		runningAt: runningAt}
 	p.jobs = append(p.jobs, j)
 	if p.app != nil {
 		j.appID = p.app.id

@@ -145,3 +145,72 @@ func jobIDs(c *fakeflink.Cluster) []string {
 	}
 	return out
 }
+
+// JobStatus: a submitted job is INITIALIZING (the JobMaster is created and restores its
+// state), then CREATED (the scheduler waits for slots), then RUNNING; savepoints are refused
+// until it runs; on 2.3 the application is RUNNING throughout.
+func TestContractJobStartsInitializingThenCreated(t *testing.T) {
+	for _, v := range versions {
+		t.Run(string(v), func(t *testing.T) {
+			c := newCluster(t, fakeflink.Options{Version: v, JobStartup: 10 * time.Second})
+			jm := c.Start(fakeflink.Config{Properties: haProps()})
+			fc := restClient(t, jm.URL())
+			state := func() string {
+				jobs, err := fc.ListJobs(context.Background())
+				require.NoError(t, err)
+				require.Len(t, jobs, 1)
+				return jobs[0].State
+			}
+			assert.Equal(t, flinkclient.JobStateInitializing, state())
+			if v == fakeflink.Version2_3 {
+				assert.Equal(t, flinkclient.ApplicationStateRunning, jm.ApplicationState())
+			}
+			_, err := fc.TriggerSavepoint(context.Background(), jobID, flinkclient.SavepointRequest{TriggerID: triggerID})
+			require.NoError(t, err)
+			st, err := fc.SavepointStatus(context.Background(), jobID, triggerID)
+			require.NoError(t, err)
+			assert.False(t, st.Succeeded(), "no savepoint of a job that does not run")
+			c.Advance(5 * time.Second)
+			assert.Equal(t, flinkclient.JobStateCreated, state())
+			c.Advance(5 * time.Second)
+			assert.Equal(t, flinkclient.JobStateRunning, state())
+			if v == fakeflink.Version2_3 {
+				assert.Equal(t, flinkclient.ApplicationStateRunning, jm.ApplicationState())
+			}
+		})
+	}
+}
+
+// StopWithSavepointTerminationHandlerImpl: a stop-with-savepoint whose savepoint completed
+// but whose job failed while stopping: the operation fails with
+// StopWithSavepointStoppingException naming the savepoint, which the checkpoint statistics
+// list; the job restarts and runs on (2.3: the application RUNNING).
+func TestContractStopWhoseJobRestarted(t *testing.T) {
+	for _, v := range versions {
+		t.Run(string(v), func(t *testing.T) {
+			ctx := context.Background()
+			c := newCluster(t, fakeflink.Options{Version: v})
+			jm := c.Start(fakeflink.Config{Properties: haProps()})
+			jm.SetSavepointMode(fakeflink.SavepointHold)
+			fc := restClient(t, jm.URL())
+			_, err := fc.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{TriggerID: triggerID})
+			require.NoError(t, err)
+			jm.CompleteStopsThenRestart()
+			st, err := fc.SavepointStatus(ctx, jobID, triggerID)
+			require.NoError(t, err)
+			require.True(t, st.Completed())
+			assert.False(t, st.Succeeded())
+			assert.Contains(t, st.FailureCause, "StopWithSavepointStoppingException")
+			location := jm.LatestSavepoint(jobID)
+			require.NotEmpty(t, location, "the savepoint exists")
+			assert.Contains(t, st.FailureCause, "A savepoint has been created at: "+location)
+			assert.Equal(t, flinkclient.JobStateRunning, jm.JobState(jobID), "the job restarted")
+			if v == fakeflink.Version2_3 {
+				assert.Equal(t, flinkclient.ApplicationStateRunning, jm.ApplicationState())
+			}
+			require.Len(t, c.Executions(), 1)
+			assert.True(t, c.Executions()[0].End.IsZero(), "the same execution runs on")
+			assert.Empty(t, c.Violations())
+		})
+	}
+}
