@@ -14,6 +14,7 @@
 //     result it lists no job, with a dirty one the job in its result's state;
 //   - a restore path that does not exist (a relative one) fails the job before it runs;
 //   - the leader exits when its HA ConfigMap is deleted externally;
+//   - with Options.JobStartup, a job is INITIALIZING, then CREATED, before RUNNING;
 //   - Application mode main(): a fixed job ID ($internal.pipeline.job-id), a job whose ID
 //     already has a result is not run again; a throwing main() and
 //     execution.submit-failed-job-on-application-error;
@@ -38,7 +39,8 @@
 // On a JobManager: Kill (or Crash), Stop, Exit, Restart, Partition; SetUnavailable (503) and
 // Hold/Release (a hung REST API); SetJobState, SetJobs, SetExceptions, SetApplications,
 // SetApplicationExceptions script Flink's answers; SetCancelHold and CompleteCancels make a
-// cancel take time; SetSavepointMode, CompleteSavepoints, FailSavepoints and
+// cancel take time; SetSavepointMode, CompleteSavepoints, FailSavepoints,
+// CompleteStopsThenRestart (a stop whose savepoint completed but whose job restarted) and
 // ExpireSavepointResults drive savepoint operations; CompleteCheckpoint takes a checkpoint;
 // JobState, RestoredFrom, LatestSavepoint, ApplicationID, ApplicationState, Leads, Requests
 // and CountRequests observe it.
