@@ -18,7 +18,10 @@
 //     ran; no main() rerun from the deploy's savepoint once the controller saw the job run.
 //   - world_test.go: the checks on each reconcile (deploys, removals, terminal states,
 //     waits), property_test.go: the random events and TestInvariants, holes_test.go,
-//     holes_more_test.go and halost_test.go: directed tests of the holes of issue 8.
+//     holes_more_test.go and halost_test.go: directed tests of the holes of issue 8,
+//     holes17ha_test.go: of the HA holes of issue 17 (ZooKeeper, HA deleted under the leader,
+//     clean job results, rest.address), and the generator's HA options (rest.address, lease
+//     durations).
 //
 // TestInvariants explores 1,000 sequences of 60 steps in make test (SIM_SEQUENCES,
 // SIM_STEPS; SIM_SEED=<seed> replays one) and 50,000 in make soak-controller.
