@@ -174,6 +174,27 @@ func TestHole17LeaderFoundWithRESTAddressSet(t *testing.T) {
 	noViolations(t, w)
 }
 
+// Found by TestInvariants with the fake of issue 17 (seed 1796133628212248833: the HA
+// ConfigMaps deleted while a job-cancel control waited for the leader; the restarted
+// JobManager's main() failed on ResumeFromHAOnly): a job that fails on its own while a
+// job-cancel control is in flight stays Failed, and the control fails, instead of the
+// failure being recorded over as Cancelled ("cancelled without a savepoint").
+func TestHole17JobFailedDuringACancelStaysFailed(t *testing.T) {
+	w := newWorldWith(t, 24, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
+	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	w.annotate(v1beta1.ControlAnnotation, v1beta1.ControlNameJobCancel)
+	w.reconcile()
+	w.jobEvent(flinkclient.JobStateFailed)
+	w.finishTriggers(true)
+	fc := w.until(t, "the control ends", 30, func(fc *v1beta1.FlinkCluster) bool {
+		require.NotEqual(t, v1beta1.JobStateCancelled, fc.Status.Components.Job.State, "the failure is not recorded over")
+		return fc.Status.Control != nil && fc.Status.Control.State == v1beta1.ControlStateFailed
+	})
+	assert.Equal(t, v1beta1.JobStateFailed, fc.Status.Components.Job.State)
+	assert.Contains(t, fc.Status.Control.Message, "before the cancel took effect")
+	noViolations(t, w)
+}
+
 // randomHAConfiguration draws the HA settings of issue 17 for the random generator
 // (TestInvariants): rest.address set to the JobManager Service (the REST leader address then
 // names no pod) and Flink's lease duration (which the fake's leases and the controller's
