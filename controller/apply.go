@@ -127,23 +127,42 @@ func (c *cycle) applyComponents(ctx context.Context) error {
 	return c.applyExtras(ctx)
 }
 
+// ResumeFromHAOnly is the restore path of a Deployment-mode deploy whose job ran: a relative
+// path that exists on no JobManager, named so that Flink's error says why. From then on the
+// job's state is newer than the deploy's savepoint, and a JobManager started again (the
+// container restarted, the pod replaced) must recover the job from HA. Flink recovers a job
+// whose graph is in the HA store whatever the configuration says; only a main() run again
+// because the HA data is gone reads this path, and its job then fails to start (the restore
+// finds no savepoint: JobInitializationException caused by FileNotFoundException) instead
+// of starting from empty state under the same job ID. The Flink Kubernetes operator does the
+// same for deploys that must resume from HA (AbstractJobReconciler.LAST_STATE_DUMMY_SP_PATH).
+// The controller recognises the failure (restoreRefused) and asks the user for a savepoint.
+const ResumeFromHAOnly = "flink-admission-no-savepoint-the-job-must-resume-from-its-ha-data"
+
 // deployment is the current deploy of the job. The savepoint it restores goes into the Flink
-// configuration only until the controller has seen the job run: from then on the job's state
-// is newer than the savepoint, and a JobManager started again must recover it from HA. Should
-// the HA data be gone, it then finds nothing to restore rather than silently rewinding to the
-// savepoint, and the controller's HA check (resume) reports the loss. The record that the job
-// ran is the status (flinkcluster.Ran), so the path never comes back for this deploy.
+// configuration only until the controller has seen the job run; after that, in Deployment
+// mode, ResumeFromHAOnly stands in its place (a Job-mode JobManager never runs main() twice).
+// The record that the job ran is the status (flinkcluster.Ran), so the path never comes back
+// for this deploy.
 func (c *cycle) deployment() resources.Deploy {
 	job := c.job()
 	d := resources.Deploy{Revision: c.st.Revision.CurrentRevision, JobID: job.ID, FromSavepoint: job.FromSavepoint}
 	if flinkcluster.Ran(job) {
-		d.FromSavepoint = ""
+		d.FromSavepoint = c.restorePathAfterRun()
 	}
 	return d
 }
 
+// restorePathAfterRun is the restore path of the current deploy once its job ran.
+func (c *cycle) restorePathAfterRun() string {
+	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment && flinkcluster.HAEnabled(c.fc.Spec.FlinkProperties) {
+		return ResumeFromHAOnly
+	}
+	return ""
+}
+
 // dropRestorePath takes the deploy's savepoint out of the Flink configuration once the job
-// ran, in the steps that do not rebuild the ConfigMap (an update, a cancel, a cleanup; ensure
+// ran (ResumeFromHAOnly takes its place in Deployment mode), in the steps that do not rebuild the ConfigMap (an update, a cancel, a cleanup; ensure
 // rebuilds it without the savepoint, see deployment). It runs before the status is written,
 // so that no status records a run while a JobManager that restarts could still restore the
 // savepoint. The ConfigMap is read from the API server: the cache may not show the last write.
@@ -158,7 +177,7 @@ func (c *cycle) dropRestorePath(ctx context.Context) error {
 	if !metav1.IsControlledBy(cm, c.fc) {
 		return nil
 	}
-	changed, err := resources.DropSavepoint(cm)
+	changed, err := resources.ReplaceSavepoint(cm, c.restorePathAfterRun())
 	if err != nil || !changed {
 		return err
 	}

@@ -91,6 +91,10 @@ const (
 	// ConditionReasonHAMetadataMissing: the JobManager of a job that ran would have to
 	// recover it from HA metadata that is gone (SavepointRequired True, DeploymentFailed True).
 	ConditionReasonHAMetadataMissing = "HAMetadataMissing"
+	// ConditionReasonUnsupportedHA: DeploymentFailed is True, a Deployment cluster runs HA
+	// services other than Kubernetes HA (ZooKeeper, a factory class), whose metadata the
+	// controller cannot check or clean up (rule deployment-requires-kubernetes-ha).
+	ConditionReasonUnsupportedHA = "UnsupportedHA"
 	// ConditionReasonNotRequired: SavepointRequired is False.
 	ConditionReasonNotRequired = "NotRequired"
 

@@ -159,6 +159,14 @@ func (c *cycle) cancelled(how string, byControl bool) {
 func (c *cycle) cancelWithoutSavepoint(ctx context.Context, why string) error {
 	ctl := c.st.Control
 	byControl := controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameJobCancel
+	if job := c.job(); flinkcluster.Terminal(job.State) && job.State != v1beta1.JobStateCancelled {
+		// The job ended on its own before the cancel took effect (a failure, such as a
+		// restore refused on ResumeFromHAOnly): that end stands, a cancel would hide it.
+		if byControl {
+			c.controlDone(v1beta1.ControlStateFailed, fmt.Sprintf("job %s ended %s before the cancel took effect", job.ID, job.State))
+		}
+		return nil
+	}
 	if c.jobEnded() {
 		c.cancelled("cancelled without a savepoint ("+why+")", byControl)
 		return nil

@@ -51,6 +51,9 @@ type cycle struct {
 	waiting *metav1.Condition
 	// savepointRequired is the SavepointRequired condition this reconcile stopped with.
 	savepointRequired *metav1.Condition
+	// derivedFailure is set when this reconcile's observation found a failed JobManager
+	// deployment (DeploymentFailed with the failure's own reason).
+	derivedFailure bool
 }
 
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
@@ -134,6 +137,8 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	}
 	c.acceptControl()
 	c.derive()
+	c.noteUnsupportedHA()
+	c.noteRestoreRefused()
 	if !c.updatePending() && !c.cancelPending() {
 		lost, err := c.haMetadataLost(ctx)
 		if err != nil {
@@ -300,6 +305,7 @@ func (c *cycle) derive() {
 	c.setJobState(state.StepDerive, res.State, res.Reason, res.Message, res.LostSince)
 	switch {
 	case res.DeploymentFailure != "":
+		c.derivedFailure = true
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))
 	case prev == v1beta1.JobStateLost && c.job().State == v1beta1.JobStateRunning &&
 		meta.IsStatusConditionTrue(c.st.Conditions, ConditionDeploymentFailed):

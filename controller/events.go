@@ -29,6 +29,7 @@ const (
 	ReasonRestoreAccepted     = "RestoreAccepted"
 	ReasonHAConfigMapsDeleted = "HAConfigMapsDeleted"
 	ReasonHAMetadataMissing   = "HAMetadataMissing"
+	ReasonUnsupportedHA       = "UnsupportedHA"
 	ReasonWaitExceeded        = "WaitExceeded"
 	ReasonJobCancelled        = "JobCancelled"
 	// ReasonUnlistedTransition: the controller moved the job between two states by a step

@@ -28,6 +28,9 @@ type haView struct {
 	configMaps []corev1.ConfigMap
 	// leader is the JobManager the HA leader information names.
 	leader state.Leader
+	// dispatcherHost is the host of the dispatcher leader's RPC address: the leading pod's IP
+	// (--host) even when rest.address makes the REST leader address name something else.
+	dispatcherHost string
 }
 
 // jobGraphStored reports whether a JobManager with the cluster ID would recover the job from
@@ -53,6 +56,50 @@ func leaderOf(cm *corev1.ConfigMap, clusterID string, now time.Time) state.Leade
 	return state.Leader{Known: true, Address: l.Host()}
 }
 
+// leaseGrace is how long a JobManager pod being deleted may still hold the HA lease, from
+// the cluster's configured lease duration (state.LeaseGraceFor). A lease duration Flink
+// could not read either falls back to the default grace: the JobManager would not start.
+func leaseGrace(fc *v1beta1.FlinkCluster) time.Duration {
+	lease, err := flinkha.LeaseDuration(fc.Spec.FlinkProperties)
+	if err != nil {
+		return state.LeaseGrace
+	}
+	return state.LeaseGraceFor(lease)
+}
+
+// kubernetesHA reports whether the cluster runs Flink's Kubernetes HA services, whose
+// metadata the controller reads and deletes. A Deployment cluster with other HA services
+// (ZooKeeper, a factory class: denied by the webhook and the CRD since issue 17, but stored
+// before) is not HA-checked: see unsupportedHA.
+func (c *cycle) kubernetesHA() bool {
+	return flinkcluster.KubernetesHA(c.fc.Spec.FlinkProperties)
+}
+
+// unsupportedHA reports whether the cluster is a Deployment cluster with HA services the
+// controller cannot check (rule deployment-requires-kubernetes-ha).
+func (c *cycle) unsupportedHA() bool {
+	return c.mode == v1beta1.JobManagerDeploymentTypeDeployment && flinkcluster.HAEnabled(c.fc.Spec.FlinkProperties) && !c.kubernetesHA()
+}
+
+// noteUnsupportedHA says, on DeploymentFailed (reason UnsupportedHA), that the controller
+// runs a Deployment cluster whose HA metadata it cannot see: it keeps the job running and
+// deploys updates, but it neither checks that a restarted JobManager recovers the job
+// (haMetadataLost, resume) nor deletes old job graphs before a new deploy. A failure the
+// observation found this reconcile (a crash loop) keeps its own reason.
+func (c *cycle) noteUnsupportedHA() {
+	if !c.unsupportedHA() {
+		return
+	}
+	if c.derivedFailure {
+		return
+	}
+	msg := fmt.Sprintf("deploymentType Deployment with high-availability.type %s: the controller reads and cleans up only Flink's Kubernetes HA ConfigMaps, so it cannot check that a restarted JobManager recovers job %s nor remove old job graphs before a new deploy; the job runs on (a JobManager started again without its HA data fails instead of starting empty). Recreate the cluster with high-availability.type kubernetes, or with deploymentType Job",
+		flinkcluster.HAType(c.fc.Spec.FlinkProperties), c.jobID())
+	if c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonUnsupportedHA, msg)) {
+		c.event(corev1.EventTypeWarning, ReasonUnsupportedHA, "Observe", "%s", msg)
+	}
+}
+
 // haConfigMapSelector selects the HA ConfigMaps Flink's Kubernetes HA services create for a
 // cluster ID.
 func haConfigMapSelector(fc *v1beta1.FlinkCluster) client.MatchingLabels {
@@ -75,10 +122,12 @@ func (c *cycle) readHA(ctx context.Context) (haView, error) {
 	if err := c.r.Reader.List(ctx, list, client.InNamespace(c.fc.Namespace), haConfigMapSelector(c.fc)); err != nil {
 		return haView{}, fmt.Errorf("listing HA ConfigMaps: %w", err)
 	}
-	v := haView{configMaps: list.Items}
+	v := haView{configMaps: list.Items, leader: state.Leader{Grace: leaseGrace(c.fc)}}
 	for i := range list.Items {
 		if l := leaderOf(&list.Items[i], resources.HAClusterID(c.fc), c.now); l.Known {
+			l.Grace = v.leader.Grace
 			v.leader = l
+			v.dispatcherHost = flinkha.DispatcherHost(&list.Items[i])
 		}
 	}
 	return v, nil
@@ -98,7 +147,7 @@ func (c *cycle) readHA(ctx context.Context) (haView, error) {
 // graph was deleted.
 func (c *cycle) haMetadataLost(ctx context.Context) (bool, error) {
 	job := c.job()
-	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment || !flinkcluster.HAEnabled(c.fc.Spec.FlinkProperties) ||
+	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment || !c.kubernetesHA() ||
 		job.ID == "" || job.State != v1beta1.JobStateRunning || !c.flinkReportsRunning() ||
 		c.obs.wl == nil || c.obs.wl.Deleting || c.obs.ha.jobGraphStored(job.ID) {
 		return false, nil
@@ -172,4 +221,23 @@ func (c *cycle) deleteHAConfigMaps(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return len(c.obs.ha.configMaps) == 0, nil
+}
+
+// noteRestoreRefused answers a job that FAILED restoring ResumeFromHAOnly: its JobManager
+// ran main() again because the HA data of the job was gone (deleted under the running
+// JobManager, which then exits: Flink's leader election driver treats its ConfigMap deleted
+// externally as a fatal error). Flink did not start the job from empty state; the job is
+// Failed, DeploymentFailed says why (reason HAMetadataMissing) and SavepointRequired asks
+// the user which savepoint to deploy it again from.
+func (c *cycle) noteRestoreRefused() {
+	job := c.job()
+	if !c.obs.restoreRefused || job.State != v1beta1.JobStateFailed {
+		return
+	}
+	reason := fmt.Sprintf("the JobManager of job %s ran main() again without the job's HA metadata (no job graph in the ConfigMaps of cluster ID %s: deleted under the running JobManager?); the restore path %s made the job fail instead of starting from empty state",
+		job.ID, resources.HAClusterID(c.fc), ResumeFromHAOnly)
+	if c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason)) {
+		c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Observe", "%s", reason)
+	}
+	c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
 }

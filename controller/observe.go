@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -46,6 +47,9 @@ type observed struct {
 	notLeader bool
 	// ha is what the cluster's HA ConfigMaps say.
 	ha haView
+	// restoreRefused is set when the deploy's job FAILED restoring ResumeFromHAOnly: a
+	// JobManager ran main() again because the job's HA data was gone.
+	restoreRefused bool
 
 	tmExists, serviceExists, configMapExists bool
 	tmReplicas, tmReady                      int32
@@ -133,10 +137,16 @@ func (c *cycle) observe(ctx context.Context) error {
 	if err := c.observeHA(ctx); err != nil {
 		return err
 	}
-	if l := c.obs.ha.leader; l.Known && !slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return l.Leads(&p) }) {
-		// The leader address names no JobManager pod (rest.address set to something else, or
-		// a pod already gone): it cannot tell pods apart, so pods are counted instead.
-		c.obs.ha.leader = state.Leader{}
+	if l := c.obs.ha.leader; l.Known && !c.leaderPodListed(l) {
+		// With rest.address set, the REST leader address is that address (a Service name,
+		// a host name), not the pod's: the dispatcher's RPC address is the pod IP (--host).
+		l.Address = c.obs.ha.dispatcherHost
+		if l.Address == "" || !c.leaderPodListed(l) {
+			// Neither names a JobManager pod (a pod already gone): the leader cannot tell pods
+			// apart, so pods are counted instead.
+			l = state.Leader{Grace: l.Grace}
+		}
+		c.obs.ha.leader = l
 	}
 	switch {
 	case c.obs.wl == nil || c.obs.wl.Deleting:
@@ -158,6 +168,11 @@ func (c *cycle) observe(ctx context.Context) error {
 		c.observeFlink(ctx)
 	}
 	return nil
+}
+
+// leaderPodListed reports whether the leader names one of the JobManager pods.
+func (c *cycle) leaderPodListed(l state.Leader) bool {
+	return slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return l.Leads(&p) })
 }
 
 // listJobManagerPods lists every JobManager pod of the cluster from the API server. An error
@@ -249,6 +264,13 @@ func isDriverJob(j *flinkclient.Job) bool {
 	return j.Name == flinkclient.ApplicationDriverJobName && j.State == flinkclient.JobStateFailed
 }
 
+// mentionsResumeFromHAOnly reports whether a job's exceptions name ResumeFromHAOnly: the
+// restore of main() rerun without HA data failed on it (the path is in a "Caused by" of the
+// stack trace, under JobInitializationException).
+func mentionsResumeFromHAOnly(ex []flinkclient.Exception) bool {
+	return slices.ContainsFunc(ex, func(e flinkclient.Exception) bool { return strings.Contains(e.StackTrace, ResumeFromHAOnly) })
+}
+
 // observeFlink asks the REST API for the job and, on Flink 2.3+, the application. A failed
 // call leaves obs.flink nil: the API counts as unreachable and the recorded state is kept.
 func (c *cycle) observeFlink(ctx context.Context) {
@@ -281,8 +303,10 @@ func (c *cycle) observeFlink(ctx context.Context) {
 		f.Job = nil
 		for i := range jobs {
 			// A failed main() with submit-failed-job-on-application-error: the driver job,
-			// which Flink submits under the deploy's fixed job ID (--job-id) when it has one.
-			if isDriverJob(&jobs[i]) {
+			// which Flink submits under the deploy's fixed job ID (--job-id, which every
+			// deploy of the controller has). A driver job under another ID is another
+			// deploy's (recovered from the job result store), not this deploy's failure.
+			if isDriverJob(&jobs[i]) && jobs[i].ID == id {
 				f.DriverJob = &jobs[i]
 				if ex, err := cl.GetExceptions(ctx, jobs[i].ID); err == nil {
 					f.DriverFailure = flinkclient.Summary(ex)
@@ -293,6 +317,7 @@ func (c *cycle) observeFlink(ctx context.Context) {
 	if f.Job != nil && f.Job.State == flinkclient.JobStateFailed {
 		if ex, err := cl.GetExceptions(ctx, f.Job.ID); err == nil {
 			f.JobFailure = flinkclient.Summary(ex)
+			c.obs.restoreRefused = mentionsResumeFromHAOnly(ex)
 		}
 	}
 	apps, err := cl.ListApplications(ctx)

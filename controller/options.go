@@ -25,7 +25,6 @@ const (
 	DefaultRequeueInterval         = 10 * time.Second
 	DefaultMaxConcurrentReconciles = 4
 	DefaultWaitBound               = 5 * time.Minute
-	DefaultSavepointAttempts       = 3
 )
 
 // Options configure the controller.
@@ -54,9 +53,6 @@ type Options struct {
 	// to step down, the Flink REST API, a savepoint's result): past it, the Waiting condition
 	// turns to reason WaitExceeded and a Warning Event says what the controller waits for.
 	WaitBound time.Duration
-	// SavepointAttempts is how many stop-with-savepoint triggers an update or cancel makes
-	// before it stops and asks the user (the job keeps running meanwhile).
-	SavepointAttempts int
 	// NewID returns a fresh ID in Flink's format, for job and savepoint trigger IDs; the
 	// default is random (flinkclient.NewID).
 	NewID func() string
@@ -114,9 +110,6 @@ func (o Options) complete() (Options, error) {
 	if o.WaitBound == 0 {
 		o.WaitBound = DefaultWaitBound
 	}
-	if o.SavepointAttempts == 0 {
-		o.SavepointAttempts = DefaultSavepointAttempts
-	}
 	if o.NewID == nil {
 		o.NewID = flinkclient.NewID
 	}
@@ -127,7 +120,7 @@ func (o Options) complete() (Options, error) {
 		o.FlinkTLSClientFor = DefaultFlinkTLSClient
 	}
 	if o.HARecoveryGrace < 0 || o.LostTimeout < 0 || o.RequeueInterval < 0 || o.MaxConcurrentReconciles < 0 ||
-		o.WaitBound < 0 || o.SavepointAttempts < 0 {
+		o.WaitBound < 0 {
 		return o, fmt.Errorf("controller timers and workers must not be negative")
 	}
 	return o, nil

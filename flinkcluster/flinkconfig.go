@@ -17,6 +17,12 @@ const (
 	PropertyHAStorageDir = "high-availability.storageDir"
 	// HATypeNone is the effective HA type when none is configured.
 	HATypeNone = "none"
+	// HATypeKubernetes is Flink's Kubernetes HA (HighAvailabilityMode.KUBERNETES).
+	HATypeKubernetes = "kubernetes"
+	// KubernetesHAFactory is the factory class that HATypeKubernetes stands for
+	// (org.apache.flink.kubernetes.highavailability.KubernetesHaServicesFactory): naming it
+	// in high-availability.type is the same Kubernetes HA.
+	KubernetesHAFactory = "org.apache.flink.kubernetes.highavailability.KubernetesHaServicesFactory"
 )
 
 // MemoryProcessRatioMinVersion is the first Flink version with the unified memory model:
@@ -41,6 +47,16 @@ func HAType(props map[string]string) string {
 // HA type is not "none", compared ignoring ASCII case as CEL's lowerAscii does.
 func HAEnabled(props map[string]string) bool {
 	return LowerASCII(HAType(props)) != HATypeNone
+}
+
+// KubernetesHA reports whether flinkProperties select Flink's Kubernetes HA services, whose
+// metadata (leader election, job graphs, checkpoint pointers) live in ConfigMaps that the
+// controller can read and delete: the effective HA type is kubernetes or the Kubernetes
+// factory class, compared ignoring ASCII case as the CRD's rule does. ZooKeeper and any other
+// factory class keep it where the controller cannot look.
+func KubernetesHA(props map[string]string) bool {
+	t := LowerASCII(HAType(props))
+	return t == HATypeKubernetes || t == LowerASCII(KubernetesHAFactory)
 }
 
 // LowerASCII lowers ASCII letters only, like CEL's lowerAscii: strings.ToLower would also

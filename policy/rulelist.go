@@ -558,7 +558,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.flinkProperties[high-availability.type]`,
 		Type:       field.ErrorTypeRequired,
-		Message:    `deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.type (kubernetes, zookeeper or a factory class)`,
+		Message:    `deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.type kubernetes`,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -574,6 +574,31 @@ spec:
     jarFile: /opt/flink/usrlib/job.jar
   flinkProperties:
     high-availability.type: none
+    high-availability.storageDir: s3://flink-state/example/ha
+`,
+	},
+	{
+		Name:       RuleDeploymentRequiresKubernetesHA,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.flinkProperties[high-availability.type]`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    MessageDeploymentRequiresKubernetesHA,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    deploymentType: Deployment
+  job:
+    mode: Application
+    jarFile: /opt/flink/usrlib/job.jar
+  flinkProperties:
+    high-availability.type: zookeeper
+    high-availability.zookeeper.quorum: zk-0.zk:2181
     high-availability.storageDir: s3://flink-state/example/ha
 `,
 	},

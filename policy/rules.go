@@ -16,6 +16,9 @@ const (
 	RuleDeploymentRequiresApplicationMode = "deployment-requires-application-mode"
 	// RuleDeploymentRequiresHA: spec.flinkProperties[high-availability.type], Required.
 	RuleDeploymentRequiresHA = "deployment-requires-ha"
+	// RuleDeploymentRequiresKubernetesHA: spec.flinkProperties[high-availability.type], Invalid:
+	// HA on, but not Kubernetes HA (zookeeper, a factory class).
+	RuleDeploymentRequiresKubernetesHA = "deployment-requires-kubernetes-ha"
 	// RuleDeploymentRequiresHAStorageDir: spec.flinkProperties[high-availability.storageDir], Required.
 	RuleDeploymentRequiresHAStorageDir = "deployment-requires-ha-storage-dir"
 	// RuleDeploymentRequiresSingleJobManager: spec.jobManager.replicas, Invalid.

@@ -153,8 +153,23 @@ func TestValidateCreate(t *testing.T) {
 		},
 		{
 			name:     "allow: deploymentType Deployment with the legacy HA key, with a warning",
-			obj:      deploymentFC().DeleteFlinkProperty(policy.PropertyHAType).FlinkProperty(policy.PropertyHALegacy, "zookeeper").Obj(),
+			obj:      deploymentFC().DeleteFlinkProperty(policy.PropertyHAType).FlinkProperty(policy.PropertyHALegacy, "kubernetes").Obj(),
 			warnings: []string{policy.WarningLegacyHAKey},
+		},
+		{
+			name:     "deny: deploymentType Deployment with ZooKeeper HA in the legacy key",
+			obj:      deploymentFC().DeleteFlinkProperty(policy.PropertyHAType).FlinkProperty(policy.PropertyHALegacy, "zookeeper").Obj(),
+			want:     field.ErrorList{invalid(pathHAType, "zookeeper", policy.RuleDeploymentRequiresKubernetesHA)},
+			warnings: []string{policy.WarningLegacyHAKey},
+		},
+		{
+			name: "deny: deploymentType Deployment with a custom HA factory class",
+			obj:  deploymentFC().FlinkProperty(policy.PropertyHAType, "org.example.MyHAServicesFactory").Obj(),
+			want: field.ErrorList{invalid(pathHAType, "org.example.MyHAServicesFactory", policy.RuleDeploymentRequiresKubernetesHA)},
+		},
+		{
+			name: "allow: deploymentType Deployment with the Kubernetes HA factory class",
+			obj:  deploymentFC().FlinkProperty(policy.PropertyHAType, "org.apache.flink.kubernetes.highavailability.KubernetesHaServicesFactory").Obj(),
 		},
 		{
 			name:     "allow: empty HA type falls back to the legacy key",

@@ -17,8 +17,12 @@ var (
 	pathCancelRequest = field.NewPath("spec", "job", "cancelRequested")
 )
 
+// MessageDeploymentRequiresKubernetesHA is the message of RuleDeploymentRequiresKubernetesHA,
+// the same in the webhook and the CRD.
+const MessageDeploymentRequiresKubernetesHA = "deploymentType Deployment requires Kubernetes high availability (high-availability.type kubernetes): the controller checks and cleans up only the Kubernetes HA ConfigMaps of Flink, so with ZooKeeper or another HA factory it could neither tell whether a restarted JobManager recovers the job nor keep an old job graph out of a new deploy; use deploymentType Job for other HA services"
+
 // validateDeployment checks what a Deployment JobManager requires: an application cluster,
-// Flink HA with a storage directory, one replica, and a JobManager that stays up after the
+// Flink's Kubernetes HA with a storage directory, one replica, and a JobManager that stays up after the
 // job ends. These are the CRD's optionalOldSelf rules, and they ratchet exactly as the CEL
 // does: on update (old != nil), a violation is a warning when the old object broke the
 // same condition — whatever the old deploymentType was, as in the CEL expression.
@@ -49,9 +53,16 @@ func validateDeployment(fc, old *v1beta1.FlinkCluster) (field.ErrorList, []strin
 	}
 	if !flinkcluster.HAEnabled(s.FlinkProperties) {
 		report(field.Required(pathHAType,
-			"deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.type (kubernetes, zookeeper or a factory class)").
+			"deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.type kubernetes").
 			WithOrigin(RuleDeploymentRequiresHA),
 			func(o *v1beta1.FlinkClusterSpec) bool { return !flinkcluster.HAEnabled(o.FlinkProperties) })
+	}
+	if flinkcluster.HAEnabled(s.FlinkProperties) && !flinkcluster.KubernetesHA(s.FlinkProperties) {
+		report(field.Invalid(pathHAType, flinkcluster.HAType(s.FlinkProperties), MessageDeploymentRequiresKubernetesHA).
+			WithOrigin(RuleDeploymentRequiresKubernetesHA),
+			func(o *v1beta1.FlinkClusterSpec) bool {
+				return flinkcluster.HAEnabled(o.FlinkProperties) && !flinkcluster.KubernetesHA(o.FlinkProperties)
+			})
 	}
 	if s.FlinkProperties[PropertyHAStorageDir] == "" {
 		report(field.Required(pathHAStorageDir,

@@ -10,7 +10,11 @@
 //     command line says;
 //   - the job result store (job-result-store.storage-path and delete-on-commit) lives in the
 //     cluster's shared "filesystem", so results survive process restarts; with
-//     delete-on-commit=true a restarted JobManager reruns main() (FLINK-27569);
+//     delete-on-commit=true a restarted JobManager reruns main() (FLINK-27569); with a clean
+//     result it lists no job, with a dirty one the job in its result's state;
+//   - a restore path that does not exist (a relative one) fails the job before it runs;
+//   - the leader exits when its HA ConfigMap is deleted externally;
+//   - with Options.JobStartup, a job is INITIALIZING, then CREATED, before RUNNING;
 //   - Application mode main(): a fixed job ID ($internal.pipeline.job-id), a job whose ID
 //     already has a result is not run again; a throwing main() and
 //     execution.submit-failed-job-on-application-error;
@@ -28,12 +32,15 @@
 //
 // Test controls, on a Cluster: Start(Config) a process; Advance(d) the clock (leases expire,
 // standbys take over, savepoint results expire); SetProgram and ReleaseMain script main();
-// LoseHA deletes the HA ConfigMaps; URL is the JobManager Service; Leader, Process, ProcessAt
+// LoseHA deletes the HA ConfigMaps (the leader exits, as Flink's does), LoseJobGraphs only the
+// job graphs (the leader runs on), MarkResultDirty leaves a job result dirty; URL is the
+// JobManager Service; Leader, Process, ProcessAt
 // and Processes find processes; Executions, Violations and HasResult tell what happened.
 // On a JobManager: Kill (or Crash), Stop, Exit, Restart, Partition; SetUnavailable (503) and
 // Hold/Release (a hung REST API); SetJobState, SetJobs, SetExceptions, SetApplications,
 // SetApplicationExceptions script Flink's answers; SetCancelHold and CompleteCancels make a
-// cancel take time; SetSavepointMode, CompleteSavepoints, FailSavepoints and
+// cancel take time; SetSavepointMode, CompleteSavepoints, FailSavepoints,
+// CompleteStopsThenRestart (a stop whose savepoint completed but whose job restarted) and
 // ExpireSavepointResults drive savepoint operations; CompleteCheckpoint takes a checkpoint;
 // JobState, RestoredFrom, LatestSavepoint, ApplicationID, ApplicationState, Leads, Requests
 // and CountRequests observe it.
@@ -56,6 +63,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
 )
 
 // Version is the Flink version the fake behaves like.
@@ -117,6 +125,12 @@ type Options struct {
 	InProcess bool
 	// Observer, when set, is told what happens to jobs as it happens (see Observer).
 	Observer Observer
+	// JobStartup, when set, is how long a job main() submits (or a JobManager recovers)
+	// takes to run: INITIALIZING for the first half (the Dispatcher's JobManagerRunner
+	// creates the JobMaster and restores its state: JobStatus.INITIALIZING), CREATED for the
+	// second (the scheduler waits for slots: JobStatus.CREATED), then RUNNING. Zero starts
+	// jobs RUNNING at once, as earlier tests expect. Program.InitialState overrides it.
+	JobStartup time.Duration
 	// TLS, when set, makes the Service serve HTTPS with this configuration, as a cluster with
 	// security.ssl.rest.enabled does (set ClientAuth for authentication-enabled); URL is then
 	// https. The processes' own addresses stay plain HTTP.
@@ -351,12 +365,85 @@ func (c *Cluster) HasResult(storePath, jobID string) bool {
 }
 
 // LoseHA deletes every HA ConfigMap of the cluster, as a user or a namespace cleanup might:
-// the job graphs and checkpoint pointers are gone; a live leader rewrites its leader record
-// on its next renewal.
+// the job graphs and checkpoint pointers are gone. The leader's leader election driver sees
+// its ConfigMap deleted and treats it as a fatal error
+// (KubernetesLeaderElectionDriver.ConfigMapCallbackHandlerImpl.onDeleted, "ConfigMap … has
+// been deleted externally", in Flink 1.15 to 2.x): the JobManager process exits with
+// ClusterEntrypoint's RUNTIME_FAILURE_RETURN_CODE (ExitRuntimeFailure), its jobs suspended,
+// not ended. Its container's restart then runs main() again.
 func (c *Cluster) LoseHA() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.ha.DeleteAll(context.Background(), c.opts.ClusterID)
+	if err := c.ha.DeleteAll(context.Background(), c.opts.ClusterID); err != nil {
+		return err
+	}
+	name := flinkha.ClusterConfigMapName(c.opts.ClusterID)
+	for _, p := range c.procs {
+		if p.alive && p.leader && p.ha() && !p.partitioned {
+			p.dieLocked()
+			p.exit = &ExitStatus{Code: ExitRuntimeFailure,
+				Message: "org.apache.flink.runtime.leaderelection.LeaderElectionException: ConfigMap " + name + " has been deleted externally."}
+		}
+	}
+	return nil
+}
+
+// LoseJobGraphs deletes the job graphs (execution plans) from the cluster ConfigMap and every
+// job's ConfigMap (checkpoint pointers), leaving the leader election record: what a partial
+// cleanup, or an edit of the ConfigMap, does. The leader's driver sees only a modification,
+// so the JobManager runs on, while a restart of it would find nothing to recover.
+func (c *Cluster) LoseJobGraphs() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx := context.Background()
+	names, err := c.ha.List(ctx, c.opts.ClusterID)
+	if err != nil {
+		return err
+	}
+	cluster := flinkha.ClusterConfigMapName(c.opts.ClusterID)
+	for _, n := range names {
+		if n != cluster {
+			if err := c.ha.Delete(ctx, n); err != nil {
+				return err
+			}
+			continue
+		}
+		cm, err := c.ha.Get(ctx, n)
+		if err != nil || cm == nil {
+			return err
+		}
+		for _, id := range flinkha.JobGraphs(cm) {
+			delete(cm.Data, flinkha.JobGraphKey(id))
+			delete(cm.Data, flinkha.ExecutionPlanKey(id))
+		}
+		if err := c.ha.Put(ctx, cm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MarkResultDirty turns a job's clean result in the job result store at storePath into a
+// dirty one, as a JobManager that died after the job ended but before its cleanup leaves it
+// (FileSystemJobResultStore writes <job-id>_DIRTY.json first and renames it once the
+// cleanup is done). It reports whether there was a result.
+func (c *Cluster) MarkResultDirty(storePath, jobID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.jrs[storePath][jobID]
+	if ok {
+		e.clean = false
+		c.jrs[storePath][jobID] = e
+	}
+	return ok
+}
+
+// ResultClean reports whether the job result store at storePath holds a clean result for
+// jobID.
+func (c *Cluster) ResultClean(storePath, jobID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.jrs[storePath][jobID].clean
 }
 
 // HAConfigMaps lists the names of the cluster's HA ConfigMaps.

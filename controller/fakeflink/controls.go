@@ -234,6 +234,7 @@ func (p *JobManager) SetJobState(jobID, state string) {
 func (p *JobManager) JobState(jobID string) string {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
+	p.c.settleJobsLocked()
 	if j := p.findJob(jobID); j != nil {
 		return j.state
 	}
@@ -349,6 +350,36 @@ func (p *JobManager) finishPending(failure string) {
 		if !op.done {
 			p.finishOpLocked(op, failure)
 		}
+	}
+}
+
+// CompleteStopsThenRestart completes every pending stop-with-savepoint whose savepoint is
+// taken, but whose job then fails while stopping and is restarted by its restart strategy
+// (StopWithSavepointTerminationHandlerImpl): the savepoint exists and the checkpoint
+// statistics list it, the operation fails with StopWithSavepointStoppingException naming its
+// location, and the job is RUNNING again (RESTARTING in between), in the same execution; on
+// 2.3 the application stays RUNNING. Other pending operations complete as CompleteSavepoints.
+func (p *JobManager) CompleteStopsThenRestart() {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	for _, op := range p.ops {
+		if op.done {
+			continue
+		}
+		j := p.findJob(op.jobID)
+		if !op.stop || j == nil || j.state != flinkclient.JobStateRunning {
+			p.finishOpLocked(op, "")
+			continue
+		}
+		op.stop = false // the savepoint is taken; the job does not end
+		p.finishOpLocked(op, "")
+		op.stop = true
+		op.failure = "org.apache.flink.runtime.scheduler.stopwithsavepoint.StopWithSavepointStoppingException: A savepoint has been created at: " +
+			op.location + ", but the corresponding job " + op.jobID + " failed during stopping. The savepoint is consistent, but might have uncommitted transactions. If you want to commit the transaction please restart a job from this savepoint."
+		op.location = ""
+		j.lastModified = p.c.nowMillis()
+		j.exceptions = append([]flinkclient.Exception{{Name: "org.apache.flink.util.FlinkException",
+			StackTrace: "org.apache.flink.util.FlinkException: the job failed while stopping", Timestamp: j.lastModified}}, j.exceptions...)
 	}
 }
 

@@ -73,6 +73,9 @@ type job struct {
 	lastCheckpointID int64
 	savepoint        *checkpoint
 	exec             *Execution
+	// runningAt is when a starting job (Options.JobStartup) is RUNNING, in Unix ms; 0 once
+	// it is.
+	runningAt int64
 }
 
 type application struct {
@@ -139,6 +142,9 @@ type ExitStatus struct {
 const (
 	ExitSucceeded      int32 = 0
 	ExitStartupFailure int32 = 1
+	// ExitRuntimeFailure is ClusterEntrypoint.RUNTIME_FAILURE_RETURN_CODE: the entrypoint's
+	// fatal error handler ended the process (a leader election error, among others).
+	ExitRuntimeFailure int32 = 2
 	ExitKilled         int32 = 137
 	ExitTerminated     int32 = 143
 	ExitFailed         int32 = 1443
@@ -195,6 +201,20 @@ func (p *JobManager) ha() bool {
 		t = p.prop("high-availability")
 	}
 	return strings.EqualFold(t, "kubernetes") || strings.HasSuffix(t, "KubernetesHaServicesFactory")
+}
+
+// PropRESTAddress is rest.address: the address the REST server advertises.
+const PropRESTAddress = "rest.address"
+
+// restAddress is the REST server address the leader publishes (RestServerEndpoint's
+// advertised address): http://<rest.address>:8081 when rest.address is set (a Service name,
+// a host name), else the process's Address. The dispatcher's RPC address stays the
+// process's own host (jobmanager.rpc.address, which --host sets).
+func (p *JobManager) restAddress() string {
+	if a := p.prop(PropRESTAddress); a != "" {
+		return "http://" + a + ":8081"
+	}
+	return p.Address()
 }
 
 // clusterID is kubernetes.cluster-id: the cluster's (Options.ClusterID). A JobManager with
@@ -284,10 +304,38 @@ func durationProp(v string, def time.Duration) time.Duration {
 
 // --- leadership ---------------------------------------------------------------------------
 
+// settleJobsLocked moves starting jobs on with the clock (Options.JobStartup): INITIALIZING,
+// then CREATED from half-way, then RUNNING.
+func (c *Cluster) settleJobsLocked() {
+	if c.opts.JobStartup <= 0 {
+		return
+	}
+	now := c.clock.Now().UnixMilli()
+	half := c.opts.JobStartup.Milliseconds() / 2
+	for _, p := range c.procs {
+		for _, j := range p.jobs {
+			if j.runningAt == 0 || flinkclient.IsTerminalJobState(j.state) {
+				continue
+			}
+			next := j.state
+			switch {
+			case now >= j.runningAt:
+				next, j.runningAt = flinkclient.JobStateRunning, 0
+			case now >= j.runningAt-half:
+				next = flinkclient.JobStateCreated
+			}
+			if next != j.state {
+				j.state, j.lastModified = next, now
+			}
+		}
+	}
+}
+
 // electLocked brings leadership up to date with the clock and the HA ConfigMap: the holder
 // renews its lease, a free or expired lease goes to the oldest live candidate (which then
 // recovers), and a process that no longer holds the lease stops leading.
 func (c *Cluster) electLocked() {
+	c.settleJobsLocked()
 	now := c.clock.Now()
 	for _, p := range c.procs {
 		if p.alive && p.leader && p.ha() && p.partitioned && !now.Before(p.lastRenew.Add(p.leaseDuration())) {
@@ -360,7 +408,7 @@ func (c *Cluster) electLocked() {
 		}
 		cm.Annotations[flinkha.LeaderAnnotation] = flinkha.FormatElection(e)
 		session := deriveID(holder.lockID, "session")
-		cm.Data[restKey] = flinkha.FormatLeaderInformation(session, holder.Address())
+		cm.Data[restKey] = flinkha.FormatLeaderInformation(session, holder.restAddress())
 		cm.Data[flinkha.LeaderKey(flinkha.ComponentDispatcher)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.rpcHost()+"/user/rpc/dispatcher_1")
 		cm.Data[flinkha.LeaderKey(flinkha.ComponentResourceManager)] = flinkha.FormatLeaderInformation(session, "pekko.tcp://flink@"+holder.rpcHost()+"/user/rpc/resourcemanager_0")
 		if err := c.ha.Put(ctx, cm); err != nil {
@@ -476,19 +524,17 @@ func (p *JobManager) runMainLocked() {
 	}
 	if p.ha() {
 		if res, ok := p.c.jrs[p.JobResultStorePath()][id]; ok {
-			// The job already ended: Flink does not run it again and reports it done.
-			now := p.c.nowMillis()
-			p.jobs = append(p.jobs, &job{id: id, name: p.programName(), state: res.state, start: now, end: now, lastModified: now})
-			if p.app != nil {
-				p.app.jobIDs = append(p.app.jobIDs, id)
-				p.updateAppLocked()
-			}
+			p.resultFoundLocked(id, res)
 			return
 		}
 	}
 	from := p.cfg.FromSavepoint
 	if from == "" {
 		from = p.prop(PropSavepointPath)
+	}
+	if missingPath(from) {
+		p.restoreFailedLocked(id, from)
+		return
 	}
 	j := p.startLocked(id, p.programName(), false, from)
 	if p.ha() {
@@ -500,6 +546,70 @@ func (p *JobManager) runMainLocked() {
 	if prog.Throw != "" {
 		p.mainFailedLocked(id, prog.Throw, j)
 	}
+}
+
+// resultFoundLocked is main() finding its job's ID in the job result store: the job ended
+// globally before this process started, so it is not run again.
+//
+// A clean result (FileSystemJobResultStore's <job-id>.json): the Dispatcher recovers no job
+// graph for it, the submission of main() is answered as a duplicate of a globally terminated
+// job (DuplicateJobSubmissionException, which ApplicationDispatcherBootstrap takes as done)
+// and the REST API lists no job; on Flink 2.3 the application is FINISHED.
+//
+// A dirty result (<job-id>_DIRTY.json, the cleanup did not finish): the Dispatcher runs the
+// cleanup again in a CheckpointResourcesCleanupRunner, which lists the job in the state of
+// its result; the cleanup then removes the job's HA data and marks the result clean (or
+// deletes it with delete-on-commit).
+func (p *JobManager) resultFoundLocked(id string, res jrsEntry) {
+	if res.clean {
+		if p.app != nil {
+			p.setAppStateLocked(flinkclient.ApplicationStateFinished)
+		}
+		return
+	}
+	now := p.c.nowMillis()
+	j := &job{id: id, name: p.programName(), state: res.state, start: now, end: now, lastModified: now}
+	p.jobs = append(p.jobs, j)
+	if p.app != nil {
+		j.appID = p.app.id
+		p.app.jobIDs = append(p.app.jobIDs, id)
+	}
+	p.recordResultLocked(j)
+	p.updateAppLocked()
+}
+
+// missingPath reports whether a restore path names nothing: a relative path resolves against
+// the JobManager's working directory, where no savepoint is (the controller's
+// ResumeFromHAOnly). Absolute paths and URIs are taken to exist.
+func missingPath(path string) bool {
+	return path != "" && !strings.HasPrefix(path, "/") && !strings.Contains(path, "://")
+}
+
+// restoreFailedLocked is a job whose restore path does not exist: the Dispatcher accepts it,
+// its JobMaster fails to start (JobInitializationException, caused by the
+// FileNotFoundException of AbstractFsCheckpointStorageAccess.resolveCheckpointPointer) and
+// the job is FAILED without running: no execution starts. Its result goes to the job result
+// store like any FAILED job's; on 2.3 the application FAILED with it.
+func (p *JobManager) restoreFailedLocked(id, from string) {
+	now := p.c.nowMillis()
+	ex := flinkclient.Exception{
+		Name: "org.apache.flink.runtime.client.JobInitializationException",
+		StackTrace: "org.apache.flink.runtime.client.JobInitializationException: Could not start the JobMaster.\n" +
+			"\tat org.apache.flink.runtime.jobmaster.DefaultJobMasterServiceProcess.lambda$new$0(DefaultJobMasterServiceProcess.java:97)\n" +
+			"Caused by: java.io.FileNotFoundException: Cannot find checkpoint or savepoint file/directory '" + from + "' on file system 'file'.\n" +
+			"\tat org.apache.flink.runtime.state.filesystem.AbstractFsCheckpointStorageAccess.resolveCheckpointPointer(AbstractFsCheckpointStorageAccess.java:272)",
+		Timestamp: now,
+	}
+	j := &job{id: id, name: p.programName(), state: flinkclient.JobStateFailed, start: now, end: now, lastModified: now,
+		restoredFrom: from, exceptions: []flinkclient.Exception{ex}}
+	p.jobs = append(p.jobs, j)
+	if p.app != nil {
+		j.appID = p.app.id
+		p.app.jobIDs = append(p.app.jobIDs, id)
+		p.app.exceptions = append(p.app.exceptions, ex)
+	}
+	p.recordResultLocked(j)
+	p.updateAppLocked()
 }
 
 // mainFailedLocked is a main() that threw: the submitted job (if any) is cancelled; on 2.3 the
@@ -550,7 +660,12 @@ func (p *JobManager) startLocked(id, name string, recovered bool, from string) *
 	}
 	now := c.clock.Now()
 	state := p.program().InitialState
-	if state == "" {
+	var runningAt int64
+	switch {
+	case state != "":
+	case c.opts.JobStartup > 0:
+		state, runningAt = flinkclient.JobStateInitializing, now.Add(c.opts.JobStartup).UnixMilli()
+	default:
 		state = flinkclient.JobStateRunning
 	}
 	e := &Execution{Process: p.name, JobID: id, Recovered: recovered, RestoredFrom: from, Start: now}
@@ -558,7 +673,8 @@ func (p *JobManager) startLocked(id, name string, recovered bool, from string) *
 	if o := c.opts.Observer; o != nil {
 		o.ExecutionStarted(p, *e)
 	}
-	j := &job{id: id, name: name, state: state, start: now.UnixMilli(), end: -1, lastModified: now.UnixMilli(), restoredFrom: from, exec: e}
+	j := &job{id: id, name: name, state: state, start: now.UnixMilli(), end: -1, lastModified: now.UnixMilli(), restoredFrom: from, exec: e,
+		runningAt: runningAt}
 	p.jobs = append(p.jobs, j)
 	if p.app != nil {
 		j.appID = p.app.id

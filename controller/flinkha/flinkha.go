@@ -62,17 +62,14 @@ const (
 	CheckpointCounterKey = "counter"
 )
 
-// Leader components (KubernetesLeaderElectionHaServices.getLeaderPathFor…); a job master's
-// component is JobComponent(jobID).
+// Leader components (KubernetesLeaderElectionHaServices.getLeaderPathFor…). A job's JobMaster
+// publishes under its job ID itself (getLeaderPathForJobManager returns jobID.toString()):
+// the controller does not read it, so there is no helper for it.
 const (
 	ComponentRestServer      = "restserver"
 	ComponentDispatcher      = "dispatcher"
 	ComponentResourceManager = "resourcemanager"
 )
-
-// JobComponent is the leader component of a job's JobMaster
-// (KubernetesLeaderElectionHaServices.getLeaderPathForJobManager).
-func JobComponent(jobID string) string { return "job-" + jobID }
 
 // ClusterConfigMapName is the ConfigMap holding leader election, leader addresses and job
 // graphs: <cluster-id>-cluster-config-map (KubernetesLeaderElectionHaServices.getClusterConfigMap).
@@ -301,6 +298,86 @@ func Leader(cm *corev1.ConfigMap) (LeaderInfo, bool) {
 		Address: address, SessionID: session, Holder: e.Holder,
 		RenewTime: e.RenewTime, LeaseDuration: e.LeaseDuration,
 	}, true
+}
+
+// DispatcherHost is the host of the dispatcher leader's RPC address in the cluster ConfigMap
+// (pekko.tcp://flink@<host>:<port>/user/rpc/dispatcher_1; akka.tcp before Flink 1.18), or ""
+// when there is none. It is the JobManager's bind address (jobmanager.rpc.address, which
+// --host sets to the pod IP), so it names the leading pod even when rest.address makes the
+// REST server's address a Service name or a host that is not the pod's.
+func DispatcherHost(cm *corev1.ConfigMap) string {
+	_, address, ok := ComponentLeader(cm, ComponentDispatcher)
+	if !ok {
+		return ""
+	}
+	u, err := url.Parse(address)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// LeaseDurationKey is Flink's high-availability.kubernetes.leader-election.lease-duration
+// (KubernetesHighAvailabilityOptions.KUBERNETES_LEASE_DURATION): how long a leader that
+// stops renewing keeps the lock.
+const LeaseDurationKey = "high-availability.kubernetes.leader-election.lease-duration"
+
+// DefaultLeaseDuration is the default of LeaseDurationKey.
+const DefaultLeaseDuration = 15 * time.Second
+
+// LeaseDuration reads LeaseDurationKey from a Flink configuration, DefaultLeaseDuration when
+// it is unset. The value is parsed as Flink's TimeUtils.parseDuration does: a number and an
+// optional unit (milliseconds without one).
+func LeaseDuration(props map[string]string) (time.Duration, error) {
+	v, ok := props[LeaseDurationKey]
+	if !ok || strings.TrimSpace(v) == "" {
+		return DefaultLeaseDuration, nil
+	}
+	d, err := ParseFlinkDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", LeaseDurationKey, err)
+	}
+	return d, nil
+}
+
+// flinkDurationUnits are the unit labels of Flink's TimeUtils (TimeUnit labels, lower case).
+var flinkDurationUnits = map[string]time.Duration{
+	"ns": time.Nanosecond, "nano": time.Nanosecond, "nanos": time.Nanosecond, "nanosecond": time.Nanosecond, "nanoseconds": time.Nanosecond,
+	"µs": time.Microsecond, "micro": time.Microsecond, "micros": time.Microsecond, "microsecond": time.Microsecond, "microseconds": time.Microsecond,
+	"ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hour": time.Hour, "hours": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+}
+
+// ParseFlinkDuration parses a duration as Flink's TimeUtils.parseDuration does: "15 s",
+// "15s", "1 min", "15000" (milliseconds). Bad input is an error, never a panic.
+func ParseFlinkDuration(v string) (time.Duration, error) {
+	t := strings.ToLower(strings.TrimSpace(v))
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("duration %q does not start with a number", v)
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: %w", v, err)
+	}
+	unit := time.Millisecond
+	if label := strings.TrimSpace(t[i:]); label != "" {
+		u, ok := flinkDurationUnits[label]
+		if !ok {
+			return 0, fmt.Errorf("duration %q: unknown unit %q", v, label)
+		}
+		unit = u
+	}
+	if n > math.MaxInt64/int64(unit) {
+		return 0, fmt.Errorf("duration %q is out of range", v)
+	}
+	return time.Duration(n) * unit, nil
 }
 
 // JobGraphs lists the job IDs whose job graphs (Flink 1.x) or execution plans (Flink 2.x)

@@ -40,7 +40,6 @@ func TestNames(t *testing.T) {
 	assert.Equal(t, "wordcount-ab12cd-"+jobA+"-config-map", flinkha.JobConfigMapName(clusterID, jobA))
 	assert.Equal(t, map[string]string{"app": clusterID, "configmap-type": "high-availability", "type": "flink-native-kubernetes"}, flinkha.Labels(clusterID))
 	assert.Equal(t, "org.apache.flink.k8s.leader.restserver", flinkha.LeaderKey(flinkha.ComponentRestServer))
-	assert.Equal(t, "org.apache.flink.k8s.leader.job-"+jobA, flinkha.LeaderKey(flinkha.JobComponent(jobA)))
 	assert.Equal(t, "jobGraph-"+jobA, flinkha.JobGraphKey(jobA))
 	assert.Equal(t, "checkpointID-0000000000000000042", flinkha.CheckpointKey(42))
 
@@ -189,4 +188,53 @@ func FuzzParseLeaderInformation(f *testing.F) {
 			t.Fatalf("round trip of %q", s)
 		}
 	})
+}
+
+func TestDispatcherHost(t *testing.T) {
+	for _, tc := range []struct {
+		name, value, want string
+	}{
+		{"pekko address (Flink 1.18 and later)", "s,pekko.tcp://flink@10.0.3.7:6123/user/rpc/dispatcher_1", "10.0.3.7"},
+		{"akka address (Flink before 1.18)", "s,akka.tcp://flink@10.0.3.8:6123/user/rpc/dispatcher_1", "10.0.3.8"},
+		{"no session: unreadable", "pekko.tcp://flink@10.0.3.7:6123/user/rpc/dispatcher_1", ""},
+		{"no host", "s,not a url", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cm := clusterConfigMap(flinkRecord, map[string]string{"org.apache.flink.k8s.leader.dispatcher": tc.value})
+			assert.Equal(t, tc.want, flinkha.DispatcherHost(cm))
+		})
+	}
+	assert.Equal(t, "", flinkha.DispatcherHost(nil))
+}
+
+func TestLeaseDuration(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+		err   bool
+	}{
+		{"", flinkha.DefaultLeaseDuration, false},
+		{"15 s", 15 * time.Second, false},
+		{"60s", time.Minute, false},
+		{"2 min", 2 * time.Minute, false},
+		{"1 h", time.Hour, false},
+		{"30000", 30 * time.Second, false},
+		{"15 fortnights", 0, true},
+		{"s15", 0, true},
+		{"99999999999999999999 d", 0, true},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			props := map[string]string{}
+			if tc.value != "" {
+				props[flinkha.LeaseDurationKey] = tc.value
+			}
+			got, err := flinkha.LeaseDuration(props)
+			if tc.err {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }

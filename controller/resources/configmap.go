@@ -176,7 +176,11 @@ func render(conf map[string]string, standard bool) (string, error) {
 // built, in place, whatever revision it was built for; it reports whether it changed. The
 // controller calls it once the job ran, also in the steps (an update, a cancel) that do not
 // rebuild the ConfigMap from the current spec.
-func DropSavepoint(cm *corev1.ConfigMap) (bool, error) {
+func DropSavepoint(cm *corev1.ConfigMap) (bool, error) { return ReplaceSavepoint(cm, "") }
+
+// ReplaceSavepoint sets the restore path of a Flink configuration ConfigMap that ConfigMap
+// built to path, in place ("" takes it out); it reports whether it changed.
+func ReplaceSavepoint(cm *corev1.ConfigMap, path string) (bool, error) {
 	changed := false
 	for name, standard := range map[string]bool{configFile: true, legacyConfigFile: false} {
 		text, ok := cm.Data[name]
@@ -187,10 +191,14 @@ func DropSavepoint(cm *corev1.ConfigMap) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("reading %s of ConfigMap %s: %w", name, cm.Name, err)
 		}
-		if _, ok := conf[KeySavepointPath]; !ok {
+		if cur, ok := conf[KeySavepointPath]; cur == path || (!ok && path == "") {
 			continue
 		}
-		delete(conf, KeySavepointPath)
+		if path == "" {
+			delete(conf, KeySavepointPath)
+		} else {
+			conf[KeySavepointPath] = path
+		}
 		if cm.Data[name], err = render(conf, standard); err != nil {
 			return false, err
 		}

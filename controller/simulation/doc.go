@@ -24,7 +24,9 @@
 //     the controller's own UnlistedTransition Event, and the Events' "from -> to" read from
 //     the outside), property_test.go: the random events and TestInvariants, holes_test.go,
 //     holes_more_test.go and halost_test.go: directed tests of the holes of issue 8,
-//     holes17_test.go: of issue 17's holes 4 and 5.
+//     holes17_test.go: of issue 17's holes 4 and 5, holes17ha_test.go: of its HA holes
+//     (ZooKeeper, HA deleted under the leader, clean job results, rest.address), and the
+//     generator's HA options (rest.address, lease durations).
 //
 // The controller runs on its own clock (world.controllerClock): in a third of the random
 // sequences it is up to 40 s ahead of or behind the clock of Flink and of the API server and

@@ -172,16 +172,21 @@ func (w *world) stop(pod string, graceful bool, code int, why string) {
 	}
 }
 
-// exitedOnItsOwn records the exit of a process that ended without the model stopping it:
-// main() threw on Flink before 2.3.
-func (pr *proc) exitedOnItsOwn() {
+// exitedOnItsOwn records the exit of a process that ended without the model stopping it, as
+// the fake reports it: main() threw on Flink before 2.3 (a startup failure, which repeats:
+// a crash loop), or a fatal error such as its HA ConfigMap deleted (one exit).
+func (pr *proc) exitedOnItsOwn(now time.Time) {
 	if pr.jm == nil || pr.exited || pr.alive() {
 		return
 	}
-	// main() threw as the process started (the fake runs it in Start).
-	pr.exited, pr.exitedAt, pr.exitCode, pr.exitMessage = true, pr.startedAt, 1, brokenMain
-	if !pr.jobManagerMode {
-		pr.crashing = 3
+	st, _ := pr.jm.ExitStatus()
+	pr.exited, pr.exitedAt, pr.exitCode, pr.exitMessage = true, now, int(st.Code), st.Message
+	if st.Code == fakeflink.ExitStartupFailure {
+		// main() threw as the process started (the fake runs it in Start).
+		pr.exitedAt = pr.startedAt
+		if !pr.jobManagerMode {
+			pr.crashing = 3
+		}
 	}
 }
 
@@ -295,7 +300,13 @@ func (s service) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// deleteHA deletes the cluster's HA ConfigMaps, as a careless kubectl delete would.
+// deleteHA deletes the cluster's HA ConfigMaps, as a careless kubectl delete would: the
+// leading JobManager exits (fakeflink.Cluster.LoseHA).
 func (w *world) deleteHA() {
 	w.must(w.fl.LoseHA())
+}
+
+// deleteJobGraphs deletes only the job graphs and job ConfigMaps: the leader runs on.
+func (w *world) deleteJobGraphs() {
+	w.must(w.fl.LoseJobGraphs())
 }

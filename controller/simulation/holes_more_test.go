@@ -79,8 +79,9 @@ func TestHole1NewRevisionGetsANewJobID(t *testing.T) {
 
 // Hole 1 of issue 8 (FLINK-27569): a JobManager restarted after its job ended, before the
 // controller scaled it down, finds the job's result in the job result store (kept: the
-// controller sets delete-on-commit false) and does not run main() again; the job is
-// Succeeded.
+// controller sets delete-on-commit false) and does not run main() again. The result is
+// clean, so Flink lists no job and says nothing of how it ended (issue 17, hole 6): the
+// controller does not guess.
 func TestHole1RestartAfterTheJobEndedFindsItsResult(t *testing.T) {
 	w := newWorldWith(t, 12, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
@@ -99,10 +100,16 @@ func TestHole1RestartAfterTheJobEndedFindsItsResult(t *testing.T) {
 	}
 	require.True(t, pr.alive() && pr.jm.Leads(), "the restarted container leads\n%s", w.dump())
 	require.Equal(t, 1, pr.restarts)
-	assert.Equal(t, flinkclient.JobStateFinished, pr.jm.JobState(id), "the restarted JobManager reports the stored result")
+	// The result is clean: Flink lists no job (issue 17, hole 6).
+	assert.Empty(t, pr.jm.JobIDs(), "the restarted JobManager does not list the job")
 	assert.Equal(t, 1, w.truthOf(id).mains, "main() ran once")
 	assert.True(t, w.fl.HasResult(pr.jm.JobResultStorePath(), id), "the result stays in the job result store")
-	w.until(t, "Succeeded", 20, jobIs(v1beta1.JobStateSucceeded))
+	// How the job ended is known to no one now: the controller does not guess Succeeded
+	// (issue 17, hole 6): the job is Lost, and its timeout applies (docs/troubleshooting.md).
+	w.until(t, "Lost, not Succeeded on a guess", 400, func(fc *v1beta1.FlinkCluster) bool {
+		require.NotEqual(t, v1beta1.JobStateSucceeded, fc.Status.Components.Job.State)
+		return fc.Status.Components.Job.State == v1beta1.JobStateLost
+	})
 	noViolations(t, w)
 }
 

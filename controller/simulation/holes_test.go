@@ -193,9 +193,9 @@ func TestInitialSavepointLeavesTheConfigurationOnceTheJobRan(t *testing.T) {
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 	id := fc.Status.Components.Job.ID
 	assert.Equal(t, "file:///savepoints/initial", fc.Status.Components.Job.FromSavepoint, "the status keeps what the deploy restored")
-	assert.Empty(t, w.configuredSavepoint(), "the Flink configuration no longer names it")
+	assert.Equal(t, controller.ResumeFromHAOnly, w.configuredSavepoint(), "the Flink configuration names only a path that does not exist")
 
-	w.deleteHA()
+	w.deleteJobGraphs()
 	w.haDeletedExternally = true
 	pod := w.leader().pod
 	w.stop(pod, false, 1, "kubelet restarted the container")
@@ -203,8 +203,8 @@ func TestInitialSavepointLeavesTheConfigurationOnceTheJobRan(t *testing.T) {
 		pr := w.procs[pod]
 		return pr.alive() && pr.restarts > 0 && pr.jm.Leads()
 	})
-	assert.Empty(t, w.procs[pod].from(), "the restarted JobManager restores no savepoint")
-	assert.Equal(t, 2, w.truthOf(id).mains, "main() ran again, from empty state (the HA data is gone)")
+	assert.Equal(t, controller.ResumeFromHAOnly, w.procs[pod].from(), "the restarted JobManager restores no savepoint of the deploy")
+	assert.Equal(t, 1, w.truthOf(id).mains, "main() did not start the job again from empty state (the HA data is gone)")
 	noViolations(t, w)
 }
 
@@ -236,7 +236,7 @@ func TestSavepointLeavesTheConfigurationWhenACancelComesFirst(t *testing.T) {
 	}
 	require.True(t, requested, "the job ran in Flink")
 	require.True(t, ran(), "the status records the run\n%s", w.dump())
-	assert.Empty(t, w.configuredSavepoint(), "no savepoint left to restore once the status records the run")
+	assert.Equal(t, controller.ResumeFromHAOnly, w.configuredSavepoint(), "no savepoint left to restore once the status records the run")
 	noViolations(t, w)
 }
 

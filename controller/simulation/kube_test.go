@@ -702,7 +702,7 @@ func (w *world) kubelet(p *corev1.Pod) {
 	pr := w.procs[p.Name]
 	never := p.Spec.RestartPolicy == corev1.RestartPolicyNever
 	if pr != nil {
-		pr.exitedOnItsOwn()
+		pr.exitedOnItsOwn(now)
 	}
 	if p.DeletionTimestamp != nil {
 		if run.terminal || terminal(p) {
@@ -772,7 +772,7 @@ func (w *world) kubelet(p *corev1.Pod) {
 			}
 		}
 	}
-	pr.exitedOnItsOwn() // main() may have thrown in the run just started
+	pr.exitedOnItsOwn(now) // main() may have thrown in the run just started
 	cur := p.DeepCopy()
 	cur.Status.PodIP = w.ips[p.Name]
 	cs := corev1.ContainerStatus{Name: resources.JobManagerContainer, RestartCount: int32(pr.restarts)}

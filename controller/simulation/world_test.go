@@ -171,6 +171,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		fc.Spec.Job.TakeSavepointOnUpdate = ptr.To(false)
 		fc.Spec.Job.MaxStateAgeToRestoreSeconds = ptr.To(int32(60 + rng.Intn(1200)))
 	}
+	randomHAConfiguration(rng, fc)
 	if fixed != nil {
 		fc = builder.MakeAppCluster(name).DeploymentType(fixed.mode).Obj()
 		w.mode, w.v23, w.skew = fixed.mode, fixed.v23, fixed.skew

@@ -130,6 +130,10 @@ type Leader struct {
 	// Address is the leader's host (a pod IP: with HA the JobManager runs with --host
 	// $(POD_IP)).
 	Address string
+	// Grace is how long past its deletion deadline a pod that cannot renew the lease may
+	// still hold or take it (see LeaseGraceFor); LeaseGrace when zero. It is set whether or
+	// not a leader is Known.
+	Grace time.Duration
 }
 
 // Leads reports whether the pod is the JobManager the HA leader information names.
@@ -139,15 +143,32 @@ func (l Leader) Leads(pod *corev1.Pod) bool {
 
 // LeaseGrace is how long past its deletion deadline a JobManager pod that is still listed
 // (a pod stuck Terminating on a lost node) may still take the leadership when no JobManager
-// holds it: longer than Flink's HA lease, which such a pod cannot renew.
+// holds it, with Flink's default lease (15 s): longer than the lease, which such a pod cannot
+// renew. LeaseGraceFor scales it with a configured lease.
 const LeaseGrace = time.Minute
+
+// LeaseGraceFor is the grace for a lease of the given duration
+// (high-availability.kubernetes.leader-election.lease-duration): four leases, as LeaseGrace
+// is for the default one, and never less than LeaseGrace. A pod cut off from the API server
+// loses the lock one lease after its last renewal; the rest covers a renewal just before
+// the deletion and clock skew between the controller and the API server.
+func LeaseGraceFor(lease time.Duration) time.Duration {
+	return max(LeaseGrace, 4*lease)
+}
+
+func (l Leader) grace() time.Duration {
+	if l.Grace > 0 {
+		return l.Grace
+	}
+	return LeaseGrace
+}
 
 // MayLead reports whether a JobManager pod may hold, or take, the cluster's leadership and
 // answer for it. A pod that runs no container (terminal phase) never does. With a valid HA
 // leader record, the pod it names does, and so does any pod not being deleted (it would
 // take over from a leader that dies); a pod being deleted that does not lead — the pod stuck
 // Terminating on a lost node — blocks nothing. Without a leader record any pod may, until a
-// deleted one is LeaseGrace past its deletion deadline.
+// deleted one is the leader's Grace past its deletion deadline.
 func MayLead(pod *corev1.Pod, leader Leader, now time.Time) bool {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return false
@@ -158,7 +179,7 @@ func MayLead(pod *corev1.Pod, leader Leader, now time.Time) bool {
 	if leader.Known {
 		return false
 	}
-	return !now.After(pod.DeletionTimestamp.Add(LeaseGrace))
+	return !now.After(pod.DeletionTimestamp.Add(leader.grace()))
 }
 
 // Trusted reports whether the Flink REST API speaks for the current JobManager: the selected

@@ -328,6 +328,11 @@ func TestLeadershipDecidesTrust(t *testing.T) {
 	assert.True(t, state.MayLead(stuck, state.Leader{}, t0), "no leader record: a terminating pod may take the lease")
 	assert.False(t, state.MayLead(stuck, state.Leader{}, t0.Add(state.LeaseGrace+time.Second)),
 		"no leader record, the pod long past its deletion deadline: it cannot renew a lease (bounded wait)")
+	long := state.Leader{Grace: state.LeaseGraceFor(2 * time.Minute)}
+	assert.True(t, state.MayLead(stuck, long, t0.Add(state.LeaseGrace+time.Second)),
+		"a lease of 2 min configured: one minute past the deadline the stuck pod may still hold it")
+	assert.False(t, state.MayLead(stuck, long, t0.Add(8*time.Minute+time.Second)), "four leases past the deadline it cannot")
+	assert.Equal(t, state.LeaseGrace, state.LeaseGraceFor(time.Second), "never shorter than LeaseGrace")
 	live := current.DeepCopy()
 	assert.True(t, state.MayLead(live, state.Leader{Known: true, Address: "10.0.0.9"}, t0), "a live pod may take over from a leader that dies")
 }
