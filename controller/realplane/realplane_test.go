@@ -28,7 +28,10 @@ func realPlaneRows() []scenario {
 	return []scenario{
 		{mode: depMode, name: "the ReplicaSet's pod on a KWOK node runs the job; a deleted pod runs preStop, is replaced by the ReplicaSet, the job recovered under its ID", run: deletePodRecovers},
 		{mode: depMode, name: "a force-deleted pod's JobManager runs on: the replacement waits for its lease, the job stays one execution", run: forceDeletedPodRunsOn},
-		{mode: depMode, name: "a node lost (heartbeats stop): tainted, the pod evicted after the JobManager's 30 s toleration and Terminating forever, the job recovered on another node; an update then waits for the stuck pod only until LeaseGrace past its deletion deadline", run: nodeLost, prepare: func(h *harness) { h.ownNodes(2) }, build: func(w *builder.FlinkClusterWrapper) { w.Grace(20) }},
+		{mode: depMode, name: "a node lost (heartbeats stop): tainted, the pod evicted after the JobManager's 30 s toleration and Terminating forever, the job recovered on another node; an update then waits for the stuck pod only until LeaseGrace past its deletion deadline", run: nodeLost, prepare: func(h *harness) { h.ownNodes(2) }, build: func(w *builder.FlinkClusterWrapper) { w.Grace(20) },
+			// It steps the shared clock by LeaseGrace: run beside others, it expired their leaders' leases and the
+			// grace of their Terminating pods (an update went on while its old leader was still held in preStop).
+			serial: true},
 		{mode: depMode, name: "a deleted node: pod garbage collection removes its pod, the ReplicaSet replaces it elsewhere, the job recovered", run: nodeDeleted, prepare: func(h *harness) { h.ownNodes(2) }},
 		{mode: depMode, name: "the JobManager Deployment deleted while its ReplicaSet lives: recreated, one JobManager, the job recovered under its ID", run: deploymentDeleted},
 		{mode: depMode, name: "a crash loop with real restart counts: CrashLoopBackOff reported, recovered when the container runs again", run: crashLoop},

@@ -521,7 +521,12 @@ func deleteJobManagerDeployment(t *testing.T, h *harness) {
 	})
 	h.release(pod)
 	next := h.waitWorkload(wl.GetUID())
-	require.False(t, h.podExists(pod), "the old JobManager pod is gone before the Deployment is created again")
+	// Its container ended before the Deployment is created again; KWOK may not have removed
+	// the object yet (a terminal pod cannot lead).
+	if p, ok := h.podNow(pod); ok {
+		require.Contains(t, []corev1.PodPhase{corev1.PodFailed, corev1.PodSucceeded}, p.Status.Phase,
+			"the old JobManager pod's container ended before the Deployment is created again")
+	}
 	h.runningPod(pod.UID)
 	fc := h.waitJob(v1beta1.JobStateRunning)
 	assert.Equal(t, next.GetUID(), h.workload().GetUID())
