@@ -544,7 +544,20 @@ func (h *harness) restoresFrom(wl client.Object, loc string) {
 	h.t.Helper()
 	args := strings.Join(podTemplate(wl).Spec.Containers[0].Args, " ")
 	require.NotContains(h.t, args, "--fromSavepoint", "no savepoint in the pod template: a restart would restore it again")
-	require.Equal(h.t, loc, h.configuredSavepoint(), "the deploy restores the savepoint through its Flink configuration")
+	// The configuration names it until the controller saw the job run (then it leaves the
+	// configuration: savepointLeavesConfiguration), or the execution already restored it.
+	h.eventually("the deploy restoring savepoint "+loc+" through its Flink configuration", func() bool {
+		if h.configuredSavepoint() == loc {
+			return true
+		}
+		id := h.jobID()
+		for _, e := range h.flink.Executions() {
+			if e.JobID == id && e.RestoredFrom == loc {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // savepointLeavesConfiguration waits, once the job of workload wl runs, for the savepoint to

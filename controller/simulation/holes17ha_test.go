@@ -157,7 +157,9 @@ func TestHole17LeaderFoundWithRESTAddressSet(t *testing.T) {
 	id := fc.Status.Components.Job.ID
 	lost := w.leader()
 	w.loseNode(lost)
-	w.until(t, "a new JobManager leads and runs the job", 40, func(*v1beta1.FlinkCluster) bool {
+	// The node monitor grace (50 s) and the JobManager's toleration (30 s) pass before the pod
+	// is evicted and replaced, then the lost leader's lease runs out.
+	w.until(t, "a new JobManager leads and runs the job", 180, func(*v1beta1.FlinkCluster) bool {
 		l := w.leader()
 		return l != nil && l != lost && l.jm.JobState(id) == flinkclient.JobStateRunning
 	})
