@@ -216,6 +216,10 @@ type JobStatus struct {
 	// SavepointTime is when the last savepoint was taken.
 	// +optional
 	SavepointTime string `json:"savepointTime,omitempty"`
+	// SavepointCheckpointID is the checkpoint ID Flink gave the last savepoint, when known:
+	// a checkpoint in Flink's HA store with a higher ID holds newer state than the savepoint.
+	// +optional
+	SavepointCheckpointID int64 `json:"savepointCheckpointID,omitempty"`
 	// FinalSavepoint is whether the last savepoint ended the job.
 	// +optional
 	FinalSavepoint bool `json:"finalSavepoint,omitempty"`

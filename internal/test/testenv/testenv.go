@@ -84,7 +84,7 @@ const ServiceClusterIPRange = "10.0.0.0/16"
 // file's location so that tests in any package can use it.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
 // Start starts kube-apiserver and etcd, installs the CRD (unless opts.WithoutCRD) and writes
