@@ -399,6 +399,7 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 		o.SavepointCompleted(p, j.id, op.location, op.stop)
 	}
 	j.savepoint = &checkpoint{id: cpID, savepoint: true, path: op.location, trigger: now, ack: now}
+	p.advanceCounterLocked(j.id, cpID+1)
 	switch {
 	case op.stop:
 		p.terminateLocked(j, flinkclient.JobStateFinished)
