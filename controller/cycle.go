@@ -51,6 +51,10 @@ type cycle struct {
 	waiting *metav1.Condition
 	// savepointRequired is the SavepointRequired condition this reconcile stopped with.
 	savepointRequired *metav1.Condition
+	// plan is how the update of this reconcile carries the job's state (planUpdate).
+	plan upgradePlan
+	// lastStateWhy says why a last-state redeploy was not possible, for SavepointRequired.
+	lastStateWhy string
 }
 
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
@@ -165,6 +169,9 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	}
 	if err == nil {
 		err = c.savepointControl(ctx)
+	}
+	if err == nil {
+		c.noteSavepointCheckpointID(ctx)
 	}
 	c.setComponents()
 	c.setClusterState()
@@ -296,6 +303,7 @@ func (c *cycle) derive() {
 	}
 	c.noteWaits()
 	c.lostTimedOut = res.LostTimedOut
+	c.keepRecoverableLostJob()
 	if c.lostTimedOut && !clusterFinished(c.orig.Status.State) {
 		job := c.job()
 		reason := fmt.Sprintf("job lost: not reported again within %s", c.r.Options.LostTimeout)
