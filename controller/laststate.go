@@ -7,12 +7,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
@@ -271,6 +273,10 @@ func (c *cycle) keepRecoverableLostJob() {
 	if !c.lostTimedOut {
 		return
 	}
+	if l := meta.FindStatusCondition(c.st.Conditions, ConditionLost); l != nil && l.Status == metav1.ConditionTrue && l.Reason == ConditionReasonLostTimeout {
+		// The timeout was applied (afterJobFails under way): its cleanup is not undone.
+		return
+	}
 	ok, how := c.recoverableFromHA()
 	if !ok {
 		return
@@ -313,4 +319,26 @@ func (c *cycle) noteSavepointCheckpointID(ctx context.Context) {
 	if l := cps.LatestSavepoint(); l != nil && l.ExternalPath == job.SavepointLocation {
 		job.SavepointCheckpointID = l.ID
 	}
+}
+
+// mayLeadPods are the JobManager pods that may still run the job: the HA leader, a pod
+// whose container runs (it may lead, or be about to), or one being deleted within the lease
+// grace while nobody is known to lead. A pod whose container does not run (a crash loop's
+// back-off, an image that cannot be pulled) runs nothing.
+func (c *cycle) mayLeadPods() []corev1.Pod {
+	var out []corev1.Pod
+	for i := range c.obs.pods {
+		p := &c.obs.pods[i]
+		if !state.MayLead(p, c.obs.ha.leader, c.now) {
+			continue
+		}
+		running := false
+		for _, cs := range p.Status.ContainerStatuses {
+			running = running || cs.State.Running != nil
+		}
+		if running || c.obs.ha.leader.Leads(p) || state.Deleting(p) {
+			out = append(out, *p)
+		}
+	}
+	return out
 }
