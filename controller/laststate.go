@@ -321,10 +321,11 @@ func (c *cycle) noteSavepointCheckpointID(ctx context.Context) {
 	}
 }
 
-// mayLeadPods are the JobManager pods that may still run the job: the HA leader, a pod
-// whose container runs (it may lead, or be about to), or one being deleted within the lease
-// grace while nobody is known to lead. A pod whose container does not run (a crash loop's
-// back-off, an image that cannot be pulled) runs nothing.
+// mayLeadPods are the JobManager pods that may still run the job: a pod whose container runs
+// (it may lead, or be about to), or one being deleted that may still lead (state.MayLead: the
+// HA leader, or within the lease grace while nobody is known to lead). A pod whose container
+// does not run (a crash loop's back-off, an image that cannot be pulled) runs nothing, even
+// while its dead process's lease lasts.
 func (c *cycle) mayLeadPods() []corev1.Pod {
 	var out []corev1.Pod
 	for i := range c.obs.pods {
@@ -336,7 +337,9 @@ func (c *cycle) mayLeadPods() []corev1.Pod {
 		for _, cs := range p.Status.ContainerStatuses {
 			running = running || cs.State.Running != nil
 		}
-		if running || c.obs.ha.leader.Leads(p) || state.Deleting(p) {
+		// A lease holder whose container does not run is dead (its lease outlives it); one
+		// being deleted may run on where the kubelet cannot be asked (a lost node).
+		if running || state.Deleting(p) {
 			out = append(out, *p)
 		}
 	}
