@@ -79,7 +79,10 @@ func (c *cycle) lastState() lastStateView {
 	case sp > newest:
 		v.newerSavepoint = true
 		v.why = fmt.Sprintf("savepoint %s (checkpoint ID %d) is newer than the newest stored checkpoint %d", job.SavepointLocation, sp, newest)
-	case sp == 0 && job.SavepointLocation != "" && job.SavepointLocation != job.FromSavepoint:
+	case sp == 0 && job.SavepointLocation != "" && c.st.Savepoint != nil && c.st.Savepoint.JobID == job.ID &&
+		c.st.Savepoint.State == SavepointStateSucceeded:
+		// A savepoint of this job ID whose checkpoint ID was not learnt. (One of an earlier
+		// job ID is older than this job's checkpoints: the job started from it or later.)
 		v.why = fmt.Sprintf("the checkpoint ID of savepoint %s is unknown: it may be newer than the stored checkpoint %d", job.SavepointLocation, newest)
 	default:
 		v.ok = true

@@ -212,6 +212,13 @@ func (c *cycle) restoreSource() (string, bool) {
 		if job.ID == "" && c.fc.Spec.Job.FromSavepoint != nil {
 			return *c.fc.Spec.Job.FromSavepoint, true
 		}
+		if ls := c.lastState(); ls.ok && c.fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeStateless {
+			// The deploy ran under a job ID whose checkpoints Flink's HA store keeps (a
+			// last-state deploy): what it restored is that store, which a deploy under the
+			// same job ID restores again.
+			c.plan = planLastState
+			return "", true
+		}
 		return job.FromSavepoint, true
 	}
 	sp := c.st.Savepoint
