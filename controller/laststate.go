@@ -169,7 +169,7 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 	job := c.job()
 	ls := c.lastState()
 	job.DeployTime, job.StartTime, job.CompletionTime = "", "", nil
-	job.FinalSavepoint, job.FailureReasons, job.FromSavepoint = false, nil, ""
+	job.FinalSavepoint, job.FailureReasons, job.FromSavepoint, job.FromCheckpoint = false, nil, "", true
 	c.setJobState(v1beta1.JobStatePending, "", "last-state redeploy", c.now)
 	c.event(corev1.EventTypeNormal, ReasonLastStateRedeploy, "Deploy",
 		"last-state (%s): deploying revision %s as job %s again, restoring its newest checkpoint %d from Flink's HA store",

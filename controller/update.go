@@ -212,12 +212,19 @@ func (c *cycle) restoreSource() (string, bool) {
 		if job.ID == "" && c.fc.Spec.Job.FromSavepoint != nil {
 			return *c.fc.Spec.Job.FromSavepoint, true
 		}
-		if ls := c.lastState(); ls.ok && c.fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeStateless {
-			// The deploy ran under a job ID whose checkpoints Flink's HA store keeps (a
-			// last-state deploy): what it restored is that store, which a deploy under the
-			// same job ID restores again.
-			c.plan = planLastState
-			return "", true
+		if ls := c.lastState(); job.FromCheckpoint || ls.ok {
+			// The deploy restored the checkpoint store that Flink's HA store keeps for the job
+			// ID (a last-state deploy): a deploy under the same job ID restores it again. Once
+			// the store is gone, nothing says what the job's newest state is.
+			if ls.ok && c.fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeStateless {
+				c.plan = planLastState
+				return "", true
+			}
+			if job.FromCheckpoint {
+				c.requireSavepoint(ConditionReasonHAMetadataMissing, "last-state deploy of job %s never ran, and Flink's HA store no longer holds the job's checkpoints (%s): the controller deploys nothing that would rewind the job",
+					job.ID, ls.why)
+				return "", false
+			}
 		}
 		return job.FromSavepoint, true
 	}
