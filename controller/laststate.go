@@ -75,6 +75,13 @@ func (c *cycle) lastState() lastStateView {
 	}
 	newest := ids[len(ids)-1]
 	v := lastStateView{checkpoint: newest}
+	if sp := c.st.Savepoint; sp != nil && sp.JobID == job.ID && sp.TriggerTime != "" &&
+		sp.State != SavepointStateSucceeded && sp.State != SavepointStateFailed {
+		// A savepoint triggered and not known to have failed may have completed after the
+		// newest stored checkpoint.
+		v.why = fmt.Sprintf("savepoint trigger %s of job %s may have completed (%s): it may be newer than the stored checkpoint %d", sp.TriggerID, job.ID, sp.State, newest)
+		return v
+	}
 	switch sp := job.SavepointCheckpointID; {
 	case sp > newest:
 		v.newerSavepoint = true

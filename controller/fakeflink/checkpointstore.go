@@ -150,3 +150,19 @@ type CheckpointObserver interface {
 	// CheckpointCompleted: process p completed checkpoint id of a job, restorable from path.
 	CheckpointCompleted(p *JobManager, jobID string, id int64, path string)
 }
+
+// syncCounterLocked brings a job's last used checkpoint ID up to the HA counter
+// (KubernetesCheckpointIDCounter): with HA, checkpoint and savepoint IDs come from the
+// job's ConfigMap, shared by every JobManager that runs the job, not from the process.
+func (p *JobManager) syncCounterLocked(j *job) {
+	if !p.ha() {
+		return
+	}
+	cm, err := p.c.ha.Get(context.Background(), flinkha.JobConfigMapName(p.clusterID(), j.id))
+	if err != nil || cm == nil {
+		return
+	}
+	if next, err := strconv.ParseInt(cm.Data[flinkha.CheckpointCounterKey], 10, 64); err == nil && next-1 > j.lastCheckpointID {
+		j.lastCheckpointID = next - 1
+	}
+}

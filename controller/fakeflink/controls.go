@@ -373,6 +373,7 @@ func (p *JobManager) CompleteCheckpoint(jobID string) string {
 	if j == nil || j.state != flinkclient.JobStateRunning {
 		return ""
 	}
+	p.syncCounterLocked(j)
 	j.lastCheckpointID++
 	id := j.lastCheckpointID
 	now := p.c.nowMillis()

@@ -392,6 +392,7 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 		dir = p.dirProp(PropSavepointDir, defaultSavepointDir)
 	}
 	now := p.c.nowMillis()
+	p.syncCounterLocked(j)
 	j.lastCheckpointID++
 	cpID := j.lastCheckpointID
 	op.location = fmt.Sprintf("%s/savepoint-%.6s-%.12s", dir, j.id, op.triggerID)
