@@ -238,7 +238,7 @@ func (c *cycle) restoreSource() (string, bool) {
 	// its newest state — its newest checkpoint, or a savepoint newer than every stored one.
 	if !c.flinkReportsRunning() && c.fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeStateless {
 		switch ls := c.lastState(); {
-		case ls.ok && len(c.mayLeadPods()) > 0:
+		case (ls.ok || ls.newerSavepoint) && len(c.mayLeadPods()) > 0:
 			// Flink does not report the job running, but a JobManager may still run it (a
 			// lost node's pod leading until its lease ends): the fallback removes no
 			// JobManager that may still run the job; it waits, bounded by Waiting.
