@@ -204,6 +204,13 @@ func ruleCases() []ruleCase {
 		{name: "allow: Deployment with 2 JobManagers already (ratcheting)", old: deployment().JobManagerReplicas(2).Obj(),
 			obj: deployment().JobManagerReplicas(2).Image("flink:2.2.2").Obj()},
 
+		// spec: upgradeMode last-state needs a Deployment JobManager with Kubernetes HA.
+		{name: "allow: last-state on a Deployment with Kubernetes HA", obj: lastState(deployment()).Obj()},
+		{name: "deny: last-state with ZooKeeper HA", obj: lastState(deployment()).FlinkProperty("high-availability.type", "zookeeper").Obj(),
+			want: []fieldErr{invalid("spec.job.upgradeMode")}},
+		{name: "deny: last-state with a Job JobManager", obj: lastState(mk("app").HA()).Obj(),
+			want: []fieldErr{invalid("spec.job.upgradeMode")}},
+
 		// spec: deploymentType Deployment forbids shutdown-on-application-finish.
 		{name: "deny: Deployment with shutdown-on-application-finish true", obj: deployment().FlinkProperty(keyShutdownOnFinish, "true").Obj(),
 			want: []fieldErr{forbidden(pathShutdownOnFinish)}},
@@ -253,6 +260,12 @@ func ruleCases() []ruleCase {
 		{name: "deny: parallelism 0 set on an update of a valid job", old: mk("app").Obj(),
 			obj: mk("app").Parallelism(0).Obj(), want: []fieldErr{invalid(pathParallelism)}},
 	}
+}
+
+// lastState sets spec.job.upgradeMode last-state.
+func lastState(w *builder.FlinkClusterWrapper) *builder.FlinkClusterWrapper {
+	m := v1beta1.UpgradeModeLastState
+	return w.Job(func(j *v1beta1.JobSpec) { j.UpgradeMode = &m })
 }
 
 // TestValidateRules runs each rule's allow and deny cases through Validate after the

@@ -201,6 +201,10 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 		job.DeployTime, job.StartTime, job.CompletionTime = "", "", nil
 		job.FinalSavepoint = false
 		job.FailureReasons = nil
+		// A new job ID starts a new checkpoint ID counter: the last savepoint's ID no longer
+		// compares with the job's checkpoints.
+		job.SavepointCheckpointID = 0
+		job.FromCheckpoint = false
 		if prevID != "" {
 			c.event(corev1.EventTypeNormal, ReasonJobStateChanged, "Deploy", "new deploy: job %s replaces job %s", job.ID, prevID)
 		}

@@ -82,6 +82,9 @@ const (
 	ConditionReasonJobNotReported = "JobNotReported"
 	// ConditionReasonLostTimeout: the job stayed Lost for the Lost timeout; afterJobFails applies.
 	ConditionReasonLostTimeout = "LostTimeout"
+	// ConditionReasonLostRecoverable: the job stayed Lost for the Lost timeout, but its HA
+	// data is kept (job graph or checkpoints): it is not ended, it resumes from HA.
+	ConditionReasonLostRecoverable = "LostRecoverableFromHA"
 	// ConditionReasonJobTracked: Lost is False, the job is tracked.
 	ConditionReasonJobTracked = "JobTracked"
 

@@ -54,6 +54,10 @@ type cycle struct {
 	// derivedFailure is set when this reconcile's observation found a failed JobManager
 	// deployment (DeploymentFailed with the failure's own reason).
 	derivedFailure bool
+	// plan is how the update of this reconcile carries the job's state (planUpdate).
+	plan upgradePlan
+	// lastStateWhy says why a last-state redeploy was not possible, for SavepointRequired.
+	lastStateWhy string
 }
 
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
@@ -183,6 +187,9 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 		err = c.disposeSavepoints(ctx)
 	}
 	c.recordSpecFromSavepoint()
+	if err == nil {
+		c.noteSavepointCheckpointID(ctx)
+	}
 	c.setComponents()
 	c.setClusterState()
 	c.setConditions()
@@ -314,6 +321,7 @@ func (c *cycle) derive() {
 	}
 	c.noteWaits()
 	c.lostTimedOut = res.LostTimedOut
+	c.keepRecoverableLostJob()
 	if c.lostTimedOut && !clusterFinished(c.orig.Status.State) {
 		job := c.job()
 		reason := fmt.Sprintf("job lost: not reported again within %s", c.r.Options.LostTimeout)

@@ -40,6 +40,14 @@ const (
 	ReasonSavepointDisposed = "SavepointDisposed"
 	// ReasonSavepointDisposalFailed: a disposal failed or its outcome is unknown.
 	ReasonSavepointDisposalFailed = "SavepointDisposalFailed"
+	// ReasonLastStateRedeploy: a deploy restores the newest checkpoint of Flink's HA store
+	// under the same job ID (upgradeMode last-state, or savepoint's fallback).
+	ReasonLastStateRedeploy = "LastStateRedeploy"
+	// ReasonLastStateRefused: a last-state update of a running job takes a savepoint instead:
+	// its newest checkpoint is older than the max checkpoint age.
+	ReasonLastStateRefused = "LastStateRefused"
+	// ReasonStatelessRedeploy: a deploy starts from empty state, as upgradeMode stateless asks.
+	ReasonStatelessRedeploy = "StatelessRedeploy"
 )
 
 // RestoreAnnotation is how a user answers the SavepointRequired condition: when the controller

@@ -21,7 +21,7 @@ func (c *cycle) restart(ctx context.Context) error {
 			job.ID, job.SavepointLocation, job.RestartCount)
 		c.setJobState(state.StepRestart, v1beta1.JobStateRestarting, "", fmt.Sprintf("restartPolicy %s", v1beta1.JobRestartPolicyFromSavepointOnFailure), c.now)
 	}
-	ready, err := c.replaceJobManager(ctx)
+	ready, err := c.replaceJobManager(ctx, false)
 	if err != nil || !ready {
 		return err
 	}
@@ -30,9 +30,10 @@ func (c *cycle) restart(ctx context.Context) error {
 
 // replaceJobManager removes the current JobManager before a new deploy: it deletes the
 // workload, waits until no old JobManager pod may still lead, then deletes the cluster's HA
-// ConfigMaps so that the new JobManager cannot recover the old job graph. ready reports
-// whether the new deploy may be created.
-func (c *cycle) replaceJobManager(ctx context.Context) (ready bool, err error) {
+// ConfigMaps so that the new JobManager cannot recover the old job graph — or, with
+// keepCheckpoints (a last-state redeploy), removes only the job graphs and keeps the
+// checkpoint stores. ready reports whether the new deploy may be created.
+func (c *cycle) replaceJobManager(ctx context.Context, keepCheckpoints bool) (ready bool, err error) {
 	if c.obs.wl != nil && !c.obs.wl.Deleting {
 		if err := c.deleteJobManager(ctx); err != nil {
 			return false, err
@@ -53,6 +54,13 @@ func (c *cycle) replaceJobManager(ctx context.Context) (ready bool, err error) {
 		c.updateStepf(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager %s to be deleted", c.obs.wl.Revision)
 		c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "waiting for the old JobManager workload (revision %s) to be deleted", c.obs.wl.Revision)
 		return false, nil
+	}
+	if keepCheckpoints {
+		gone, err := c.removeJobGraphs(ctx)
+		if err == nil && !gone {
+			c.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the old deploy's job graph to be removed from the HA ConfigMaps")
+		}
+		return gone && err == nil, err
 	}
 	gone, err := c.deleteHAConfigMaps(ctx)
 	if err != nil || !gone {

@@ -35,6 +35,7 @@ func (c *cycle) update(ctx context.Context) error {
 		c.poll()
 		return nil
 	}
+	c.plan = c.planUpdate(ctx)
 	if job.State != v1beta1.JobStateUpdating {
 		c.startUpdate()
 	}
@@ -70,7 +71,7 @@ func (c *cycle) update(ctx context.Context) error {
 
 	// A job that was deploying when the update began may run by now: it is stopped with a
 	// savepoint like any running job.
-	if sp := c.st.Savepoint; c.flinkReportsRunning() && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.restoreChoice() == nil && !c.restoresSpec() &&
+	if sp := c.st.Savepoint; c.plan == planSavepoint && c.flinkReportsRunning() && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.restoreChoice() == nil && !c.restoresSpec() &&
 		!(sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate) {
 		c.requestSavepoint(SavepointReasonUpdate)
 		c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, c.st.Revision.NextRevision)
@@ -89,25 +90,44 @@ func (c *cycle) update(ctx context.Context) error {
 		return nil
 	}
 
-	if !stopReported && !c.confirmStopEnded() {
-		return nil
-	}
-	from, ok := c.restoreSource()
-	if !ok {
-		if c.savepointRequired != nil {
-			c.updateStepf(ConditionReasonNoFinalSavepoint, "%s", c.savepointRequired.Message)
-		} else {
-			c.updateStepf(c.waiting.Reason, "%s", c.waiting.Message)
+	var from string
+	switch c.plan {
+	case planLastState:
+		return c.lastStateUpdate(ctx, "upgradeMode last-state")
+	case planStateless:
+		// Empty state on purpose: nothing to stop or confirm.
+	default:
+		if !stopReported && !c.confirmStopEnded() {
+			return nil
 		}
-		return nil
+		var ok bool
+		if from, ok = c.restoreSource(); !ok {
+			if c.savepointRequired != nil {
+				c.updateStepf(ConditionReasonNoFinalSavepoint, "%s", c.savepointRequired.Message)
+			} else {
+				c.updateStepf(c.waiting.Reason, "%s", c.waiting.Message)
+			}
+			return nil
+		}
+		if c.plan == planLastState {
+			// restoreSource's fallback: the job cannot take a savepoint, and Flink's HA store
+			// holds its newest state.
+			return c.lastStateUpdate(ctx, "fallback: the job does not run and has no final savepoint")
+		}
 	}
-	ready, err := c.replaceJobManager(ctx)
+	ready, err := c.replaceJobManager(ctx, false)
 	if err != nil || !ready {
 		return err
 	}
 	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
 	if err := c.newDeploy(ctx, from); err != nil {
 		return err
+	}
+	if c.plan == planStateless {
+		c.event(corev1.EventTypeWarning, ReasonStatelessRedeploy, "Deploy", "upgradeMode stateless: deployed revision %s as job %s from empty state, as asked",
+			c.st.Revision.CurrentRevision, c.jobID())
+		c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s from empty state (upgradeMode stateless)", c.st.Revision.CurrentRevision, c.jobID())
+		return nil
 	}
 	if c.restoreChoice() != nil {
 		c.removeRestore = true
@@ -169,7 +189,7 @@ func (c *cycle) startUpdate() {
 		return
 	}
 	c.setJobState(state.StepStartUpdate, v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
-	if prev == v1beta1.JobStateRunning && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.obs.wl != nil && c.restoreChoice() == nil && !c.restoresSpec() {
+	if prev == v1beta1.JobStateRunning && c.plan == planSavepoint && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.obs.wl != nil && c.restoreChoice() == nil && !c.restoresSpec() {
 		c.requestSavepoint(SavepointReasonUpdate)
 	}
 }
@@ -208,6 +228,20 @@ func (c *cycle) restoreSource() (string, bool) {
 		if job.ID == "" && c.fc.Spec.Job.FromSavepoint != nil {
 			return *c.fc.Spec.Job.FromSavepoint, true
 		}
+		if ls := c.lastState(); job.FromCheckpoint || ls.ok {
+			// The deploy restored the checkpoint store that Flink's HA store keeps for the job
+			// ID (a last-state deploy): a deploy under the same job ID restores it again. Once
+			// the store is gone, nothing says what the job's newest state is.
+			if ls.ok && c.fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeStateless {
+				c.plan = planLastState
+				return "", true
+			}
+			if job.FromCheckpoint {
+				c.requireSavepoint(ConditionReasonHAMetadataMissing, "last-state deploy of job %s never ran, and Flink's HA store no longer holds the job's checkpoints (%s): the controller deploys nothing that would rewind the job",
+					job.ID, ls.why)
+				return "", false
+			}
+		}
 		return job.FromSavepoint, true
 	}
 	sp := c.st.Savepoint
@@ -215,12 +249,38 @@ func (c *cycle) restoreSource() (string, bool) {
 	if !stopAttempted && job.SavepointLocation != "" && flinkcluster.SavepointFresh(job, c.fc.Spec.Job, c.savepointAgeAt()) {
 		return job.SavepointLocation, true
 	}
+	// The last-state fallback (the Flink Kubernetes operator's last-state-fallback, on by
+	// default): a job that does not run cannot take a savepoint, but Flink's HA store holds
+	// its newest state — its newest checkpoint, or a savepoint newer than every stored one.
+	if !c.flinkReportsRunning() && c.fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeStateless {
+		switch ls := c.lastState(); {
+		case (ls.ok || ls.newerSavepoint) && len(c.mayLeadPods()) > 0:
+			// Flink does not report the job running, but a JobManager may still run it (a
+			// lost node's pod leading until its lease ends): the fallback removes no
+			// JobManager that may still run the job; it waits, bounded by Waiting.
+			c.waitFor(ConditionReasonWaitingForLeader, "job %s may still run on JobManager pod(s) %s: the last-state fallback waits until none may lead",
+				job.ID, podNames(c.mayLeadPods()))
+			return "", false
+		case ls.ok:
+			c.plan = planLastState
+			return "", true
+		case ls.newerSavepoint:
+			return job.SavepointLocation, true
+		default:
+			if c.lastStateWhy == "" {
+				c.lastStateWhy = ls.why
+			}
+		}
+	}
 	why := fmt.Sprintf("job %s has no confirmed final savepoint", job.ID)
 	if sp != nil && sp.JobID == job.ID && sp.Message != "" {
 		why += " (" + sp.Message + ")"
 	}
 	if job.SavepointLocation != "" {
 		why += fmt.Sprintf("; its last known savepoint %s may be older than its state", job.SavepointLocation)
+	}
+	if c.lastStateWhy != "" {
+		why += "; no last-state redeploy: " + c.lastStateWhy
 	}
 	c.requireSavepoint(ConditionReasonNoFinalSavepoint, "%s: the controller deploys nothing that would rewind the job", why)
 	return "", false

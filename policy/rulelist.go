@@ -397,6 +397,70 @@ spec:
 `,
 	},
 	{
+		Name:       RuleUpgradeMode,
+		EnforcedBy: EnforcedByCRDSchema,
+		Field:      `spec.job.upgradeMode`,
+		Type:       field.ErrorTypeNotSupported,
+		Message:    `supported values: "savepoint", "last-state", "stateless"`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    upgradeMode: last-checkpoint
+`,
+	},
+	{
+		Name:       RuleLastStateRequiresKubernetesHA,
+		EnforcedBy: EnforcedByCRDRule,
+		Field:      `spec.job.upgradeMode`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `upgradeMode last-state requires jobManager deploymentType Deployment and flinkProperties high-availability.type kubernetes: the job resumes from the checkpoints Flink keeps in its Kubernetes HA ConfigMaps`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  jobManager:
+    deploymentType: Deployment
+  job:
+    mode: Application
+    jarFile: /opt/flink/usrlib/job.jar
+    upgradeMode: last-state
+  flinkProperties:
+    high-availability.type: zookeeper
+    high-availability.storageDir: s3://flink-state/example/ha
+`,
+	},
+	{
+		Name:       RuleLastStateMaxCheckpointAge,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `spec.flinkProperties[kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age]`,
+		Type:       field.ErrorTypeInvalid,
+		Message:    `must be a Flink duration such as 10 min, 600 s or PT10M: the oldest checkpoint a last-state redeploy of a running job restores`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+  flinkProperties:
+    kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age: ten minutes
+`,
+	},
+	{
 		Name:       RuleJobParallelism,
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job.parallelism`,

@@ -37,6 +37,9 @@ const (
 	RuleSkipSavepointRequiresMaxStateAge = "skip-savepoint-requires-max-state-age"
 	// RuleSavepointsToKeep: spec.job.savepointsToKeep, Invalid: 1 to 10.
 	RuleSavepointsToKeep = "savepoints-to-keep"
+	// RuleLastStateRequiresKubernetesHA: spec.job.upgradeMode, Invalid: last-state needs a
+	// Deployment JobManager with Kubernetes HA.
+	RuleLastStateRequiresKubernetesHA = "last-state-requires-kubernetes-ha"
 	// RuleCancelOnCreate: spec.job.cancelRequested, Forbidden: not true on a new job.
 	RuleCancelOnCreate = "cancel-on-create"
 	// RuleDeploymentTypeImmutable: spec.jobManager.deploymentType, Forbidden (update).
@@ -89,6 +92,11 @@ const (
 	RuleCleanupPolicy = "cleanup-policy"
 	// RuleJobMode: spec.job.mode, NotSupported.
 	RuleJobMode = "job-mode"
+	// RuleUpgradeMode: spec.job.upgradeMode, NotSupported.
+	RuleUpgradeMode = "upgrade-mode"
+	// RuleLastStateMaxCheckpointAge: spec.flinkProperties[kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age],
+	// Invalid: a Flink duration.
+	RuleLastStateMaxCheckpointAge = "last-state-max-checkpoint-age"
 	// RuleUserControlInProgress: metadata.annotations[<user-control>], Forbidden (update).
 	RuleUserControlInProgress = "user-control-in-progress"
 	// RuleUserControlValue: metadata.annotations[<user-control>], NotSupported (update).

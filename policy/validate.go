@@ -39,6 +39,7 @@ func (v Validator) ValidateCreate(fc *v1beta1.FlinkCluster) (field.ErrorList, []
 	deployErrs, _ := validateDeployment(fc, nil)
 	errs = append(errs, deployErrs...)
 	errs = append(errs, validateCancelOnCreate(fc, nil)...)
+	errs = append(errs, validateUpgradeMode(fc)...)
 	return errs, objectWarnings(fc)
 }
 
@@ -82,6 +83,7 @@ func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorLis
 	errs = append(errs, deployErrs...)
 	warnings = append(warnings, deployWarnings...)
 	errs = append(errs, validateCancelOnCreate(fc, old)...)
+	errs = append(errs, validateUpgradeMode(fc)...)
 	return errs, append(warnings, objectWarnings(fc)...)
 }
 

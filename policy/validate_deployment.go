@@ -99,3 +99,21 @@ func validateCancelOnCreate(fc, old *v1beta1.FlinkCluster) field.ErrorList {
 	return field.ErrorList{field.Forbidden(pathCancelRequest, "cancelRequested cannot be true on a new job").
 		WithOrigin(RuleCancelOnCreate)}
 }
+
+var pathUpgradeMode = field.NewPath("spec", "job", "upgradeMode")
+
+// validateUpgradeMode rejects upgradeMode last-state where the controller cannot restore
+// from Flink's HA store: without a Deployment JobManager (whose HA data it keeps across
+// redeploys) or with HA other than Kubernetes (ZooKeeper or a custom factory, whose
+// checkpoint store it cannot read). Like its CEL rule it has no ratcheting: the field is
+// new, so no stored cluster breaks it, and a cluster that would must not be redeployed on
+// a guess.
+func validateUpgradeMode(fc *v1beta1.FlinkCluster) field.ErrorList {
+	s := &fc.Spec
+	if s.Job.GetUpgradeMode() != v1beta1.UpgradeModeLastState || flinkcluster.LastStateSupported(s) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(pathUpgradeMode, string(v1beta1.UpgradeModeLastState),
+		"upgradeMode last-state requires jobManager deploymentType Deployment and flinkProperties high-availability.type kubernetes: the job resumes from the checkpoints Flink keeps in its Kubernetes HA ConfigMaps").
+		WithOrigin(RuleLastStateRequiresKubernetesHA)}
+}

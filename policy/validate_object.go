@@ -81,6 +81,13 @@ func validateSpec(s *v1beta1.FlinkClusterSpec, p *field.Path) field.ErrorList {
 	errs = append(errs, validateJobManager(s, ver, p.Child("jobManager"))...)
 	errs = append(errs, validateTaskManager(s.TaskManager, ver, p.Child("taskManager"))...)
 	errs = append(errs, validateJob(s.Job, p.Child("job"))...)
+	if v, ok := s.FlinkProperties[flinkcluster.PropertyLastStateMaxCheckpointAge]; ok {
+		if _, err := flinkcluster.ParseFlinkDuration(v); err != nil {
+			errs = append(errs, field.Invalid(p.Child("flinkProperties").Key(flinkcluster.PropertyLastStateMaxCheckpointAge), v,
+				"must be a Flink duration such as 10 min, 600 s or PT10M: the oldest checkpoint a last-state redeploy of a running job restores").
+				WithOrigin(RuleLastStateMaxCheckpointAge))
+		}
+	}
 	return errs
 }
 
@@ -208,6 +215,8 @@ var (
 		v1beta1.CleanupActionKeepCluster, v1beta1.CleanupActionDeleteCluster, v1beta1.CleanupActionDeleteTaskManager,
 	}
 	jobModes = []v1beta1.JobMode{v1beta1.JobModeDetached, v1beta1.JobModeBlocking, v1beta1.JobModeApplication}
+	// upgradeModes are the CRD's enum of spec.job.upgradeMode.
+	upgradeModes = []v1beta1.UpgradeMode{v1beta1.UpgradeModeSavepoint, v1beta1.UpgradeModeLastState, v1beta1.UpgradeModeStateless}
 )
 
 func validateJob(j *v1beta1.JobSpec, p *field.Path) field.ErrorList {
@@ -257,6 +266,9 @@ func validateJob(j *v1beta1.JobSpec, p *field.Path) field.ErrorList {
 				errs = append(errs, field.NotSupported(cp.Child(a.name), a.action, cleanupActions).WithOrigin(RuleCleanupPolicy))
 			}
 		}
+	}
+	if j.UpgradeMode != nil && !slices.Contains(upgradeModes, *j.UpgradeMode) {
+		errs = append(errs, field.NotSupported(p.Child("upgradeMode"), *j.UpgradeMode, upgradeModes).WithOrigin(RuleUpgradeMode))
 	}
 	if j.Mode != nil && !slices.Contains(jobModes, *j.Mode) {
 		errs = append(errs, field.NotSupported(p.Child("mode"), *j.Mode, jobModes).WithOrigin(RuleJobMode))

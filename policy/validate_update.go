@@ -153,12 +153,17 @@ func (v Validator) validateJobUpdate(old, fc *v1beta1.FlinkCluster) field.ErrorL
 	switch {
 	case oj == nil || nj == nil:
 		return nil
-	case isEmpty(oj.SavepointsDir):
+	case isEmpty(oj.SavepointsDir) && nj.GetUpgradeMode() == v1beta1.UpgradeModeSavepoint:
 		return field.ErrorList{field.Forbidden(pathJob,
 			"a job cluster created without spec.job.savepointsDir cannot be updated: its job state cannot be carried over; delete and recreate the cluster").
 			WithOrigin(RuleJobUpdateRequiresSavepointsDir)}
 	case isEmpty(nj.SavepointsDir):
 		return nil // removal is a transition error
+	case nj.GetUpgradeMode() == v1beta1.UpgradeModeStateless, nj.GetUpgradeMode() == v1beta1.UpgradeModeLastState:
+		// stateless carries no state on purpose; last-state carries it in Flink's HA store
+		// (the controller stops with SavepointRequired when that holds nothing newer than
+		// the job's savepoints), so neither needs a savepoint here.
+		return nil
 	}
 	status := old.Status.Components.Job
 	if _, ok := flinkcluster.UpdateRestore(status, nj); ok {

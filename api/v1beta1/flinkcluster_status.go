@@ -222,6 +222,14 @@ type JobStatus struct {
 	// SavepointTime is when the last savepoint was taken.
 	// +optional
 	SavepointTime string `json:"savepointTime,omitempty"`
+	// FromCheckpoint is whether the current deploy restores the newest checkpoint that Flink's
+	// HA store keeps for the job ID (a last-state redeploy) rather than FromSavepoint.
+	// +optional
+	FromCheckpoint bool `json:"fromCheckpoint,omitempty"`
+	// SavepointCheckpointID is the checkpoint ID Flink gave the last savepoint, when known:
+	// a checkpoint in Flink's HA store with a higher ID holds newer state than the savepoint.
+	// +optional
+	SavepointCheckpointID int64 `json:"savepointCheckpointID,omitempty"`
 	// FinalSavepoint is whether the last savepoint ended the job.
 	// +optional
 	FinalSavepoint bool `json:"finalSavepoint,omitempty"`

@@ -80,6 +80,7 @@ func init() {
 // +kubebuilder:validation:XValidation:rule="!(has(self.jobManager) && has(self.jobManager.deploymentType) && self.jobManager.deploymentType == 'Deployment') || !has(self.jobManager.replicas) || self.jobManager.replicas == 1 || (oldSelf.hasValue() && has(oldSelf.value().jobManager) && has(oldSelf.value().jobManager.replicas) && oldSelf.value().jobManager.replicas != 1)",message="deploymentType Deployment requires jobManager replicas 1",fieldPath=".jobManager.replicas",reason=FieldValueInvalid,optionalOldSelf=true
 // +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || !(has(self.jobManager) && has(self.jobManager.deploymentType) && self.jobManager.deploymentType == 'Deployment') || !(has(self.flinkProperties) && 'execution.shutdown-on-application-finish' in self.flinkProperties && self.flinkProperties['execution.shutdown-on-application-finish'].lowerAscii() == 'true')",message="deploymentType Deployment requires execution.shutdown-on-application-finish false: the JobManager must stay up after the job ends so that its final state can be read",fieldPath=".flinkProperties['execution.shutdown-on-application-finish']",reason=FieldValueForbidden,optionalOldSelf=true
 // +kubebuilder:validation:XValidation:rule="!(has(self.jobManager) && has(self.jobManager.deploymentType) && self.jobManager.deploymentType == 'Deployment') || !(has(self.flinkProperties) && 'execution.shutdown-on-application-finish' in self.flinkProperties && self.flinkProperties['execution.shutdown-on-application-finish'].lowerAscii() == 'true') || (has(oldSelf.flinkProperties) && 'execution.shutdown-on-application-finish' in oldSelf.flinkProperties && oldSelf.flinkProperties['execution.shutdown-on-application-finish'].lowerAscii() == 'true')",message="deploymentType Deployment requires execution.shutdown-on-application-finish false: the JobManager must stay up after the job ends so that its final state can be read",fieldPath=".flinkProperties['execution.shutdown-on-application-finish']",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!(has(self.job) && has(self.job.upgradeMode) && self.job.upgradeMode == 'last-state') || ((has(self.jobManager) && has(self.jobManager.deploymentType) && self.jobManager.deploymentType == 'Deployment') && has(self.flinkProperties) && ('high-availability.type' in self.flinkProperties && self.flinkProperties['high-availability.type'].size() != 0 ? self.flinkProperties['high-availability.type'] : ('high-availability' in self.flinkProperties && self.flinkProperties['high-availability'].size() != 0 ? self.flinkProperties['high-availability'] : 'none')).lowerAscii() in ['kubernetes', 'org.apache.flink.kubernetes.highavailability.kuberneteshaservicesfactory'])",message="upgradeMode last-state requires jobManager deploymentType Deployment and flinkProperties high-availability.type kubernetes: the job resumes from the checkpoints Flink keeps in its Kubernetes HA ConfigMaps",fieldPath=".job.upgradeMode",reason=FieldValueInvalid
 type FlinkClusterSpec struct {
 	// FlinkVersion is the version of Flink in the image, e.g. "1.20" or "2.2.1".
 	FlinkVersion string `json:"flinkVersion"`
@@ -609,6 +610,25 @@ const (
 	JobModeApplication JobMode = "Application"
 )
 
+// UpgradeMode is how a redeploy carries the job's state (the Flink Kubernetes operator's
+// upgrade modes, spelt as it spells them).
+// +kubebuilder:validation:Enum=savepoint;last-state;stateless
+type UpgradeMode string
+
+// Upgrade modes.
+const (
+	// UpgradeModeSavepoint stops the job with a savepoint and restores it; when the job does
+	// not run (it crash-loops or is Lost) and Flink's HA store holds a checkpoint newer than
+	// every savepoint, it falls back to UpgradeModeLastState. The default.
+	UpgradeModeSavepoint UpgradeMode = "savepoint"
+	// UpgradeModeLastState keeps the checkpoints in Flink's Kubernetes HA ConfigMaps, removes
+	// only the job graph, and redeploys under the same job ID, so that the new JobManager
+	// restores the latest completed checkpoint with the new spec.
+	UpgradeModeLastState UpgradeMode = "last-state"
+	// UpgradeModeStateless redeploys from empty state, on purpose.
+	UpgradeModeStateless UpgradeMode = "stateless"
+)
+
 // SavepointFormatType is the savepoint format.
 // +kubebuilder:validation:Enum=CANONICAL;NATIVE
 type SavepointFormatType string
@@ -689,6 +709,13 @@ type JobSpec struct {
 	// +kubebuilder:validation:Maximum=10
 	// +optional
 	SavepointsToKeep *int32 `json:"savepointsToKeep,omitempty"`
+
+	// UpgradeMode is how a redeploy (an update, or a recovery of a job that crash-loops or
+	// is Lost) carries the job's state: savepoint (unset), last-state or stateless. The
+	// oldest checkpoint last-state restores from a running job is bounded by the flinkProperty
+	// kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age.
+	// +optional
+	UpgradeMode *UpgradeMode `json:"upgradeMode,omitempty"`
 
 	// MaxStateAgeToRestoreSeconds is the oldest savepoint age a restart or update may use.
 	// +kubebuilder:validation:Minimum=0

@@ -29,3 +29,12 @@ func (t *TaskManagerSpec) GetDeploymentType() TaskManagerDeploymentType {
 func (s *FlinkClusterSpec) IsApplicationMode() bool {
 	return s != nil && s.Job != nil && s.Job.Mode != nil && *s.Job.Mode == JobModeApplication
 }
+
+// GetUpgradeMode returns the effective upgrade mode: savepoint when unset (and for a
+// session cluster, which has no job).
+func (j *JobSpec) GetUpgradeMode() UpgradeMode {
+	if j == nil || j.UpgradeMode == nil || *j.UpgradeMode == "" {
+		return UpgradeModeSavepoint
+	}
+	return *j.UpgradeMode
+}

@@ -773,6 +773,11 @@ func (in *JobSpec) DeepCopyInto(out *JobSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.UpgradeMode != nil {
+		in, out := &in.UpgradeMode, &out.UpgradeMode
+		*out = new(UpgradeMode)
+		**out = **in
+	}
 	if in.MaxStateAgeToRestoreSeconds != nil {
 		in, out := &in.MaxStateAgeToRestoreSeconds, &out.MaxStateAgeToRestoreSeconds
 		*out = new(int32)

@@ -8,6 +8,12 @@
 //   - the job graph store: a new leader with the same cluster ID recovers the stored job
 //     graphs, from their latest checkpoint or their original savepoint, whatever its own
 //     command line says;
+//   - the checkpoint store as Flink lays it out (KubernetesStateHandleStore): a job's
+//     ConfigMap keeps checkpointID-<19 digits> entries (state.checkpoints.num-retained of
+//     them) and the ID counter, each entry a serialized state handle of a file in
+//     high-availability.storageDir, as is each stored job graph; a job started under a job ID
+//     whose store holds a checkpoint restores the newest one, whatever its savepoint path
+//     says (a last-state redeploy), and a graph carries its submitter's revision;
 //   - the job result store (job-result-store.storage-path and delete-on-commit) lives in the
 //     cluster's shared "filesystem", so results survive process restarts; with
 //     delete-on-commit=true a restarted JobManager reruns main() (FLINK-27569); with a clean
@@ -163,7 +169,15 @@ type Execution struct {
 	Recovered bool
 	// RestoredFrom is the savepoint or checkpoint the execution started from, or "".
 	RestoredFrom string
-	Start        time.Time
+	// RestoredCheckpoint is true when RestoredFrom came from the checkpoint store in HA
+	// (a recovery, or main() under a job ID whose checkpoints were kept: last-state).
+	RestoredCheckpoint bool
+	// Revision is the revision (Config.Revision) of the process that submitted the job
+	// graph this execution runs: a recovered graph keeps its submitter's revision.
+	Revision string
+	// ProcessRevision is the revision of the process running the execution.
+	ProcessRevision string
+	Start           time.Time
 	// End and State are set once the execution ended: a globally terminal state, or
 	// SUSPENDED when its JobManager lost leadership or died.
 	End   time.Time
@@ -186,7 +200,9 @@ type Cluster struct {
 	ha      HAStore
 	program Program
 	// jrs maps a job result store path to job IDs to entries.
-	jrs       map[string]map[string]jrsEntry
+	jrs map[string]map[string]jrsEntry
+	// haFiles are the files of high-availability.storageDir: the state handles' targets.
+	haFiles   map[string][]byte
 	procs     []*JobManager
 	history   []*Execution
 	violation []string

@@ -404,26 +404,17 @@ func (p *JobManager) CompleteCheckpoint(jobID string) string {
 	if j == nil || j.state != flinkclient.JobStateRunning {
 		return ""
 	}
+	p.syncCounterLocked(j)
 	j.lastCheckpointID++
 	id := j.lastCheckpointID
 	now := p.c.nowMillis()
 	path := p.dirProp(PropCheckpointDir, defaultCheckpointDir) + "/" + jobID + "/chk-" + itoa(id)
 	j.completed = &checkpoint{id: id, path: path, trigger: now, ack: now}
 	if p.ha() {
-		ctx := context.Background()
-		name := flinkha.JobConfigMapName(p.clusterID(), jobID)
-		cm, err := p.c.ha.Get(ctx, name)
-		if err == nil {
-			if cm == nil {
-				cm = flinkha.NewConfigMap("", name, p.clusterID())
-			}
-			if cm.Data == nil {
-				cm.Data = map[string]string{}
-			}
-			cm.Data[flinkha.CheckpointCounterKey] = itoa(id + 1)
-			cm.Data[flinkha.CheckpointKey(id)] = path
-			_ = p.c.ha.Put(ctx, cm)
-		}
+		p.addCheckpointLocked(jobID, storedCheckpoint{ID: id, ExternalPath: path, Timestamp: now})
+	}
+	if o, ok := p.c.opts.Observer.(CheckpointObserver); ok {
+		o.CheckpointCompleted(p, jobID, id, path)
 	}
 	return path
 }

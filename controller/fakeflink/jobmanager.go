@@ -2,7 +2,6 @@ package fakeflink
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -33,6 +32,9 @@ type Config struct {
 	// Flink publishes http://<pod IP>:<rest.port>; default URL(). Tests of the controller set
 	// it to the pod's address and reach the process with Cluster.ProcessAt.
 	Address string
+	// Revision names the spec the process was started from (the pod's revision label): a
+	// job graph it stores carries it, so that an execution of another revision's graph shows.
+	Revision string
 	// Program, when set, is what this process's main() does instead of the cluster's
 	// (Options.Program, SetProgram): a container started from another pod template.
 	Program *Program
@@ -124,6 +126,8 @@ type JobManager struct {
 	requests                   []string
 	mainBlocked                bool
 	pendingRecovery            []string
+	// nextExec carries what startStoredLocked learnt to the execution startLocked makes.
+	nextExec *Execution
 	// exit is how the process ended (see ExitStatus); nil while it runs.
 	exit *ExitStatus
 }
@@ -474,33 +478,38 @@ func (p *JobManager) programName() string {
 	return "job"
 }
 
+// storedGraph is a submittedJobGraph file: what the fake needs of a JobGraph.
 type storedGraph struct {
 	Name      string `json:"name"`
 	Savepoint string `json:"savepoint,omitempty"`
+	// Revision is the submitting process's Config.Revision.
+	Revision string `json:"revision,omitempty"`
 }
 
 // recoverLocked restarts stored jobs from their latest checkpoint (the job's ConfigMap), else
 // from the savepoint their graph was submitted with: never from this process's command line.
 func (p *JobManager) recoverLocked(cm *corev1.ConfigMap, graphs []string) {
 	for _, id := range graphs {
-		var g storedGraph
-		_ = json.Unmarshal([]byte(cm.Data[p.graphKey(id)]), &g)
-		from := g.Savepoint
-		var lastID int64
-		if jcm, err := p.c.ha.Get(context.Background(), flinkha.JobConfigMapName(p.clusterID(), id)); err == nil && jcm != nil {
-			var last string
-			for k := range jcm.Data {
-				if strings.HasPrefix(k, flinkha.CheckpointKeyPrefix) && k > last {
-					last = k
-				}
-			}
-			if last != "" {
-				from = jcm.Data[last]
-				lastID, _ = strconv.ParseInt(strings.TrimPrefix(last, flinkha.CheckpointKeyPrefix), 10, 64)
-			}
-		}
-		p.startLocked(id, g.Name, true, from).lastCheckpointID = lastID
+		g, _ := p.readGraphLocked(cm, id)
+		p.startStoredLocked(id, g, true)
 	}
+}
+
+// startStoredLocked starts a job as Flink's JobMaster does (DefaultExecutionGraphFactory):
+// from the checkpoint store of its job ID when that holds a checkpoint, else from the
+// graph's savepoint restore settings; checkpoint IDs continue from the store's counter.
+func (p *JobManager) startStoredLocked(id string, g storedGraph, recovered bool) *job {
+	from, fromStore := g.Savepoint, false
+	var lastID int64
+	if cp, counter, ok := p.latestCheckpointLocked(id); ok {
+		from, fromStore, lastID = cp.ExternalPath, true, counter-1
+	} else if counter > 0 {
+		lastID = counter - 1
+	}
+	p.nextExec = &Execution{RestoredCheckpoint: fromStore, Revision: g.Revision}
+	j := p.startLocked(id, g.Name, recovered, from)
+	j.lastCheckpointID = max(j.lastCheckpointID, lastID)
+	return j
 }
 
 // runMainLocked runs the application's main(), unless it blocks before execute().
@@ -532,17 +541,18 @@ func (p *JobManager) runMainLocked() {
 	if from == "" {
 		from = p.prop(PropSavepointPath)
 	}
-	if missingPath(from) {
+	if _, _, kept := p.latestCheckpointLocked(id); !kept && missingPath(from) {
+		// The savepoint path is read only when the job's checkpoint store holds nothing
+		// (a checkpoint in the store wins over the restore path, as the scheduler restores).
 		p.restoreFailedLocked(id, from)
 		return
 	}
-	j := p.startLocked(id, p.programName(), false, from)
+	g := storedGraph{Name: p.programName(), Savepoint: from, Revision: p.cfg.Revision}
 	if p.ha() {
-		p.editClusterCM(func(cm *corev1.ConfigMap) {
-			b, _ := json.Marshal(storedGraph{Name: j.name, Savepoint: from})
-			cm.Data[p.graphKey(id)] = string(b)
-		})
+		// The Dispatcher stores the graph before the JobMaster starts it.
+		p.storeGraphLocked(id, g)
 	}
+	j := p.startStoredLocked(id, g, false)
 	if prog.Throw != "" {
 		p.mainFailedLocked(id, prog.Throw, j)
 	}
@@ -668,7 +678,12 @@ func (p *JobManager) startLocked(id, name string, recovered bool, from string) *
 	default:
 		state = flinkclient.JobStateRunning
 	}
-	e := &Execution{Process: p.name, JobID: id, Recovered: recovered, RestoredFrom: from, Start: now}
+	e := &Execution{Process: p.name, JobID: id, Recovered: recovered, RestoredFrom: from, Start: now,
+		Revision: p.cfg.Revision, ProcessRevision: p.cfg.Revision}
+	if n := p.nextExec; n != nil {
+		e.RestoredCheckpoint, e.Revision = n.RestoredCheckpoint, n.Revision
+		p.nextExec = nil
+	}
 	c.history = append(c.history, e)
 	if o := c.opts.Observer; o != nil {
 		o.ExecutionStarted(p, *e)

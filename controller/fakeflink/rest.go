@@ -394,6 +394,7 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 		dir = p.dirProp(PropSavepointDir, defaultSavepointDir)
 	}
 	now := p.c.nowMillis()
+	p.syncCounterLocked(j)
 	j.lastCheckpointID++
 	cpID := j.lastCheckpointID
 	op.location = fmt.Sprintf("%s/savepoint-%.6s-%.12s", dir, j.id, op.triggerID)
@@ -402,6 +403,7 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 	}
 	j.savepoint = &checkpoint{id: cpID, savepoint: true, path: op.location, trigger: now, ack: now}
 	p.c.noteSavepointFileLocked(op.location)
+	p.advanceCounterLocked(j.id, cpID+1)
 	switch {
 	case op.stop:
 		p.terminateLocked(j, flinkclient.JobStateFinished)

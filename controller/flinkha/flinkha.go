@@ -411,3 +411,37 @@ func ExecutionPlanKey(jobID string) string { return ExecutionPlanKeyPrefix + job
 func CheckpointKey(checkpointID int64) string {
 	return fmt.Sprintf("%s%019d", CheckpointKeyPrefix, checkpointID)
 }
+
+// CheckpointIDs lists the IDs of the completed checkpoints a job's ConfigMap stores, sorted:
+// the checkpoint store (DefaultCompletedCheckpointStore over KubernetesStateHandleStore)
+// that a JobMaster of the same job ID recovers, restoring the highest. Each value is Flink's
+// serialized state handle of the checkpoint's metadata in high-availability.storageDir,
+// which this package does not read: the IDs are in the keys (KubernetesCheckpointStoreUtil).
+// A malformed key is skipped, as Flink skips keys it does not own.
+func CheckpointIDs(cm *corev1.ConfigMap) []int64 {
+	if cm == nil {
+		return nil
+	}
+	var ids []int64
+	for k := range cm.Data {
+		s, ok := strings.CutPrefix(k, CheckpointKeyPrefix)
+		if !ok || s == "" {
+			continue
+		}
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id < 0 {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// IsJobGraphKey reports whether a data key of the cluster ConfigMap stores a job graph
+// (Flink 1.x) or execution plan (Flink 2.x): what a last-state redeploy removes, as the
+// Flink Kubernetes operator's FlinkUtils.deleteJobGraphInKubernetesHA does, so that the new
+// JobManager runs main() with the new spec instead of recovering the old graph.
+func IsJobGraphKey(k string) bool {
+	return strings.HasPrefix(k, JobGraphKeyPrefix) || strings.HasPrefix(k, ExecutionPlanKeyPrefix)
+}

@@ -238,3 +238,23 @@ func TestLeaseDuration(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckpointIDsReadsTheKeysOfTheCheckpointStore(t *testing.T) {
+	cm := flinkha.NewConfigMap("ns", flinkha.JobConfigMapName("c", "j"), "c")
+	cm.Data[flinkha.CheckpointKey(12)] = "rO0ABXNy..."
+	cm.Data[flinkha.CheckpointKey(3)] = "rO0ABXNy..."
+	cm.Data[flinkha.CheckpointCounterKey] = "13"
+	cm.Data[flinkha.CheckpointKeyPrefix+"x"] = "bad"
+	cm.Data[flinkha.CheckpointKeyPrefix] = "empty"
+	if got := flinkha.CheckpointIDs(cm); !assert.ObjectsAreEqual([]int64{3, 12}, got) {
+		t.Errorf("flinkha.CheckpointIDs = %v, want [3 12]", got)
+	}
+	if flinkha.CheckpointIDs(nil) != nil {
+		t.Error("flinkha.CheckpointIDs(nil) is not nil")
+	}
+	for k, want := range map[string]bool{flinkha.JobGraphKey("a"): true, flinkha.ExecutionPlanKey("a"): true, flinkha.LeaderKey(flinkha.ComponentDispatcher): false, flinkha.CheckpointKey(1): false} {
+		if flinkha.IsJobGraphKey(k) != want {
+			t.Errorf("flinkha.IsJobGraphKey(%q) = %v", k, !want)
+		}
+	}
+}

@@ -95,6 +95,7 @@ func (w *world) ExecutionStarted(p *fakeflink.JobManager, e fakeflink.Execution)
 		w.violate("job %s rerun after it ended: main() ran again (no job result found)", e.JobID)
 	}
 	deploy := p.Config().Properties[deployProperty]
+	w.checkLastStateRestore(p, e, t) // laststate_test.go
 	if e.Recovered && w.graphOf[e.JobID] != deploy {
 		// Flink recovers every job graph in the HA store, whatever the command line says.
 		w.violate("the JobManager of deploy %s recovered job %s of deploy %s from HA", deploy, e.JobID, w.graphOf[e.JobID])
@@ -104,6 +105,9 @@ func (w *world) ExecutionStarted(p *fakeflink.JobManager, e fakeflink.Execution)
 	}
 	if !e.Recovered {
 		switch {
+		case t.ran && e.RestoredCheckpoint:
+			// main() under a job ID whose checkpoints were kept: a last-state redeploy, whose
+			// restore checkLastStateRestore checked.
 		case t.ran && !w.haDeletedExternally:
 			w.violate("job %s re-ran main() from %q after it had run: its state since is lost", e.JobID, e.RestoredFrom)
 		case t.ran && e.RestoredFrom != "" && w.recordedRan(e.JobID):
@@ -133,6 +137,7 @@ func (w *world) ExecutionEnded(_ *fakeflink.JobManager, e fakeflink.Execution) {
 func (w *world) SavepointCompleted(_ *fakeflink.JobManager, jobID, location string, stop bool) {
 	w.savepoints = append(w.savepoints, location)
 	w.truthOf(jobID).savepointed = true
+	w.newestSnapshot[jobID] = location
 	if stop {
 		w.truthOf(jobID).stopped = true
 	}
@@ -147,7 +152,7 @@ func (w *world) startContainer(pr *proc, p *corev1.Pod) {
 	props[fakeflink.PropJobID] = argValue(args, "--job-id")
 	props[deployProperty] = argValue(args, "--job-id") + "@" + p.Labels[resources.LabelRevision]
 	cfg := fakeflink.Config{Name: p.Name, Properties: props, Address: "http://" + pr.ip + ":8081",
-		FromSavepoint: argValue(args, "--fromSavepoint")}
+		FromSavepoint: argValue(args, "--fromSavepoint"), Revision: p.Labels[resources.LabelRevision]}
 	if hasArg(args, "--broken") {
 		cfg.Program = &fakeflink.Program{Throw: brokenMain}
 	}

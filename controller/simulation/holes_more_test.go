@@ -188,7 +188,9 @@ func TestHole5CrashLoopOfARunningJobIsNotTerminal(t *testing.T) {
 }
 
 // Hole 5 of issue 8, the bound: a crash loop that does not pass ends the job at
-// --lost-job-timeout (the Lost condition's reason LostTimeout), not before.
+// --lost-job-timeout (the Lost condition's reason LostTimeout), not before — once nothing
+// can resume it: its HA data is gone (with the HA data kept, hole 3 of issue 17, the job is
+// kept: TestHole3CrashLoopPastTheLostTimeoutResumesFromHA).
 func TestHole5CrashLoopEndsAtTheLostTimeout(t *testing.T) {
 	w := newWorldWith(t, 19, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
@@ -196,6 +198,8 @@ func TestHole5CrashLoopEndsAtTheLostTimeout(t *testing.T) {
 	w.stop(pr.pod, false, 1, "java.io.IOException: storage unavailable")
 	pr.crashing = 1 << 20
 	fc := w.until(t, "Lost", 20, jobIs(v1beta1.JobStateLost))
+	w.haDeletedExternally = true
+	w.deleteHA()
 	lostAt := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionLost).LastTransitionTime.Time
 	w.until(t, "the Lost timeout", 400, func(fc *v1beta1.FlinkCluster) bool {
 		if conditionIs(controller.ConditionLost, controller.ConditionReasonLostTimeout)(fc) {

@@ -77,6 +77,7 @@ var events = []event{
 			w.log("JobManager %s answers 503 for %d steps", pr.pod, pr.unavailable)
 		}
 	}},
+	{"checkpoint completes", 4, func(w *world) { w.completeCheckpoint() }}, // laststate_test.go
 	{"job fails", 2, func(w *world) { w.jobEvent(flinkclient.JobStateFailed) }},
 	{"job finishes", 1, func(w *world) { w.jobEvent(flinkclient.JobStateFinished) }},
 	{"job restarts", 2, func(w *world) { w.jobEvent(flinkclient.JobStateRestarting) }},

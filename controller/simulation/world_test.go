@@ -88,6 +88,9 @@ type world struct {
 	ipSeq            int
 	jobPodMade       map[types.UID]bool
 	savepoints       []string
+	// newestSnapshot is, by job ID, the path of its newest completed checkpoint or savepoint
+	// (laststate_test.go): what a last-state redeploy under that job ID must restore.
+	newestSnapshot map[string]string
 	// graphOf is the deploy whose main() submitted each job ID's graph last.
 	graphOf     map[string]string
 	conf        map[string]string
@@ -146,6 +149,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		specFromOf:           map[string]string{},
 		graphOf:              map[string]string{},
 		recordedDeployFailed: map[string]bool{},
+		newestSnapshot:       map[string]string{},
 		mode:                 v1beta1.JobManagerDeploymentTypeJob,
 		v23:                  rng.Intn(2) == 0,
 	}
@@ -172,6 +176,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		fc.Spec.Job.MaxStateAgeToRestoreSeconds = ptr.To(int32(60 + rng.Intn(1200)))
 	}
 	randomHAConfiguration(rng, fc)
+	drawUpgradeMode(seed, fc) // laststate_test.go; its own generator leaves rng's draws alone
 	if fixed != nil {
 		fc = builder.MakeAppCluster(name).DeploymentType(fixed.mode).Obj()
 		w.mode, w.v23, w.skew = fixed.mode, fixed.v23, fixed.skew
@@ -441,6 +446,12 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 	if w.deployed[after.deploy()] {
 		return // the same deploy's JobManager created again (HA resume)
 	}
+	if w.lastDeploy == after.jobID {
+		// A last-state redeploy: the next revision under the same job ID restores from the
+		// checkpoint store, checked when its execution starts (laststate_test.go).
+		w.deployed[after.deploy()] = true
+		return
+	}
 	prev, prevDeployFailed := "", false
 	if fc.Status.Components.Job != nil {
 		prev = fc.Status.Components.Job.ID
@@ -448,7 +459,8 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 	}
 	w.log("deploy job %s from %q (newest savepoint %q)", after.jobID, after.from, w.newestSavepoint())
 	_, accepted := fc.Annotations[controller.RestoreAnnotation]
-	accepted = accepted || fc.Spec.Job.RestartPolicy != nil || !flinkcluster.TakesSavepointOnUpdate(fc.Spec.Job)
+	accepted = accepted || fc.Spec.Job.RestartPolicy != nil || !flinkcluster.TakesSavepointOnUpdate(fc.Spec.Job) ||
+		fc.Spec.Job.GetUpgradeMode() == v1beta1.UpgradeModeStateless // empty state, on purpose
 	specFrom := strings.TrimSpace(ptr.Deref(fc.Spec.Job.FromSavepoint, ""))
 	// A fromSavepoint the update set anew is the user's choice (the operator's rule); one
 	// left as the previous deploy's revision had it is not, and restoring it would rewind.
@@ -517,7 +529,10 @@ func (w *world) checkRemoval(before, after *workload, fcBefore, fc *v1beta1.Flin
 	}
 	_, accepted := fcBefore.Annotations[controller.RestoreAnnotation]
 	cancel := ptr.Deref(fc.Spec.Job.CancelRequested, false) || (fc.Status.Control != nil && fc.Status.Control.Name == v1beta1.ControlNameJobCancel)
-	if accepted || cancel || !flinkcluster.TakesSavepointOnUpdate(fc.Spec.Job) || fc.Spec.Job.RestartPolicy != nil {
+	if accepted || cancel || !flinkcluster.TakesSavepointOnUpdate(fc.Spec.Job) || fc.Spec.Job.RestartPolicy != nil ||
+		fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeSavepoint {
+		// last-state keeps the state in Flink's HA store (its restore is checked when the
+		// next execution starts); stateless keeps none, on purpose.
 		return
 	}
 	if _, named := flinkcluster.UpdateRestore(fcBefore.Status.Components.Job, fcBefore.Spec.Job); named {

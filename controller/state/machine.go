@@ -17,6 +17,9 @@ const (
 	StepDerive Step = "derive"
 	// StepNewDeploy chooses a new job ID for a deploy that does not resume from HA.
 	StepNewDeploy Step = "newDeploy"
+	// StepLastStateDeploy redeploys the job under its job ID from the newest checkpoint of
+	// Flink's HA store (upgradeMode last-state, or the fallback of a job that does not run).
+	StepLastStateDeploy Step = "lastStateDeploy"
 	// StepCreateJobManager creates the deploy's JobManager Job or Deployment.
 	StepCreateJobManager Step = "createJobManager"
 	// StepStartUpdate begins the update flow for a new revision or the user's restore answer.
@@ -75,6 +78,7 @@ var Transitions = []Transition{
 	{[]string{pending, deploying, running}, "the job is not reported within the HA recovery grace, the JobManager Job is missing, or the Deployment of a job that ran cannot run", lostState, StepDerive},
 	{[]string{updating, restarting, succeeded, cancelled, failed, deployFailed, lostState}, "a deploy that does not resume from HA: a new job ID", pending, StepNewDeploy},
 	{[]string{pending}, "the deploy's JobManager workload was created", deploying, StepCreateJobManager},
+	{[]string{updating, restarting, succeeded, cancelled, failed, deployFailed, lostState}, "a last-state redeploy: the same job ID, the newest checkpoint of the HA store", pending, StepLastStateDeploy},
 	{[]string{pending, deploying, running, lostState, restarting}, "the spec changed (a new revision, also while a failed job restarts from its savepoint), or the user answered SavepointRequired", updating, StepStartUpdate},
 	{[]string{updating}, "the spec went back to the running revision before its stop took effect", deploying, StepUpdate},
 	{[]string{updating}, "the spec went back to the running revision before its stop took effect, and Flink reports the job RUNNING", running, StepUpdate},

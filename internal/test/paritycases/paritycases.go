@@ -57,6 +57,7 @@ const (
 	PathParallelism      = "spec.job.parallelism"
 	PathJarFile          = "spec.job.jarFile"
 	PathMaxStateAge      = "spec.job.maxStateAgeToRestoreSeconds"
+	PathUpgradeMode      = "spec.job.upgradeMode"
 )
 
 // Flink configuration keys the rules read.
@@ -85,6 +86,11 @@ func named(name string) *builder.FlinkClusterWrapper {
 // with a JobManager Deployment and Kubernetes HA.
 func deployment() *builder.FlinkClusterWrapper {
 	return app().DeploymentType(v1beta1.JobManagerDeploymentTypeDeployment).HA()
+}
+
+// upgradeMode sets spec.job.upgradeMode.
+func upgradeMode(w *builder.FlinkClusterWrapper, m v1beta1.UpgradeMode) *builder.FlinkClusterWrapper {
+	return w.Job(func(j *v1beta1.JobSpec) { j.UpgradeMode = &m })
 }
 
 func allow(name string, old, obj *v1beta1.FlinkCluster) Case {
@@ -155,6 +161,34 @@ func Cases() []Case {
 		allow("allow: Deployment with shutdown-on-application-finish false", nil,
 			deployment().FlinkProperty(keyShutdownOnFinish, "false").Obj()),
 		allow("allow: Job with shutdown-on-application-finish true", nil, app().FlinkProperty(keyShutdownOnFinish, "true").Obj()),
+
+		// Creates. upgradeMode last-state needs a Deployment JobManager with Kubernetes HA.
+		allow("allow: last-state on a Deployment with Kubernetes HA", nil, upgradeMode(deployment(), v1beta1.UpgradeModeLastState).Obj()),
+		allow("allow: last-state with the Kubernetes HA factory class in mixed case", nil,
+			upgradeMode(deployment(), v1beta1.UpgradeModeLastState).
+				FlinkProperty(keyHAType, "org.apache.flink.kubernetes.highavailability.KubernetesHaServicesFactory").Obj()),
+		allow("allow: last-state with the legacy high-availability key", nil,
+			upgradeMode(deployment(), v1beta1.UpgradeModeLastState).DeleteFlinkProperty(keyHAType).FlinkProperty(keyHALegacy, "KUBERNETES").Obj()),
+		deny("deny: last-state with ZooKeeper HA", nil,
+			upgradeMode(deployment(), v1beta1.UpgradeModeLastState).FlinkProperty(keyHAType, "zookeeper").Obj(), PathUpgradeMode),
+		deny("deny: last-state with an HA factory class", nil,
+			upgradeMode(deployment(), v1beta1.UpgradeModeLastState).FlinkProperty(keyHAType, "org.example.flink.MyHaServicesFactory").Obj(), PathUpgradeMode),
+		deny("deny: last-state with a Job JobManager and Kubernetes HA", nil,
+			upgradeMode(app().HA(), v1beta1.UpgradeModeLastState).Obj(), PathUpgradeMode),
+		deny("deny: last-state on a Job JobManager without HA", nil,
+			upgradeMode(app(), v1beta1.UpgradeModeLastState).Obj(), PathUpgradeMode),
+		allow("allow: stateless on a Job JobManager without HA", nil, upgradeMode(app(), v1beta1.UpgradeModeStateless).Obj()),
+		allow("allow: savepoint on a Deployment with ZooKeeper HA", nil,
+			upgradeMode(deployment(), v1beta1.UpgradeModeSavepoint).FlinkProperty(keyHAType, "zookeeper").Obj()),
+
+		// Updates. The last-state rule has no ratcheting: switching HA away from Kubernetes
+		// under last-state is denied like a create.
+		deny("deny: update of a last-state cluster to ZooKeeper HA",
+			upgradeMode(deployment(), v1beta1.UpgradeModeLastState).Obj(),
+			upgradeMode(deployment(), v1beta1.UpgradeModeLastState).FlinkProperty(keyHAType, "zookeeper").Obj(), PathUpgradeMode),
+		allow("allow: update from savepoint to last-state",
+			upgradeMode(deployment(), v1beta1.UpgradeModeSavepoint).Obj(),
+			upgradeMode(deployment(), v1beta1.UpgradeModeLastState).Obj()),
 
 		// Creates. The JobManager's shutdown timing.
 		allow("allow: grace period longer than the preStop delay", nil, app().Grace(60).PreStop(30).Obj()),

@@ -1,0 +1,124 @@
+package flinkcluster
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+)
+
+// Flink configuration of last-state upgrades.
+const (
+	// PropertyLastStateMaxCheckpointAge bounds the age of the checkpoint a last-state
+	// redeploy of a running job restores; with an older one the job is stopped with a
+	// savepoint instead. The Flink Kubernetes operator's key
+	// (KubernetesOperatorConfigOptions.OPERATOR_JOB_UPGRADE_LAST_STATE_CHECKPOINT_MAX_AGE),
+	// with its default: unset, no bound. Flink itself ignores it.
+	PropertyLastStateMaxCheckpointAge = "kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age"
+)
+
+// LastStateSupported reports whether a spec can use upgradeMode last-state: a Deployment
+// JobManager (whose HA data the controller keeps across redeploys) with Kubernetes HA.
+func LastStateSupported(s *v1beta1.FlinkClusterSpec) bool {
+	return s.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment && KubernetesHA(s.FlinkProperties)
+}
+
+// flinkDurationUnits are the units of Flink's TimeUtils.parseDuration (the ISO-8601 form
+// aside), lower-case.
+var flinkDurationUnits = map[string]time.Duration{
+	"ns": time.Nanosecond, "nano": time.Nanosecond, "nanos": time.Nanosecond, "nanosecond": time.Nanosecond, "nanoseconds": time.Nanosecond,
+	"µs": time.Microsecond, "us": time.Microsecond, "micro": time.Microsecond, "micros": time.Microsecond, "microsecond": time.Microsecond, "microseconds": time.Microsecond,
+	"ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hour": time.Hour, "hours": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+}
+
+// ParseFlinkDuration parses a duration as Flink's configuration does (TimeUtils.parseDuration):
+// a non-negative whole number with an optional unit ("10 min", "600s", "1h"; milliseconds
+// without a unit), or ISO-8601 (PT10M). Bad input is an error that says what is accepted.
+func ParseFlinkDuration(v string) (time.Duration, error) {
+	s := strings.TrimSpace(v)
+	if up := strings.ToUpper(s); strings.HasPrefix(up, "P") {
+		return parseISO8601(up)
+	}
+	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], strings.ToLower(strings.TrimSpace(s[i:]))
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || num == "" {
+		return 0, fmt.Errorf("%q is not a Flink duration: a whole number with an optional unit (ms, s, min, h, d), e.g. 10 min", v)
+	}
+	mult := time.Millisecond
+	if unit != "" {
+		u, ok := flinkDurationUnits[unit]
+		if !ok {
+			return 0, fmt.Errorf("%q is not a Flink duration: unknown unit %q (ms, s, min, h, d)", v, unit)
+		}
+		mult = u
+	}
+	if n > int64(1<<62)/int64(mult) {
+		return 0, fmt.Errorf("%q is not a Flink duration: too large", v)
+	}
+	return time.Duration(n) * mult, nil
+}
+
+// parseISO8601 parses the day-time subset of ISO-8601 durations Java's Duration.parse reads
+// (PnDTnHnMnS, whole numbers).
+func parseISO8601(s string) (time.Duration, error) {
+	rest := strings.TrimPrefix(s, "P")
+	var total time.Duration
+	inTime, parts := false, 0
+	for rest != "" {
+		if rest[0] == 'T' {
+			inTime, rest = true, rest[1:]
+			continue
+		}
+		i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+		if i <= 0 {
+			return 0, fmt.Errorf("%q is not an ISO-8601 duration", s)
+		}
+		n, err := strconv.ParseInt(rest[:i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not an ISO-8601 duration", s)
+		}
+		var u time.Duration
+		switch {
+		case rest[i] == 'D' && !inTime:
+			u = 24 * time.Hour
+		case rest[i] == 'H' && inTime:
+			u = time.Hour
+		case rest[i] == 'M' && inTime:
+			u = time.Minute
+		case rest[i] == 'S' && inTime:
+			u = time.Second
+		default:
+			return 0, fmt.Errorf("%q is not an ISO-8601 duration", s)
+		}
+		total += time.Duration(n) * u
+		rest, parts = rest[i+1:], parts+1
+	}
+	if parts == 0 {
+		return 0, fmt.Errorf("%q is not an ISO-8601 duration", s)
+	}
+	return total, nil
+}
+
+// LastStateMaxCheckpointAge is the bound of PropertyLastStateMaxCheckpointAge: ok is false
+// when unset or invalid (the webhook denies an invalid one), and the age is then unbounded.
+func LastStateMaxCheckpointAge(props map[string]string) (time.Duration, bool) {
+	v, set := props[PropertyLastStateMaxCheckpointAge]
+	if !set || strings.TrimSpace(v) == "" {
+		return 0, false
+	}
+	d, err := ParseFlinkDuration(v)
+	if err != nil {
+		return 0, false
+	}
+	return d, true
+}
