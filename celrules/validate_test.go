@@ -206,8 +206,9 @@ func ruleCases() []ruleCase {
 
 		// spec: upgradeMode last-state needs a Deployment JobManager with Kubernetes HA.
 		{name: "allow: last-state on a Deployment with Kubernetes HA", obj: lastState(deployment()).Obj()},
+		// Both rules: a Deployment JobManager needs Kubernetes HA, and so does last-state.
 		{name: "deny: last-state with ZooKeeper HA", obj: lastState(deployment()).FlinkProperty("high-availability.type", "zookeeper").Obj(),
-			want: []fieldErr{invalid("spec.job.upgradeMode")}},
+			want: []fieldErr{invalid("spec.flinkProperties[high-availability.type]"), invalid("spec.job.upgradeMode")}},
 		{name: "deny: last-state with a Job JobManager", obj: lastState(mk("app").HA()).Obj(),
 			want: []fieldErr{invalid("spec.job.upgradeMode")}},
 

@@ -211,6 +211,14 @@ func (c *cycle) savepointControl(ctx context.Context) error {
 			c.controlDone(v1beta1.ControlStateFailed, fmt.Sprintf("job is %s, not Running", c.job().State))
 			return nil
 		}
+		if c.savepointInFlight() {
+			// A savepoint spec.job asked for (scheduled, savepointGeneration) is under way:
+			// its record is the only trace of a savepoint that may complete, which an
+			// update's last-state check reads. The user's waits for it rather than replace
+			// it (a replaced record let a last-state redeploy restore an older checkpoint).
+			c.poll()
+			return nil
+		}
 		c.requestSavepoint(SavepointReasonUser)
 		ctl.State, ctl.UpdateTime = v1beta1.ControlStateInProgress, state.Time(c.now)
 	}

@@ -37,7 +37,11 @@ func TestValidateUpgradeMode(t *testing.T) {
 		{
 			name: "deny: last-state with ZooKeeper HA",
 			obj:  withUpgradeMode(deploymentFC(), v1beta1.UpgradeModeLastState).FlinkProperty(policy.PropertyHAType, "zookeeper").Obj(),
-			want: field.ErrorList{invalid(pathMode, "last-state", policy.RuleLastStateRequiresKubernetesHA)},
+			// Both rules: a Deployment JobManager needs Kubernetes HA, and so does last-state.
+			want: field.ErrorList{
+				invalid(field.NewPath("spec", "flinkProperties").Key(policy.PropertyHAType), "zookeeper", policy.RuleDeploymentRequiresKubernetesHA),
+				invalid(pathMode, "last-state", policy.RuleLastStateRequiresKubernetesHA),
+			},
 		},
 		{
 			name: "deny: last-state on a Job JobManager with Kubernetes HA",

@@ -108,7 +108,10 @@ func (w *world) ExecutionStarted(p *fakeflink.JobManager, e fakeflink.Execution)
 		case t.ran && e.RestoredCheckpoint:
 			// main() under a job ID whose checkpoints were kept: a last-state redeploy, whose
 			// restore checkLastStateRestore checked.
-		case t.ran && !w.haDeletedExternally:
+		case t.ran && (!w.haDeletedExternally || w.recordedRan(e.JobID)):
+			// Once the controller recorded the run, a Deployment-mode deploy names
+			// ResumeFromHAOnly: main() run again fails instead of starting (issue 17, hole 2),
+			// even with the HA data deleted behind the controller.
 			w.violate("job %s re-ran main() from %q after it had run: its state since is lost", e.JobID, e.RestoredFrom)
 		case t.ran && e.RestoredFrom != "" && w.recordedRan(e.JobID):
 			// Even with the HA data deleted behind the controller, a restart must not rewind

@@ -178,8 +178,10 @@ func Cases() []Case {
 		deny("deny: last-state on a Job JobManager without HA", nil,
 			upgradeMode(app(), v1beta1.UpgradeModeLastState).Obj(), PathUpgradeMode),
 		allow("allow: stateless on a Job JobManager without HA", nil, upgradeMode(app(), v1beta1.UpgradeModeStateless).Obj()),
-		allow("allow: savepoint on a Deployment with ZooKeeper HA", nil,
-			upgradeMode(deployment(), v1beta1.UpgradeModeSavepoint).FlinkProperty(keyHAType, "zookeeper").Obj()),
+		// (A Deployment JobManager with ZooKeeper HA is denied by deployment-requires-kubernetes-ha.)
+		allow("allow: savepoint on a Job JobManager with ZooKeeper HA", nil,
+			upgradeMode(deployment(), v1beta1.UpgradeModeSavepoint).FlinkProperty(keyHAType, "zookeeper").
+				DeploymentType(v1beta1.JobManagerDeploymentTypeJob).Obj()),
 
 		// Updates. The last-state rule has no ratcheting: switching HA away from Kubernetes
 		// under last-state is denied like a create.
