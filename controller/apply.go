@@ -281,7 +281,8 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 		if err := c.scaleJobManager(ctx, 0); err != nil {
 			return err
 		}
-		if slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.MadeByReplicaSet(&p) && !state.Deleting(&p) }) {
+		if !scaledDown(c.obs.jmDeployment) ||
+			slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.MadeByReplicaSet(&p) && !state.Deleting(&p) }) {
 			c.poll()
 			return nil
 		}
@@ -299,6 +300,19 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 		c.obs.wl.Deleting = true
 	}
 	return c.deleteJobManagerPods(ctx)
+}
+
+// scaledDown reports whether the Deployment controller has seen a Deployment scaled to 0 and
+// counts no pod of it (Terminating pods are not counted), or never acted on it (no
+// kube-controller-manager: no ReplicaSet exists). The pods the controller lists come from
+// its cache, which can lag behind the ReplicaSet's: the Deployment's own status says when
+// the scale-down took effect.
+func scaledDown(d *appsv1.Deployment) bool {
+	if d.Status.ObservedGeneration == 0 {
+		return true
+	}
+	return d.Spec.Replicas != nil && *d.Spec.Replicas == 0 &&
+		d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == 0
 }
 
 // deleteJobManagerPods deletes the JobManager pods that are not terminating yet, except those
