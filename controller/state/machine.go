@@ -65,7 +65,7 @@ const (
 // controller/simulation fails on that Event; docs/troubleshooting.md shows this table, and a
 // test of package docs keeps the two equal). A state that is not a From of any row for a
 // step is one that step never leaves. Terminal states (Succeeded, Cancelled, Failed,
-// DeployFailed) are left only by a new deploy or a restart.
+// DeployFailed) are left only by a new deploy, a last-state redeploy or a restart.
 var Transitions = []Transition{
 	{[]string{pending}, "the JobManager workload exists", deploying, StepDerive},
 	{[]string{pending, deploying, lostState}, "Flink reports the job RUNNING, RESTARTING or FAILING (a Lost job is reported again)", running, StepDerive},

@@ -18,7 +18,7 @@ var jobStates = []string{
 }
 
 // The table names only job states of the API, never a row from a state to itself, and leaves
-// a terminal state only by a new deploy or a restart.
+// a terminal state only by a new deploy, a last-state redeploy or a restart.
 func TestTransitionsTableIsWellFormed(t *testing.T) {
 	for _, tr := range state.Transitions {
 		assert.Contains(t, jobStates, tr.To, "row %q", tr.Event)
@@ -27,7 +27,7 @@ func TestTransitionsTableIsWellFormed(t *testing.T) {
 			assert.Contains(t, jobStates, from, "row %q", tr.Event)
 			assert.NotEqual(t, from, tr.To, "row %q moves nowhere", tr.Event)
 			if flinkcluster.Terminal(from) {
-				assert.Contains(t, []state.Step{state.StepNewDeploy, state.StepRestart}, tr.Step,
+				assert.Contains(t, []state.Step{state.StepNewDeploy, state.StepLastStateDeploy, state.StepRestart}, tr.Step,
 					"row %q leaves terminal %s by %s", tr.Event, from, tr.Step)
 			}
 		}
