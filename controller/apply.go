@@ -315,16 +315,14 @@ func scaledDown(d *appsv1.Deployment) bool {
 		d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == 0
 }
 
-// deleteJobManagerPods deletes the JobManager pods that are not terminating yet, except those
-// a ReplicaSet made: those are the garbage collector's, which deletes them only after their
-// ReplicaSet. The ReplicaSet of a Deployment deleted in the background lives on until the
-// garbage collector reaches it, and replaces a pod deleted in between with a new JobManager,
-// which would run the job again after it ended (and be deleted in its turn). A ReplicaSet
-// means a kube-controller-manager, and with it a garbage collector, runs.
+// deleteJobManagerPods deletes the JobManager pods that are not terminating yet. A pod of a
+// Deployment is deleted only once the Deployment is scaled to 0 (deleteJobManager): its
+// ReplicaSet, which may outlive the Deployment until the garbage collector reaches it, then
+// replaces nothing.
 func (c *cycle) deleteJobManagerPods(ctx context.Context) error {
 	for i := range c.obs.pods {
 		p := &c.obs.pods[i]
-		if state.Deleting(p) || state.MadeByReplicaSet(p) {
+		if state.Deleting(p) {
 			continue
 		}
 		if err := c.r.Client.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
