@@ -143,7 +143,7 @@ func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 	switch {
 	case errors.Is(err, flinkclient.ErrNotFound):
 		if loc, ok := c.recoverSavepoint(ctx, cl); ok {
-			return c.savepointSucceeded(loc, stop, "recovered from the checkpoint statistics"), nil
+			return c.savepointSucceeded(loc, stop, savepointRecovered), nil
 		}
 		if c.obs.flink == nil {
 			c.waitFor(ConditionReasonWaitingForFlinkAPI, "to recover the result of trigger %s from the leader's checkpoint statistics: %s", sp.TriggerID, c.obs.untrusted)
@@ -199,6 +199,10 @@ func (c *cycle) recoverSavepoint(ctx context.Context, cl flinkclient.Client) (st
 	}
 	return latest.ExternalPath, true
 }
+
+// savepointRecovered is the message of a savepoint found in the checkpoint statistics after
+// its trigger's result expired, rather than reported COMPLETED by Flink.
+const savepointRecovered = "recovered from the checkpoint statistics"
 
 func (c *cycle) savepointSucceeded(location string, stop bool, how string) phase {
 	sp := c.st.Savepoint
