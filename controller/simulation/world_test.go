@@ -101,6 +101,9 @@ type world struct {
 	apiDown     int
 	// haDeletedExternally is set once the HA ConfigMaps were deleted behind the controller.
 	haDeletedExternally bool
+	// lastStateRedeployed are the job IDs deployed again last-state (a next revision under
+	// the same job ID).
+	lastStateRedeployed map[string]bool
 
 	// seen are the JobManager workloads seen, by UID; deployed the job IDs deployed.
 	seen       map[types.UID]bool
@@ -450,6 +453,10 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 		// A last-state redeploy: the next revision under the same job ID restores from the
 		// checkpoint store, checked when its execution starts (laststate_test.go).
 		w.deployed[after.deploy()] = true
+		if w.lastStateRedeployed == nil {
+			w.lastStateRedeployed = map[string]bool{}
+		}
+		w.lastStateRedeployed[after.jobID] = true
 		return
 	}
 	prev, prevDeployFailed := "", false
@@ -470,7 +477,10 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 		// what that deploy restored (the user's choice, or the newest savepoint then).
 		newest := w.newestSavepoint()
 		switch t, persisted := w.truthOf(w.lastDeploy), w.persisted(w.lastDeploy); {
-		case persisted && prevDeployFailed:
+		case persisted && prevDeployFailed && !w.lastStateRedeployed[prev]:
+			// (A last-state redeploy's DeployFailed is its new revision failing to start,
+			// under a job ID whose state persisted before it: the checks below judge what the
+			// next deploy restores.)
 			// No exemption for a run the controller did not see: what Kubernetes recorded of
 			// the JobManager (its container's start and finish) says it may have run.
 			w.violate("job %s recorded DeployFailed although it ran long enough to checkpoint; the next deploy restores %q", prev, after.from)
