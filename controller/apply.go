@@ -269,8 +269,9 @@ func (c *cycle) deleteObject(ctx context.Context, obj client.Object) error {
 // rather than leaving them to the garbage collector lets the controller wait for exactly the
 // pods it knows, and works where no garbage collector runs.
 //
-// A Deployment is first scaled to 0 and deleted only once its ReplicaSet let go of its pods
-// (every pod a ReplicaSet made is being deleted): deleted in the background, the Deployment
+// A Deployment is first scaled to 0 and deleted only once its status says the scale-down
+// took effect (scaledDown) and its ReplicaSet let go of its pods (every pod a ReplicaSet made
+// is being deleted): deleted in the background, the Deployment
 // goes at once, but its ReplicaSet lives until the garbage collector reaches it, and would
 // replace any pod deleted meanwhile (by anyone: a user, an eviction) with a new JobManager,
 // which reruns the job after it ended. Scaled to 0 first, the ReplicaSet replaces nothing.
