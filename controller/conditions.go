@@ -116,6 +116,10 @@ const (
 	ConditionReasonWaitingForJobCancel = "WaitingForJobCancel"
 	// ConditionReasonWaitingForApplication: the Flink 2.3 application runs without the job yet.
 	ConditionReasonWaitingForApplication = "WaitingForApplication"
+	// ConditionReasonWaitingForJobReport: the JobManager answers but lists no job of the
+	// deploy yet; within --ha-recovery-grace of its start it may still be submitting it or
+	// recovering it from HA, after that the job is Lost.
+	ConditionReasonWaitingForJobReport = "WaitingForJobReport"
 	// ConditionReasonWaitingForJobEnd: an update's stop-with-savepoint took its savepoint, and
 	// the controller waits to see the job ended before it replaces the JobManager (the job
 	// restarted instead, or no trusted JobManager answers).

@@ -319,7 +319,7 @@ func (c *cycle) derive() {
 		// The JobManager of a job that ran came back (a crash loop passed) and recovered it.
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, "the JobManager recovered the job"))
 	}
-	c.noteWaits()
+	c.noteWaits(res.Unreported)
 	c.lostTimedOut = res.LostTimedOut
 	c.keepRecoverableLostJob()
 	if c.lostTimedOut && !clusterFinished(c.orig.Status.State) {
@@ -336,8 +336,10 @@ func (c *cycle) derive() {
 }
 
 // noteWaits records the waits of an active job's observation: a JobManager whose REST API
-// does not answer or does not lead, a Flink 2.3 application that runs without the job.
-func (c *cycle) noteWaits() {
+// does not answer or does not lead, a Flink 2.3 application that runs without the job, a
+// JobManager that lists no job of the deploy yet (unreported, from state.DeriveJob). A
+// recorded state kept without Flink's word is never reported as if Flink had confirmed it.
+func (c *cycle) noteWaits(unreported string) {
 	if c.finished() || c.obs.wl == nil || c.obs.wl.Deleting {
 		return
 	}
@@ -349,6 +351,8 @@ func (c *cycle) noteWaits() {
 	case f != nil && f.Job == nil && f.Application != nil && !flinkclient.IsTerminalApplicationState(f.Application.Status):
 		c.waitFor(ConditionReasonWaitingForApplication, "application %s is %s and runs no job %s yet (its jobs by state: %v)",
 			f.Application.ID, f.Application.Status, c.jobID(), f.Application.JobCounts)
+	case unreported != "":
+		c.waitFor(ConditionReasonWaitingForJobReport, "%s", unreported)
 	}
 }
 

@@ -100,6 +100,10 @@ type Result struct {
 	LostTimedOut bool
 	// RequeueAfter is when a timer (HA grace, Lost timeout) runs out; zero for none.
 	RequeueAfter time.Duration
+	// Unreported says, when set, that the recorded state is kept although the JobManager
+	// lists no job of the deploy: it started within the HA recovery grace. The state is the
+	// record's, not Flink's answer, and the controller says it waits.
+	Unreported string
 }
 
 // IsFailure reports whether a terminal state is a failure (afterJobFails applies).
@@ -421,6 +425,8 @@ func notReported(in Input, rec string, keep Result) Result {
 	if in.Pod != nil {
 		if left := StartTime(in.Pod).Add(in.HARecoveryGrace).Sub(in.Now); left > 0 {
 			keep.RequeueAfter = left
+			keep.Unreported = fmt.Sprintf("JobManager pod %s lists no job %s yet: it may still submit it or recover it from HA for %s (--ha-recovery-grace %s from its start), after which the job is Lost",
+				in.Pod.Name, in.Recorded.ID, left.Round(time.Second), in.HARecoveryGrace)
 			return keep
 		}
 	}

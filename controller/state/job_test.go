@@ -259,6 +259,11 @@ func TestDeriveJobTimers(t *testing.T) {
 	in := state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: recorded("Running"),
 		Workload: &state.Workload{}, Pod: running(t0), Flink: &state.Flink{}, HARecoveryGrace: grace, LostTimeout: lost}
 	assert.Equal(t, 4*time.Minute, state.DeriveJob(in).RequeueAfter, "requeue when the grace ends")
+	assert.Contains(t, state.DeriveJob(in).Unreported, "lists no job "+jobID+" yet",
+		"a state kept within the grace, without Flink's word, is said to be unreported")
+	listed := in
+	listed.Flink = &state.Flink{Job: &flinkclient.Job{ID: jobID, State: flinkclient.JobStateRunning}, JobCount: 1}
+	assert.Empty(t, state.DeriveJob(listed).Unreported, "a job Flink lists is reported")
 
 	in.Now = t0.Add(5 * time.Minute)
 	r := state.DeriveJob(in)
