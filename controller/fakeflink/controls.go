@@ -92,17 +92,12 @@ func (p *JobManager) Stop() {
 }
 
 // Exit is the end of an application whose jobs all ended, with
-// execution.shutdown-on-application-finish (Flink's default): the leader deletes all the
-// cluster's HA ConfigMaps (its HA cleanup) and the process exits.
+// execution.shutdown-on-application-finish (Flink's default): ApplicationDispatcherBootstrap
+// shuts the cluster down with the application's status, so the process exits with that
+// status's code (ApplicationStatus.processExitCode: 1443 for FAILED, 0 otherwise).
 func (p *JobManager) Exit() {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
-	if !p.alive {
-		return
-	}
-	if p.leader && p.ha() {
-		_ = p.c.ha.DeleteAll(context.Background(), p.clusterID())
-	}
 	code := ExitSucceeded
 	for _, j := range p.jobs {
 		if j.state == flinkclient.JobStateFailed {
@@ -111,6 +106,20 @@ func (p *JobManager) Exit() {
 	}
 	if p.app != nil && p.app.state == flinkclient.ApplicationStateFailed {
 		code = ExitFailed
+	}
+	p.shutDownLocked(code)
+}
+
+// shutDownLocked is ClusterEntrypoint's general shutdown path, taken when the Dispatcher's
+// shutdown future completes (the application ended with shutdown-on-application-finish, or
+// DELETE /cluster): the leader cleans up the cluster's HA data (all its HA ConfigMaps), jobs
+// that did not end are suspended, and the process exits with code.
+func (p *JobManager) shutDownLocked(code int32) {
+	if !p.alive {
+		return
+	}
+	if p.leader && p.ha() {
+		_ = p.c.ha.DeleteAll(context.Background(), p.clusterID())
 	}
 	p.dieLocked()
 	p.exit = &ExitStatus{Code: code}

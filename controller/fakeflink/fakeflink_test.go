@@ -421,6 +421,39 @@ func TestExitCleansUpHA(t *testing.T) {
 	assert.True(t, c.HasResult(jm.JobResultStorePath(), jobID), "the job result store is not HA data")
 }
 
+func TestShutdownClusterEndsTheProcess(t *testing.T) {
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		jobState string
+	}{
+		// DELETE /cluster shuts the cluster down as SUCCEEDED: the exit code says nothing
+		// of how the job ended.
+		"a FINISHED job: exit 0":           {jobState: flinkclient.JobStateFinished},
+		"a FAILED job: exit 0 all the same": {jobState: flinkclient.JobStateFailed},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := newCluster(t, fakeflink.Options{})
+			jm := c.Start(fakeflink.Config{Properties: haProps(fakeflink.PropJRSDeleteOnCommit, "false", "execution.shutdown-on-application-finish", "false")})
+			jm.SetJobState(jobID, tc.jobState)
+			fc := restClient(t, jm.URL())
+			_, ok := jm.ExitStatus()
+			require.False(t, ok, "with shutdown-on-application-finish false the process outlives its job")
+
+			require.NoError(t, fc.ShutdownCluster(ctx))
+			assert.False(t, jm.Alive())
+			st, ok := jm.ExitStatus()
+			require.True(t, ok)
+			assert.Equal(t, fakeflink.ExitSucceeded, st.Code)
+			names, err := c.HAConfigMaps()
+			require.NoError(t, err)
+			assert.Empty(t, names, "the shutdown cleans up the cluster's HA data")
+			assert.True(t, c.HasResult(jm.JobResultStorePath(), jobID), "the job result store is kept")
+			_, err = fc.ListJobs(ctx)
+			assert.Error(t, err, "the REST API is gone with the process")
+		})
+	}
+}
+
 func TestCancelThatTakesTime(t *testing.T) {
 	ctx := context.Background()
 	t.Run("job: CANCELLING until Flink is done", func(t *testing.T) {

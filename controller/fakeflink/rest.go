@@ -79,6 +79,7 @@ func (p *JobManager) routes() http.Handler {
 	mux.HandleFunc("GET /applications/{appid}", p.locked(p.apps(p.getApplication)))
 	mux.HandleFunc("POST /applications/{appid}/cancel", p.locked(p.apps(p.cancelApplication)))
 	mux.HandleFunc("GET /applications/{appid}/exceptions", p.locked(p.apps(p.getApplicationExceptions)))
+	mux.HandleFunc("DELETE /cluster", p.locked(p.shutdownCluster))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeErrors(w, http.StatusNotFound, "Not found: "+r.URL.Path)
 	})
@@ -678,4 +679,16 @@ func (c *Cluster) SavepointExists(location string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.savepointFiles[location]
+}
+
+// shutdownCluster is DELETE /cluster (ShutdownHandler): the leading Dispatcher's
+// shutDownCluster() completes its shutdown future with ApplicationStatus.SUCCEEDED, whatever
+// its jobs' states, so the entrypoint exits 0 after its HA cleanup (shutDownLocked). The 200
+// answer (an empty body) goes out first: the REST endpoint closes as the shutdown begins.
+func (p *JobManager) shutdownCluster(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, struct{}{})
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	p.shutDownLocked(ExitSucceeded)
 }

@@ -359,6 +359,11 @@ func (c *HTTPClient) CancelJob(ctx context.Context, jobID string) error {
 	return c.doQuery(ctx, http.MethodPatch, "/jobs/"+jobID, url.Values{"mode": {"cancel"}}, nil, nil)
 }
 
+// ShutdownCluster implements Client.
+func (c *HTTPClient) ShutdownCluster(ctx context.Context) error {
+	return c.do(ctx, http.MethodDelete, "/cluster", nil, nil)
+}
+
 // ListApplications implements Client.
 func (c *HTTPClient) ListApplications(ctx context.Context) ([]Application, error) {
 	var out struct {

@@ -277,6 +277,22 @@ func TestCancel(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, herr.StatusCode)
 }
 
+func TestShutdownCluster(t *testing.T) {
+	ctx := context.Background()
+	srv, rec := recordingServer(t, http.StatusOK, `{}`)
+	require.NoError(t, newClient(t, srv.URL).ShutdownCluster(ctx))
+	assert.Equal(t, "DELETE /cluster", rec.method+" "+rec.uri)
+
+	// A JobManager that is not ready (or is already shutting down) answers 503: the
+	// controller must see that the shutdown was not taken.
+	unavailable, _ := recordingServer(t, http.StatusServiceUnavailable, `{"errors":["Service temporarily unavailable due to an ongoing leader election. Please refresh."]}`)
+	err := newClient(t, unavailable.URL).ShutdownCluster(ctx)
+	var herr *flinkclient.HTTPError
+	require.ErrorAs(t, err, &herr)
+	assert.Equal(t, http.StatusServiceUnavailable, herr.StatusCode)
+	assert.Equal(t, http.MethodDelete, herr.Method)
+}
+
 func TestApplicationJobsInBothShapes(t *testing.T) {
 	ctx := context.Background()
 	overview, _ := recordingServer(t, http.StatusOK, `{"applications":[{"id":"`+jobID+`","name":"wc","status":"FAILED","start-time":1,"end-time":2,"duration":1,"jobs":{"CANCELED":1}}]}`)

@@ -103,6 +103,11 @@ type Client interface {
 	// Dispatcher that took the request: after rest.async.store-duration, or once another
 	// JobManager answers, the error wraps ErrNotFound.
 	DisposalStatus(ctx context.Context, triggerID string) (*OperationStatus, error)
+	// ShutdownCluster ends the JobManager (DELETE /cluster, ShutdownHandler): the leader's
+	// Dispatcher completes its shutdown future with ApplicationStatus.SUCCEEDED, and the
+	// entrypoint cleans up the cluster's HA data and exits with that status's exit code, 0,
+	// whatever state the cluster's jobs ended in. Flink answers 200 before the process exits.
+	ShutdownCluster(ctx context.Context) error
 }
 
 // OperationStatus is the state of an asynchronous operation without a result (a savepoint
