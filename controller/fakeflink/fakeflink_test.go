@@ -428,7 +428,7 @@ func TestShutdownClusterEndsTheProcess(t *testing.T) {
 	}{
 		// DELETE /cluster shuts the cluster down as SUCCEEDED: the exit code says nothing
 		// of how the job ended.
-		"a FINISHED job: exit 0":           {jobState: flinkclient.JobStateFinished},
+		"a FINISHED job: exit 0":            {jobState: flinkclient.JobStateFinished},
 		"a FAILED job: exit 0 all the same": {jobState: flinkclient.JobStateFailed},
 	} {
 		t.Run(name, func(t *testing.T) {
