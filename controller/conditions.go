@@ -124,6 +124,11 @@ const (
 	// the controller waits to see the job ended before it replaces the JobManager (the job
 	// restarted instead, or no trusted JobManager answers).
 	ConditionReasonWaitingForJobEnd = "WaitingForJobEnd"
+	// ConditionReasonWaitingForJobManagerShutdown: the job ended (Job mode) and its JobManager,
+	// which outlives the job (execution.shutdown-on-application-finish false), has not ended
+	// yet: asked to shut down, it is exiting, or its REST API does not answer; past the wait
+	// bound the controller deletes the JobManager Job instead.
+	ConditionReasonWaitingForJobManagerShutdown = "WaitingForJobManagerShutdown"
 )
 
 // condition builds a condition of this controller.

@@ -48,6 +48,12 @@ const (
 	ReasonLastStateRefused = "LastStateRefused"
 	// ReasonStatelessRedeploy: a deploy starts from empty state, as upgradeMode stateless asks.
 	ReasonStatelessRedeploy = "StatelessRedeploy"
+	// ReasonJobManagerShutdown: the JobManager of a Job-mode job that ended was asked to shut
+	// down (DELETE /cluster) once the controller had recorded the job's end.
+	ReasonJobManagerShutdown = "JobManagerShutdown"
+	// ReasonJobManagerShutdownUnanswered: a Job-mode JobManager whose job ended did not answer
+	// the shutdown within the wait bound; the controller deleted its Job instead.
+	ReasonJobManagerShutdownUnanswered = "JobManagerShutdownUnanswered"
 )
 
 // RestoreAnnotation is how a user answers the SavepointRequired condition: when the controller

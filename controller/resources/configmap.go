@@ -122,11 +122,16 @@ func FlinkConfiguration(fc *v1beta1.FlinkCluster, d Deploy) map[string]string {
 			conf[KeyIgnoreUnclaimedState] = "true"
 		}
 	}
-	if fc.Spec.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment {
-		// The JobManager must outlive the job so that the controller can read its final
-		// state from the REST API; Kubernetes would otherwise restart the finished pod.
-		conf[KeyShutdownOnApplicationEnd] = "false"
-	}
+	// The JobManager must outlive the job, in both modes, so that the controller can read
+	// the job's final state from the REST API: its terminal state, its failure, and the
+	// location of the savepoint an update's stop-with-savepoint took. A Deployment's pod
+	// would otherwise be restarted after the job ended. A Job's JobManager would exit as
+	// soon as the stop had finished the job, before the controller read where the savepoint
+	// went, and the update would wait forever. The controller ends a Job-mode JobManager
+	// itself once it has recorded what it needs (DELETE /cluster, see endJobManager), so a
+	// user's true changes nothing but who ends the process: it is overridden, and the
+	// webhook warns about it (policy.WarningShutdownOnFinishOverridden).
+	conf[KeyShutdownOnApplicationEnd] = "false"
 	return conf
 }
 

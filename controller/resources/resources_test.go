@@ -245,6 +245,20 @@ func TestConfigMap(t *testing.T) {
 	assert.Equal(t, "file:///savepoints", conf["state.savepoints.dir"])
 }
 
+func TestShutdownOnApplicationFinishIsAlwaysFalse(t *testing.T) {
+	for name, fc := range map[string]*v1beta1.FlinkCluster{
+		"Job mode, unset (Flink's default is true)": builder.MakeAppCluster("wc").Obj(),
+		"Job mode, the user's true":                 builder.MakeAppCluster("wc").FlinkProperty("execution.shutdown-on-application-finish", "true").Obj(),
+		"Deployment mode, the user's TRUE":          builder.MakeAppCluster("wc").Deployment().FlinkProperty("execution.shutdown-on-application-finish", "TRUE").Obj(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			conf := resources.FlinkConfiguration(fc, resources.Deploy{JobID: testJobID})
+			assert.Equal(t, "false", conf["execution.shutdown-on-application-finish"],
+				"the JobManager stays up after the job ends, so that the controller reads its final state and savepoint")
+		})
+	}
+}
+
 func TestLegacyConfigFile(t *testing.T) {
 	fc := builder.MakeAppCluster("wc").FlinkVersion("1.20").FlinkProperty("kubernetes.cluster-id", "custom").Obj()
 	cm, err := resources.ConfigMap(fc, resources.Deploy{})
@@ -253,7 +267,7 @@ func TestLegacyConfigFile(t *testing.T) {
 	require.True(t, ok, "Flink 1.x reads flink-conf.yaml")
 	assert.Contains(t, file, "jobmanager.rpc.address: wc-jobmanager\n")
 	assert.Contains(t, file, "kubernetes.cluster-id: custom\n")
-	assert.NotContains(t, file, "execution.shutdown-on-application-finish", "Job mode keeps Flink's default")
+	assert.Contains(t, file, "execution.shutdown-on-application-finish: false\n", "a Job-mode JobManager outlives its job too, until the controller ends it")
 	assert.Equal(t, "custom", resources.HAClusterID(fc))
 
 	fc.Spec.FlinkProperties["bad"] = "a\nb: c"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -210,7 +211,8 @@ func (w *world) haConfigMap() *corev1.ConfigMap {
 
 // flink runs the Flink side once: leases are renewed or taken over, pending savepoints
 // complete or fail (unless a directed test drives them), and in Job mode a JobManager whose
-// application ended exits (execution.shutdown-on-application-finish, Flink's default).
+// application ended exits when it runs with execution.shutdown-on-application-finish
+// (Flink's default; the controller's configuration turns it off).
 func (w *world) flink() {
 	w.fl.Leader()
 	for _, pr := range w.sortedProcs() {
@@ -231,7 +233,7 @@ func (w *world) flink() {
 				pr.jm.CompleteSavepoints()
 			}
 		}
-		if pr.jobManagerMode && pr.jm.Leads() && applicationEnded(pr.jm) {
+		if pr.jobManagerMode && shutsDownOnFinish(pr.jm) && pr.jm.Leads() && applicationEnded(pr.jm) {
 			code := 0
 			for _, id := range pr.jm.JobIDs() {
 				if pr.jm.JobState(id) == flinkclient.JobStateFailed {
@@ -245,6 +247,14 @@ func (w *world) flink() {
 			pr.jm.Exit()
 		}
 	}
+}
+
+// shutsDownOnFinish reports whether a process runs with execution.shutdown-on-application-finish
+// (Flink's default, true). The controller's configuration sets it false in both modes: the
+// JobManager then outlives its job until the controller ends it (DELETE /cluster), whose exit
+// the kubelet sees as any other (exitedOnItsOwn).
+func shutsDownOnFinish(jm *fakeflink.JobManager) bool {
+	return !strings.EqualFold(jm.Config().Properties[resources.KeyShutdownOnApplicationEnd], "false")
 }
 
 // applicationEnded reports whether every job of a process ended globally (or, on Flink 2.3,

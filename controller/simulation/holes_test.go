@@ -289,8 +289,12 @@ func TestUnobservedRunIsNotTakenForNeverRan(t *testing.T) {
 		// gone takes the failed job's JobManagers away.
 		gone func(t *testing.T, w *world)
 	}{
-		{"Job mode: the JobManager exits", v1beta1.JobManagerDeploymentTypeJob, 8, func(t *testing.T, w *world) {
-			w.until(t, "the JobManager exited", 20, func(*v1beta1.FlinkCluster) bool { return w.leader() == nil })
+		// The JobManager outlives its job (the controller's configuration turns
+		// execution.shutdown-on-application-finish off) until the controller, which never
+		// hears from Flink here, ends it: it dies on its own (killed: an OOM, a node problem).
+		{"Job mode: the JobManager is killed", v1beta1.JobManagerDeploymentTypeJob, 8, func(t *testing.T, w *world) {
+			w.stop(w.leader().pod, false, 137, "OOMKilled")
+			w.until(t, "the JobManager gone", 20, func(*v1beta1.FlinkCluster) bool { return w.leader() == nil })
 		}},
 		// Seed 1796067998066026145: the pods gone with their workload, nothing left says the
 		// job did not run.
