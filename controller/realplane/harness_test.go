@@ -94,7 +94,6 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(
 			h.dump()
 		}
 		assert.Empty(t, h.flink.Violations(), "what Flink must never do to a job (rerun after its end, two runs at once)")
-		exitHeld.Delete(h.ns)
 		startupFailures.Delete(h.ns)
 		h.retire()
 		fakes.Delete(h.ns + "/" + h.name)
@@ -441,13 +440,6 @@ func (h *harness) hold(pod *corev1.Pod) {
 
 // release ends a held pod's preStop hook: the kubelet then sends SIGTERM.
 func (h *harness) release(pod *corev1.Pod) { held.Delete(pod.UID) }
-
-// holdExit keeps the JobManager of an ended application from exiting (Flink's
-// execution.shutdown-on-application-finish) until releaseExit, so that a row sees what the
-// controller makes of the ended job before the pod's end follows it.
-func (h *harness) holdExit() { exitHeld.Store(h.ns, true) }
-
-func (h *harness) releaseExit() { exitHeld.Delete(h.ns) }
 
 // failStartup makes every JobManager container of the cluster fail its start with status
 // (nil: start normally again): an entrypoint that dies before Flink runs, which the

@@ -11,9 +11,10 @@
 // Nothing here plays the kubelet or a workload controller: pods are created, scheduled,
 // started and removed by the real parts; the Simulator writes a container's own exit exactly
 // as the kubelet does (KWOK cannot express one). The harness only steers what a real cluster
-// leaves to chance: it holds a deleted pod in its preStop hook (flinksim HoldTermination), keeps
-// an ended application's JobManager from exiting until the row has looked (HoldExit), and
-// fails a container's start with a message (StartupFailure).
+// leaves to chance: it holds a deleted pod in its preStop hook (flinksim HoldTermination) and
+// fails a container's start with a message (StartupFailure). A JobManager's end after its
+// job needs no holding: the controller's configuration keeps it up until the controller ends
+// it.
 //
 // One control plane serves every row, each in a namespace of its own. Rows run in parallel,
 // except those that move the shared clock far (the timer rows: they run first, one at a
@@ -82,8 +83,6 @@ var (
 	stopped sync.Map
 	// held are the UIDs of deleted pods whose containers a row keeps in their preStop hook.
 	held sync.Map
-	// exitHeld are the namespaces whose ended applications' JobManagers do not exit yet.
-	exitHeld sync.Map
 	// configurations maps a pod ("namespace/name") to the Flink configuration its container starts with
 	// instead of its ConfigMap's.
 	configurations sync.Map
@@ -166,7 +165,6 @@ func start() (func(), error) {
 		},
 		NodeStopped:     func(node string) bool { _, ok := stopped.Load(node); return ok },
 		HoldTermination: func(pod *corev1.Pod) bool { _, ok := held.Load(pod.UID); return ok },
-		HoldExit:        func(pod *corev1.Pod) bool { _, ok := exitHeld.Load(pod.Namespace); return ok },
 		Configuration: func(pod *corev1.Pod, props map[string]string) {
 			if c, ok := configurations.Load(pod.Namespace + "/" + pod.Name); ok {
 				clear(props)

@@ -47,7 +47,7 @@ func scenarios() []scenario {
 	flink23 := func(w *builder.FlinkClusterWrapper) { w.FlinkVersion("2.3") }
 	return []scenario{
 		{depMode, "1 regular update twice: restores the final savepoint under a new job ID, HA data deleted first, no replacement while old JM pod terminating (old-leader FINISHED race fixed)", nil, updateTwice, nil, false},
-		{jobMode, "1 regular update twice: restores the final savepoint under a new job ID, revisions converge", nil, updateTwice, nil, false},
+		{jobMode, "1 regular update twice (Job mode savepoint loss fixed): the JobManager outlives the job its stop ended, the update takes the final savepoint and the next Job restores it under a new job ID, revisions converge", nil, updateTwice, nil, false},
 		{depMode, "2 cancel with savepoint: Cancelled, cancellation cleanup, no resubmission", nil, cancelWithSavepoint, nil, false},
 		{jobMode, "2 cancel with savepoint: Cancelled, cancellation cleanup, no resubmission", nil, cancelWithSavepoint, nil, false},
 		{depMode, "3 non-stopping savepoint: job stays Running, workload and pod UIDs unchanged", nil, nonStoppingSavepoint, nil, false},
@@ -191,12 +191,10 @@ func noResubmission(h *harness, jobState string, workloadUID string) {
 }
 
 func updateTwice(t *testing.T, h *harness) {
-	// Job mode: with execution.shutdown-on-application-finish (Flink's default there) the
-	// JobManager exits as soon as the stop-with-savepoint finished the job, and the controller
-	// then never reads the savepoint's location: the update waits forever (savepoint state
-	// Unknown, "the JobManager exited before..."). Seen on the real control plane, not fixed
-	// yet: held here, so that the row checks the rest of the update.
-	h.holdExit()
+	// Job mode: with Flink's default execution.shutdown-on-application-finish the JobManager
+	// exited as soon as the stop-with-savepoint had finished the job, before the controller
+	// read the savepoint's location, and the update waited forever (savepoint state Unknown).
+	// The controller's configuration now keeps it up until the controller replaces it.
 	wl, pod := h.runJob()
 	id := h.jobID()
 	prevTrigger := ""
@@ -258,6 +256,9 @@ func updateTwice(t *testing.T, h *harness) {
 		}
 
 		next := h.waitWorkload(wl.GetUID())
+		if st, ok := old.ExitStatus(); assert.True(t, ok, "the old JobManager ended") {
+			assert.Equal(t, fakeflink.ExitTerminated, st.Code, "the old JobManager ran until the controller deleted it (SIGTERM), after it read the savepoint; it did not exit on its own")
+		}
 		// The next revision's workload is created after every old JobManager pod is gone;
 		// the real ReplicaSet or Job controller may have made its own pod since.
 		require.False(t, h.podExists(pod), "the next revision starts after the old JobManager pod is gone")
@@ -412,9 +413,8 @@ var retriesExhausted = flinkclient.Exception{
 }
 
 func retriesExhaustedWhileRunning(t *testing.T, h *harness) {
-	// In Job mode the JobManager of the failed application exits (1443) and the Job
-	// controller fails the Job: held until the row saw Flink's failure reach the status.
-	h.holdExit()
+	// In Job mode the JobManager outlives the failed job until the controller, the failure
+	// recorded, shuts it down (DELETE /cluster) and afterJobFails removes everything.
 	_, pod := h.runJob()
 	id := h.jobID()
 	jm := h.process(pod)
@@ -427,7 +427,6 @@ func retriesExhaustedWhileRunning(t *testing.T, h *harness) {
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "Recovery is suppressed by FixedDelayRestartBackoffTimeStrategy")
 	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked"}), "a job failure, not a failed deployment")
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobFailed, "Recovery is suppressed")
-	h.releaseExit()
 	h.waitCluster(v1beta1.ClusterStateStopped)
 	h.waitConditions("JobManagerReady=False/JobManagerMissing", "DeploymentFailed=False/NoFailure")
 	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
@@ -435,7 +434,6 @@ func retriesExhaustedWhileRunning(t *testing.T, h *harness) {
 }
 
 func retriesExhaustedFromStartup(t *testing.T, h *harness) {
-	h.holdExit()
 	_, jm := h.runningPod()
 	id := h.jobID()
 	h.afterReconciles("initializing job is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
@@ -444,7 +442,6 @@ func retriesExhaustedFromStartup(t *testing.T, h *harness) {
 	fc := h.waitJob(v1beta1.JobStateFailed)
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"), "ControlledFailureException")
 	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=False/NoFailure", "Lost=False/JobTracked"}), "a job failure, not a failed deployment")
-	h.releaseExit()
 	h.waitCluster(v1beta1.ClusterStateStopped)
 	h.waitConditions("JobManagerReady=False/JobManagerMissing", "DeploymentFailed=False/NoFailure")
 	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
@@ -599,9 +596,8 @@ func mainThrowsJobExits(t *testing.T, h *harness) {
 // mainThrowsApplicationFailed: Flink 2.3 marks the application FAILED, lists no job, and
 // keeps the JobManager up; neither job state nor a crash loop shows the failure.
 func mainThrowsApplicationFailed(t *testing.T, h *harness) {
-	// In Job mode the JobManager of the FAILED application exits: held until the row saw
-	// the failure reach the status.
-	h.holdExit()
+	// In Job mode the JobManager of the FAILED application stays up too, until the
+	// controller, the failure recorded, shuts it down.
 	_, jm := h.runningPod()
 	h.eventually("the application RUNNING", func() bool { return jm.ApplicationState() == flinkclient.ApplicationStateRunning })
 	h.afterReconciles("a running application without jobs yet is Deploying", func() bool { return h.jobState() == v1beta1.JobStateDeploying })
@@ -611,7 +607,6 @@ func mainThrowsApplicationFailed(t *testing.T, h *harness) {
 	assert.Contains(t, strings.Join(fc.Status.Components.Job.FailureReasons, "\n"),
 		`application failed before submitting a job: org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: For input string: "not-a-number"`)
 	assert.Empty(t, missingConditions(fc, []string{"DeploymentFailed=True/ApplicationFailed", "Lost=False/JobTracked"}))
-	h.releaseExit()
 	h.waitCluster(v1beta1.ClusterStateStopped)
 	h.eventually("everything removed (afterJobFails DeleteCluster)", h.allGone)
 	noResubmission(h, v1beta1.JobStateDeployFailed, "")
@@ -662,14 +657,21 @@ func invalidArtifactRun(t *testing.T, h *harness, log, cause string) {
 }
 
 func finiteApplicationSucceeds(t *testing.T, h *harness) {
-	// In Job mode the JobManager exits 0 once the application ended and the Job controller
-	// completes the Job: held until the row saw the job Succeeded.
-	h.holdExit()
+	// In Job mode the JobManager outlives the finished job until the controller, the end
+	// recorded, shuts it down (DELETE /cluster): it exits 0, the Job completes, then
+	// afterJobSucceeds removes everything.
 	_, pod := h.runJob()
 	h.process(pod).SetJobState(h.jobID(), flinkclient.JobStateFinished)
 	fc := h.waitJob(v1beta1.JobStateSucceeded)
 	assert.NotNil(t, fc.Status.Components.Job.CompletionTime, "a real completion")
-	h.releaseExit()
+	if !h.deployment() {
+		h.waitEvent(corev1.EventTypeNormal, controller.ReasonJobManagerShutdown, "DELETE /cluster")
+		h.eventually("the JobManager shut down by the controller", func() bool {
+			st, ok := h.process(pod).ExitStatus()
+			return ok && st.Code == fakeflink.ExitSucceeded
+		})
+		assert.Equal(t, 1, h.countRequests("DELETE /cluster"))
+	}
 	h.waitCluster(v1beta1.ClusterStateStopped)
 	h.waitConditions("JobManagerReady=False/JobManagerMissing", "Updating=False/UpToDate", "DeploymentFailed=False/NoFailure", "Lost=False/JobTracked")
 	h.eventually("everything removed (afterJobSucceeds DeleteCluster)", h.allGone)
@@ -770,7 +772,8 @@ func restartFromSavepoint(t *testing.T, h *harness) {
 	h.annotate(v1beta1.ControlNameSavepoint)
 	h.eventually("savepoint taken", func() bool { return h.get().Status.Components.Job.SavepointLocation != "" })
 	loc := h.get().Status.Components.Job.SavepointLocation
-	// The JobManager of the failed application exits 1443 and the Job controller fails the Job.
+	// The JobManager of the failed job stays up: the controller records the failure and
+	// replaces the Job with a new deploy from the savepoint.
 	h.process(pod).SetJobState(h.jobID(), flinkclient.JobStateFailed)
 	next := h.waitWorkload(wl.GetUID())
 	h.restoresFrom(next, loc)
@@ -808,9 +811,6 @@ func notManaged(t *testing.T, h *harness) {
 // still the leader, answering FINISHED for the execution it stopped) next to the new
 // revision's ready JobManager. The FINISHED must not end the new revision.
 func oldLeaderFinishedRace(t *testing.T, h *harness) {
-	// Job mode: an application that ended exits its JobManager; the old leader's (FINISHED)
-	// must stay up, Terminating, as in the race. Held.
-	h.holdExit()
 	wl, pod := h.runJob()
 	oldID := h.jobID()
 	oldRevision := pod.Labels[resources.LabelRevision]

@@ -20,7 +20,8 @@
 //     takes its process with it;
 //   - does nothing for pods on a node whose kubelet is stopped (Options.NodeStopped);
 //   - when a process exits on its own (main() threw before Flink 2.3, a Job-mode application
-//     ended with execution.shutdown-on-application-finish, a test's Kill) writes the
+//     ended with execution.shutdown-on-application-finish true, a shutdown asked through
+//     DELETE /cluster, a test's Kill) writes the
 //     container's end exactly as the kubelet does: restartPolicy Never gives phase Succeeded
 //     or Failed; Always (and OnFailure on a non-zero code) restarts the container with
 //     restartCount+1, lastState terminated and, from the second restart on, CrashLoopBackOff
@@ -107,10 +108,6 @@ type Options struct {
 	// nothing happens to that node's pods and containers, as no kubelet acts on them. Default:
 	// a node whose Ready condition is Unknown.
 	NodeStopped func(node string) bool
-	// HoldExit, when set and true for a pod, keeps its JobManager from exiting at the end of
-	// its application for now (a test looking at the ended job first); asked again on every
-	// round.
-	HoldExit func(pod *corev1.Pod) bool
 	// HoldTermination, when set and true for a pod being deleted, keeps its container from
 	// ending for now: the preStop hook (or the JobManager's shutdown) is still running, as a
 	// hook waiting on something would. The kubelet's grace period still applies: KWOK kills the
@@ -568,7 +565,7 @@ func (s *Simulator) exitIfApplicationEnded(st *podState) {
 			ended = ended && flinkclient.IsTerminalJobState(p.JobState(id))
 		}
 	}
-	if !ended || (s.opts.HoldExit != nil && s.opts.HoldExit(st.pod)) {
+	if !ended {
 		return
 	}
 	p.Exit()
