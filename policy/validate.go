@@ -143,6 +143,9 @@ func objectWarnings(fc *v1beta1.FlinkCluster) []string {
 		*s.Job.RestartPolicy == v1beta1.JobRestartPolicyFromSavepointOnFailure {
 		warnings = append(warnings, WarningRestartPolicyWithDeployment)
 	}
+	if s.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeJob && shutdownOnFinish(s.FlinkProperties) {
+		warnings = append(warnings, WarningShutdownOnFinishOverridden)
+	}
 	if s.FlinkProperties[PropertyHALegacy] != "" {
 		if s.FlinkProperties[PropertyHAType] != "" {
 			warnings = append(warnings, WarningLegacyHAKeyIgnored)

@@ -199,7 +199,12 @@ func TestValidateCreate(t *testing.T) {
 			want: field.ErrorList{forbidden(pathShutdown, policy.RuleDeploymentForbidsShutdownOnFinish)},
 		},
 		{name: "allow: deploymentType Deployment with shutdown-on-application-finish false", obj: deploymentFC().FlinkProperty(policy.PropertyShutdownOnApplicationFinish, "false").Obj()},
-		{name: "allow: deploymentType Job with shutdown-on-application-finish true", obj: makeFC("c").DeploymentType(jobType).FlinkProperty(policy.PropertyShutdownOnApplicationFinish, "true").Obj()},
+		{
+			name:     "allow: deploymentType Job with shutdown-on-application-finish True, with a warning that the controller overrides it",
+			obj:      makeFC("c").DeploymentType(jobType).FlinkProperty(policy.PropertyShutdownOnApplicationFinish, "True").Obj(),
+			warnings: []string{policy.WarningShutdownOnFinishOverridden},
+		},
+		{name: "allow: deploymentType Job with shutdown-on-application-finish false, no warning", obj: makeFC("c").DeploymentType(jobType).FlinkProperty(policy.PropertyShutdownOnApplicationFinish, "false").Obj()},
 		{name: "allow: deploymentType Job session cluster without HA", obj: makeFC("c").DeploymentType(jobType).SessionCluster().Obj()},
 		{
 			name: "deny: deploymentType Deployment breaking every rule reports each",

@@ -7,6 +7,13 @@ const (
 	// recovered by Flink HA and Kubernetes, not by the operator's restart from a savepoint.
 	WarningRestartPolicyWithDeployment = "spec.job.restartPolicy: FromSavepointOnFailure has no effect with spec.jobManager.deploymentType Deployment: Kubernetes restarts the JobManager and Flink high availability recovers the job"
 
+	// WarningShutdownOnFinishOverridden: in Job mode the controller's Flink configuration
+	// sets execution.shutdown-on-application-finish false whatever flinkProperties say: a
+	// JobManager that exits with its job exits before the controller has read an update's
+	// savepoint location, and the update then waits forever. The controller ends the
+	// JobManager itself once it has read what it needs.
+	WarningShutdownOnFinishOverridden = "spec.flinkProperties[execution.shutdown-on-application-finish]: true is overridden with false by the flink-admission controller: the JobManager stays up after its job ends until the controller has recorded the job's end (and an update's or a cancel's savepoint), then the controller shuts it down through Flink's REST API (DELETE /cluster) and the JobManager Job ends Complete"
+
 	// WarningLegacyHAKey: Flink 1.17 renamed the key; the old one still works but is deprecated.
 	WarningLegacyHAKey = "spec.flinkProperties[high-availability]: deprecated key, use high-availability.type instead"
 

@@ -197,7 +197,7 @@ func TestSimulator(t *testing.T) {
 		{"Deployment: a JobManager that exits restarts at once, then in CrashLoopBackOff with the kubelet's doubling back-off", dep, fakeflink.Program{}, crashLoopRestarts},
 		{"Deployment: a graceful delete runs the preStop delay, then SIGTERM gives up the leadership and KWOK removes the pod", func(w *builder.FlinkClusterWrapper) { w.Deployment().Shutdown(30, 120) }, fakeflink.Program{}, gracefulDelete},
 		{"Deployment: a force-deleted pod's JobManager runs on", dep, fakeflink.Program{}, forceDeleteKeepsProcess},
-		{"Job: the application ending FINISHED exits 0, the pod Succeeded and the real Job controller completes the Job", nil, fakeflink.Program{}, jobApplicationFinishes},
+		{"Job: the application ending FINISHED leaves the JobManager up (the controller's shutdown-on-application-finish false); DELETE /cluster exits it 0, the pod Succeeded and the real Job controller completes the Job", nil, fakeflink.Program{}, jobApplicationFinishes},
 		{"Job: main() throwing on Flink 2.2 exits 1 with the cause as termination message, the pod Failed and the Job Failed", nil, fakeflink.Program{Throw: "java.lang.NumberFormatException: For input string: \"x\""}, jobMainThrows},
 	}
 	for _, tc := range rows {
@@ -299,8 +299,19 @@ func jobApplicationFinishes(t *testing.T, r *row) {
 	jm := r.process(pod)
 	r.eventually("the job RUNNING", func() bool { return jm.Leads() && jm.JobState(r.jobID) == flinkclient.JobStateRunning })
 	r.annotate(pod, flinksim.JobAnnotation, "FINISHED")
-	r.eventually("the pod Succeeded", func() bool { cur, ok := r.get(pod); return ok && cur.Status.Phase == corev1.PodSucceeded })
+	r.eventually("the job FINISHED", func() bool { return jm.JobState(r.jobID) == flinkclient.JobStateFinished })
+	// Rounds of the Simulator pass (its period is 20 ms): the process outlives its job.
+	time.Sleep(200 * time.Millisecond)
+	require.True(t, jm.Alive(), "the JobManager stays up after its job ended, for the controller to read its end")
 	cur, _ := r.get(pod)
+	require.Equal(t, corev1.PodRunning, cur.Status.Phase)
+
+	// What the controller does once it recorded the end.
+	cl, err := flinkclient.New(r.flink.URL(), r.flink.HTTPClient())
+	require.NoError(t, err)
+	require.NoError(t, cl.ShutdownCluster(r.ctx))
+	r.eventually("the pod Succeeded", func() bool { cur, ok := r.get(pod); return ok && cur.Status.Phase == corev1.PodSucceeded })
+	cur, _ = r.get(pod)
 	assert.Equal(t, int32(0), cur.Status.ContainerStatuses[0].State.Terminated.ExitCode)
 	r.eventually("the Job Complete", func() bool { return jobCondition(r, batchv1.JobComplete) })
 }
