@@ -72,10 +72,9 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 		w == nil || w.Deleting || w.Complete || w.Failed {
 		return true, nil
 	}
-	if !slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool {
-		return !state.Deleting(&p) && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
-	}) {
-		// Its pod ended (or is going): nothing runs that the shutdown would end.
+	if !slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.ProcessRunning(&p) }) {
+		// No JobManager process runs (its container ended, the pod is going, or it never
+		// started: an image that cannot be pulled): nothing for the shutdown to end.
 		return true, nil
 	}
 	if f := c.obs.flink; f != nil {

@@ -88,6 +88,17 @@ func jobManagerStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 	return nil
 }
 
+// ProcessRunning reports whether the pod's JobManager container runs (its state Running) and
+// the pod is not being deleted: a JobManager process that may still have to be ended. A pod
+// waiting for its image, or whose container ended, runs none.
+func ProcessRunning(pod *corev1.Pod) bool {
+	if Deleting(pod) || pod.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	cs := jobManagerStatus(pod)
+	return cs != nil && cs.State.Running != nil
+}
+
 // Ready reports whether the pod is Running with its Ready condition true: only then does the
 // Service route REST calls to it.
 func Ready(pod *corev1.Pod) bool {

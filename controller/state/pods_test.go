@@ -72,3 +72,25 @@ func TestMadeByReplicaSetNamesOnlyAReplicaSetController(t *testing.T) {
 		})
 	}
 }
+
+func TestProcessRunning(t *testing.T) {
+	deleting := running(t0)
+	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
+	imagePull := running(t0)
+	imagePull.Status.Phase = corev1.PodPending
+	imagePull.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
+	exited := running(t0)
+	exited.Status.Phase = corev1.PodSucceeded
+	exited.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}
+	for name, tc := range map[string]struct {
+		pod  *corev1.Pod
+		want bool
+	}{
+		"a running JobManager container":                 {pod: running(t0), want: true},
+		"a pod being deleted: its process is going":      {pod: deleting},
+		"an image that cannot be pulled: no process ran": {pod: imagePull},
+		"a container that exited":                        {pod: exited},
+	} {
+		assert.Equal(t, tc.want, state.ProcessRunning(tc.pod), name)
+	}
+}
