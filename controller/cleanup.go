@@ -6,16 +6,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/state"
 )
 
 // cleanup applies to a job that ended. The JobManager Deployment is scaled to 0 and kept,
-// like a finished JobManager Job; then the cleanup policy of the end state applies.
+// like a finished JobManager Job; then the cleanup policy of the end state applies. A job
+// that ended unobserved keeps everything (cleanupAction): its JobManager pod holds the log
+// that says how it ended.
 func (c *cycle) cleanup(ctx context.Context) error {
+	if c.endedUnobserved {
+		return nil
+	}
 	if err := c.scaleJobManager(ctx, 0); err != nil {
 		return err
 	}
-	action := state.CleanupAction(&c.fc.Spec, c.job().State)
+	action := c.cleanupAction()
 	switch action {
 	case v1beta1.CleanupActionDeleteCluster:
 		objects := (c.obs.wl != nil && !c.obs.wl.Deleting) || c.obs.tmExists || c.obs.serviceExists || c.obs.configMapExists
