@@ -338,16 +338,11 @@ func (c *cycle) derive() {
 	c.endedUnobserved = res.Ended
 	c.noteWaits(res.Unreported)
 	c.lostTimedOut = res.LostTimedOut
-	if res.Ended {
-		note := res.Reason
-		if note == "" {
-			note = fmt.Sprintf("job %s ended unobserved", c.jobID())
-		}
-		note += ": neither afterJobSucceeds nor afterJobFails applies, the cluster is kept as it is (KeepCluster, the JobManager not scaled down); the JobManager's previous container log (kubectl logs --previous) says how the job ended; change the spec to deploy again, or delete the FlinkCluster"
+	if res.Ended && !c.lostReasonRecorded(ConditionReasonEndedUnobserved) {
+		note := res.Reason + ": neither afterJobSucceeds nor afterJobFails applies, the cluster is kept as it is (KeepCluster, the JobManager not scaled down); the JobManager's previous container log (kubectl logs --previous) says how the job ended; change the spec to deploy again, or delete the FlinkCluster"
 		// Still Lost: the condition keeps the time the job became Lost.
-		if c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonEndedUnobserved, note)) {
-			c.event(corev1.EventTypeWarning, ReasonJobLost, "Observe", "%s", note)
-		}
+		c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonEndedUnobserved, note))
+		c.event(corev1.EventTypeWarning, ReasonJobLost, "Observe", "%s", note)
 	}
 	c.keepRecoverableLostJob()
 	if c.lostTimedOut && !clusterFinished(c.orig.Status.State) {

@@ -182,18 +182,18 @@ func TestHole17JobThatEndedWhileItsJobManagerRestartedIsNotFailedByLost(t *testi
 				require.True(t, pr.alive() && pr.jm.Leads(), "the restarted container leads\n%s", w.dump())
 				require.Empty(t, pr.jm.JobIDs(), "a clean result: Flink lists no job")
 
-				fc = w.until(t, "Lost=True/EndedUnobserved", 200, func(fc *v1beta1.FlinkCluster) bool {
-					require.False(t, flinkcluster.Terminal(fc.Status.Components.Job.State), "no end Flink did not report\n%s", w.dump())
-					return conditionIs(controller.ConditionLost, controller.ConditionReasonEndedUnobserved)(fc)
-				})
-				assert.Equal(t, v1beta1.JobStateLost, fc.Status.Components.Job.State)
-				assert.Contains(t, meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionLost).Message, "how it ended is unknown")
-				w.during(t, 15*time.Minute, "kept as it is past the Lost timeout", func(fc *v1beta1.FlinkCluster) bool {
+				// Past the HA recovery grace and the Lost timeout: never recorded as an end
+				// Flink did not report, never cleaned up.
+				w.during(t, 15*time.Minute, "no end recorded, nothing cleaned up", func(fc *v1beta1.FlinkCluster) bool {
 					wl := w.workload()
-					return fc.Status.Components.Job.State == v1beta1.JobStateLost &&
-						conditionIs(controller.ConditionLost, controller.ConditionReasonEndedUnobserved)(fc) &&
+					return !flinkcluster.Terminal(fc.Status.Components.Job.State) &&
+						!conditionIs(controller.ConditionLost, controller.ConditionReasonLostTimeout)(fc) &&
 						wl != nil && !wl.deleting && wl.replicas == 1
 				})
+				fc = w.cluster()
+				assert.Equal(t, v1beta1.JobStateLost, fc.Status.Components.Job.State)
+				require.True(t, conditionIs(controller.ConditionLost, controller.ConditionReasonEndedUnobserved)(fc), w.dump())
+				assert.Contains(t, meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionLost).Message, "how it ended is unknown")
 				tmKey := types.NamespacedName{Namespace: ns, Name: resources.TaskManagerName(name)}
 				assert.True(t, w.cl.Get(bg, tmKey, &appsv1.StatefulSet{}) == nil || w.cl.Get(bg, tmKey, &appsv1.Deployment{}) == nil, "the TaskManagers are kept")
 				assert.Equal(t, v1beta1.ClusterStatePartiallyStopped, w.cluster().Status.State)
