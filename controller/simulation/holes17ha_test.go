@@ -22,7 +22,9 @@ import (
 )
 
 // Directed tests of issue 17's holes 1, 2, 6 and 9 (the HA part). Each fails on the
-// controller of 61c15d7 (see the report in each test's comment) and passes now.
+// controller of 61c15d7 (hack/simulation-on.sh 61c15d7; see the report in each test's
+// comment and the table in doc.go) and passes now, but for
+// TestHole17CancelledJobWithACleanResultIsNotLost, which passes there too.
 
 // Hole 1: a Deployment cluster with ZooKeeper HA, stored before the rule
 // deployment-requires-kubernetes-ha (the model's API server runs no admission). The
