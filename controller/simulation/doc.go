@@ -114,8 +114,6 @@
 //	TestHole17LeaderFoundWithRESTAddressSet (9)               another JobManager pod "may still lead": the stuck pod blocks
 //	                                                          the savepoint past the wait bound
 //	TestHole17JobFailedDuringACancelStaysFailed               the failure recorded over as Cancelled
-//
-//	test                                                      on 61c15d7
 //	TestIssue17Hole4StopThatDidNotEndTheJobIsNotFinal         the savepoint recovered after the 404 is taken as final: the
 //	                                                          JobManager of the restarted, running job is deleted (removal
 //	                                                          invariant), never stopped again
