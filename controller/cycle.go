@@ -342,7 +342,9 @@ func (c *cycle) derive() {
 		note := res.Reason + ": neither afterJobSucceeds nor afterJobFails applies, the cluster is kept as it is (KeepCluster, the JobManager not scaled down); the JobManager's previous container log (kubectl logs --previous) says how the job ended; change the spec to deploy again, or delete the FlinkCluster"
 		// Still Lost: the condition keeps the time the job became Lost.
 		c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonEndedUnobserved, note))
-		c.event(corev1.EventTypeWarning, ReasonJobLost, "Observe", "%s", note)
+		// Action Cleanup: an Event with the transition's reason and action in the same
+		// reconcile would be folded into its series (events/v1), and this note lost.
+		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s", note)
 	}
 	c.keepRecoverableLostJob()
 	if c.lostTimedOut && !clusterFinished(c.orig.Status.State) {
