@@ -16,15 +16,19 @@ import (
 
 // cleanup applies to a job that ended. The JobManager Deployment is scaled to 0 and kept; a
 // JobManager Job is ended and kept, Complete (endJobManager); then the cleanup policy of the
-// end state applies.
+// end state applies. A job that ended unobserved keeps everything (cleanupAction): its
+// JobManager pod holds the log that says how it ended.
 func (c *cycle) cleanup(ctx context.Context) error {
+	if c.endedUnobserved {
+		return nil
+	}
 	if err := c.scaleJobManager(ctx, 0); err != nil {
 		return err
 	}
 	if ended, err := c.endJobManager(ctx); err != nil || !ended {
 		return err
 	}
-	action := state.CleanupAction(&c.fc.Spec, c.job().State)
+	action := c.cleanupAction()
 	switch action {
 	case v1beta1.CleanupActionDeleteCluster:
 		objects := (c.obs.wl != nil && !c.obs.wl.Deleting) || c.obs.tmExists || c.obs.serviceExists || c.obs.configMapExists

@@ -85,6 +85,10 @@ const (
 	// ConditionReasonLostRecoverable: the job stayed Lost for the Lost timeout, but its HA
 	// data is kept (job graph or checkpoints): it is not ended, it resumes from HA.
 	ConditionReasonLostRecoverable = "LostRecoverableFromHA"
+	// ConditionReasonEndedUnobserved: the job is Lost because it ended in Flink while the
+	// controller did not see how (a restarted JobManager found its result in the job result
+	// store): it is finished, and no cleanup policy applies, the cluster is kept.
+	ConditionReasonEndedUnobserved = "EndedUnobserved"
 	// ConditionReasonJobTracked: Lost is False, the job is tracked.
 	ConditionReasonJobTracked = "JobTracked"
 

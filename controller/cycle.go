@@ -39,6 +39,9 @@ type cycle struct {
 	client       flinkclient.Client
 	requeue      time.Duration
 	lostTimedOut bool
+	// endedUnobserved is set when the job ended in Flink while the controller did not see how
+	// (state.Result.Ended): it is finished, and no cleanup policy applies (cleanupAction).
+	endedUnobserved bool
 	// updateStep is the Updating condition of the update flow's step in this reconcile.
 	updateStep *metav1.Condition
 	// removeControl is set once the user-control annotation was taken into status.control;
@@ -268,9 +271,23 @@ func (c *cycle) shouldRestart() bool {
 	return flinkcluster.ShouldRestart(c.mode, job, c.fc.Spec.Job)
 }
 
-// finished reports whether the job ended: a terminal state, or Lost past its timeout.
+// finished reports whether the job ended: a terminal state, Lost past its timeout, or Lost
+// because it ended unobserved.
 func (c *cycle) finished() bool {
-	return flinkcluster.Terminal(c.job().State) || c.lostTimedOut
+	return flinkcluster.Terminal(c.job().State) || c.lostTimedOut || c.endedUnobserved
+}
+
+// cleanupAction is what cleanup does for the job's end: the cleanup policy of its state,
+// except for a job that ended unobserved. Its end is unknown — it may have failed or
+// succeeded — and what says how it ended is the JobManager pod's previous container log
+// (kubectl logs --previous) and the TaskManagers' logs: neither afterJobFails nor
+// afterJobSucceeds applies, KeepCluster does, and cleanup does not even scale the JobManager
+// to 0 (the pod and its log would go).
+func (c *cycle) cleanupAction() v1beta1.CleanupAction {
+	if c.endedUnobserved {
+		return v1beta1.CleanupActionKeepCluster
+	}
+	return state.CleanupAction(&c.fc.Spec, c.job().State)
 }
 
 // stopping reports whether a stop-with-savepoint of the current deploy's job was requested
@@ -292,20 +309,19 @@ func (c *cycle) stopInFlight(reason string) bool {
 // derive applies the lifecycle rules (package state) to this cycle's observation.
 func (c *cycle) derive() {
 	res := state.DeriveJob(state.Input{
-		Now:            c.now,
-		DeploymentType: c.mode,
-		Recorded:       *c.job(),
-		LostSince:      lostSince(c.st.Conditions),
-		LostTimeoutRecorded: func() bool {
-			l := meta.FindStatusCondition(c.st.Conditions, ConditionLost)
-			return l != nil && l.Status == metav1.ConditionTrue && l.Reason == ConditionReasonLostTimeout
-		}(),
-		Stopping:        c.stopping(),
-		Workload:        c.obs.wl,
-		Pod:             c.obs.pod,
-		Flink:           c.obs.flink,
-		HARecoveryGrace: c.r.Options.HARecoveryGrace,
-		LostTimeout:     c.r.Options.LostTimeout,
+		Now:                 c.now,
+		DeploymentType:      c.mode,
+		Recorded:            *c.job(),
+		LostSince:           lostSince(c.st.Conditions),
+		LostTimeoutRecorded: c.lostReasonRecorded(ConditionReasonLostTimeout),
+		EndedRecorded:       c.lostReasonRecorded(ConditionReasonEndedUnobserved),
+		EndedInHA:           c.endedInHA(),
+		Stopping:            c.stopping(),
+		Workload:            c.obs.wl,
+		Pod:                 c.obs.pod,
+		Flink:               c.obs.flink,
+		HARecoveryGrace:     c.r.Options.HARecoveryGrace,
+		LostTimeout:         c.r.Options.LostTimeout,
 	})
 	c.after(res.RequeueAfter)
 	prev := c.job().State
@@ -319,8 +335,17 @@ func (c *cycle) derive() {
 		// The JobManager of a job that ran came back (a crash loop passed) and recovered it.
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, "the JobManager recovered the job"))
 	}
+	c.endedUnobserved = res.Ended
 	c.noteWaits(res.Unreported)
 	c.lostTimedOut = res.LostTimedOut
+	if res.Ended && !c.lostReasonRecorded(ConditionReasonEndedUnobserved) {
+		note := res.Reason + ": neither afterJobSucceeds nor afterJobFails applies, the cluster is kept as it is (KeepCluster, the JobManager not scaled down); the JobManager's previous container log (kubectl logs --previous) says how the job ended; change the spec to deploy again, or delete the FlinkCluster"
+		// Still Lost: the condition keeps the time the job became Lost.
+		c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonEndedUnobserved, note))
+		// Action Cleanup: an Event with the transition's reason and action in the same
+		// reconcile would be folded into its series (events/v1), and this note lost.
+		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s", note)
+	}
 	c.keepRecoverableLostJob()
 	if c.lostTimedOut && !clusterFinished(c.orig.Status.State) {
 		job := c.job()
@@ -328,11 +353,17 @@ func (c *cycle) derive() {
 		if n := len(job.FailureReasons); n == 0 || job.FailureReasons[n-1] != reason {
 			job.FailureReasons = append(job.FailureReasons, reason)
 		}
-		note := fmt.Sprintf("%s: afterJobFails (%s) applies", reason, state.CleanupAction(&c.fc.Spec, job.State))
+		note := fmt.Sprintf("%s: afterJobFails (%s) applies", reason, c.cleanupAction())
 		// Still Lost: the condition keeps the time the job became Lost.
 		c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonLostTimeout, note))
 		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s", note)
 	}
+}
+
+// lostReasonRecorded reports whether the recorded Lost condition is True with reason.
+func (c *cycle) lostReasonRecorded(reason string) bool {
+	l := meta.FindStatusCondition(c.st.Conditions, ConditionLost)
+	return l != nil && l.Status == metav1.ConditionTrue && l.Reason == reason
 }
 
 // noteWaits records the waits of an active job's observation: a JobManager whose REST API
@@ -565,8 +596,7 @@ func (c *cycle) setClusterState() {
 		ConfigMap:      c.obs.configMapExists,
 		JobManagerPods: len(c.obs.pods),
 	}
-	next := state.ClusterState(job.State, c.updatePending(), c.finished(),
-		state.CleanupAction(&c.fc.Spec, job.State), comps)
+	next := state.ClusterState(job.State, c.updatePending(), c.finished(), c.cleanupAction(), comps)
 	if next == v1beta1.ClusterStateStopping {
 		c.poll()
 	}

@@ -44,6 +44,46 @@ func (v haView) jobGraphStored(jobID string) bool {
 	return false
 }
 
+// endedInHA says what, in the cluster's Kubernetes HA ConfigMaps, shows that the current
+// deploy's job ended globally; "" when nothing does (state.Input.EndedInHA; the rule in
+// package state decides when it counts: past the HA recovery grace, for a job that ran, not
+// listed by the leading JobManager).
+//
+// Flink removes a job's graph (the cluster ConfigMap's executionPlan-/jobGraph- key) and its
+// checkpoint ConfigMap <cluster-id>-<job-id>-config-map only when the job ended globally
+// (FINISHED, FAILED, CANCELED: the Dispatcher's cleanup of a job with a result in the job
+// result store, KubernetesHaServices' job cleanup); a running, suspended or restarting job
+// keeps both, and a JobManager that starts recovers every graph it finds. Both could also be
+// gone because someone deleted the HA ConfigMaps; then the leader's election ConfigMap went
+// too and the JobManager that runs now created it again after it started (Flink's leader
+// election driver exits when its ConfigMap is deleted). So the cluster ConfigMap must be
+// older than the JobManager's current container: the HA data the job's end left.
+func (c *cycle) endedInHA() string {
+	pod := c.obs.pod
+	if !c.kubernetesHA() || pod == nil {
+		return ""
+	}
+	id, clusterID := c.jobID(), resources.HAClusterID(c.fc)
+	if id == "" || c.obs.ha.jobGraphStored(id) {
+		return ""
+	}
+	var cluster *corev1.ConfigMap
+	for i := range c.obs.ha.configMaps {
+		switch cm := &c.obs.ha.configMaps[i]; cm.Name {
+		case flinkha.JobConfigMapName(clusterID, id):
+			return ""
+		case flinkha.ClusterConfigMapName(clusterID):
+			cluster = cm
+		}
+	}
+	started := state.StartTime(pod)
+	if cluster == nil || cluster.DeletionTimestamp != nil || !cluster.CreationTimestamp.Time.Before(started) {
+		return ""
+	}
+	return fmt.Sprintf("Flink removed its job graph and checkpoint ConfigMap %s from HA, which it does once a job ended globally, while ConfigMap %s (created %s, before JobManager pod %s started at %s) was kept",
+		flinkha.JobConfigMapName(clusterID, id), cluster.Name, cluster.CreationTimestamp.UTC().Format(time.RFC3339), pod.Name, started.UTC().Format(time.RFC3339))
+}
+
 // leaderOf reads the leader from the cluster ConfigMap: known only while its lease runs.
 func leaderOf(cm *corev1.ConfigMap, clusterID string, now time.Time) state.Leader {
 	if cm.Name != flinkha.ClusterConfigMapName(clusterID) {

@@ -106,7 +106,7 @@ func judge(in healthInput) (healthVerdict, string, string) {
 	case v1beta1.JobStateFailed, v1beta1.JobStateDeployFailed:
 		return healthStalled, ConditionReasonJobFailed, "job is " + job + lastFailure(st.Components.Job)
 	case v1beta1.JobStateLost:
-		if c := trueCondition(conds, ConditionLost); c != nil && c.Reason == ConditionReasonLostTimeout {
+		if c := trueCondition(conds, ConditionLost); c != nil && (c.Reason == ConditionReasonLostTimeout || c.Reason == ConditionReasonEndedUnobserved) {
 			return healthStalled, ConditionReasonJobLost, c.Message
 		}
 	}

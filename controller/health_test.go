@@ -70,6 +70,8 @@ func healthCases() []healthCase {
 			reason: ConditionReasonJobFailed, kstatus: kstatus.FailedStatus, argo: "Degraded", unhealthy: true},
 		{name: "failed: job lost past its timeout", job: v1beta1.JobStateLost, conds: []metav1.Condition{hcond(ConditionLost, T, ConditionReasonLostTimeout)},
 			reason: ConditionReasonJobLost, kstatus: kstatus.FailedStatus, argo: "Degraded", unhealthy: true},
+		{name: "stalled: job ended unobserved, how unknown (the user reads the logs)", job: v1beta1.JobStateLost, conds: []metav1.Condition{hcond(ConditionLost, T, ConditionReasonEndedUnobserved)},
+			reason: ConditionReasonJobLost, kstatus: kstatus.FailedStatus, argo: "Degraded", unhealthy: true},
 		{name: "failed: JobManager in a crash loop", job: v1beta1.JobStateDeploying, conds: []metav1.Condition{hcond(ConditionDeploymentFailed, T, "CrashLoopBackOff")},
 			reason: "CrashLoopBackOff", kstatus: kstatus.FailedStatus, argo: "Degraded", unhealthy: true},
 		{name: "failed: an update stopped for want of a savepoint, job still running", job: v1beta1.JobStateRunning, nextRev: "wc-r2",

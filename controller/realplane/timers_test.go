@@ -8,12 +8,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
+	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 // timerRows move the shared fake clock by minutes, so they are serial: they run alone, before
@@ -33,7 +37,73 @@ func timerRows() []scenario {
 			run: haGraceAndLostTimeout,
 		})
 	}
+	for _, v := range []string{"", "2.3"} {
+		var build func(w *builder.FlinkClusterWrapper)
+		name := "+ issue 17 hole 6: the job ends on its own, its JobManager restarts before the next poll (a clean job result): Lost=True/EndedUnobserved, no afterJobFails past the Lost timeout, nothing deleted"
+		if v != "" {
+			build = func(w *builder.FlinkClusterWrapper) { w.FlinkVersion(v) }
+			name = "+ Flink 2.3, issue 17 hole 6: the application FINISHED without the job after the restart: Lost=True/EndedUnobserved, no afterJobFails past the Lost timeout, nothing deleted"
+		}
+		rows = append(rows, scenario{mode: depMode, serial: true, name: name, build: build, run: endedWhileTheJobManagerRestarted})
+	}
 	return rows
+}
+
+// endedWhileTheJobManagerRestarted: the job finishes on its own and its JobManager's
+// container is restarted (a liveness probe's SIGTERM) before the controller reads FINISHED.
+// The restarted JobManager finds the job's clean result in the job result store and lists no
+// job; Flink removed the job's graph and checkpoint ConfigMap, the cluster ConfigMap is older
+// than the restarted container. Past the HA grace (and on 2.3 at once) the job is Lost with
+// EndedUnobserved, and past the Lost timeout the cleanup policies (DeleteCluster for every
+// outcome here) have deleted nothing: the JobManager runs on, at 1 replica.
+func endedWhileTheJobManagerRestarted(t *testing.T, h *harness) {
+	pod, jm, id := h.runningJob()
+	// The controller compares the cluster ConfigMap's creation with the restarted container's
+	// start, both in whole seconds: the restart comes two seconds after the creation at least,
+	// as it does after any job that ran longer than that.
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, k8s.Get(h.ctx, client.ObjectKey{Namespace: h.ns, Name: flinkha.ClusterConfigMapName(resources.HAClusterID(h.get()))}, cm))
+	h.eventually("two seconds past the cluster ConfigMap's creation", func() bool {
+		return time.Now().After(cm.CreationTimestamp.Add(2 * time.Second))
+	})
+	// The REST API stops answering first, so that no poll sees FINISHED in between.
+	jm.SetUnavailable(true)
+	jm.SetJobState(id, flinkclient.JobStateFinished)
+	jm.Stop()
+	var again *fakeflink.JobManager
+	h.eventually("the restarted container's JobManager", func() bool {
+		again = sim.Process(h.ns, pod.Name)
+		return again != nil && again != jm && again.Alive()
+	})
+	h.eventually("the restarted JobManager leading", func() bool { h.flink.Leader(); return again.Leads() })
+	require.Empty(t, again.JobIDs(), "a clean result: Flink lists no job")
+	cur, ok := h.podNow(pod)
+	require.True(t, ok)
+	fakeClock.SetTime(state.StartTime(cur).Add(haGrace))
+	h.waitConditions("Lost=True/EndedUnobserved")
+	fc := h.get()
+	assert.Equal(t, v1beta1.JobStateLost, fc.Status.Components.Job.State)
+	assert.Contains(t, h.condition(controller.ConditionLost).Message, "how it ended is unknown")
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonJobLost, "neither afterJobSucceeds nor afterJobFails applies")
+
+	fakeClock.Step(lostTimeout + time.Minute)
+	h.afterReconciles("kept as it is past the Lost timeout", func() bool {
+		fc := h.get()
+		d := h.jmDeployment()
+		return fc.Status.Components.Job.State == v1beta1.JobStateLost && d != nil && d.DeletionTimestamp == nil &&
+			d.Spec.Replicas != nil && *d.Spec.Replicas == 1 && h.taskManagerExists() && h.podExists(pod)
+	})
+	assert.Empty(t, missingConditions(h.get(), []string{"Lost=True/EndedUnobserved"}))
+	for _, e := range h.events() {
+		assert.NotContains(t, e.Note, "afterJobFails (DeleteCluster) applies")
+	}
+	runs := 0
+	for _, e := range h.flink.Executions() {
+		if e.JobID == id {
+			runs++
+		}
+	}
+	assert.Equal(t, 1, runs, "the job never ran again")
 }
 
 // haGraceAndLostTimeout: the HA grace counts from the JobManager's start (the container's

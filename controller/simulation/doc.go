@@ -37,7 +37,7 @@
 //
 // # On the controller issue 8 was filed against
 //
-// hack/simulation-on-adf65c7.sh runs these tests against the controller of commit adf65c7
+// hack/simulation-on.sh adf65c7 runs these tests against the controller of commit adf65c7
 // (it copies the simulation, fakeflink and glue that changes no behaviour into a worktree of
 // that commit). Every directed test fails there and passes now:
 //
@@ -97,11 +97,23 @@
 //
 // # On the controller issue 17 was filed against
 //
-// hack/simulation-on-61c15d7.sh runs these tests (and the hole-7 rendering test of
-// controller/resources) against the controller of commit 61c15d7, as the adf65c7 script does.
-// The tests of holes 4, 5 and 7 fail there and pass now:
+// hack/simulation-on.sh 61c15d7 runs these tests (and the hole-7 rendering test of
+// controller/resources) against the controller of commit 61c15d7, as for adf65c7. The tests
+// of holes 1, 2, 4, 5, 6, 7 and 9 fail there and pass now:
 //
 //	test                                                      on 61c15d7
+//	TestHole17ZooKeeperDeploymentNeverLoops (1)               HAMetadataMissing with the job running, a stop-with-savepoint
+//	                                                          and a redeploy under a new job ID, again and again
+//	TestHole17HADeletedUnderTheLeaderFailsInsteadOfStartingEmpty (2)
+//	                                                          main() re-ran from "" after the job had run: its state since
+//	                                                          is lost, nothing said
+//	TestHole17JobThatEndedWhileItsJobManagerRestartedIsNotFailedByLost (6)
+//	                                                          Lost=True/JobNotReported after the HA recovery grace, then
+//	                                                          LostTimeout: afterJobFails (DeleteCluster) applies to a job
+//	                                                          that may have succeeded
+//	TestHole17LeaderFoundWithRESTAddressSet (9)               another JobManager pod "may still lead": the stuck pod blocks
+//	                                                          the savepoint past the wait bound
+//	TestHole17JobFailedDuringACancelStaysFailed               the failure recorded over as Cancelled
 //	TestIssue17Hole4StopThatDidNotEndTheJobIsNotFinal         the savepoint recovered after the 404 is taken as final: the
 //	                                                          JobManager of the restarted, running job is deleted (removal
 //	                                                          invariant), never stopped again

@@ -18,7 +18,7 @@ import (
 )
 
 // Directed tests of issue 17's holes 4 and 5 (the savepoint recovered after a 404, Job-mode
-// rewinds). Each fails on 61c15d7 (hack/simulation-on-61c15d7.sh, the table in doc.go).
+// rewinds). Each fails on 61c15d7 (hack/simulation-on.sh 61c15d7, the table in doc.go).
 
 // storeDuration is past Flink's rest.async.store-duration (default 5 min): the controller was
 // down longer, so every savepoint result it had not read is gone.

@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -16,10 +18,13 @@ import (
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // Directed tests of issue 17's holes 1, 2, 6 and 9 (the HA part). Each fails on the
-// controller of 61c15d7 (see the report in each test's comment) and passes now.
+// controller of 61c15d7 (hack/simulation-on.sh 61c15d7; see the report in each test's
+// comment and the table in doc.go) and passes now, but for
+// TestHole17CancelledJobWithACleanResultIsNotLost, which passes there too.
 
 // Hole 1: a Deployment cluster with ZooKeeper HA, stored before the rule
 // deployment-requires-kubernetes-ha (the model's API server runs no admission). The
@@ -142,6 +147,65 @@ func TestHole17CancelledJobWithACleanResultIsNotLost(t *testing.T) {
 			assert.Equal(t, 1, w.truthOf(id).mains)
 			noViolations(t, w)
 		})
+	}
+}
+
+// Hole 6, the job's own end: the job ends on its own (FINISHED or FAILED, not a stop the
+// controller asked for) and its JobManager dies before the next reconcile; the kubelet
+// restarts the container. The job's result is clean in the job result store: the restarted
+// JobManager lists no job (2.3: the application FINISHED whatever the end was), and Flink
+// removed the job's graph and checkpoint ConfigMap while the cluster ConfigMap, older than
+// the restarted container, was kept. Nothing tells how the job ended: the controller records
+// Lost=True/EndedUnobserved, neither Succeeded nor Failed, and cleans up nothing (not even
+// the JobManager's scale-down: its previous container log says how the job ended), however
+// long it waits — the cleanup policies here delete the cluster. On 61c15d7 the job goes Lost
+// (JobNotReported) after the HA recovery grace and, after the Lost timeout, afterJobFails
+// deletes the cluster.
+func TestHole17JobThatEndedWhileItsJobManagerRestartedIsNotFailedByLost(t *testing.T) {
+	for _, end := range []string{flinkclient.JobStateFinished, flinkclient.JobStateFailed} {
+		for _, v23 := range []bool{false, true} {
+			t.Run(end+"/"+map[bool]string{false: "2.2", true: "2.3"}[v23], func(t *testing.T) {
+				w := newWorldWith(t, 25, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, v23: v23, build: func(fc *v1beta1.FlinkCluster) {
+					fc.Spec.Job.CleanupPolicy = &v1beta1.CleanupPolicy{AfterJobSucceeds: v1beta1.CleanupActionDeleteCluster,
+						AfterJobFails: v1beta1.CleanupActionDeleteCluster, AfterJobCancelled: v1beta1.CleanupActionDeleteCluster}
+				}})
+				fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+				id := fc.Status.Components.Job.ID
+				pr := w.leader()
+				require.NotNil(t, pr)
+				pr.jm.SetJobState(id, end)
+				// The JobManager dies before the next reconcile and its container restarts.
+				w.stop(pr.pod, false, 137, "OOMKilled")
+				for i := 0; i < 20 && !(pr.alive() && pr.jm.Leads()); i++ {
+					w.clock.Step(2 * time.Second)
+					w.kube()
+					w.flink()
+				}
+				require.True(t, pr.alive() && pr.jm.Leads(), "the restarted container leads\n%s", w.dump())
+				require.Empty(t, pr.jm.JobIDs(), "a clean result: Flink lists no job")
+
+				// Past the HA recovery grace and the Lost timeout: never recorded as an end
+				// Flink did not report, never cleaned up.
+				w.during(t, 15*time.Minute, "no end recorded, nothing cleaned up", func(fc *v1beta1.FlinkCluster) bool {
+					wl := w.workload()
+					return !flinkcluster.Terminal(fc.Status.Components.Job.State) &&
+						!conditionIs(controller.ConditionLost, controller.ConditionReasonLostTimeout)(fc) &&
+						wl != nil && !wl.deleting && wl.replicas == 1
+				})
+				fc = w.cluster()
+				assert.Equal(t, v1beta1.JobStateLost, fc.Status.Components.Job.State)
+				require.True(t, conditionIs(controller.ConditionLost, controller.ConditionReasonEndedUnobserved)(fc), w.dump())
+				assert.Contains(t, meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionLost).Message, "how it ended is unknown")
+				tmKey := types.NamespacedName{Namespace: ns, Name: resources.TaskManagerName(name)}
+				assert.True(t, w.cl.Get(bg, tmKey, &appsv1.StatefulSet{}) == nil || w.cl.Get(bg, tmKey, &appsv1.Deployment{}) == nil, "the TaskManagers are kept")
+				assert.Equal(t, v1beta1.ClusterStatePartiallyStopped, w.cluster().Status.State)
+				for _, n := range w.rec.notes {
+					assert.NotContains(t, n, "afterJobFails (DeleteCluster) applies")
+				}
+				assert.Equal(t, 1, w.truthOf(id).mains)
+				noViolations(t, w)
+			})
+		}
 	}
 }
 

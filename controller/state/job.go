@@ -65,6 +65,13 @@ type Input struct {
 	// LostTimeoutRecorded is set once the Lost timeout was recorded (and afterJobFails
 	// applied): the job stays Lost for good, whatever is reported afterwards.
 	LostTimeoutRecorded bool
+	// EndedRecorded is set once the job was recorded as ended unobserved (Result.Ended):
+	// it stays Lost for good, as after the Lost timeout, but without afterJobFails.
+	EndedRecorded bool
+	// EndedInHA is the evidence in Flink's Kubernetes HA ConfigMaps that the job ended
+	// globally (see endedUnobserved); "" when there is none. The controller reads it; the rule
+	// here decides when it counts.
+	EndedInHA string
 	// Stopping is set once a stop-with-savepoint of the job was requested (update or
 	// cancel): Flink then reports the stopped job FINISHED, which is not a success.
 	Stopping bool
@@ -104,6 +111,10 @@ type Result struct {
 	// lists no job of the deploy: it started within the HA recovery grace. The state is the
 	// record's, not Flink's answer, and the controller says it waits.
 	Unreported string
+	// Ended is set when the job is Lost because it ended in Flink while the controller did
+	// not see how (see endedUnobserved): it ended, so nothing deploys it again, but neither
+	// afterJobSucceeds nor afterJobFails applies; Reason says what Flink showed.
+	Ended bool
 }
 
 // IsFailure reports whether a terminal state is a failure (afterJobFails applies).
@@ -225,6 +236,11 @@ func DeriveJob(in Input) Result {
 		return keep
 	case rec == v1beta1.JobStateUpdating || rec == v1beta1.JobStateRestarting:
 		// The update and restart flows own these states until they deploy the next workload.
+		return keep
+	case rec == v1beta1.JobStateLost && in.EndedRecorded && (in.Flink == nil || in.Flink.Job == nil):
+		// Ended in Flink (its result is in the job result store): it stays so. Should Flink list
+		// the job again after all, it is tracked again below: nothing was cleaned up.
+		keep.Ended = true
 		return keep
 	case rec == v1beta1.JobStateLost:
 		// The job reported again wins over a timeout that ran out unrecorded (a clock jump, a
@@ -417,21 +433,72 @@ func fromFlink(in Input, rec string) (Result, bool) {
 }
 
 // notReported: the JobManager answers but does not list the job. A JobManager that started
-// recently is still recovering it from HA metadata; after the grace the job is Lost.
+// recently is still recovering it from HA metadata; after the grace the job is Lost — or, when
+// Flink shows that the job ended globally (endedUnobserved), Lost and ended.
 func notReported(in Input, rec string, keep Result) Result {
+	var left time.Duration
+	if in.Pod != nil {
+		left = StartTime(in.Pod).Add(in.HARecoveryGrace).Sub(in.Now)
+	}
+	if why := endedUnobserved(in, rec, left <= 0); why != "" {
+		return ended(in, rec, why)
+	}
 	if rec == v1beta1.JobStateLost {
 		return withLostTimeout(in, keep)
 	}
-	if in.Pod != nil {
-		if left := StartTime(in.Pod).Add(in.HARecoveryGrace).Sub(in.Now); left > 0 {
-			keep.RequeueAfter = left
-			keep.Unreported = fmt.Sprintf("JobManager pod %s lists no job %s yet: it may still submit it or recover it from HA for %s (--ha-recovery-grace %s from its start), after which the job is Lost",
-				in.Pod.Name, in.Recorded.ID, left.Round(time.Second), in.HARecoveryGrace)
-			return keep
-		}
+	if left > 0 {
+		keep.RequeueAfter = left
+		keep.Unreported = fmt.Sprintf("JobManager pod %s lists no job %s yet: it may still submit it or recover it from HA for %s (--ha-recovery-grace %s from its start), after which the job is Lost",
+			in.Pod.Name, in.Recorded.ID, left.Round(time.Second), in.HARecoveryGrace)
+		return keep
 	}
 	reason := fmt.Sprintf("the JobManager has not reported the job within %s of starting", in.HARecoveryGrace)
 	return Result{State: v1beta1.JobStateLost, Reason: reason, Message: reason, LostSince: in.Now, RequeueAfter: in.LostTimeout}
+}
+
+// endedUnobserved says why a job the JobManager does not list ended globally in Flink,
+// although the controller never saw how; "" when nothing says so. A JobManager that starts
+// after its job ended finds the job's result in the job result store
+// (FileSystemJobResultStore, kept by job-result-store.delete-on-commit false): a clean result
+// means the Dispatcher recovers nothing, main()'s submission is refused as a duplicate of a
+// globally terminated job (DuplicateJobSubmissionException), which the application takes as
+// done, and the REST API lists no job. (A dirty result is listed in its state by the
+// CheckpointResourcesCleanupRunner: fromFlink reads it.) What is left to see:
+//
+//   - Flink 2.3: the application FINISHED without the job. PackagedProgramApplication turns
+//     the refused submission into an "unknown" job result that counts as a success, so
+//     FINISHED says the job ended, not how: it is not taken for Succeeded.
+//   - Before 2.3, no application status: the HA ConfigMaps (EndedInHA), read once the HA
+//     recovery grace is over (afterGrace), for a job that ran. A job graph still in HA may
+//     be recovered, so it never counts as ended.
+//
+// A stop-with-savepoint in flight (Stopping) owns the job's end: its flow reads it.
+func endedUnobserved(in Input, rec string, afterGrace bool) string {
+	f := in.Flink
+	if in.Stopping || f == nil || f.Job != nil || f.DriverJob != nil {
+		return ""
+	}
+	if app := f.Application; app != nil {
+		if app.Status != flinkclient.ApplicationStateFinished {
+			return ""
+		}
+		return fmt.Sprintf("Flink reports application %s FINISHED and lists no job %s: the job ended and its result is in the job result store, but Flink 2.3 reports FINISHED whatever the job's end was",
+			app.ID, in.Recorded.ID)
+	}
+	if in.EndedInHA == "" || !ran(in, rec) || !afterGrace {
+		return ""
+	}
+	return fmt.Sprintf("the JobManager lists no job %s within %s of starting, and %s", in.Recorded.ID, in.HARecoveryGrace, in.EndedInHA)
+}
+
+// ended is the result of a job that ended unobserved: Lost (its end is unknown) for good.
+func ended(in Input, rec, why string) Result {
+	reason := "job ended unobserved: " + why + "; how it ended is unknown"
+	r := Result{State: v1beta1.JobStateLost, Reason: reason, Message: reason, LostSince: in.Now, Ended: true}
+	if rec == v1beta1.JobStateLost {
+		r.LostSince = lostSince(in)
+	}
+	return r
 }
 
 // fromJobWorkload: in Job mode the Job's end is the JobManager's end.

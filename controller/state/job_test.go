@@ -36,6 +36,11 @@ func flinkJob(s string) *state.Flink {
 
 func recorded(s string) v1beta1.JobStatus { return v1beta1.JobStatus{ID: jobID, State: s} }
 
+// ranJob is a recorded job that Flink reported RUNNING (its start time is recorded).
+func ranJob(s string) v1beta1.JobStatus {
+	return v1beta1.JobStatus{ID: jobID, State: s, StartTime: "2026-11-30T12:00:00Z"}
+}
+
 func TestDeriveJob(t *testing.T) {
 	wl := &state.Workload{Revision: "wc-r1"}
 	crash := builder.SetCrashLoop(builder.Pod("wc", "wc-jm-1", "wc-r1", t0), t0, 3, 20*time.Second, 1,
@@ -49,6 +54,8 @@ func TestDeriveJob(t *testing.T) {
 		timed  bool
 		// kind is the failed deployment's kind (Result.DeploymentFailure).
 		kind string
+		// ended: the job ended unobserved (Result.Ended).
+		ended bool
 	}{
 		// Rule 1: terminal states only from the Flink API in Deployment mode.
 		{name: "Deployment: API unreachable while the JobManager restarts keeps Running",
@@ -203,6 +210,51 @@ func TestDeriveJob(t *testing.T) {
 				Flink: &state.Flink{Application: &flinkclient.Application{ID: "app", Status: "RUNNING"}}},
 			want: "Deploying"},
 
+		// Issue 17 hole 6: the job ended globally while its JobManager restarted unseen; the
+		// restarted JobManager found its clean result in the job result store and lists no job.
+		{name: "Deployment 2.3: application FINISHED without the job ended unobserved, not Succeeded and not Lost-then-failed",
+			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: ranJob("Running"), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{Application: &flinkclient.Application{ID: "app", Status: "FINISHED"}}},
+			want: "Lost", ended: true,
+			reason: "job ended unobserved: Flink reports application app FINISHED and lists no job " + jobID + ": the job ended and its result is in the job result store, but Flink 2.3 reports FINISHED whatever the job's end was; how it ended is unknown"},
+		{name: "Deployment 2.3: application FINISHED without the job while a stop is in flight belongs to the stop's flow",
+			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: ranJob("Running"), Stopping: true, Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{Application: &flinkclient.Application{ID: "app", Status: "FINISHED"}}},
+			want: "Running"},
+		{name: "Deployment: HA says the job ended, within the HA recovery grace: still waits",
+			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: ranJob("Running"), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{}, EndedInHA: "its graph is gone"},
+			want: "Running"},
+		{name: "Deployment: HA says the job ended, after the grace: ended unobserved, not Lost-then-failed",
+			in: state.Input{Now: t0.Add(5 * time.Minute), DeploymentType: dep, Recorded: ranJob("Running"), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{}, EndedInHA: "its graph is gone"},
+			want: "Lost", ended: true,
+			reason: "job ended unobserved: the JobManager lists no job " + jobID + " within 5m0s of starting, and its graph is gone; how it ended is unknown"},
+		{name: "Deployment: a Lost job that HA then says ended is ended unobserved",
+			in: state.Input{Now: t0.Add(7 * time.Minute), DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0.Add(5 * time.Minute), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{}, EndedInHA: "its graph is gone"},
+			want: "Lost", ended: true,
+			reason: "job ended unobserved: the JobManager lists no job " + jobID + " within 5m0s of starting, and its graph is gone; how it ended is unknown"},
+		{name: "Deployment: HA says the job ended, but it never ran: Lost after the grace, not ended",
+			in: state.Input{Now: t0.Add(5 * time.Minute), DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{}, EndedInHA: "its graph is gone"},
+			want: "Lost", reason: "the JobManager has not reported the job within 5m0s of starting"},
+		{name: "Deployment: HA says the job ended, but Flink lists it FAILED: Failed",
+			in: state.Input{Now: t0.Add(5 * time.Minute), DeploymentType: dep, Recorded: ranJob("Running"), Workload: wl, Pod: running(t0),
+				Flink: flinkJob("FAILED"), EndedInHA: "its graph is gone"},
+			want: "Failed", reason: "Flink reports job " + jobID + " FAILED"},
+		{name: "Deployment: recorded ended unobserved, then listed RUNNING after all, is tracked again (nothing was cleaned up)",
+			in: state.Input{Now: t0.Add(time.Hour), DeploymentType: dep, Recorded: recorded("Lost"), EndedRecorded: true, LostSince: t0, Workload: wl, Pod: running(t0),
+				Flink: flinkJob("RUNNING")},
+			want: "Running"},
+		{name: "Deployment: recorded ended unobserved stays so while the JobManager does not answer",
+			in:   state.Input{Now: t0.Add(time.Hour), DeploymentType: dep, Recorded: recorded("Lost"), EndedRecorded: true, LostSince: t0, Workload: wl},
+			want: "Lost", ended: true},
+		{name: "Deployment: recorded ended unobserved never times out into afterJobFails",
+			in: state.Input{Now: t0.Add(time.Hour), DeploymentType: dep, Recorded: recorded("Lost"), EndedRecorded: true, LostSince: t0, Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{}},
+			want: "Lost", ended: true},
+
 		// Job mode: the Job's end.
 		{name: "Job: Job failed after the pod was deleted is Failed",
 			in:   state.Input{DeploymentType: job, Recorded: recorded("Running"), Workload: &state.Workload{Failed: true, FailedMessage: "BackoffLimitExceeded: Job has reached the specified backoff limit"}},
@@ -251,6 +303,7 @@ func TestDeriveJob(t *testing.T) {
 			assert.Equal(t, tc.reason, got.Reason)
 			assert.Equal(t, tc.timed, got.LostTimedOut, "lost timed out")
 			assert.Equal(t, tc.kind, got.DeploymentFailure, "deployment failure kind")
+			assert.Equal(t, tc.ended, got.Ended, "ended unobserved")
 		})
 	}
 }
