@@ -333,3 +333,49 @@ func TestLatestSavepointMustBeRestorable(t *testing.T) {
 		assert.Equal(t, tc.want, cp.LatestSavepoint() != nil, name)
 	}
 }
+
+// Savepoint and disposal statuses are read by one helper: both name a failure by the first
+// line of its stack trace, else its class, else say it failed, so that a completed operation
+// with a failure cause never reads as a success.
+func TestOperationFailureCauses(t *testing.T) {
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		operation         string
+		wantSavepoint     string
+		wantDisposal      string
+		savepointLocation string
+	}{
+		"stack trace: its first line": {
+			operation:     `{"failure-cause":{"class":"java.io.IOException","stack-trace":"java.io.IOException: disk full\n\tat a.b(C.java:1)"}}`,
+			wantSavepoint: "java.io.IOException: disk full", wantDisposal: "java.io.IOException: disk full",
+		},
+		"class only": {
+			operation:     `{"failure-cause":{"class":"java.io.IOException"}}`,
+			wantSavepoint: "java.io.IOException", wantDisposal: "java.io.IOException",
+		},
+		"empty failure cause: still a failure": {
+			operation:     `{"failure-cause":{}}`,
+			wantSavepoint: "savepoint failed", wantDisposal: "savepoint disposal failed",
+		},
+		"no failure cause: a success": {
+			operation:         `{"location":"s3://b/sp-1"}`,
+			savepointLocation: "s3://b/sp-1",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, rec := recordingServer(t, http.StatusOK, `{"status":{"id":"COMPLETED"},"operation":`+tc.operation+`}`)
+			c := newClient(t, srv.URL)
+
+			sp, err := c.SavepointStatus(ctx, jobID, contractTID)
+			require.NoError(t, err)
+			assert.Equal(t, "GET /jobs/"+jobID+"/savepoints/"+contractTID, rec.method+" "+rec.uri)
+			assert.Equal(t, &flinkclient.SavepointStatus{State: flinkclient.OperationCompleted, Location: tc.savepointLocation, FailureCause: tc.wantSavepoint}, sp)
+
+			d, err := c.DisposalStatus(ctx, contractTID)
+			require.NoError(t, err)
+			assert.Equal(t, "GET /savepoint-disposal/"+contractTID, rec.method+" "+rec.uri)
+			assert.Equal(t, &flinkclient.OperationStatus{State: flinkclient.OperationCompleted, FailureCause: tc.wantDisposal}, d)
+			assert.Equal(t, tc.wantDisposal == "", d.Succeeded())
+		})
+	}
+}
