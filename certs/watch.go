@@ -2,10 +2,12 @@ package certs
 
 import (
 	"context"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
+	admissionregistrationv1informers "k8s.io/client-go/informers/admissionregistration/v1"
+	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -28,38 +30,37 @@ func (s *SelfSignedSource) watch(ctx context.Context, trigger chan<- struct{}) (
 		UpdateFunc: func(any, any) { poke() },
 		DeleteFunc: func(any) { poke() },
 	}
-	byName := func(name string) informers.SharedInformerOption {
-		return informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	byName := func(name string) func(*metav1.ListOptions) {
+		return func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-		})
+		}
 	}
 
-	var factories []informers.SharedInformerFactory
-	add := func(f informers.SharedInformerFactory, informer cache.SharedIndexInformer) {
+	// One informer a kind, not a SharedInformerFactory: the factory's ForResource reaches the
+	// informers and listers of every API group, which the serve binary would link for three
+	// objects.
+	var watched []cache.SharedIndexInformer
+	add := func(informer cache.SharedIndexInformer) {
 		if _, err := informer.AddEventHandler(handler); err != nil {
 			s.log.Error(err, "watching for changes failed; relying on the periodic resync")
 			return
 		}
-		factories = append(factories, f)
+		watched = append(watched, informer)
 	}
-
-	secrets := informers.NewSharedInformerFactoryWithOptions(s.opts.Client, 0,
-		informers.WithNamespace(s.opts.Namespace), byName(s.opts.SecretName))
-	add(secrets, secrets.Core().V1().Secrets().Informer())
+	add(corev1informers.NewFilteredSecretInformer(s.opts.Client, s.opts.Namespace, 0, cache.Indexers{}, byName(s.opts.SecretName)))
 	if name := s.opts.MutatingWebhookConfigurationName; name != "" {
-		f := informers.NewSharedInformerFactoryWithOptions(s.opts.Client, 0, byName(name))
-		add(f, f.Admissionregistration().V1().MutatingWebhookConfigurations().Informer())
+		add(admissionregistrationv1informers.NewFilteredMutatingWebhookConfigurationInformer(s.opts.Client, 0, cache.Indexers{}, byName(name)))
 	}
 	if name := s.opts.ValidatingWebhookConfigurationName; name != "" {
-		f := informers.NewSharedInformerFactoryWithOptions(s.opts.Client, 0, byName(name))
-		add(f, f.Admissionregistration().V1().ValidatingWebhookConfigurations().Informer())
+		add(admissionregistrationv1informers.NewFilteredValidatingWebhookConfigurationInformer(s.opts.Client, 0, cache.Indexers{}, byName(name)))
 	}
-	for _, f := range factories {
-		f.Start(ctx.Done())
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, informer := range watched {
+		wg.Go(func() { informer.RunWithContext(ctx) })
 	}
 	return func() {
-		for _, f := range factories {
-			f.Shutdown()
-		}
+		cancel()
+		wg.Wait()
 	}
 }
