@@ -4,10 +4,11 @@ import (
 	"context"
 	"sync"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	admissionregistrationv1informers "k8s.io/client-go/informers/admissionregistration/v1"
-	corev1informers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -36,9 +37,10 @@ func (s *SelfSignedSource) watch(ctx context.Context, trigger chan<- struct{}) (
 		}
 	}
 
-	// One informer a kind, not a SharedInformerFactory: the factory's ForResource reaches the
-	// informers and listers of every API group, which the serve binary would link for three
-	// objects.
+	// One informer a kind on the typed clients' REST clients, not a SharedInformerFactory:
+	// the factory's ForResource reaches the informers and listers of every API group, and the
+	// generated informers want a whole Clientset, both of which the serve binary would link
+	// for three objects.
 	var watched []cache.SharedIndexInformer
 	add := func(informer cache.SharedIndexInformer) {
 		if _, err := informer.AddEventHandler(handler); err != nil {
@@ -47,12 +49,16 @@ func (s *SelfSignedSource) watch(ctx context.Context, trigger chan<- struct{}) (
 		}
 		watched = append(watched, informer)
 	}
-	add(corev1informers.NewFilteredSecretInformer(s.opts.Client, s.opts.Namespace, 0, cache.Indexers{}, byName(s.opts.SecretName)))
+	informer := func(c cache.Getter, resource, namespace, name string, obj runtime.Object) cache.SharedIndexInformer {
+		return cache.NewSharedIndexInformer(cache.NewFilteredListWatchFromClient(c, resource, namespace, byName(name)), obj, 0, cache.Indexers{})
+	}
+	core, admission := s.opts.Client.CoreV1().RESTClient(), s.opts.Client.AdmissionregistrationV1().RESTClient()
+	add(informer(core, "secrets", s.opts.Namespace, s.opts.SecretName, &corev1.Secret{}))
 	if name := s.opts.MutatingWebhookConfigurationName; name != "" {
-		add(admissionregistrationv1informers.NewFilteredMutatingWebhookConfigurationInformer(s.opts.Client, 0, cache.Indexers{}, byName(name)))
+		add(informer(admission, "mutatingwebhookconfigurations", "", name, &admissionregistrationv1.MutatingWebhookConfiguration{}))
 	}
 	if name := s.opts.ValidatingWebhookConfigurationName; name != "" {
-		add(admissionregistrationv1informers.NewFilteredValidatingWebhookConfigurationInformer(s.opts.Client, 0, cache.Indexers{}, byName(name)))
+		add(informer(admission, "validatingwebhookconfigurations", "", name, &admissionregistrationv1.ValidatingWebhookConfiguration{}))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
