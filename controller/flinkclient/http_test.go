@@ -25,6 +25,16 @@ func newClient(t *testing.T, url string) *flinkclient.HTTPClient {
 	return c
 }
 
+// runningJob returns a fake JobManager running jobID, closed when the test ends, and a client
+// of it.
+func runningJob(t *testing.T) (*fakeflink.JobManager, *flinkclient.HTTPClient) {
+	t.Helper()
+	fake := fakeflink.New()
+	t.Cleanup(fake.Close)
+	fake.SetJobs(flinkclient.Job{ID: jobID, State: flinkclient.JobStateRunning})
+	return fake, newClient(t, fake.URL())
+}
+
 func TestNewRejectsBadAddresses(t *testing.T) {
 	for _, addr := range []string{"", "ftp://x:1", "http://", "://nope"} {
 		_, err := flinkclient.New(addr, nil)
@@ -89,10 +99,7 @@ func TestRootExceptionOfFlink1(t *testing.T) {
 
 func TestSavepointCompletes(t *testing.T) {
 	ctx := context.Background()
-	fake := fakeflink.New()
-	defer fake.Close()
-	c := newClient(t, fake.URL())
-	fake.SetJobs(flinkclient.Job{ID: jobID, State: flinkclient.JobStateRunning})
+	fake, c := runningJob(t)
 
 	tid, err := c.TriggerSavepoint(ctx, jobID, flinkclient.SavepointRequest{TargetDirectory: "s3://b/sp", FormatType: "CANONICAL"})
 	require.NoError(t, err)
@@ -105,10 +112,7 @@ func TestSavepointCompletes(t *testing.T) {
 
 func TestStopWithSavepointFinishesTheJob(t *testing.T) {
 	ctx := context.Background()
-	fake := fakeflink.New()
-	defer fake.Close()
-	c := newClient(t, fake.URL())
-	fake.SetJobs(flinkclient.Job{ID: jobID, State: flinkclient.JobStateRunning})
+	fake, c := runningJob(t)
 	fake.SetSavepointMode(fakeflink.SavepointHold)
 
 	tid, err := c.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{})
@@ -135,10 +139,7 @@ func TestStopWithSavepointFinishesTheJob(t *testing.T) {
 
 func TestSavepointFails(t *testing.T) {
 	ctx := context.Background()
-	fake := fakeflink.New()
-	defer fake.Close()
-	c := newClient(t, fake.URL())
-	fake.SetJobs(flinkclient.Job{ID: jobID, State: flinkclient.JobStateRunning})
+	fake, c := runningJob(t)
 	fake.SetSavepointMode(fakeflink.SavepointFail)
 	tid, err := c.TriggerSavepoint(ctx, jobID, flinkclient.SavepointRequest{})
 	require.NoError(t, err)
