@@ -37,9 +37,7 @@ func TestSelfSignedWorksWithLeastPrivilege(t *testing.T) {
 	admin, err := kubernetes.NewForConfig(env.Config)
 	require.NoError(t, err)
 	ctx := context.Background()
-	ns := testNamespace(t, admin)
-	webhooks := ns + "-webhooks"
-	createWebhookConfigurations(t, admin, ns, webhooks)
+	ns, webhooks := namespaceWithWebhooks(t, admin)
 
 	user := "system:serviceaccount:" + ns + ":webhook"
 	namespaced, cluster := leastPrivilegeRules(testSecret, webhooks)

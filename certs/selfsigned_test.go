@@ -45,6 +45,16 @@ func testNamespace(t *testing.T, client Client) string {
 	return ns.Name
 }
 
+// namespaceWithWebhooks creates a namespace for one test and the webhook configurations its
+// source injects (named <namespace>-webhooks), and returns both names.
+func namespaceWithWebhooks(t *testing.T, client Client) (namespace, webhooks string) {
+	t.Helper()
+	namespace = testNamespace(t, client)
+	webhooks = namespace + "-webhooks"
+	createWebhookConfigurations(t, client, namespace, webhooks)
+	return namespace, webhooks
+}
+
 // createWebhookConfigurations creates a mutating and a validating webhook configuration named
 // name, with two webhooks each, pointing at a Service that does not exist, without a caBundle.
 // The rules match a resource nothing in these tests creates, and failures are ignored, so the
@@ -182,9 +192,7 @@ func readCA(t *testing.T, client Client, namespace string) (*corev1.Secret, *aut
 
 func TestSelfSignedCreatesTheCAAndInjectsIt(t *testing.T) {
 	client := apiServer(t)
-	ns := testNamespace(t, client)
-	webhooks := ns + "-webhooks"
-	createWebhookConfigurations(t, client, ns, webhooks)
+	ns, webhooks := namespaceWithWebhooks(t, client)
 	_, err := client.CoreV1().Secrets(ns).Get(context.Background(), testSecret, metav1.GetOptions{})
 	require.True(t, err != nil && strings.Contains(err.Error(), "not found"), "no CA secret before the source starts")
 
@@ -234,9 +242,7 @@ func TestSelfSignedCreatesTheCAAndInjectsIt(t *testing.T) {
 
 func TestSelfSignedReplicasConvergeOnOneCA(t *testing.T) {
 	client := apiServer(t)
-	ns := testNamespace(t, client)
-	webhooks := ns + "-webhooks"
-	createWebhookConfigurations(t, client, ns, webhooks)
+	ns, webhooks := namespaceWithWebhooks(t, client)
 
 	// Record every write to the CA Secret while the replicas start.
 	w, err := client.CoreV1().Secrets(ns).Watch(context.Background(), metav1.ListOptions{})
@@ -284,9 +290,7 @@ collect:
 
 func TestSelfSignedResignsAtOnceWhenTheCAChanges(t *testing.T) {
 	client := apiServer(t)
-	ns := testNamespace(t, client)
-	webhooks := ns + "-webhooks"
-	createWebhookConfigurations(t, client, ns, webhooks)
+	ns, webhooks := namespaceWithWebhooks(t, client)
 	src := startSelfSigned(t, client, ns, webhooks, nil)
 	require.Eventually(t, func() bool { return src.Healthy() == nil }, eventually, poll)
 	secret, oldCA := readCA(t, client, ns)
@@ -322,9 +326,7 @@ func TestSelfSignedResignsAtOnceWhenTheCAChanges(t *testing.T) {
 // and the bundle (new and old CA) injected.
 func TestSelfSignedRenewsOnTheClock(t *testing.T) {
 	client := apiServer(t)
-	ns := testNamespace(t, client)
-	webhooks := ns + "-webhooks"
-	createWebhookConfigurations(t, client, ns, webhooks)
+	ns, webhooks := namespaceWithWebhooks(t, client)
 	clk := clocktesting.NewFakeClock(time.Now())
 	src := startSelfSigned(t, client, ns, webhooks, func(o *SelfSignedOptions) {
 		o.Clock = clk
