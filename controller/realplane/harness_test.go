@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -204,6 +205,28 @@ func (h *harness) jobID() string { h.t.Helper(); return h.job().ID }
 func (h *harness) jobState() string { h.t.Helper(); return h.job().State }
 
 // eventually waits until cond holds; the row fails after waitTimeout.
+// keepCrashing kills each process of pod's container as soon as the Simulator starts it, as
+// the kubelet sees a container that exits before Flink's REST API is up, until the returned
+// function is called (or the row ends).
+func (h *harness) keepCrashing(pod *corev1.Pod) (stop func()) {
+	done := make(chan struct{})
+	stop = sync.OnceFunc(func() { close(done) })
+	h.t.Cleanup(stop)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if p := sim.Process(h.ns, pod.Name); p != nil && p.Alive() {
+				p.Kill()
+			}
+		}
+	}()
+	return stop
+}
+
 func (h *harness) eventually(what string, cond func() bool) {
 	h.t.Helper()
 	deadline := time.Now().Add(waitTimeout)

@@ -141,21 +141,8 @@ func crashLoopRecoveredByLastState(t *testing.T) {
 	h := newLastStateHarness(t, func(*v1beta1.FlinkCluster) {}) // savepoint mode: last-state is its fallback
 	pod, jm, id := h.runningJob()
 	newest := jm.CompleteCheckpoint(id)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		// The old pod's container keeps crashing (its process killed as soon as it starts).
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			if p := sim.Process(h.ns, pod.Name); p != nil && p.Alive() {
-				p.Kill()
-			}
-		}
-	}()
+	// The old pod's container keeps crashing (its process killed as soon as it starts).
+	h.keepCrashing(pod)
 	h.waitJob(v1beta1.JobStateLost)
 	old := h.updateArgs("--fixed")
 	// The next revision's JobManager leads once the dead one's lease ran out on Flink's clock.
