@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
@@ -20,12 +20,12 @@ var (
 	envErr  error
 )
 
-// apiServer returns a clientset for a real kube-apiserver (envtest).
-func apiServer(t *testing.T) kubernetes.Interface {
+// apiServer returns a client for a real kube-apiserver (envtest), made as serve makes it.
+func apiServer(t *testing.T) Client {
 	t.Helper()
 	envOnce.Do(func() { env, envErr = testenv.Start(testenv.Options{WithoutCRD: true}) })
 	require.NoError(t, envErr, "starting kube-apiserver and etcd (KUBEBUILDER_ASSETS)")
-	client, err := kubernetes.NewForConfig(env.Config)
+	client, err := NewClient(env.Config)
 	require.NoError(t, err)
 	return client
 }
@@ -38,4 +38,11 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+func TestNewClientRefusesARateWithoutBurst(t *testing.T) {
+	_, err := NewClient(&rest.Config{Host: "https://127.0.0.1:1", QPS: 5})
+	require.ErrorContains(t, err, "burst")
+	_, err = NewClient(&rest.Config{Host: "https://127.0.0.1:1", QPS: 5, Burst: 10})
+	require.NoError(t, err, "a rate with a burst")
 }

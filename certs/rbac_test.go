@@ -32,16 +32,17 @@ func leastPrivilegeRules(secret, webhooks string) (namespaced, cluster []rbacv1.
 // leastPrivilegeRules: the watches by name are allowed, and the source creates the CA, injects
 // the bundle, and puts an overwritten bundle back without waiting for the hourly resync.
 func TestSelfSignedWorksWithLeastPrivilege(t *testing.T) {
-	admin := apiServer(t)
+	apiServer(t)
+	// The admin also grants RBAC: a whole Clientset.
+	admin, err := kubernetes.NewForConfig(env.Config)
+	require.NoError(t, err)
 	ctx := context.Background()
-	ns := testNamespace(t, admin)
-	webhooks := ns + "-webhooks"
-	createWebhookConfigurations(t, admin, ns, webhooks)
+	ns, webhooks := namespaceWithWebhooks(t, admin)
 
 	user := "system:serviceaccount:" + ns + ":webhook"
 	namespaced, cluster := leastPrivilegeRules(testSecret, webhooks)
 	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
-	_, err := admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "webhook"}, Rules: namespaced}, metav1.CreateOptions{})
+	_, err = admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "webhook"}, Rules: namespaced}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "webhook"}, Subjects: subjects,
@@ -62,7 +63,8 @@ func TestSelfSignedWorksWithLeastPrivilege(t *testing.T) {
 
 	authenticated, err := env.Environment.AddUser(envtest.User{Name: user}, nil)
 	require.NoError(t, err)
-	client, err := kubernetes.NewForConfig(authenticated.Config())
+	// The source's client, as serve makes it.
+	client, err := NewClient(authenticated.Config())
 	require.NoError(t, err)
 	_, err = client.CoreV1().Secrets(ns).Get(ctx, "some-other-secret", metav1.GetOptions{})
 	require.True(t, apierrors.IsForbidden(err), "the user really is limited: %v", err)

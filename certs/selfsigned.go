@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 )
 
@@ -43,7 +42,8 @@ type SelfSignedOptions struct {
 	// client on purpose: the manager's client reads through a cache that would list and watch
 	// every Secret in the cluster (RBAC and memory for nothing), and create-if-absent must read
 	// the API server, not a cache that may not have seen the winning replica's Secret yet.
-	Client kubernetes.Interface
+	// NewClient makes one.
+	Client Client
 	// Namespace and SecretName locate the Secret holding the CA (created when absent).
 	Namespace, SecretName string
 	// ServiceName is the webhook Service. The serving certificate is valid for <svc>,

@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -37,7 +36,7 @@ const (
 )
 
 // testNamespace creates a namespace for one test, so that tests never share a Secret.
-func testNamespace(t *testing.T, client kubernetes.Interface) string {
+func testNamespace(t *testing.T, client Client) string {
 	t.Helper()
 	ns, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "certs-"},
@@ -46,11 +45,21 @@ func testNamespace(t *testing.T, client kubernetes.Interface) string {
 	return ns.Name
 }
 
+// namespaceWithWebhooks creates a namespace for one test and the webhook configurations its
+// source injects (named <namespace>-webhooks), and returns both names.
+func namespaceWithWebhooks(t *testing.T, client Client) (namespace, webhooks string) {
+	t.Helper()
+	namespace = testNamespace(t, client)
+	webhooks = namespace + "-webhooks"
+	createWebhookConfigurations(t, client, namespace, webhooks)
+	return namespace, webhooks
+}
+
 // createWebhookConfigurations creates a mutating and a validating webhook configuration named
 // name, with two webhooks each, pointing at a Service that does not exist, without a caBundle.
 // The rules match a resource nothing in these tests creates, and failures are ignored, so the
 // configurations never get in the way of the API server.
-func createWebhookConfigurations(t *testing.T, client kubernetes.Interface, namespace, name string) {
+func createWebhookConfigurations(t *testing.T, client Client, namespace, name string) {
 	t.Helper()
 	ctx := context.Background()
 	clientConfig := func(path string) admissionregistrationv1.WebhookClientConfig {
@@ -91,7 +100,7 @@ func createWebhookConfigurations(t *testing.T, client kubernetes.Interface, name
 }
 
 // injectedBundles returns the caBundle of every webhook of both configurations named name.
-func injectedBundles(t *testing.T, client kubernetes.Interface, name string) [][]byte {
+func injectedBundles(t *testing.T, client Client, name string) [][]byte {
 	t.Helper()
 	ctx := context.Background()
 	m, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, name, metav1.GetOptions{})
@@ -110,7 +119,7 @@ func injectedBundles(t *testing.T, client kubernetes.Interface, name string) [][
 }
 
 // allInjected reports whether every webhook of both configurations carries bundle.
-func allInjected(t *testing.T, client kubernetes.Interface, name string, bundle []byte) bool {
+func allInjected(t *testing.T, client Client, name string, bundle []byte) bool {
 	if len(bundle) == 0 {
 		return false
 	}
@@ -124,7 +133,7 @@ func allInjected(t *testing.T, client kubernetes.Interface, name string, bundle 
 
 // startSelfSigned builds a source with the test's defaults, changed by mutate, and runs it
 // until the test ends.
-func startSelfSigned(t *testing.T, client kubernetes.Interface, namespace, webhooks string, mutate func(*SelfSignedOptions)) *SelfSignedSource {
+func startSelfSigned(t *testing.T, client Client, namespace, webhooks string, mutate func(*SelfSignedOptions)) *SelfSignedSource {
 	t.Helper()
 	opts := SelfSignedOptions{
 		Client:                             client,
@@ -165,14 +174,14 @@ func servingLeaf(t *testing.T, src *SelfSignedSource) *x509.Certificate {
 // pokeSecret changes an annotation of the CA Secret, and nothing the source reads: a watch
 // event that makes the source reconcile once more. Changing an annotation changes the
 // Secret's resourceVersion, which the source's own optimistic update of the CA tolerates.
-func pokeSecret(client kubernetes.Interface, namespace string) error {
+func pokeSecret(client Client, namespace string) error {
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"test.flink-admission/poke":"%d"}}}`, time.Now().UnixNano())
 	_, err := client.CoreV1().Secrets(namespace).Patch(context.Background(), testSecret, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }
 
 // readCA reads the CA the Secret holds.
-func readCA(t *testing.T, client kubernetes.Interface, namespace string) (*corev1.Secret, *authority) {
+func readCA(t *testing.T, client Client, namespace string) (*corev1.Secret, *authority) {
 	t.Helper()
 	secret, err := client.CoreV1().Secrets(namespace).Get(context.Background(), testSecret, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -183,9 +192,7 @@ func readCA(t *testing.T, client kubernetes.Interface, namespace string) (*corev
 
 func TestSelfSignedCreatesTheCAAndInjectsIt(t *testing.T) {
 	client := apiServer(t)
-	ns := testNamespace(t, client)
-	webhooks := ns + "-webhooks"
-	createWebhookConfigurations(t, client, ns, webhooks)
+	ns, webhooks := namespaceWithWebhooks(t, client)
 	_, err := client.CoreV1().Secrets(ns).Get(context.Background(), testSecret, metav1.GetOptions{})
 	require.True(t, err != nil && strings.Contains(err.Error(), "not found"), "no CA secret before the source starts")
 
@@ -235,9 +242,7 @@ func TestSelfSignedCreatesTheCAAndInjectsIt(t *testing.T) {
 
 func TestSelfSignedReplicasConvergeOnOneCA(t *testing.T) {
 	client := apiServer(t)
-	ns := testNamespace(t, client)
-	webhooks := ns + "-webhooks"
-	createWebhookConfigurations(t, client, ns, webhooks)
+	ns, webhooks := namespaceWithWebhooks(t, client)
 
 	// Record every write to the CA Secret while the replicas start.
 	w, err := client.CoreV1().Secrets(ns).Watch(context.Background(), metav1.ListOptions{})
@@ -285,9 +290,7 @@ collect:
 
 func TestSelfSignedResignsAtOnceWhenTheCAChanges(t *testing.T) {
 	client := apiServer(t)
-	ns := testNamespace(t, client)
-	webhooks := ns + "-webhooks"
-	createWebhookConfigurations(t, client, ns, webhooks)
+	ns, webhooks := namespaceWithWebhooks(t, client)
 	src := startSelfSigned(t, client, ns, webhooks, nil)
 	require.Eventually(t, func() bool { return src.Healthy() == nil }, eventually, poll)
 	secret, oldCA := readCA(t, client, ns)
@@ -323,9 +326,7 @@ func TestSelfSignedResignsAtOnceWhenTheCAChanges(t *testing.T) {
 // and the bundle (new and old CA) injected.
 func TestSelfSignedRenewsOnTheClock(t *testing.T) {
 	client := apiServer(t)
-	ns := testNamespace(t, client)
-	webhooks := ns + "-webhooks"
-	createWebhookConfigurations(t, client, ns, webhooks)
+	ns, webhooks := namespaceWithWebhooks(t, client)
 	clk := clocktesting.NewFakeClock(time.Now())
 	src := startSelfSigned(t, client, ns, webhooks, func(o *SelfSignedOptions) {
 		o.Clock = clk

@@ -2,10 +2,13 @@ package certs
 
 import (
 	"context"
+	"sync"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -28,38 +31,42 @@ func (s *SelfSignedSource) watch(ctx context.Context, trigger chan<- struct{}) (
 		UpdateFunc: func(any, any) { poke() },
 		DeleteFunc: func(any) { poke() },
 	}
-	byName := func(name string) informers.SharedInformerOption {
-		return informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	byName := func(name string) func(*metav1.ListOptions) {
+		return func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-		})
+		}
 	}
 
-	var factories []informers.SharedInformerFactory
-	add := func(f informers.SharedInformerFactory, informer cache.SharedIndexInformer) {
+	// One informer a kind on the typed clients' REST clients, not a SharedInformerFactory:
+	// the factory's ForResource reaches the informers and listers of every API group, and the
+	// generated informers want a whole Clientset, both of which the serve binary would link
+	// for three objects.
+	var watched []cache.SharedIndexInformer
+	add := func(informer cache.SharedIndexInformer) {
 		if _, err := informer.AddEventHandler(handler); err != nil {
 			s.log.Error(err, "watching for changes failed; relying on the periodic resync")
 			return
 		}
-		factories = append(factories, f)
+		watched = append(watched, informer)
 	}
-
-	secrets := informers.NewSharedInformerFactoryWithOptions(s.opts.Client, 0,
-		informers.WithNamespace(s.opts.Namespace), byName(s.opts.SecretName))
-	add(secrets, secrets.Core().V1().Secrets().Informer())
+	informer := func(c cache.Getter, resource, namespace, name string, obj runtime.Object) cache.SharedIndexInformer {
+		return cache.NewSharedIndexInformer(cache.NewFilteredListWatchFromClient(c, resource, namespace, byName(name)), obj, 0, cache.Indexers{})
+	}
+	core, admission := s.opts.Client.CoreV1().RESTClient(), s.opts.Client.AdmissionregistrationV1().RESTClient()
+	add(informer(core, "secrets", s.opts.Namespace, s.opts.SecretName, &corev1.Secret{}))
 	if name := s.opts.MutatingWebhookConfigurationName; name != "" {
-		f := informers.NewSharedInformerFactoryWithOptions(s.opts.Client, 0, byName(name))
-		add(f, f.Admissionregistration().V1().MutatingWebhookConfigurations().Informer())
+		add(informer(admission, "mutatingwebhookconfigurations", "", name, &admissionregistrationv1.MutatingWebhookConfiguration{}))
 	}
 	if name := s.opts.ValidatingWebhookConfigurationName; name != "" {
-		f := informers.NewSharedInformerFactoryWithOptions(s.opts.Client, 0, byName(name))
-		add(f, f.Admissionregistration().V1().ValidatingWebhookConfigurations().Informer())
+		add(informer(admission, "validatingwebhookconfigurations", "", name, &admissionregistrationv1.ValidatingWebhookConfiguration{}))
 	}
-	for _, f := range factories {
-		f.Start(ctx.Done())
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, informer := range watched {
+		wg.Go(func() { informer.RunWithContext(ctx) })
 	}
 	return func() {
-		for _, f := range factories {
-			f.Shutdown()
-		}
+		cancel()
+		wg.Wait()
 	}
 }

@@ -263,38 +263,62 @@ func (c *HTTPClient) SavepointStatus(ctx context.Context, jobID, triggerID strin
 	if err := checkID("trigger", triggerID); err != nil {
 		return nil, err
 	}
-	var out struct {
-		Status struct {
-			ID string `json:"id"`
-		} `json:"status"`
-		Operation *struct {
-			Location     string `json:"location"`
-			FailureCause *struct {
-				Class      string `json:"class"`
-				StackTrace string `json:"stack-trace"`
-			} `json:"failure-cause"`
-		} `json:"operation"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/jobs/"+jobID+"/savepoints/"+triggerID, nil, &out); err != nil {
+	op, err := c.operationStatus(ctx, "/jobs/"+jobID+"/savepoints/"+triggerID, "savepoint failed")
+	if err != nil {
 		return nil, err
 	}
-	st := &SavepointStatus{State: out.Status.ID}
-	if out.Operation != nil {
-		st.Location = out.Operation.Location
-		if fc := out.Operation.FailureCause; fc != nil {
-			st.FailureCause = firstLine(fc.StackTrace, 500)
-			if st.FailureCause == "" {
-				st.FailureCause = fc.Class
-			}
-			if st.FailureCause == "" {
-				st.FailureCause = "savepoint failed"
-			}
-		}
-	}
+	st := &SavepointStatus{State: op.State, Location: op.Location, FailureCause: op.FailureCause}
 	if st.State == OperationCompleted && st.Location == "" && st.FailureCause == "" {
 		st.FailureCause = "savepoint completed without a location"
 	}
 	return st, nil
+}
+
+// operationAnswer is what Flink's status handlers of asynchronous operations answer
+// (AsynchronousOperationResult): a queue status and, once completed, the operation's
+// result, a savepoint's location or the failure's cause.
+type operationAnswer struct {
+	Status struct {
+		ID string `json:"id"`
+	} `json:"status"`
+	Operation *struct {
+		Location     string `json:"location"`
+		FailureCause *struct {
+			Class      string `json:"class"`
+			StackTrace string `json:"stack-trace"`
+		} `json:"failure-cause"`
+	} `json:"operation"`
+}
+
+// operationResult is one poll of an asynchronous operation, read from an operationAnswer.
+type operationResult struct {
+	State, Location, FailureCause string
+}
+
+// operationStatus polls the asynchronous operation at path (a savepoint or stop trigger, a
+// savepoint disposal). A failure is told by its stack trace's first line, else its class,
+// else failed: Flink may send a failure cause with neither, and a completed operation must
+// still read as failed then.
+func (c *HTTPClient) operationStatus(ctx context.Context, path, failed string) (operationResult, error) {
+	var out operationAnswer
+	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
+		return operationResult{}, err
+	}
+	res := operationResult{State: out.Status.ID}
+	if out.Operation == nil {
+		return res, nil
+	}
+	res.Location = out.Operation.Location
+	if fc := out.Operation.FailureCause; fc != nil {
+		res.FailureCause = firstLine(fc.StackTrace, 500)
+		if res.FailureCause == "" {
+			res.FailureCause = fc.Class
+		}
+		if res.FailureCause == "" {
+			res.FailureCause = failed
+		}
+	}
+	return res, nil
 }
 
 // DisposeSavepoint implements Client.
@@ -311,32 +335,11 @@ func (c *HTTPClient) DisposalStatus(ctx context.Context, triggerID string) (*Ope
 	if err := checkID("trigger", triggerID); err != nil {
 		return nil, err
 	}
-	var out struct {
-		Status struct {
-			ID string `json:"id"`
-		} `json:"status"`
-		Operation *struct {
-			FailureCause *struct {
-				Class      string `json:"class"`
-				StackTrace string `json:"stack-trace"`
-			} `json:"failure-cause"`
-		} `json:"operation"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/savepoint-disposal/"+triggerID, nil, &out); err != nil {
+	op, err := c.operationStatus(ctx, "/savepoint-disposal/"+triggerID, "savepoint disposal failed")
+	if err != nil {
 		return nil, err
 	}
-	st := &OperationStatus{State: out.Status.ID}
-	if out.Operation != nil && out.Operation.FailureCause != nil {
-		fc := out.Operation.FailureCause
-		st.FailureCause = firstLine(fc.StackTrace, 500)
-		if st.FailureCause == "" {
-			st.FailureCause = fc.Class
-		}
-		if st.FailureCause == "" {
-			st.FailureCause = "savepoint disposal failed"
-		}
-	}
-	return st, nil
+	return &OperationStatus{State: op.State, FailureCause: op.FailureCause}, nil
 }
 
 // GetCheckpoints implements Client.

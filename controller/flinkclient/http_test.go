@@ -25,6 +25,16 @@ func newClient(t *testing.T, url string) *flinkclient.HTTPClient {
 	return c
 }
 
+// runningJob returns a fake JobManager running jobID, closed when the test ends, and a client
+// of it.
+func runningJob(t *testing.T) (*fakeflink.JobManager, *flinkclient.HTTPClient) {
+	t.Helper()
+	fake := fakeflink.New()
+	t.Cleanup(fake.Close)
+	fake.SetJobs(flinkclient.Job{ID: jobID, State: flinkclient.JobStateRunning})
+	return fake, newClient(t, fake.URL())
+}
+
 func TestNewRejectsBadAddresses(t *testing.T) {
 	for _, addr := range []string{"", "ftp://x:1", "http://", "://nope"} {
 		_, err := flinkclient.New(addr, nil)
@@ -89,10 +99,7 @@ func TestRootExceptionOfFlink1(t *testing.T) {
 
 func TestSavepointCompletes(t *testing.T) {
 	ctx := context.Background()
-	fake := fakeflink.New()
-	defer fake.Close()
-	c := newClient(t, fake.URL())
-	fake.SetJobs(flinkclient.Job{ID: jobID, State: flinkclient.JobStateRunning})
+	fake, c := runningJob(t)
 
 	tid, err := c.TriggerSavepoint(ctx, jobID, flinkclient.SavepointRequest{TargetDirectory: "s3://b/sp", FormatType: "CANONICAL"})
 	require.NoError(t, err)
@@ -105,10 +112,7 @@ func TestSavepointCompletes(t *testing.T) {
 
 func TestStopWithSavepointFinishesTheJob(t *testing.T) {
 	ctx := context.Background()
-	fake := fakeflink.New()
-	defer fake.Close()
-	c := newClient(t, fake.URL())
-	fake.SetJobs(flinkclient.Job{ID: jobID, State: flinkclient.JobStateRunning})
+	fake, c := runningJob(t)
 	fake.SetSavepointMode(fakeflink.SavepointHold)
 
 	tid, err := c.StopWithSavepoint(ctx, jobID, flinkclient.SavepointRequest{})
@@ -135,10 +139,7 @@ func TestStopWithSavepointFinishesTheJob(t *testing.T) {
 
 func TestSavepointFails(t *testing.T) {
 	ctx := context.Background()
-	fake := fakeflink.New()
-	defer fake.Close()
-	c := newClient(t, fake.URL())
-	fake.SetJobs(flinkclient.Job{ID: jobID, State: flinkclient.JobStateRunning})
+	fake, c := runningJob(t)
 	fake.SetSavepointMode(fakeflink.SavepointFail)
 	tid, err := c.TriggerSavepoint(ctx, jobID, flinkclient.SavepointRequest{})
 	require.NoError(t, err)
@@ -347,5 +348,51 @@ func TestLatestSavepointMustBeRestorable(t *testing.T) {
 	} {
 		cp := &flinkclient.Checkpoints{Latest: flinkclient.LatestCheckpoints{Savepoint: tc.sp}}
 		assert.Equal(t, tc.want, cp.LatestSavepoint() != nil, name)
+	}
+}
+
+// Savepoint and disposal statuses are read by one helper: both name a failure by the first
+// line of its stack trace, else its class, else say it failed, so that a completed operation
+// with a failure cause never reads as a success.
+func TestOperationFailureCauses(t *testing.T) {
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		operation         string
+		wantSavepoint     string
+		wantDisposal      string
+		savepointLocation string
+	}{
+		"stack trace: its first line": {
+			operation:     `{"failure-cause":{"class":"java.io.IOException","stack-trace":"java.io.IOException: disk full\n\tat a.b(C.java:1)"}}`,
+			wantSavepoint: "java.io.IOException: disk full", wantDisposal: "java.io.IOException: disk full",
+		},
+		"class only": {
+			operation:     `{"failure-cause":{"class":"java.io.IOException"}}`,
+			wantSavepoint: "java.io.IOException", wantDisposal: "java.io.IOException",
+		},
+		"empty failure cause: still a failure": {
+			operation:     `{"failure-cause":{}}`,
+			wantSavepoint: "savepoint failed", wantDisposal: "savepoint disposal failed",
+		},
+		"no failure cause: a success": {
+			operation:         `{"location":"s3://b/sp-1"}`,
+			savepointLocation: "s3://b/sp-1",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, rec := recordingServer(t, http.StatusOK, `{"status":{"id":"COMPLETED"},"operation":`+tc.operation+`}`)
+			c := newClient(t, srv.URL)
+
+			sp, err := c.SavepointStatus(ctx, jobID, contractTID)
+			require.NoError(t, err)
+			assert.Equal(t, "GET /jobs/"+jobID+"/savepoints/"+contractTID, rec.method+" "+rec.uri)
+			assert.Equal(t, &flinkclient.SavepointStatus{State: flinkclient.OperationCompleted, Location: tc.savepointLocation, FailureCause: tc.wantSavepoint}, sp)
+
+			d, err := c.DisposalStatus(ctx, contractTID)
+			require.NoError(t, err)
+			assert.Equal(t, "GET /savepoint-disposal/"+contractTID, rec.method+" "+rec.uri)
+			assert.Equal(t, &flinkclient.OperationStatus{State: flinkclient.OperationCompleted, FailureCause: tc.wantDisposal}, d)
+			assert.Equal(t, tc.wantDisposal == "", d.Succeeded())
+		})
 	}
 }

@@ -20,6 +20,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // Labels Flink puts on its HA ConfigMaps (KubernetesUtils.getConfigMapLabels with
@@ -326,58 +328,19 @@ const LeaseDurationKey = "high-availability.kubernetes.leader-election.lease-dur
 const DefaultLeaseDuration = 15 * time.Second
 
 // LeaseDuration reads LeaseDurationKey from a Flink configuration, DefaultLeaseDuration when
-// it is unset. The value is parsed as Flink's TimeUtils.parseDuration does: a number and an
-// optional unit (milliseconds without one).
+// it is unset. The value is parsed as Flink's TimeUtils.parseDuration does, by the parser the
+// webhook checks Flink durations with (flinkcluster.ParseFlinkDuration), so that a value it
+// admitted is one the controller reads.
 func LeaseDuration(props map[string]string) (time.Duration, error) {
 	v, ok := props[LeaseDurationKey]
 	if !ok || strings.TrimSpace(v) == "" {
 		return DefaultLeaseDuration, nil
 	}
-	d, err := ParseFlinkDuration(v)
+	d, err := flinkcluster.ParseFlinkDuration(v)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", LeaseDurationKey, err)
 	}
 	return d, nil
-}
-
-// flinkDurationUnits are the unit labels of Flink's TimeUtils (TimeUnit labels, lower case).
-var flinkDurationUnits = map[string]time.Duration{
-	"ns": time.Nanosecond, "nano": time.Nanosecond, "nanos": time.Nanosecond, "nanosecond": time.Nanosecond, "nanoseconds": time.Nanosecond,
-	"µs": time.Microsecond, "micro": time.Microsecond, "micros": time.Microsecond, "microsecond": time.Microsecond, "microseconds": time.Microsecond,
-	"ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
-	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
-	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
-	"h": time.Hour, "hour": time.Hour, "hours": time.Hour,
-	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
-}
-
-// ParseFlinkDuration parses a duration as Flink's TimeUtils.parseDuration does: "15 s",
-// "15s", "1 min", "15000" (milliseconds). Bad input is an error, never a panic.
-func ParseFlinkDuration(v string) (time.Duration, error) {
-	t := strings.ToLower(strings.TrimSpace(v))
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("duration %q does not start with a number", v)
-	}
-	n, err := strconv.ParseInt(t[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("duration %q: %w", v, err)
-	}
-	unit := time.Millisecond
-	if label := strings.TrimSpace(t[i:]); label != "" {
-		u, ok := flinkDurationUnits[label]
-		if !ok {
-			return 0, fmt.Errorf("duration %q: unknown unit %q", v, label)
-		}
-		unit = u
-	}
-	if n > math.MaxInt64/int64(unit) {
-		return 0, fmt.Errorf("duration %q is out of range", v)
-	}
-	return time.Duration(n) * unit, nil
 }
 
 // JobGraphs lists the job IDs whose job graphs (Flink 1.x) or execution plans (Flink 2.x)

@@ -219,6 +219,8 @@ func TestLeaseDuration(t *testing.T) {
 		{"2 min", 2 * time.Minute, false},
 		{"1 h", time.Hour, false},
 		{"30000", 30 * time.Second, false},
+		// ISO-8601, which the webhook admits as a Flink duration.
+		{"PT30S", 30 * time.Second, false},
 		{"15 fortnights", 0, true},
 		{"s15", 0, true},
 		{"99999999999999999999 d", 0, true},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,9 +68,7 @@ type harness struct {
 // that the first JobManager already sees it.
 func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(w *builder.FlinkClusterWrapper), prepare ...func(h *harness)) *harness {
 	t.Helper()
-	h := &harness{t: t, ctx: context.Background(), name: "wc", mode: mode}
-	h.ns = fmt.Sprintf("t%d-%s", nsSeq.Add(1), strings.ToLower(string(mode)))
-	require.NoError(t, k8s.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}))
+	h := newRow(t, mode, strings.ToLower(string(mode)))
 	w := builder.MakeAppCluster(h.name).Namespace(h.ns).UID("").Grace(graceSeconds)
 	if mode == depMode {
 		// A preStop delay the Simulator runs on the real clock: short, to keep rows fast.
@@ -79,6 +78,34 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(
 		build(w)
 	}
 	fc := w.Obj()
+	h.newFlink(fc)
+	for _, p := range prepare {
+		p(h)
+	}
+	if len(h.nodes) > 0 {
+		w.JobManager(func(jm *v1beta1.JobManagerSpec) {
+			jm.NodeSelector = map[string]string{rowNodeKey: h.ns}
+			jm.Tolerations = append(jm.Tolerations, corev1.Toleration{Key: rowNodeKey, Operator: corev1.TolerationOpEqual, Value: h.ns, Effect: corev1.TaintEffectNoSchedule})
+		})
+		fc = w.Obj()
+	}
+	require.NoError(t, k8s.Create(h.ctx, fc))
+	return h
+}
+
+// newRow returns the harness of a row in a namespace of its own, named t<n>-<suffix>.
+func newRow(t *testing.T, mode v1beta1.JobManagerDeploymentType, suffix string) *harness {
+	t.Helper()
+	h := &harness{t: t, ctx: context.Background(), name: "wc", mode: mode}
+	h.ns = fmt.Sprintf("t%d-%s", nsSeq.Add(1), suffix)
+	require.NoError(t, k8s.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}))
+	return h
+}
+
+// newFlink gives the row the fake Flink of cluster fc (its HA cluster ID and Flink version),
+// and, when the row ends, checks what Flink must never do and removes the row's traces.
+func (h *harness) newFlink(fc *v1beta1.FlinkCluster) {
+	t := h.t
 	h.flink = fakeflink.NewCluster(fakeflink.Options{
 		ClusterID: resources.HAClusterID(fc), Version: fakeflink.Version(fc.Spec.FlinkVersion),
 		HA: &fakeflink.KubeHA{Client: k8s, Namespace: h.ns},
@@ -99,18 +126,6 @@ func newHarness(t *testing.T, mode v1beta1.JobManagerDeploymentType, build func(
 		fakes.Delete(h.ns + "/" + h.name)
 		h.flink.Close()
 	})
-	for _, p := range prepare {
-		p(h)
-	}
-	if len(h.nodes) > 0 {
-		w.JobManager(func(jm *v1beta1.JobManagerSpec) {
-			jm.NodeSelector = map[string]string{rowNodeKey: h.ns}
-			jm.Tolerations = append(jm.Tolerations, corev1.Toleration{Key: rowNodeKey, Operator: corev1.TolerationOpEqual, Value: h.ns, Effect: corev1.TaintEffectNoSchedule})
-		})
-		fc = w.Obj()
-	}
-	require.NoError(t, k8s.Create(h.ctx, fc))
-	return h
 }
 
 // rowNodeKey labels and taints a row's own nodes with the row's namespace.
@@ -203,6 +218,28 @@ func (h *harness) jobID() string { h.t.Helper(); return h.job().ID }
 func (h *harness) jobState() string { h.t.Helper(); return h.job().State }
 
 // eventually waits until cond holds; the row fails after waitTimeout.
+// keepCrashing kills each process of pod's container as soon as the Simulator starts it, as
+// the kubelet sees a container that exits before Flink's REST API is up, until the returned
+// function is called (or the row ends).
+func (h *harness) keepCrashing(pod *corev1.Pod) (stop func()) {
+	done := make(chan struct{})
+	stop = sync.OnceFunc(func() { close(done) })
+	h.t.Cleanup(stop)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if p := sim.Process(h.ns, pod.Name); p != nil && p.Alive() {
+				p.Kill()
+			}
+		}
+	}()
+	return stop
+}
+
 func (h *harness) eventually(what string, cond func() bool) {
 	h.t.Helper()
 	deadline := time.Now().Add(waitTimeout)

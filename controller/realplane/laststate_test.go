@@ -1,8 +1,6 @@
 package realplane_test
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +15,6 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
-	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
@@ -29,27 +26,10 @@ import (
 // it is created (newHarness creates its cluster as it is).
 func newLastStateHarness(t *testing.T, build func(fc *v1beta1.FlinkCluster)) *harness {
 	t.Helper()
-	mode := v1beta1.JobManagerDeploymentTypeDeployment
-	h := &harness{t: t, ctx: context.Background(), name: "wc", mode: mode}
-	h.ns = fmt.Sprintf("rp%d-laststate", nsSeq.Add(1))
-	require.NoError(t, k8s.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}))
+	h := newRow(t, depMode, "laststate")
 	fc := builder.MakeAppCluster(h.name).Namespace(h.ns).UID("").Deployment().Shutdown(1, 20).Obj()
 	build(fc)
-	h.flink = fakeflink.NewCluster(fakeflink.Options{
-		ClusterID: resources.HAClusterID(fc), Version: fakeflink.Version(fc.Spec.FlinkVersion),
-		HA: &fakeflink.KubeHA{Client: k8s, Namespace: h.ns}, Clock: fakeClock,
-		Program: fakeflink.Program{JobName: "wordcount"},
-	})
-	fakes.Store(h.ns+"/"+h.name, h.flink)
-	t.Cleanup(func() {
-		if t.Failed() {
-			h.dump()
-		}
-		assert.Empty(t, h.flink.Violations(), "what Flink must never do to a job (rerun after its end, two runs at once)")
-		h.retire()
-		fakes.Delete(h.ns + "/" + h.name)
-		h.flink.Close()
-	})
+	h.newFlink(fc)
 	require.NoError(t, k8s.Create(h.ctx, fc))
 	return h
 }
@@ -141,21 +121,8 @@ func crashLoopRecoveredByLastState(t *testing.T) {
 	h := newLastStateHarness(t, func(*v1beta1.FlinkCluster) {}) // savepoint mode: last-state is its fallback
 	pod, jm, id := h.runningJob()
 	newest := jm.CompleteCheckpoint(id)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		// The old pod's container keeps crashing (its process killed as soon as it starts).
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			if p := sim.Process(h.ns, pod.Name); p != nil && p.Alive() {
-				p.Kill()
-			}
-		}
-	}()
+	// The old pod's container keeps crashing (its process killed as soon as it starts).
+	h.keepCrashing(pod)
 	h.waitJob(v1beta1.JobStateLost)
 	old := h.updateArgs("--fixed")
 	// The next revision's JobManager leads once the dead one's lease ran out on Flink's clock.

@@ -42,18 +42,17 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/internal/flinksim"
+	"github.com/flink-admission/flink-admission/internal/test/controllerenv"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
@@ -74,7 +73,7 @@ var (
 	// controller.CacheOptions, as the controller does.
 	cached client.Client
 	sim    *flinksim.Simulator
-	scheme = runtime.NewScheme()
+	scheme *runtime.Scheme
 	// fakeClock starts at the real time: see the package documentation.
 	fakeClock = clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
 	// fakes maps "namespace/name" of a FlinkCluster to its fake Flink.
@@ -120,13 +119,10 @@ func fakeFor(namespace, name string) *fakeflink.Cluster {
 // start brings up the control plane, the manager running the controller and the Simulator,
 // and returns once the manager's cache is filled.
 func start() (func(), error) {
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := v1beta1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
 	var err error
+	if scheme, err = controllerenv.NewScheme(); err != nil {
+		return nil, err
+	}
 	cp, err = testenv.StartControlPlane(testenv.ControlPlaneOptions{
 		Nodes: 3, NodeLeaseDuration: 8 * time.Second, NodeMonitorGracePeriod: nodeMonitorGrace,
 	})
@@ -137,67 +133,48 @@ func start() (func(), error) {
 	if k8s, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
 		return fail(err)
 	}
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
-		Scheme: scheme, Cache: controller.CacheOptions(),
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		return fail(err)
-	}
-	if err := controller.Setup(mgr, controller.Options{
-		Clock: fakeClock, HARecoveryGrace: haGrace, LostTimeout: lostTimeout, RequeueInterval: pollInterval,
-		FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
-			f := fakeFor(fc.Namespace, fc.Name)
-			if f == nil {
-				return nil, fmt.Errorf("no fake Flink for %s/%s", fc.Namespace, fc.Name)
-			}
-			// The JobManager Service: it reaches whichever JobManager process answers.
-			return flinkclient.New(f.URL(), nil)
+	env, err := controllerenv.Start(controllerenv.Options{
+		Config: cp.Config, Scheme: scheme, Cache: controller.CacheOptions(),
+		Controller: controller.Options{
+			Clock: fakeClock, HARecoveryGrace: haGrace, LostTimeout: lostTimeout, RequeueInterval: pollInterval,
+			FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
+				f := fakeFor(fc.Namespace, fc.Name)
+				if f == nil {
+					return nil, fmt.Errorf("no fake Flink for %s/%s", fc.Namespace, fc.Name)
+				}
+				// The JobManager Service: it reaches whichever JobManager process answers.
+				return flinkclient.New(f.URL(), nil)
+			},
 		},
-	}); err != nil {
-		return fail(err)
-	}
-	cached = mgr.GetClient()
-	sim, err = flinksim.New(flinksim.Options{
-		Config: cp.Config, Scheme: scheme, BackOff: time.Second, MaxBackOff: 4 * time.Second,
-		Clusters: func(_ context.Context, fc *v1beta1.FlinkCluster) *fakeflink.Cluster {
-			return fakeFor(fc.Namespace, fc.Name)
-		},
-		NodeStopped:     func(node string) bool { _, ok := stopped.Load(node); return ok },
-		HoldTermination: func(pod *corev1.Pod) bool { _, ok := held.Load(pod.UID); return ok },
-		Configuration: func(pod *corev1.Pod, props map[string]string) {
-			if c, ok := configurations.Load(pod.Namespace + "/" + pod.Name); ok {
-				clear(props)
-				maps.Copy(props, c.(map[string]string))
-			}
-		},
-		StartupFailure: func(pod *corev1.Pod) *fakeflink.ExitStatus {
-			if s, ok := startupFailures.Load(pod.Namespace); ok {
-				return s.(*fakeflink.ExitStatus)
-			}
-			return nil
+		Simulator: flinksim.Options{
+			Config: cp.Config, BackOff: time.Second, MaxBackOff: 4 * time.Second,
+			Clusters: func(_ context.Context, fc *v1beta1.FlinkCluster) *fakeflink.Cluster {
+				return fakeFor(fc.Namespace, fc.Name)
+			},
+			NodeStopped:     func(node string) bool { _, ok := stopped.Load(node); return ok },
+			HoldTermination: func(pod *corev1.Pod) bool { _, ok := held.Load(pod.UID); return ok },
+			Configuration: func(pod *corev1.Pod, props map[string]string) {
+				if c, ok := configurations.Load(pod.Namespace + "/" + pod.Name); ok {
+					clear(props)
+					maps.Copy(props, c.(map[string]string))
+				}
+			},
+			StartupFailure: func(pod *corev1.Pod) *fakeflink.ExitStatus {
+				if s, ok := startupFailures.Load(pod.Namespace); ok {
+					return s.(*fakeflink.ExitStatus)
+				}
+				return nil
+			},
 		},
 	})
 	if err != nil {
 		return fail(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _ = mgr.Start(ctx) }()
-	go func() { defer wg.Done(); _ = sim.Start(ctx) }()
-	stop := func() {
-		cancel()
-		wg.Wait()
+	cached, sim = env.Client, env.Simulator
+	return func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
 		_ = cp.Stop()
-	}
-	// The rows' waits count from their first step: let the manager's caches fill first, so
-	// that a loaded machine does not spend a row's bound on the manager's start.
-	syncCtx, syncCancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer syncCancel()
-	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
-		stop()
-		return nil, fmt.Errorf("the manager's cache did not sync within 2 minutes")
-	}
-	return stop, nil
+	}, nil
 }

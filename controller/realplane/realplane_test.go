@@ -166,21 +166,8 @@ func deploymentDeleted(t *testing.T, h *harness) {
 
 func crashLoop(t *testing.T, h *harness) {
 	pod, _, id := h.runningJob()
-	// The container keeps crashing before Flink's REST API is up: the harness kills each new
-	// process as soon as the Simulator starts it, as the kubelet would see it exit.
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			if p := sim.Process(h.ns, pod.Name); p != nil && p.Alive() {
-				p.Kill()
-			}
-		}
-	}()
+	// The container keeps crashing before Flink's REST API is up.
+	stopCrashing := h.keepCrashing(pod)
 	h.eventually("CrashLoopBackOff after three restarts", func() bool {
 		p, ok := h.podNow(pod)
 		if !ok || len(p.Status.ContainerStatuses) == 0 {
@@ -198,7 +185,7 @@ func crashLoop(t *testing.T, h *harness) {
 		return false
 	})
 	assert.NotEqual(t, v1beta1.JobStateFailed, h.job().State, "a crash loop of a running job is not its end")
-	close(done)
+	stopCrashing()
 	h.recoveredOn(id)
 	h.eventually("DeploymentFailed cleared", func() bool {
 		for _, c := range h.get().Status.Conditions {

@@ -17,13 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
@@ -33,6 +29,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/internal/flinksim"
+	"github.com/flink-admission/flink-admission/internal/test/controllerenv"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/scope"
 )
@@ -46,7 +43,7 @@ const (
 )
 
 var (
-	scheme = runtime.NewScheme()
+	scheme *runtime.Scheme
 	// k8s is a cluster admin: the tests, the user and the stand-in operator.
 	k8s client.Client
 	// env is the real control plane: kube-apiserver and etcd, kube-controller-manager (the
@@ -82,12 +79,10 @@ func TestMain(m *testing.M) {
 // start runs the control plane, installs the scoped overlay's ServiceAccount and RBAC, and
 // starts a manager as that ServiceAccount with the overlay's scope flags.
 func start() (func(), error) {
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, err
-		}
-	}
 	var err error
+	if scheme, err = controllerenv.NewScheme(); err != nil {
+		return nil, err
+	}
 	if env, err = testenv.StartControlPlane(testenv.ControlPlaneOptions{Nodes: 1}); err != nil {
 		return nil, err
 	}
@@ -110,16 +105,6 @@ func start() (func(), error) {
 	// The controller's own identity, so that a permission the Roles lack fails here.
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", serverNamespace, serviceAccount)}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  controller.ScopedCacheOptions(overlayScope),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		return stop, err
-	}
 	copts := opts.Controller
 	copts.FlinkClientFor = flinkFor
 	copts.RequeueInterval = 200 * time.Millisecond
@@ -127,31 +112,18 @@ func start() (func(), error) {
 	// before it has finished, which lets the tests wait on a sentinel cluster instead of a
 	// clock.
 	copts.MaxConcurrentReconciles = 1
-	if err := controller.Setup(mgr, copts); err != nil {
+	ctl, err := controllerenv.Start(controllerenv.Options{
+		Config: cfg, Scheme: scheme, Cache: controller.ScopedCacheOptions(overlayScope), Controller: copts,
+		Simulator: flinksim.Options{Config: env.Config, Clusters: fakeFlinkOf},
+	})
+	if err != nil {
 		return stop, err
 	}
-	if sim, err = flinksim.New(flinksim.Options{Config: env.Config, Scheme: scheme, Clusters: fakeFlinkOf}); err != nil {
-		return stop, err
-	}
-	mctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mctx) }()
-	simDone := make(chan error, 1)
-	go func() { simDone <- sim.Start(mctx) }()
-	syncCtx, syncCancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer syncCancel()
-	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
-		cancel()
-		return stop, fmt.Errorf("the manager's cache did not sync as %s: do the overlay's Roles allow its lists and watches?", cfg.Impersonate.UserName)
-	}
+	sim = ctl.Simulator
 	return func() {
 		stopWebhooks()
-		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-		if err := <-simDone; err != nil {
-			fmt.Fprintln(os.Stderr, "flinksim:", err)
+		if err := ctl.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 		}
 		_ = env.Stop()
 	}, nil

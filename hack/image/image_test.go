@@ -185,13 +185,19 @@ func TestImageBinary(t *testing.T) {
 			"sigs.k8s.io/controller-runtime/pkg/envtest",
 			"sigs.k8s.io/controller-runtime/pkg/internal/testing",
 			"sigs.k8s.io/kustomize/",
-			"github.com/flink-admission/flink-admission/internal/test/testenv",
+			"github.com/flink-admission/flink-admission/internal/test/",
+			"github.com/flink-admission/flink-admission/internal/flinksim",
+			"github.com/flink-admission/flink-admission/controller/fakeflink",
 			"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv",
 			"github.com/stretchr/testify",
 			// The chart's and the alerts' tests, and the release's SBOM, use these; serve does not.
 			"helm.sh/helm/",
 			"github.com/prometheus/prometheus/",
 			"github.com/CycloneDX/",
+			// A Clientset and a SharedInformerFactory link the typed clients, informers and
+			// listers of every API group (23 MB of the image's binary); serve needs two groups' typed clients.
+			"k8s.io/client-go/kubernetes.",
+			"k8s.io/client-go/informers.",
 		} {
 			assert.NotContains(t, symbols, " "+pkg, "the image's binary links %s", pkg)
 		}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -439,7 +438,7 @@ func newCertSource(o Options, cfg *rest.Config, log logr.Logger) (certs.Source, 
 	case CertModeSelfSigned:
 		// A clientset, not the manager's cached client: the source reads the CA Secret and
 		// the webhook configurations straight from the API server (see certs.SelfSignedOptions).
-		cs, err := kubernetes.NewForConfig(cfg)
+		cs, err := certs.NewClient(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("creating a client for the self-signed certificate source: %w", err)
 		}

@@ -3,6 +3,9 @@ package builder_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"k8s.io/utils/ptr"
+
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
@@ -68,4 +71,16 @@ func TestFixturesAreFreshAndNamed(t *testing.T) {
 		}
 		names[a[i].Name] = true
 	}
+}
+
+func TestPortSettersOfBothRoles(t *testing.T) {
+	metrics := v1beta1.NamedPort{Name: "metrics", ContainerPort: 9249}
+	jmx := v1beta1.NamedPort{Name: "jmx", ContainerPort: 9999}
+	fc := builder.MakeFlinkCluster("a", "ns").
+		JobManagerPorts(6123, 6124, 6125, 8081).TaskManagerPorts(6121, 6122, 6125).
+		JobManagerExtraPorts(metrics).JobManagerExtraPorts(jmx).TaskManagerExtraPorts(jmx, metrics).Obj()
+	assert.Equal(t, v1beta1.JobManagerPorts{RPC: ptr.To[int32](6123), Blob: ptr.To[int32](6124), Query: ptr.To[int32](6125), UI: ptr.To[int32](8081)}, fc.Spec.JobManager.Ports)
+	assert.Equal(t, v1beta1.TaskManagerPorts{Data: ptr.To[int32](6121), RPC: ptr.To[int32](6122), Query: ptr.To[int32](6125)}, fc.Spec.TaskManager.Ports)
+	assert.Equal(t, []v1beta1.NamedPort{metrics, jmx}, fc.Spec.JobManager.ExtraPorts, "a second call appends after the first")
+	assert.Equal(t, []v1beta1.NamedPort{jmx, metrics}, fc.Spec.TaskManager.ExtraPorts, "one role's ports stay out of the other's")
 }

@@ -278,9 +278,7 @@ func (w *FlinkClusterWrapper) JobManagerPorts(rpc, blob, query, ui int32) *Flink
 
 // JobManagerExtraPorts appends spec.jobManager.extraPorts.
 func (w *FlinkClusterWrapper) JobManagerExtraPorts(ports ...v1beta1.NamedPort) *FlinkClusterWrapper {
-	jm := w.jobManager()
-	jm.ExtraPorts = append(jm.ExtraPorts, ports...)
-	return w
+	return w.appendPorts(&w.jobManager().ExtraPorts, ports)
 }
 
 // JobManagerResources sets spec.jobManager.resources.
@@ -337,8 +335,13 @@ func (w *FlinkClusterWrapper) TaskManagerPorts(data, rpc, query int32) *FlinkClu
 
 // TaskManagerExtraPorts appends spec.taskManager.extraPorts.
 func (w *FlinkClusterWrapper) TaskManagerExtraPorts(ports ...v1beta1.NamedPort) *FlinkClusterWrapper {
-	tm := w.taskManager()
-	tm.ExtraPorts = append(tm.ExtraPorts, ports...)
+	return w.appendPorts(&w.taskManager().ExtraPorts, ports)
+}
+
+// appendPorts appends ports to a role's extraPorts, the JobManager's or the TaskManagers':
+// both roles' setters add ports the same way, after those set before.
+func (w *FlinkClusterWrapper) appendPorts(extra *[]v1beta1.NamedPort, ports []v1beta1.NamedPort) *FlinkClusterWrapper {
+	*extra = append(*extra, ports...)
 	return w
 }
 
