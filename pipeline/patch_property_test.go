@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"gomodules.xyz/jsonpatch/v2"
 	"k8s.io/apimachinery/pkg/api/equality"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -56,9 +57,33 @@ func checkAdmitPatch(t *testing.T, sent []byte, obj *v1beta1.FlinkCluster) {
 		t.Fatalf("the patched object is not the defaulted one (-defaulted +patched):\n%s\npatch: %s",
 			cmp.Diff(v.Object, patched), marshal(t, ops))
 	}
+	checkMemberPatch(t, sent, obj, v.Object)
 	again := Pipeline{}.Admit(nil, v.Object, Default)
 	if ops, err := DefaultingPatch(marshal(t, v.Object), v.Object, again.Object); err != nil || len(ops) != 0 {
 		t.Fatalf("a defaulted object got a patch (%v): %s", err, marshal(t, ops))
+	}
+}
+
+// checkMemberPatch checks that memberPatch, when it answers, answers as documentPatch on
+// an object with no name given twice (DefaultingPatch's callers refuse those before).
+func checkMemberPatch(t *testing.T, sent []byte, decoded, defaulted *v1beta1.FlinkCluster) {
+	t.Helper()
+	var doc any
+	if strict, err := sigsjson.UnmarshalStrict(sent, &doc, sigsjson.DisallowDuplicateFields); err != nil || len(strict) > 0 {
+		return
+	}
+	ops, done, err := memberPatch(sent, decoded, defaulted)
+	if !done {
+		return
+	}
+	want, wantErr := documentPatch(sent, decoded, defaulted)
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("memberPatch's error %v, documentPatch's %v", err, wantErr)
+	}
+	slices.SortStableFunc(ops, comparePaths)
+	slices.SortStableFunc(want, comparePaths)
+	if got, want := string(marshal(t, ops)), string(marshal(t, want)); got != want {
+		t.Fatalf("memberPatch's patch is not documentPatch's:\n%s\n%s", got, want)
 	}
 }
 

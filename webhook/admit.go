@@ -6,6 +6,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	sigsjson "sigs.k8s.io/json"
@@ -54,13 +55,13 @@ func (m *mutator) Handle(_ context.Context, req admission.Request) admission.Res
 
 // Handle implements admission.Handler. The server has checked the review (checkReview).
 func (h *validator) Handle(_ context.Context, req admission.Request) admission.Response {
-	obj, err := decodeObject(req.Object.Raw)
+	obj, err := objectOf(req.Object)
 	if err != nil {
 		return h.r.refuse(&req, ruleUndecodableObject, fmt.Sprintf(msgObjectUndecodableFmt, err))
 	}
 	var old *v1beta1.FlinkCluster
 	if req.Operation == admissionv1.Update {
-		if old, err = decodeObject(req.OldObject.Raw); err != nil {
+		if old, err = objectOf(req.OldObject); err != nil {
 			return h.r.refuse(&req, ruleUndecodableObject, fmt.Sprintf(msgOldUndecodableFmt, err))
 		}
 	}
@@ -111,8 +112,25 @@ func decodeObject(raw []byte) (*v1beta1.FlinkCluster, error) {
 	if len(strict) > 0 {
 		return nil, utilerrors.NewAggregate(strict)
 	}
-	if fc.APIVersion != flinkClusterAPIVersion || fc.Kind != v1beta1.Kind {
-		return nil, fmt.Errorf("apiVersion %q and kind %q, want %q and %q", fc.APIVersion, fc.Kind, flinkClusterAPIVersion, v1beta1.Kind)
+	if err := checkObjectKind(fc); err != nil {
+		return nil, err
 	}
 	return fc, nil
+}
+
+// checkObjectKind refuses an object whose apiVersion and kind are not a FlinkCluster's.
+func checkObjectKind(fc *v1beta1.FlinkCluster) error {
+	if fc.APIVersion != flinkClusterAPIVersion || fc.Kind != v1beta1.Kind {
+		return fmt.Errorf("apiVersion %q and kind %q, want %q and %q", fc.APIVersion, fc.Kind, flinkClusterAPIVersion, v1beta1.Kind)
+	}
+	return nil
+}
+
+// objectOf returns an object of a review: the one decodeReviewObjects decoded, or its
+// JSON decoded by decodeObject.
+func objectOf(ext runtime.RawExtension) (*v1beta1.FlinkCluster, error) {
+	if fc, ok := ext.Object.(*v1beta1.FlinkCluster); ok {
+		return fc, nil
+	}
+	return decodeObject(ext.Raw)
 }

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -178,4 +182,62 @@ func benchObjects(tb testing.TB) map[string][2][]byte {
 		out[name] = [2][]byte{rv.Request.Object, rv.Request.OldObject}
 	}
 	return out
+}
+
+// TestDecodeReviewObjects checks the validating webhook's one-pass decoding: a review the
+// API server sends is decoded with its objects, exactly as decodeReview and decodeObject
+// decode it; any other review is left to those two (the other tests check their answers),
+// and one with a member the review does not define is still judged.
+func TestDecodeReviewObjects(t *testing.T) {
+	valid, other := mustJSON(jobCluster()), mustJSON(set(jobCluster(), "spec.flinkVersion", "1.20"))
+	for name, body := range map[string][]byte{
+		"create":                              reviewWithObjects("CREATE", valid, nil),
+		"update":                              reviewWithObjects("UPDATE", other, valid),
+		"typical validate update (benchmark)": benchReviews(t)["typical-validate-update"],
+		"typical validate create (benchmark)": benchReviews(t)["typical-validate-create"],
+	} {
+		t.Run("one pass: "+name, func(t *testing.T) {
+			var got admission.Request
+			gvk, ok := decodeReviewObjects(body, &got)
+			require.True(t, ok, "the review was not decoded in one pass")
+			var want admission.Request
+			wantGVK, err := decodeReview(body, &want)
+			require.NoError(t, err)
+			assert.Equal(t, wantGVK, gvk)
+			for _, o := range []struct {
+				name      string
+				got, want runtime.RawExtension
+			}{{"object", got.Object, want.Object}, {"old object", got.OldObject, want.OldObject}} {
+				if o.want.Raw == nil {
+					assert.Nil(t, o.got.Object, "%s: none was sent", o.name)
+					continue
+				}
+				fc, err := decodeCluster(o.want.Raw)
+				require.NoError(t, err)
+				assert.Equal(t, fc, o.got.Object, o.name)
+			}
+			got.Object, got.OldObject, want.Object, want.OldObject = runtime.RawExtension{}, runtime.RawExtension{}, runtime.RawExtension{}, runtime.RawExtension{}
+			assert.Equal(t, want, got, "the review's other members")
+		})
+	}
+	unknownInReview := strings.Replace(string(reviewWithObjects("CREATE", valid, nil)), `"uid":"u",`, `"uid":"u","future":1,`, 1)
+	for name, body := range map[string]string{
+		"a member the review does not define": unknownInReview,
+		"a name twice in the review":          strings.Replace(string(reviewWithObjects("CREATE", valid, nil)), `"uid":"u",`, `"uid":"x","uid":"u",`, 1),
+		"no request":                          `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":null}`,
+		"a null object":                       string(reviewWithObjects("CREATE", []byte("null"), nil)),
+		"an object with an unknown field":     string(reviewWithObjects("CREATE", mustJSON(set(jobCluster(), "spec.unknown", true)), nil)),
+		"an old object of another kind":       string(reviewWithObjects("UPDATE", valid, mustJSON(set(jobCluster(), "kind", "Pod")))),
+		"a malformed old object":              string(reviewWithObjects("UPDATE", valid, []byte(`{"spec":[`))),
+		"another review version":              strings.Replace(string(reviewWithObjects("CREATE", valid, nil)), "admission.k8s.io/v1", "admission.k8s.io/v2", 1),
+	} {
+		t.Run("left to decodeReview: "+name, func(t *testing.T) {
+			_, ok := decodeReviewObjects([]byte(body), &admission.Request{})
+			assert.False(t, ok)
+		})
+	}
+	t.Run("a member the review does not define is ignored", func(t *testing.T) {
+		resp := post(t, testHandlers.Validate, []byte(unknownInReview)).response(t)
+		assert.True(t, resp.Allowed, "%+v", resp.Result)
+	})
 }

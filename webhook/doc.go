@@ -5,7 +5,8 @@
 // admission.Handler run by an admission.Webhook, behind a thin http.Handler of its own
 // that keeps what controller-runtime lacks (the 4xx answers, the fail-closed checks, the
 // metrics). The review and its objects are decoded with sigs.k8s.io/json, the API
-// server's own decoder, the objects strictly; the handlers call pipeline.Admit (the
+// server's own decoder, the objects strictly (the validating webhook's in one pass with
+// the review, see decodeReviewObjects); the handlers call pipeline.Admit (the
 // policy's defaulting or validation), and the mutating one answers with the JSON patch
 // from the object as sent to its defaulted deep copy (pipeline.DefaultingPatch). The
 // CRD's CEL rules are not evaluated here: the API server runs them before it calls any
