@@ -70,6 +70,13 @@ func TestLastStateUnavailableWhileAReplacedSavepointMayHaveCompleted(t *testing.
 		c.savepointSucceeded("file:///savepoints/savepoint-e09f12-0cafb8577268", true, "")
 		assert.Empty(t, c.job().UnknownSavepointTime)
 	})
+	t.Run("a record dropped (an update reverted) keeps the mark too", func(t *testing.T) {
+		c := lastStateCycle(jobID, t0.Add(27*time.Second))
+		c.st.Savepoint = replaced(SavepointStateInProgress, "2026-11-30T12:13:10Z")
+		c.replaceSavepointRecord(nil)
+		assert.Equal(t, "2026-11-30T12:13:10Z", c.job().UnknownSavepointTime)
+		assert.False(t, c.lastState().ok)
+	})
 	t.Run("a savepoint triggered before the unknown one does not clear the mark", func(t *testing.T) {
 		c := lastStateCycle(jobID, t0.Add(27*time.Second))
 		c.job().UnknownSavepointTime = "2026-11-30T12:13:10Z"

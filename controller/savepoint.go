@@ -28,25 +28,30 @@ const (
 // under; driveSavepoint writes it to the status before it calls Flink, so that a retry after
 // a lost answer or a lost status write asks about the same operation (Flink's triggerId
 // idempotency) instead of stopping a job that already stopped.
-//
-// A record it replaces whose trigger reached Flink with no outcome learnt (in progress, or
-// unknown) leaves its trigger time in status.components.job.unknownSavepointTime: the
-// savepoint may have completed, and the record was the only trace of it that lastState
-// reads (Flink's HA checkpoint store never holds savepoints).
 func (c *cycle) requestSavepoint(reason string) {
-	if old := c.st.Savepoint; old != nil && old.JobID != "" && old.JobID == c.job().ID && old.TriggerTime != "" &&
-		old.State != SavepointStateSucceeded && old.State != SavepointStateFailed {
-		if job := c.job(); job.UnknownSavepointTime == "" || state.ParseTime(old.TriggerTime).After(state.ParseTime(job.UnknownSavepointTime)) {
-			job.UnknownSavepointTime = old.TriggerTime
-		}
-	}
-	c.st.Savepoint = &v1beta1.SavepointStatus{
+	c.replaceSavepointRecord(&v1beta1.SavepointStatus{
 		JobID:         c.job().ID,
 		TriggerID:     c.r.Options.NewID(),
 		TriggerReason: reason,
 		RequestTime:   state.Time(c.now),
 		State:         SavepointStateRequested,
+	})
+}
+
+// replaceSavepointRecord replaces status.savepoint (next may be nil). A record it replaces
+// whose trigger reached Flink with no outcome learnt (in progress, or unknown) leaves its
+// trigger time in status.components.job.unknownSavepointTime: the savepoint may have
+// completed, and the record was the only trace of it that lastState reads (Flink's HA
+// checkpoint store never holds savepoints).
+func (c *cycle) replaceSavepointRecord(next *v1beta1.SavepointStatus) {
+	job := c.job()
+	if old := c.st.Savepoint; old != nil && job != nil && old.JobID != "" && old.JobID == job.ID && old.TriggerTime != "" &&
+		old.State != SavepointStateSucceeded && old.State != SavepointStateFailed {
+		if job.UnknownSavepointTime == "" || state.ParseTime(old.TriggerTime).After(state.ParseTime(job.UnknownSavepointTime)) {
+			job.UnknownSavepointTime = old.TriggerTime
+		}
 	}
+	c.st.Savepoint = next
 }
 
 func (c *cycle) savepointRequest() flinkclient.SavepointRequest {
