@@ -204,6 +204,7 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 		// A new job ID starts a new checkpoint ID counter: the last savepoint's ID no longer
 		// compares with the job's checkpoints.
 		job.SavepointCheckpointID = 0
+		job.UnknownSavepointTime = ""
 		job.FromCheckpoint = false
 		if prevID != "" {
 			c.event(corev1.EventTypeNormal, ReasonJobStateChanged, "Deploy", "new deploy: job %s replaces job %s", job.ID, prevID)

@@ -319,6 +319,8 @@ func (c *cycle) derive() {
 		Stopping:            c.stopping(),
 		Workload:            c.obs.wl,
 		Pod:                 c.obs.pod,
+		Pods:                c.obs.pods,
+		JobGraphStored:      c.job().ID != "" && c.obs.ha.jobGraphStored(c.job().ID),
 		Flink:               c.obs.flink,
 		HARecoveryGrace:     c.r.Options.HARecoveryGrace,
 		LostTimeout:         c.r.Options.LostTimeout,

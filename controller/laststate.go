@@ -82,6 +82,11 @@ func (c *cycle) lastState() lastStateView {
 		v.why = fmt.Sprintf("savepoint trigger %s of job %s may have completed (%s): it may be newer than the stored checkpoint %d", sp.TriggerID, job.ID, sp.State, newest)
 		return v
 	}
+	if job.UnknownSavepointTime != "" {
+		v.why = fmt.Sprintf("a savepoint of job %s triggered at %s has an unknown outcome: it may have completed after the stored checkpoint %d (Flink's HA store holds no savepoints)",
+			job.ID, job.UnknownSavepointTime, newest)
+		return v
+	}
 	switch sp := job.SavepointCheckpointID; {
 	case sp > newest:
 		v.newerSavepoint = true

@@ -29,13 +29,29 @@ const (
 // a lost answer or a lost status write asks about the same operation (Flink's triggerId
 // idempotency) instead of stopping a job that already stopped.
 func (c *cycle) requestSavepoint(reason string) {
-	c.st.Savepoint = &v1beta1.SavepointStatus{
+	c.replaceSavepointRecord(&v1beta1.SavepointStatus{
 		JobID:         c.job().ID,
 		TriggerID:     c.r.Options.NewID(),
 		TriggerReason: reason,
 		RequestTime:   state.Time(c.now),
 		State:         SavepointStateRequested,
+	})
+}
+
+// replaceSavepointRecord replaces status.savepoint (next may be nil). A record it replaces
+// whose trigger reached Flink with no outcome learnt (in progress, or unknown) leaves its
+// trigger time in status.components.job.unknownSavepointTime: the savepoint may have
+// completed, and the record was the only trace of it that lastState reads (Flink's HA
+// checkpoint store never holds savepoints).
+func (c *cycle) replaceSavepointRecord(next *v1beta1.SavepointStatus) {
+	job := c.job()
+	if old := c.st.Savepoint; old != nil && job != nil && old.JobID != "" && old.JobID == job.ID && old.TriggerTime != "" &&
+		old.State != SavepointStateSucceeded && old.State != SavepointStateFailed {
+		if job.UnknownSavepointTime == "" || state.ParseTime(old.TriggerTime).After(state.ParseTime(job.UnknownSavepointTime)) {
+			job.UnknownSavepointTime = old.TriggerTime
+		}
 	}
+	c.st.Savepoint = next
 }
 
 func (c *cycle) savepointRequest() flinkclient.SavepointRequest {
@@ -209,6 +225,11 @@ func (c *cycle) savepointSucceeded(location string, stop bool, how string) phase
 	job := c.job()
 	sp.State, sp.Message, sp.UpdateTime = SavepointStateSucceeded, how, state.Time(c.now)
 	job.SavepointLocation, job.SavepointTime, job.FinalSavepoint = location, state.Time(c.now), stop
+	if u := state.ParseTime(job.UnknownSavepointTime); sp.JobID == job.ID && !u.IsZero() && !state.ParseTime(sp.TriggerTime).Before(u) {
+		// Triggered no earlier than the savepoint whose outcome is unknown: this one holds
+		// state at least as new.
+		job.UnknownSavepointTime = ""
+	}
 	job.SavepointGeneration = c.fc.Spec.Job.SavepointGeneration
 	c.recordSavepoint(v1beta1.SavepointRecord{
 		Location: location, Time: job.SavepointTime, JobID: sp.JobID, TriggerReason: sp.TriggerReason, Final: stop,

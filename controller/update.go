@@ -31,7 +31,7 @@ func (c *cycle) update(ctx context.Context) error {
 			next = v1beta1.JobStateRunning
 		}
 		c.setJobState(state.StepUpdate, next, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now)
-		c.st.Savepoint = nil
+		c.replaceSavepointRecord(nil)
 		c.poll()
 		return nil
 	}

@@ -230,6 +230,14 @@ type JobStatus struct {
 	// a checkpoint in Flink's HA store with a higher ID holds newer state than the savepoint.
 	// +optional
 	SavepointCheckpointID int64 `json:"savepointCheckpointID,omitempty"`
+	// UnknownSavepointTime is the trigger time of the newest savepoint of the job ID whose
+	// outcome the controller never learnt before a later request replaced status.savepoint
+	// (its result was lost with its JobManager, or expired): that savepoint may have
+	// completed after the newest checkpoint of Flink's HA store, which never holds
+	// savepoints, so no last-state redeploy restores the store until a savepoint triggered
+	// later succeeds. A new job ID clears it.
+	// +optional
+	UnknownSavepointTime string `json:"unknownSavepointTime,omitempty"`
 	// FinalSavepoint is whether the last savepoint ended the job.
 	// +optional
 	FinalSavepoint bool `json:"finalSavepoint,omitempty"`

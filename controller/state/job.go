@@ -8,6 +8,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
@@ -79,6 +80,14 @@ type Input struct {
 	Workload *Workload
 	// Pod is the selected JobManager pod, nil when there is none.
 	Pod *corev1.Pod
+	// Pods are all the cluster's JobManager pods, terminating ones and other deploys' too:
+	// a pod of the deploy cut off on a lost node keeps the status it last reported, which
+	// may say that its JobManager ran long enough to run the job (see mayHaveRun).
+	Pods []corev1.Pod
+	// JobGraphStored is set when Flink's HA store holds the job graph of the recorded job
+	// ID: the job was submitted (the controller removes the graphs before a deploy that
+	// reuses a job ID).
+	JobGraphStored bool
 	// Flink is the REST API's answer, nil when it was unreachable or not trusted.
 	Flink *Flink
 	// HARecoveryGrace is how long a started JobManager may take to report the job.
@@ -289,7 +298,20 @@ func DeriveJob(in Input) Result {
 // the job, and HA recovers it once the cause passes (a storage outage, a node problem), so
 // the job is Lost — not terminal — with the DeploymentFailed condition, until the Lost
 // timeout.
+//
+// Flink never reporting the job RUNNING does not make a deploy one that never ran: its
+// REST API may not have answered, or not been trusted, while a JobManager ran the job (and
+// checkpointed). mayHaveRun's evidence, from Kubernetes and the HA store, then counts as a
+// run: taking it for a failed deploy would let the next update restore the deploy's own
+// restore point and rewind the job.
 func deploymentFailed(in Input, rec string, keep Result, kind, reason string) Result {
+	if in.DeploymentType == v1beta1.JobManagerDeploymentTypeDeployment && !ran(in, rec) {
+		if why := mayHaveRun(in); why != "" {
+			reason = truncate(reason + " (" + why + ": its job may have run)")
+			return Result{State: v1beta1.JobStateLost, Reason: reason, Message: reason, DeploymentFailure: kind,
+				LostSince: in.Now, RequeueAfter: in.LostTimeout}
+		}
+	}
 	if in.DeploymentType == v1beta1.JobManagerDeploymentTypeDeployment && ran(in, rec) {
 		if rec == v1beta1.JobStateLost {
 			r := withLostTimeout(in, keep)
@@ -499,6 +521,35 @@ func ended(in Input, rec, why string) Result {
 		r.LostSince = lostSince(in)
 	}
 	return r
+}
+
+// mayHaveRun says why a Deployment deploy whose job Flink never reported RUNNING may still
+// have run it, "" when nothing says so:
+//   - the HA store holds the job's graph: the job was submitted, and a submitted job may
+//     have run (HA recovers it once the JobManager can start);
+//   - a JobManager pod of the deploy (its job ID and revision) has a container that has been
+//     running for SubmitBound, as Job mode judges a JobManager's run: long enough to have
+//     run the job. A pod on a lost node keeps reporting the run it last reported; nothing
+//     says it stopped, so its run counts until now. A crash loop's short runs (the
+//     container waiting, its last run terminated) are no such evidence: a JobManager that
+//     fails to start must still make the deploy DeployFailed.
+func mayHaveRun(in Input) string {
+	if in.JobGraphStored {
+		return fmt.Sprintf("Flink's HA store holds job %s's graph: it was submitted", in.Recorded.ID)
+	}
+	if in.Recorded.ID == "" || in.Workload == nil {
+		return ""
+	}
+	for i := range in.Pods {
+		p := &in.Pods[i]
+		if p.Labels[resources.LabelJobID] != in.Recorded.ID || p.Labels[resources.LabelRevision] != in.Workload.Revision {
+			continue
+		}
+		if d, ok := RunningFor(p, in.Now); ok && d >= SubmitBound {
+			return fmt.Sprintf("JobManager pod %s has run for %s", p.Name, d.Round(time.Second))
+		}
+	}
+	return ""
 }
 
 // fromJobWorkload: in Job mode the Job's end is the JobManager's end.

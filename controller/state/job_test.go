@@ -10,6 +10,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
@@ -32,6 +33,21 @@ func running(started time.Time) *corev1.Pod {
 
 func flinkJob(s string) *state.Flink {
 	return &state.Flink{Job: &flinkclient.Job{ID: jobID, State: s}, JobCount: 1}
+}
+
+// ofDeploy labels a pod with the job ID of the deploy it runs, as the controller's pod
+// template does.
+func ofDeploy(pod *corev1.Pod, id string) *corev1.Pod {
+	pod.Labels[resources.LabelJobID] = id
+	return pod
+}
+
+// cutOff leaves a pod as it stays once its node is lost: deleted (evicted), not ready, its
+// container still reported running.
+func cutOff(pod *corev1.Pod) *corev1.Pod {
+	pod.DeletionTimestamp = &metav1.Time{Time: t0.Add(-time.Minute)}
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	return pod
 }
 
 func recorded(s string) v1beta1.JobStatus { return v1beta1.JobStatus{ID: jobID, State: s} }
@@ -152,6 +168,27 @@ func TestDeriveJob(t *testing.T) {
 		{name: "Deployment: a job that ran and crash-loops after a JobManager restart is not DeployFailed",
 			in:   state.Input{DeploymentType: dep, Recorded: v1beta1.JobStatus{ID: jobID, State: "Deploying", StartTime: "2026-11-30T11:00:00Z"}, Workload: wl, Pod: crash},
 			want: "Lost", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing", kind: "CrashLoopBackOff"},
+		// Flink never reported the job RUNNING (its REST API timed out, or was not trusted
+		// while an old pod may still lead), but what Kubernetes and the HA store recorded
+		// says it may have run (seed 1796139225380832786): the deploy is not DeployFailed.
+		{name: "Deployment: a crash loop while another pod of the deploy, cut off on a lost node, has run for 15m is Lost, not DeployFailed",
+			in: state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: crash,
+				Pods: []corev1.Pod{*cutOff(ofDeploy(running(t0.Add(-15*time.Minute)), jobID)), *ofDeploy(crash.DeepCopy(), jobID)}},
+			want: "Lost", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing (JobManager pod wc-jm-1 has run for 15m0s: its job may have run)", kind: "CrashLoopBackOff"},
+		{name: "Deployment: a crash loop with the deploy's job graph in the HA store is Lost, not DeployFailed",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: crash, JobGraphStored: true},
+			want: "Lost", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing (Flink's HA store holds job " + jobID + "'s graph: it was submitted: its job may have run)", kind: "CrashLoopBackOff"},
+		{name: "Deployment: the crash-looping pod's own short runs are no evidence of a run: DeployFailed",
+			in:   state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: crash, Pods: []corev1.Pod{*ofDeploy(crash.DeepCopy(), jobID)}},
+			want: "DeployFailed", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing", kind: "CrashLoopBackOff"},
+		{name: "Deployment: another pod of the deploy that has run for less than SubmitBound is no evidence: DeployFailed",
+			in: state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: crash,
+				Pods: []corev1.Pod{*cutOff(ofDeploy(running(t0.Add(-state.SubmitBound+time.Second)), jobID)), *ofDeploy(crash.DeepCopy(), jobID)}},
+			want: "DeployFailed", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing", kind: "CrashLoopBackOff"},
+		{name: "Deployment: an old deploy's pod still running on a lost node is no evidence for this deploy: DeployFailed",
+			in: state.Input{DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: crash,
+				Pods: []corev1.Pod{*cutOff(ofDeploy(running(t0.Add(-time.Hour)), "ffffffffffffffffffffffffffffffff")), *ofDeploy(crash.DeepCopy(), jobID)}},
+			want: "DeployFailed", reason: "JobManager container in CrashLoopBackOff after 3 restarts, exit code 1: java.lang.ClassNotFoundException: org.example.Missing", kind: "CrashLoopBackOff"},
 		{name: "Deployment: the crash loop of a Lost job ends at the Lost timeout",
 			in:   state.Input{DeploymentType: dep, Recorded: recorded("Lost"), LostSince: t0.Add(-lost - time.Second), Workload: wl, Pod: crash},
 			want: "Lost", timed: true},

@@ -75,7 +75,7 @@ var Transitions = []Transition{
 	{[]string{pending, deploying, running, lostState}, "Flink reports the job FAILED; or a job that ran, or a Job-mode JobManager that ran for SubmitBound (10 s), fails", failed, StepDerive},
 	{[]string{pending, deploying}, "the JobManager cannot run, or main() failed, before the job ran", deployFailed, StepDerive},
 	{[]string{deploying, running, lostState}, "the JobManager Deployment is missing (Deployment mode): it is created again", pending, StepDerive},
-	{[]string{pending, deploying, running}, "the job is not reported within the HA recovery grace, it ended unobserved (Lost=True/EndedUnobserved), the JobManager Job is missing, or the Deployment of a job that ran cannot run", lostState, StepDerive},
+	{[]string{pending, deploying, running}, "the job is not reported within the HA recovery grace, it ended unobserved (Lost=True/EndedUnobserved), the JobManager Job is missing, or the Deployment of a job that ran (or may have: another pod of the deploy ran for SubmitBound, or the HA store holds its graph) cannot run", lostState, StepDerive},
 	{[]string{updating, restarting, succeeded, cancelled, failed, deployFailed, lostState}, "a deploy that does not resume from HA: a new job ID", pending, StepNewDeploy},
 	{[]string{pending}, "the deploy's JobManager workload was created", deploying, StepCreateJobManager},
 	{[]string{updating, restarting, succeeded, cancelled, failed, deployFailed, lostState}, "a last-state redeploy: the same job ID, the newest checkpoint of the HA store", pending, StepLastStateDeploy},

@@ -211,6 +211,21 @@ func TerminatedRun(pod *corev1.Pod) (d time.Duration, ok bool) {
 	return t.FinishedAt.Sub(t.StartedAt.Time), true
 }
 
+// RunningFor is how long the JobManager container's current run has lasted at now, from its
+// running state's start; ok is false when the container is not running (or its start is not
+// recorded). The kubelet of a lost node reports nothing more, so the run of a pod cut off
+// there counts until now.
+func RunningFor(pod *corev1.Pod, now time.Time) (d time.Duration, ok bool) {
+	if pod == nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return 0, false
+	}
+	cs := jobManagerStatus(pod)
+	if cs == nil || cs.State.Running == nil || cs.State.Running.StartedAt.IsZero() || now.Before(cs.State.Running.StartedAt.Time) {
+		return 0, false
+	}
+	return now.Sub(cs.State.Running.StartedAt.Time), true
+}
+
 // TerminationSummary picks the most telling line of a termination message, which with
 // FallbackToLogsOnError is the tail of the JobManager log: the last "Caused by" line, else the
 // first line naming an exception or error, else the last line.
