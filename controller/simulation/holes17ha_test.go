@@ -222,3 +222,40 @@ func countPrefix(notes []string, prefix string) int {
 	}
 	return n
 }
+
+// Hole 2, before the controller saw the job run: the Flink REST API never answers, so the
+// status records no run, while the JobManager's main() submitted the job (its graph is in
+// HA) and the job ran past its first checkpoint. The HA ConfigMaps are then deleted under the
+// leader, which exits; its restart runs main() again. The controller read the job graph in HA
+// (it reads the ConfigMaps in every reconcile, whether or not Flink answers) and pinned the
+// deploy to its HA data: the configuration names ResumeFromHAOnly, the rerun fails instead of
+// restoring the deploy's savepoint again, and the controller asks for a savepoint. Before,
+// the savepoint stayed in the configuration until the REST API reported the job: main() ran
+// the job again from it, rewinding everything the first run did, and nothing was said.
+func TestHole17HADeletedBeforeTheControllerSawTheJobRunFailsInsteadOfRewinding(t *testing.T) {
+	const initial = "file:///savepoints/initial"
+	w := newWorldWith(t, 25, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
+		fc.Spec.Job.FromSavepoint = ptr.To(initial)
+	}})
+	w.apiDown = 1 << 20 // the Flink REST API never answers
+	w.until(t, "the job submitted, its deploy pinned to HA", 30, func(*v1beta1.FlinkCluster) bool {
+		cm := w.haConfigMap()
+		return cm != nil && len(flinkha.JobGraphs(cm)) > 0 && w.configuredSavepoint() == controller.ResumeFromHAOnly
+	})
+	fc := w.cluster()
+	id := fc.Status.Components.Job.ID
+	require.Empty(t, fc.Status.Components.Job.StartTime, "the controller has not seen the job run")
+	require.Equal(t, initial, w.executionsOf(id)[0].RestoredFrom)
+	w.clock.Step(time.Minute) // the job runs on, unseen, past its first checkpoint
+	w.haDeletedExternally = true
+	w.deleteHA()
+	w.apiDown = 0
+	fc = w.until(t, "Failed with SavepointRequired", 40, func(fc *v1beta1.FlinkCluster) bool {
+		return fc.Status.Components.Job.State == v1beta1.JobStateFailed &&
+			conditionIs(controller.ConditionSavepointRequired, controller.ConditionReasonHAMetadataMissing)(fc)
+	})
+	assert.Equal(t, 1, w.truthOf(id).mains, "main() never ran the job again from the deploy's savepoint")
+	assert.True(t, conditionIs(controller.ConditionDeploymentFailed, controller.ConditionReasonHAMetadataMissing)(fc))
+	assert.True(t, slicesContains(w.rec.notes, "Warning "+controller.ReasonHAMetadataMissing))
+	noViolations(t, w)
+}

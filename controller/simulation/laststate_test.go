@@ -56,7 +56,7 @@ func (w *world) completeCheckpoint() {
 
 // CheckpointCompleted implements fakeflink.CheckpointObserver.
 func (w *world) CheckpointCompleted(_ *fakeflink.JobManager, jobID string, _ int64, path string) {
-	w.newestSnapshot[jobID] = path
+	w.newestSnapshot[jobID], w.snapshotAt[jobID] = path, w.clock.Now()
 }
 
 // checkLastStateRestore checks an execution's start against the invariants above.
