@@ -118,7 +118,8 @@ type world struct {
 	// completed a savepoint.
 	lastWorkloadDeploy string
 	savepointedIn      map[string]bool
-	// recordedDeployFailed are the job IDs the controller recorded DeployFailed.
+	// recordedDeployFailed are the deploys (workload.deploy) the controller recorded
+	// DeployFailed: a job ID's last-state redeploys are deploys of their own.
 	recordedDeployFailed map[string]bool
 	fromOf               map[string]string
 	// specFromOf is spec.job.fromSavepoint as each deploy's revision had it.
@@ -192,6 +193,10 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 	}
 	randomHAConfiguration(rng, fc)
 	drawUpgradeMode(seed, fc) // laststate_test.go; its own generator leaves rng's draws alone
+	unsupportedHA := ""
+	if fixed == nil {
+		_, unsupportedHA = drawUnsupportedHA(seed, fc) // holes17ha_test.go; its own generator too
+	}
 	if fixed != nil {
 		fc = builder.MakeAppCluster(name).DeploymentType(fixed.mode).Obj()
 		w.mode, w.v23, w.skew = fixed.mode, fixed.v23, fixed.skew
@@ -216,6 +221,9 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 	}
 	w.r = r
 	w.stillSince = w.controllerClock().Now()
+	if unsupportedHA != "" {
+		w.violate("%s", unsupportedHA)
+	}
 	return w
 }
 
@@ -414,7 +422,9 @@ func (w *world) reconcile() {
 		}
 	}
 	if job := fc.Status.Components.Job; job != nil && job.State == v1beta1.JobStateDeployFailed {
-		w.recordedDeployFailed[job.ID] = true
+		if id, _, _ := strings.Cut(w.lastWorkloadDeploy, "@"); id == job.ID {
+			w.recordedDeployFailed[w.lastWorkloadDeploy] = true
+		}
 	}
 	w.checkDeploy(before, after, fcBefore)
 	w.checkRemoval(before, after, fcBefore, fc, runningBefore)
@@ -498,7 +508,7 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 	prev, prevDeployFailed := "", false
 	if fc.Status.Components.Job != nil {
 		prev = fc.Status.Components.Job.ID
-		prevDeployFailed = w.recordedDeployFailed[prev]
+		prevDeployFailed = w.recordedDeployFailed[prevDeploy]
 	}
 	w.log("deploy job %s from %q (newest savepoint %q)", after.jobID, after.from, w.newestSavepoint())
 	_, accepted := fc.Annotations[controller.RestoreAnnotation]
