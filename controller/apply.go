@@ -301,7 +301,11 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	job.DeployTime = state.Time(c.now)
 	c.obs.wl = &state.Workload{Revision: d.Revision, JobID: d.JobID}
 	note := fmt.Sprintf("created JobManager %s %s for revision %s, job %s", kind, obj.GetName(), d.Revision, d.JobID)
-	if d.FromSavepoint != "" {
+	switch d.FromSavepoint {
+	case "":
+	case ResumeFromHAOnly:
+		note += ", recovering the job from Flink's HA store only"
+	default:
 		note += " from savepoint " + d.FromSavepoint
 	}
 	c.event(corev1.EventTypeNormal, ReasonJobManagerCreated, "Create", "%s", note)
