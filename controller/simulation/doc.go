@@ -149,9 +149,10 @@
 //     any reconcile ran (the model's reconciles that ended in an error). The invariant: a
 //     rerun happens only in that window (graphSeen, by deploy), and restores exactly what the
 //     deploy's first run restored; a rerun after a reconcile read the graph, or from another
-//     restore point, is a violation. TestHole17HADeletedBeforeTheControllerSawTheJobRunFails…
-//     shows it with the REST API down throughout (on main at bd55626 main() ran again from
-//     the deploy's savepoint).
+//     restore point, is a violation.
+//     TestHole17HADeletedBeforeTheControllerSawTheJobRunFailsInsteadOfRewinding shows it with
+//     the REST API down throughout (on 183c3f9 the savepoint stayed in the configuration
+//     until the REST API reported the job, for a rerun to restore it, with nothing said).
 //   - A job that ran deployed again from empty state after its HA data was deleted (checkDeploy):
 //     no skip. The run is in the status or the deploy was pinned to HA, so the controller asks
 //     (SavepointRequired) instead; 0 violations in the runs below.
