@@ -124,6 +124,12 @@ func (c *cycle) planUpdate(ctx context.Context) upgradePlan {
 				c.event(corev1.EventTypeNormal, ReasonLastStateRefused, "Update", "not a last-state update of job %s: %s; stopping it with a savepoint instead", job.ID, why)
 				return planSavepoint
 			}
+		} else if _, bounded := flinkcluster.LastStateMaxCheckpointAge(c.fc.Spec.FlinkProperties); bounded && c.obs.flink == nil && len(c.mayLeadPods()) > 0 {
+			// No word from Flink while a JobManager may still run the job: it may run on
+			// with a checkpoint older than the bound, whose age cannot be read. The savepoint
+			// path waits for the REST API (or for no JobManager to be left) instead.
+			c.lastStateWhy = "the Flink REST API does not answer while a JobManager may still run the job: the age of its newest checkpoint cannot be read"
+			return planSavepoint
 		}
 		return planLastState
 	}
