@@ -147,10 +147,68 @@ const ResumeFromHAOnly = "flink-admission-no-savepoint-the-job-must-resume-from-
 func (c *cycle) deployment() resources.Deploy {
 	job := c.job()
 	d := resources.Deploy{Revision: c.st.Revision.CurrentRevision, JobID: job.ID, FromSavepoint: job.FromSavepoint}
-	if flinkcluster.Ran(job) {
+	if c.mustResumeFromHA() {
 		d.FromSavepoint = c.restorePathAfterRun()
 	}
 	return d
+}
+
+// mustResumeFromHA reports whether a JobManager of the current deploy started now must
+// recover the job from HA rather than restore the deploy's savepoint: the job ran or was
+// submitted (ranOrSubmitted), or the deploy is a last-state one, whose only restore source
+// is the job's checkpoint store in HA. Flink restores the newest checkpoint of the store
+// whenever it holds one, whatever the configured path; without it, main() run from empty
+// state would lose the whole of the job's state, so ResumeFromHAOnly makes it fail instead.
+func (c *cycle) mustResumeFromHA() bool {
+	return c.ranOrSubmitted() || c.job().FromCheckpoint
+}
+
+// ranOrSubmitted reports whether the current deploy's job ran (the status records its start)
+// or its main() submitted it before the controller saw it run (observeSubmitted).
+func (c *cycle) ranOrSubmitted() bool {
+	job := c.job()
+	return flinkcluster.Ran(job) || (job.ID != "" && c.obs.submitted == job.ID)
+}
+
+// observeSubmitted notes, in Deployment mode with Kubernetes HA, that the current deploy's
+// main() submitted the job although the controller has not seen it run yet: its job graph is
+// in the HA ConfigMaps (Flink stores it before it runs the job), which the controller reads
+// in every reconcile, whether or not the Flink REST API answers. From then on the job's state
+// may be newer than the deploy's savepoint, and a JobManager that starts again recovers the
+// job graph from HA (which carries the savepoint for a job that has no checkpoint yet); only a
+// main() run again because the HA data was deleted reads the configuration's restore path.
+// So the path becomes ResumeFromHAOnly as soon as the graph is seen, not only once the REST
+// API reported the job: a REST API that does not answer (or a controller that is slow to ask)
+// no longer leaves the deploy's savepoint (or empty state) in place for that rerun, which
+// would rewind the job silently. The mark is kept by the ConfigMap itself: once it names
+// ResumeFromHAOnly for this deploy (its job result store is the deploy's), it stays, even
+// after the HA data is gone. The ConfigMap is read from the API server: a stale cache could
+// show the savepoint the last write replaced.
+func (c *cycle) observeSubmitted(ctx context.Context) error {
+	job := c.job()
+	if job.ID == "" || flinkcluster.Ran(job) || c.restorePathAfterRun() != ResumeFromHAOnly {
+		return nil
+	}
+	if c.kubernetesHA() && c.obs.ha.jobGraphStored(job.ID) {
+		c.obs.submitted = job.ID
+		return nil
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.r.Reader.Get(ctx, client.ObjectKey{Namespace: c.fc.Namespace, Name: resources.ConfigMapName(c.fc.Name)}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading ConfigMap %s: %w", resources.ConfigMapName(c.fc.Name), err)
+	}
+	if !metav1.IsControlledBy(cm, c.fc) {
+		return nil
+	}
+	path, _ := resources.ConfiguredValue(cm, resources.KeySavepointPath)
+	jrs, _ := resources.ConfiguredValue(cm, resources.KeyJRSStoragePath)
+	if path == ResumeFromHAOnly && jrs != "" && jrs == resources.JobResultStorePath(c.fc, job.ID) {
+		c.obs.submitted = job.ID
+	}
+	return nil
 }
 
 // restorePathAfterRun is the restore path of the current deploy once its job ran.
@@ -162,12 +220,12 @@ func (c *cycle) restorePathAfterRun() string {
 }
 
 // dropRestorePath takes the deploy's savepoint out of the Flink configuration once the job
-// ran (ResumeFromHAOnly takes its place in Deployment mode), in the steps that do not rebuild the ConfigMap (an update, a cancel, a cleanup; ensure
+// ran or was submitted (mustResumeFromHA; ResumeFromHAOnly takes its place in Deployment mode), in the steps that do not rebuild the ConfigMap (an update, a cancel, a cleanup; ensure
 // rebuilds it without the savepoint, see deployment). It runs before the status is written,
 // so that no status records a run while a JobManager that restarts could still restore the
 // savepoint. The ConfigMap is read from the API server: the cache may not show the last write.
 func (c *cycle) dropRestorePath(ctx context.Context) error {
-	if !flinkcluster.Ran(c.job()) {
+	if !c.mustResumeFromHA() {
 		return nil
 	}
 	cm := &corev1.ConfigMap{}
@@ -244,7 +302,11 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	job.DeployTime = state.Time(c.now)
 	c.obs.wl = &state.Workload{Revision: d.Revision, JobID: d.JobID}
 	note := fmt.Sprintf("created JobManager %s %s for revision %s, job %s", kind, obj.GetName(), d.Revision, d.JobID)
-	if d.FromSavepoint != "" {
+	switch d.FromSavepoint {
+	case "":
+	case ResumeFromHAOnly:
+		note += ", recovering the job from Flink's HA store only"
+	default:
 		note += " from savepoint " + d.FromSavepoint
 	}
 	c.event(corev1.EventTypeNormal, ReasonJobManagerCreated, "Create", "%s", note)

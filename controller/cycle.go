@@ -174,7 +174,9 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	default:
 		step, err, ensured = "ensure", c.ensure(ctx), true
 	}
-	if err == nil && !ensured {
+	if err == nil && (!ensured || c.obs.submitted != "") {
+		// (ensure rebuilds the ConfigMap only on some of its paths: a job submitted before the
+		// controller saw it run is pinned to its HA data on every path.)
 		step, err = "dropRestorePath", c.dropRestorePath(ctx)
 	}
 	if err == nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
-	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // ensure keeps an active job's objects in place: the components of the current deploy and
@@ -64,13 +63,13 @@ func (c *cycle) ensure(ctx context.Context) error {
 }
 
 // resume creates the missing JobManager Deployment of the current deploy again, under the
-// same job ID. A deploy whose job ran resumes only from HA: the JobManager recovers the job
+// same job ID. A deploy whose job ran (or was submitted: ranOrSubmitted) resumes only from HA: the JobManager recovers the job
 // graph and the latest checkpoint, and the deploy's savepoint is not passed again (it is
 // older than the job's state). When the HA metadata is gone, restoring any savepoint would
 // rewind the job silently: the deployment fails with a clear reason and the user chooses.
 func (c *cycle) resume(ctx context.Context) error {
 	job := c.job()
-	if !flinkcluster.Ran(job) {
+	if !c.ranOrSubmitted() {
 		return c.createJobManager(ctx)
 	}
 	// HA services other than Kubernetes HA (unsupportedHA) keep the job graph where the

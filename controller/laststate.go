@@ -91,10 +91,11 @@ func (c *cycle) lastState() lastStateView {
 	case sp > newest:
 		v.newerSavepoint = true
 		v.why = fmt.Sprintf("savepoint %s (checkpoint ID %d) is newer than the newest stored checkpoint %d", job.SavepointLocation, sp, newest)
-	case sp == 0 && job.SavepointLocation != "" && c.st.Savepoint != nil && c.st.Savepoint.JobID == job.ID &&
-		c.st.Savepoint.State == SavepointStateSucceeded:
+	case sp == 0 && c.savepointOfCurrentJob():
 		// A savepoint of this job ID whose checkpoint ID was not learnt. (One of an earlier
 		// job ID is older than this job's checkpoints: the job started from it or later.)
+		// Judged by the savepoint history, not the savepoint record, which a later trigger
+		// (an update's failed stop) replaces.
 		v.why = fmt.Sprintf("the checkpoint ID of savepoint %s is unknown: it may be newer than the stored checkpoint %d", job.SavepointLocation, newest)
 	default:
 		v.ok = true
@@ -128,6 +129,12 @@ func (c *cycle) planUpdate(ctx context.Context) upgradePlan {
 				c.event(corev1.EventTypeNormal, ReasonLastStateRefused, "Update", "not a last-state update of job %s: %s; stopping it with a savepoint instead", job.ID, why)
 				return planSavepoint
 			}
+		} else if _, bounded := flinkcluster.LastStateMaxCheckpointAge(c.fc.Spec.FlinkProperties); bounded && c.obs.flink == nil && len(c.mayLeadPods()) > 0 {
+			// No word from Flink while a JobManager may still run the job: it may run on
+			// with a checkpoint older than the bound, whose age cannot be read. The savepoint
+			// path waits for the REST API (or for no JobManager to be left) instead.
+			c.lastStateWhy = "the Flink REST API does not answer while a JobManager may still run the job: the age of its newest checkpoint cannot be read"
+			return planSavepoint
 		}
 		return planLastState
 	}
@@ -315,9 +322,7 @@ func (c *cycle) noteSavepointCheckpointID(ctx context.Context) {
 	if job.SavepointLocation != before {
 		job.SavepointCheckpointID = 0
 	}
-	sp := c.st.Savepoint
-	if job.SavepointLocation == "" || job.SavepointCheckpointID != 0 || sp == nil || sp.JobID != job.ID || sp.State != SavepointStateSucceeded ||
-		!flinkcluster.LastStateSupported(&c.fc.Spec) {
+	if job.SavepointCheckpointID != 0 || !c.savepointOfCurrentJob() || !flinkcluster.LastStateSupported(&c.fc.Spec) {
 		return
 	}
 	cl, err := c.flinkClient(ctx)
@@ -334,6 +339,21 @@ func (c *cycle) noteSavepointCheckpointID(ctx context.Context) {
 	if l := cps.LatestSavepoint(); l != nil && l.ExternalPath == job.SavepointLocation {
 		job.SavepointCheckpointID = l.ID
 	}
+}
+
+// savepointOfCurrentJob reports whether the job's last savepoint (status.components.job's
+// savepointLocation) was taken of the current job ID, as the savepoint history records it.
+func (c *cycle) savepointOfCurrentJob() bool {
+	job := c.job()
+	if job.SavepointLocation == "" || job.ID == "" {
+		return false
+	}
+	for _, r := range c.st.SavepointHistory {
+		if r.Location == job.SavepointLocation && r.JobID == job.ID {
+			return true
+		}
+	}
+	return false
 }
 
 // mayLeadPods are the JobManager pods that may still run the job: a pod whose container runs

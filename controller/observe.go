@@ -50,6 +50,9 @@ type observed struct {
 	// restoreRefused is set when the deploy's job FAILED restoring ResumeFromHAOnly: a
 	// JobManager ran main() again because the job's HA data was gone.
 	restoreRefused bool
+	// submitted is the job ID of the current deploy when its main() submitted the job before
+	// the controller saw it run (observeSubmitted); "" otherwise.
+	submitted string
 
 	tmExists, serviceExists, configMapExists bool
 	tmReplicas, tmReady                      int32
@@ -135,6 +138,9 @@ func (c *cycle) observe(ctx context.Context) error {
 		return err
 	}
 	if err := c.observeHA(ctx); err != nil {
+		return err
+	}
+	if err := c.observeSubmitted(ctx); err != nil {
 		return err
 	}
 	if l := c.obs.ha.leader; l.Known && !c.leaderPodListed(l) {
@@ -318,6 +324,7 @@ func (c *cycle) observeFlink(ctx context.Context) {
 		if ex, err := cl.GetExceptions(ctx, f.Job.ID); err == nil {
 			f.JobFailure = flinkclient.Summary(ex)
 			c.obs.restoreRefused = mentionsResumeFromHAOnly(ex)
+			f.RestoreRefused = c.obs.restoreRefused
 		}
 	}
 	apps, err := cl.ListApplications(ctx)

@@ -35,6 +35,22 @@ func (c *cycle) update(ctx context.Context) error {
 		c.poll()
 		return nil
 	}
+	if sp := c.st.Savepoint; c.savepointInFlight() && sp.TriggerReason != SavepointReasonUpdate && sp.TriggerReason != SavepointReasonJobCancel {
+		// A savepoint of the job in flight when the update began (on request, on schedule,
+		// the user-control's) is finished first: it may complete after the newest stored
+		// checkpoint, and the stop's record must not replace it before its result is known
+		// (lastState compares the two; a last-state redeploy would restore the older
+		// checkpoint). Its own wait is bounded and reported (WaitingForSavepoint).
+		ph, err := c.driveSavepoint(ctx, false)
+		if err != nil {
+			return err
+		}
+		if ph == pending {
+			c.updateStepf(ConditionReasonStoppingWithSavepoint, "savepoint %s of job %s (%s) was in flight when the update began: its result first",
+				sp.TriggerID, job.ID, sp.TriggerReason)
+			return nil
+		}
+	}
 	c.plan = c.planUpdate(ctx)
 	if job.State != v1beta1.JobStateUpdating {
 		c.startUpdate()

@@ -109,22 +109,21 @@ func (w *world) ExecutionStarted(p *fakeflink.JobManager, e fakeflink.Execution)
 		case t.ran && e.RestoredCheckpoint:
 			// main() under a job ID whose checkpoints were kept: a last-state redeploy, whose
 			// restore checkLastStateRestore checked.
-		case t.ran && (!w.haDeletedExternally || w.recordedRan(e.JobID)):
-			// Once the controller recorded the run, a Deployment-mode deploy names
-			// ResumeFromHAOnly: main() run again fails instead of starting (issue 17, hole 2),
-			// even with the HA data deleted behind the controller.
+		case t.ran && !w.haDeletedExternally:
 			w.violate("job %s re-ran main() from %q after it had run: its state since is lost", e.JobID, e.RestoredFrom)
-		case t.ran && e.RestoredFrom != "" && w.recordedRan(e.JobID):
-			// Even with the HA data deleted behind the controller, a restart must not rewind
-			// the job to its deploy's savepoint once the controller saw it run: the savepoint
-			// is in the Flink configuration only until then, never in the pod template.
-			w.violate("job %s re-ran main() from its deploy's savepoint %q after the controller saw it run: its state since is lost", e.JobID, e.RestoredFrom)
+		case t.ran && w.graphSeen[deploy]:
+			// A reconcile read the job's graph in HA (or the status recorded the run): from
+			// then on the Deployment's Flink configuration names ResumeFromHAOnly, and main()
+			// run again without the HA data fails instead of starting (issue 17, hole 2).
+			w.violate("job %s re-ran main() from %q after its HA data was deleted, although a reconcile had seen its job graph: its state since is lost", e.JobID, e.RestoredFrom)
+		case t.ran && e.RestoredFrom != w.fromOf[e.JobID]:
+			w.violate("job %s re-ran main() from %q, not its deploy's restore point %q", e.JobID, e.RestoredFrom, w.fromOf[e.JobID])
 		case t.ran:
-			// The HA ConfigMaps were deleted while no JobManager ran the job (crashed,
-			// restarting, its pod replaced): the kubelet restarting the container re-runs
-			// main() (from empty state) before any controller can see it. Deleted behind a
-			// JobManager that runs the job, the controller must answer before a restart
-			// (checkHALoss).
+			// The one window no controller sees: main() submitted the job and the HA data
+			// was deleted (the JobManager exits) before any reconcile read the job graph.
+			// The rerun restores what the first run restored, the deploy's own restore
+			// point: what is lost is what the job did within that window, which no one
+			// outside Flink observed (graphSeen closes it at the next reconcile).
 		}
 		t.mains++
 	}
@@ -138,10 +137,11 @@ func (w *world) ExecutionEnded(_ *fakeflink.JobManager, e fakeflink.Execution) {
 }
 
 // SavepointCompleted implements fakeflink.Observer: the savepoints in completion order.
-func (w *world) SavepointCompleted(_ *fakeflink.JobManager, jobID, location string, stop bool) {
+func (w *world) SavepointCompleted(p *fakeflink.JobManager, jobID, location string, stop bool) {
+	w.savepointedIn[p.Config().Properties[deployProperty]] = true
 	w.savepoints = append(w.savepoints, location)
 	w.truthOf(jobID).savepointed = true
-	w.newestSnapshot[jobID] = location
+	w.newestSnapshot[jobID], w.snapshotAt[jobID] = location, w.clock.Now()
 	if stop {
 		w.truthOf(jobID).stopped = true
 	}

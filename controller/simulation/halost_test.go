@@ -24,7 +24,10 @@ func (w *world) haLostBehindRunningJob() string {
 		return ""
 	}
 	pr := w.leader()
-	if pr == nil {
+	if pr == nil || pr.nodeLost {
+		// A leader cut off on a lost node is no JobManager the controller can see, nor one
+		// whose container can restart in place: its pod is evicted, and the node's kubelet
+		// ends the process if the node comes back after that.
 		return ""
 	}
 	id := pr.jobID()
@@ -37,14 +40,24 @@ func (w *world) haLostBehindRunningJob() string {
 	return id
 }
 
-// checkHALoss: a reconcile that saw a job RUNNING (it waits on nothing: it trusted the
-// JobManager's answer) while its HA data was gone before and after it must not let the job
-// run on as if nothing happened. main() reruns from empty state that the controller could not
-// see coming (the JobManager was down when the HA data went) stay exempt (ExecutionStarted).
+// checkHALoss: a reconcile that saw a job RUNNING while its HA data was gone before and
+// after it must not let the job run on as if nothing happened: it says HAMetadataMissing
+// (and redeploys from a savepoint). A reconcile that did not get Flink's word on the job says
+// so, in its Waiting condition: the REST API did not answer or was not trusted
+// (WaitingForFlinkAPI, WaitingForLeader), the JobManager listed no job of the deploy yet
+// (WaitingForJobReport), a Flink 2.3 application ran without the job (WaitingForApplication).
+// That is the invariant's precondition, not an exemption: such a reconcile did not see the
+// job RUNNING, and the wait it reports is bounded (checkWaits). Any other wait — a savepoint
+// in flight, a JobManager being deleted — is no reason to miss the lost HA data. main()
+// reruns after the HA data went are ExecutionStarted's.
 func (w *world) checkHALoss(lost string, fc *v1beta1.FlinkCluster) {
 	job := fc.Status.Components.Job
 	if lost == "" || job == nil || job.ID != lost || job.State != v1beta1.JobStateRunning || w.haLostBehindRunningJob() != lost ||
-		w.apiDown > 0 || meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionWaiting) {
+		w.apiDown > 0 {
+		return
+	}
+	if c := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionWaiting); c != nil && c.Status == metav1.ConditionTrue &&
+		slices.Contains(noWordFromFlink, c.Reason) {
 		return
 	}
 	if c := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionDeploymentFailed); c != nil &&
@@ -52,6 +65,13 @@ func (w *world) checkHALoss(lost string, fc *v1beta1.FlinkCluster) {
 		return
 	}
 	w.violate("job %s runs without its HA data and the controller, which saw it RUNNING, let it run on: a restart would rerun main() from empty state", lost)
+}
+
+// noWordFromFlink are the Waiting reasons of a reconcile that did not hear from Flink that
+// the deploy's job runs.
+var noWordFromFlink = []string{
+	controller.ConditionReasonWaitingForFlinkAPI, controller.ConditionReasonWaitingForLeader,
+	controller.ConditionReasonWaitingForJobReport, controller.ConditionReasonWaitingForApplication,
 }
 
 // Issue 8, left item 5, in the model: the job graphs in the HA ConfigMaps of a running

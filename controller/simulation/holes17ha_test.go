@@ -1,6 +1,7 @@
 package simulation_test
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 	"time"
@@ -19,6 +20,8 @@ import (
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/flinkcluster"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/policy"
 )
 
 // Directed tests of issue 17's holes 1, 2, 6 and 9 (the HA part). Each fails on the
@@ -264,10 +267,10 @@ func TestHole17JobFailedDuringACancelStaysFailed(t *testing.T) {
 // randomHAConfiguration draws the HA settings of issue 17 for the random generator
 // (TestInvariants): rest.address set to the JobManager Service (the REST leader address then
 // names no pod) and Flink's lease duration (which the fake's leases and the controller's
-// grace both read). ZooKeeper and custom HA factories are covered by their denial
-// (deployment-requires-kubernetes-ha, with parity tests) and by
-// TestHole17ZooKeeperDeploymentNeverLoops: the fake models Kubernetes HA only, so a random
-// ZooKeeper cluster would test the fake's absence of ZooKeeper, not the controller.
+// grace both read). ZooKeeper and custom HA factories are drawn for their denial
+// (drawUnsupportedHA) and covered by TestHole17ZooKeeperDeploymentNeverLoops: the fake
+// models Kubernetes HA only, so a random ZooKeeper cluster would test the fake's absence of
+// ZooKeeper, not the controller. The controller's clock skew is drawn in newWorldWith.
 func randomHAConfiguration(rng *rand.Rand, fc *v1beta1.FlinkCluster) {
 	if rng.Intn(4) == 0 {
 		fc.Spec.FlinkProperties[fakeflink.PropRESTAddress] = resources.JobManagerName(fc.Name)
@@ -275,6 +278,44 @@ func randomHAConfiguration(rng *rand.Rand, fc *v1beta1.FlinkCluster) {
 	if rng.Intn(3) == 0 {
 		fc.Spec.FlinkProperties[flinkha.LeaseDurationKey] = []string{"5 s", "30 s", "60000"}[rng.Intn(3)]
 	}
+}
+
+// drawUnsupportedHA draws, for a sixth of the Deployment clusters, HA services the
+// controller cannot check (ZooKeeper, a custom factory class) and checks that the webhook's
+// policy denies the cluster with rule deployment-requires-kubernetes-ha (the CRD's CEL rule
+// mirrors it, with parity tests); it returns the violation when the policy admits it. The
+// cluster the sequence then runs is the one the webhook admits: with Kubernetes HA. From its
+// own generator (seeded from the world's seed), so that the other draws of a seed stay as
+// they were.
+func drawUnsupportedHA(seed int64, fc *v1beta1.FlinkCluster) (drawn, violation string) {
+	rng := rand.New(rand.NewSource(seed ^ 0x2bad4a))
+	if fc.Spec.GetDeploymentType() != v1beta1.JobManagerDeploymentTypeDeployment || rng.Intn(6) != 0 {
+		return "", ""
+	}
+	haType := []string{"zookeeper", "ZOOKEEPER", "org.example.flink.MyHaServicesFactory"}[rng.Intn(3)]
+	denied := fc.DeepCopy()
+	denied.Spec.FlinkProperties[flinkcluster.PropertyHAType] = haType
+	errs, _ := policy.ValidateCreate(denied)
+	for _, e := range errs {
+		if e.Origin == policy.RuleDeploymentRequiresKubernetesHA {
+			return haType, ""
+		}
+	}
+	return haType, fmt.Sprintf("the policy admits a JobManager Deployment with high-availability.type %s: %v", haType, errs)
+}
+
+// The generator's ZooKeeper and factory-class draws happen, and each is denied.
+func TestGeneratorDrawsUnsupportedHAForItsDenial(t *testing.T) {
+	drawn := map[string]int{}
+	for seed := int64(0); seed < 600; seed++ {
+		fc := builder.MakeAppCluster(name).Deployment().Obj()
+		ha, violation := drawUnsupportedHA(seed, fc)
+		require.Empty(t, violation)
+		if ha != "" {
+			drawn[ha]++
+		}
+	}
+	assert.Len(t, drawn, 3, "every unsupported HA type drawn: %v", drawn)
 }
 
 func countPrefix(notes []string, prefix string) int {
@@ -285,4 +326,41 @@ func countPrefix(notes []string, prefix string) int {
 		}
 	}
 	return n
+}
+
+// Hole 2, before the controller saw the job run: the Flink REST API never answers, so the
+// status records no run, while the JobManager's main() submitted the job (its graph is in
+// HA) and the job ran past its first checkpoint. The HA ConfigMaps are then deleted under the
+// leader, which exits; its restart runs main() again. The controller read the job graph in HA
+// (it reads the ConfigMaps in every reconcile, whether or not Flink answers) and pinned the
+// deploy to its HA data: the configuration names ResumeFromHAOnly, the rerun fails instead of
+// restoring the deploy's savepoint again, and the controller asks for a savepoint. Before,
+// the savepoint stayed in the configuration until the REST API reported the job: main() ran
+// the job again from it, rewinding everything the first run did, and nothing was said.
+func TestHole17HADeletedBeforeTheControllerSawTheJobRunFailsInsteadOfRewinding(t *testing.T) {
+	const initial = "file:///savepoints/initial"
+	w := newWorldWith(t, 25, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
+		fc.Spec.Job.FromSavepoint = ptr.To(initial)
+	}})
+	w.apiDown = 1 << 20 // the Flink REST API never answers
+	w.until(t, "the job submitted, its deploy pinned to HA", 30, func(*v1beta1.FlinkCluster) bool {
+		cm := w.haConfigMap()
+		return cm != nil && len(flinkha.JobGraphs(cm)) > 0 && w.configuredSavepoint() == controller.ResumeFromHAOnly
+	})
+	fc := w.cluster()
+	id := fc.Status.Components.Job.ID
+	require.Empty(t, fc.Status.Components.Job.StartTime, "the controller has not seen the job run")
+	require.Equal(t, initial, w.executionsOf(id)[0].RestoredFrom)
+	w.clock.Step(time.Minute) // the job runs on, unseen, past its first checkpoint
+	w.haDeletedExternally = true
+	w.deleteHA()
+	w.apiDown = 0
+	fc = w.until(t, "Failed with SavepointRequired", 40, func(fc *v1beta1.FlinkCluster) bool {
+		return fc.Status.Components.Job.State == v1beta1.JobStateFailed &&
+			conditionIs(controller.ConditionSavepointRequired, controller.ConditionReasonHAMetadataMissing)(fc)
+	})
+	assert.Equal(t, 1, w.truthOf(id).mains, "main() never ran the job again from the deploy's savepoint")
+	assert.True(t, conditionIs(controller.ConditionDeploymentFailed, controller.ConditionReasonHAMetadataMissing)(fc))
+	assert.True(t, slicesContains(w.rec.notes, "Warning "+controller.ReasonHAMetadataMissing))
+	noViolations(t, w)
 }

@@ -56,7 +56,7 @@ func (w *world) completeCheckpoint() {
 
 // CheckpointCompleted implements fakeflink.CheckpointObserver.
 func (w *world) CheckpointCompleted(_ *fakeflink.JobManager, jobID string, _ int64, path string) {
-	w.newestSnapshot[jobID] = path
+	w.newestSnapshot[jobID], w.snapshotAt[jobID] = path, w.clock.Now()
 }
 
 // checkLastStateRestore checks an execution's start against the invariants above.
@@ -234,5 +234,47 @@ func TestLastStatePrefersANewerSavepoint(t *testing.T) {
 	fc = w.runningRevisionOtherThan(t, "running the fixed revision", rev1)
 	assert.NotEqual(t, id, fc.Status.Components.Job.ID, "restored from the savepoint under a new job ID")
 	assert.Equal(t, sp, fc.Status.Components.Job.FromSavepoint)
+	noViolations(t, w)
+}
+
+// Found by TestInvariants once the exemptions went (seed 1796141203947690272): a savepoint
+// on request was in flight when a last-state update began; the update's stop-with-savepoint
+// replaced its record, the stop failed, and the last-state redeploy restored the stored
+// checkpoint although the first savepoint had completed after it. Now the update waits for
+// the savepoint in flight, records it, and the next revision starts from the job's newest
+// state.
+func TestUpdateWaitsForASavepointInFlight(t *testing.T) {
+	w := lastStateWorld(t, 35, nil)
+	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	id, rev1 := fc.Status.Components.Job.ID, fc.Status.Revision.CurrentRevision
+	w.completeCheckpoint()
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.SavepointGeneration = 1 })
+	fc = w.until(t, "savepoint in progress", 20, func(fc *v1beta1.FlinkCluster) bool {
+		return fc.Status.Savepoint != nil && fc.Status.Savepoint.State == controller.SavepointStateInProgress
+	})
+	trigger := fc.Status.Savepoint.TriggerID
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+	fc = w.until(t, "the update waits for the savepoint in flight", 10, func(fc *v1beta1.FlinkCluster) bool {
+		u := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionUpdating)
+		return u != nil && strings.Contains(u.Message, "was in flight when the update began")
+	})
+	require.Equal(t, trigger, fc.Status.Savepoint.TriggerID, "the record of the savepoint in flight is kept")
+	w.finishTriggers(false)
+	fc = w.until(t, "the savepoint in flight recorded", 10, func(fc *v1beta1.FlinkCluster) bool {
+		return fc.Status.Components.Job.SavepointLocation != ""
+	})
+	require.Equal(t, w.newestSavepoint(), fc.Status.Components.Job.SavepointLocation)
+	fc = w.until(t, "running the next revision", 60, func(fc *v1beta1.FlinkCluster) bool {
+		w.finishTriggers(false) // the update's stop, if it takes one
+		return jobIs(v1beta1.JobStateRunning)(fc) && fc.Status.Revision.CurrentRevision != rev1 &&
+			fc.Status.Revision.CurrentRevision == fc.Status.Revision.NextRevision
+	})
+	ex := w.executionsOf(fc.Status.Components.Job.ID)
+	require.NotEmpty(t, ex)
+	if fc.Status.Components.Job.ID == id {
+		assert.Equal(t, w.newestSnapshot[id], ex[len(ex)-1].RestoredFrom, "last-state restores the newest state")
+	} else {
+		assert.Equal(t, w.newestSavepoint(), fc.Status.Components.Job.FromSavepoint, "a savepoint deploy restores the newest savepoint")
+	}
 	noViolations(t, w)
 }

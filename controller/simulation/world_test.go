@@ -101,15 +101,25 @@ type world struct {
 	apiDown     int
 	// haDeletedExternally is set once the HA ConfigMaps were deleted behind the controller.
 	haDeletedExternally bool
-	// lastStateRedeployed are the job IDs deployed again last-state (a next revision under
-	// the same job ID).
-	lastStateRedeployed map[string]bool
+	// snapshotAt is, by job ID, when its newest checkpoint or savepoint completed (Flink's
+	// clock).
+	snapshotAt map[string]time.Time
+	// graphSeen are the deploys (graphOf) whose job graph a reconcile that ended without
+	// error found in the HA ConfigMaps: the controller had its chance to pin the deploy to
+	// its HA data.
+	graphSeen map[string]bool
 
 	// seen are the JobManager workloads seen, by UID; deployed the job IDs deployed.
 	seen       map[types.UID]bool
 	deployed   map[string]bool
 	lastDeploy string
-	// recordedDeployFailed are the job IDs the controller recorded DeployFailed.
+	// lastWorkloadDeploy is the deploy (workload.deploy) of the newest JobManager workload,
+	// a last-state redeploy's too; savepointedIn the deploys one of whose JobManagers
+	// completed a savepoint.
+	lastWorkloadDeploy string
+	savepointedIn      map[string]bool
+	// recordedDeployFailed are the deploys (workload.deploy) the controller recorded
+	// DeployFailed: a job ID's last-state redeploys are deploys of their own.
 	recordedDeployFailed map[string]bool
 	fromOf               map[string]string
 	// specFromOf is spec.job.fromSavepoint as each deploy's revision had it.
@@ -153,6 +163,9 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 		graphOf:              map[string]string{},
 		recordedDeployFailed: map[string]bool{},
 		newestSnapshot:       map[string]string{},
+		graphSeen:            map[string]bool{},
+		savepointedIn:        map[string]bool{},
+		snapshotAt:           map[string]time.Time{},
 		mode:                 v1beta1.JobManagerDeploymentTypeJob,
 		v23:                  rng.Intn(2) == 0,
 	}
@@ -180,6 +193,10 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 	}
 	randomHAConfiguration(rng, fc)
 	drawUpgradeMode(seed, fc) // laststate_test.go; its own generator leaves rng's draws alone
+	unsupportedHA := ""
+	if fixed == nil {
+		_, unsupportedHA = drawUnsupportedHA(seed, fc) // holes17ha_test.go; its own generator too
+	}
 	if fixed != nil {
 		fc = builder.MakeAppCluster(name).DeploymentType(fixed.mode).Obj()
 		w.mode, w.v23, w.skew = fixed.mode, fixed.v23, fixed.skew
@@ -204,6 +221,9 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 	}
 	w.r = r
 	w.stillSince = w.controllerClock().Now()
+	if unsupportedHA != "" {
+		w.violate("%s", unsupportedHA)
+	}
 	return w
 }
 
@@ -348,6 +368,28 @@ func (w *world) persisted(id string) bool {
 	return false
 }
 
+// persistedIn reports whether a deploy (job ID @ revision) persisted state itself: one of
+// its JobManagers completed a savepoint, or ran one of its executions for firstCheckpoint.
+func (w *world) persistedIn(deploy string) bool {
+	if deploy == "" {
+		return false
+	}
+	if w.savepointedIn[deploy] {
+		return true
+	}
+	id, rev, _ := strings.Cut(deploy, "@")
+	for _, e := range w.fl.Executions() {
+		end := e.End
+		if end.IsZero() {
+			end = w.clock.Now()
+		}
+		if e.JobID == id && e.ProcessRevision == rev && end.Sub(e.Start) >= firstCheckpoint {
+			return true
+		}
+	}
+	return false
+}
+
 // reconcile runs the controller once and checks the invariants on what it did.
 func (w *world) reconcile() {
 	before, fcBefore := w.workload(), w.cluster()
@@ -359,6 +401,10 @@ func (w *world) reconcile() {
 	_, err := w.r.Reconcile(bg, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
 	if err != nil {
 		w.log("reconcile error: %v", err)
+	} else if cm := w.haConfigMap(); cm != nil {
+		for _, id := range flinkha.JobGraphs(cm) {
+			w.graphSeen[w.graphOf[id]] = true
+		}
 	}
 	w.checkTransitions(w.rec.notes[notes:])
 	after, fc := w.workload(), w.cluster()
@@ -376,7 +422,9 @@ func (w *world) reconcile() {
 		}
 	}
 	if job := fc.Status.Components.Job; job != nil && job.State == v1beta1.JobStateDeployFailed {
-		w.recordedDeployFailed[job.ID] = true
+		if id, _, _ := strings.Cut(w.lastWorkloadDeploy, "@"); id == job.ID {
+			w.recordedDeployFailed[w.lastWorkloadDeploy] = true
+		}
 	}
 	w.checkDeploy(before, after, fcBefore)
 	w.checkRemoval(before, after, fcBefore, fc, runningBefore)
@@ -449,20 +497,18 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 	if w.deployed[after.deploy()] {
 		return // the same deploy's JobManager created again (HA resume)
 	}
+	prevDeploy := w.lastWorkloadDeploy
+	w.lastWorkloadDeploy = after.deploy()
 	if w.lastDeploy == after.jobID {
 		// A last-state redeploy: the next revision under the same job ID restores from the
 		// checkpoint store, checked when its execution starts (laststate_test.go).
 		w.deployed[after.deploy()] = true
-		if w.lastStateRedeployed == nil {
-			w.lastStateRedeployed = map[string]bool{}
-		}
-		w.lastStateRedeployed[after.jobID] = true
 		return
 	}
 	prev, prevDeployFailed := "", false
 	if fc.Status.Components.Job != nil {
 		prev = fc.Status.Components.Job.ID
-		prevDeployFailed = w.recordedDeployFailed[prev]
+		prevDeployFailed = w.recordedDeployFailed[prevDeploy]
 	}
 	w.log("deploy job %s from %q (newest savepoint %q)", after.jobID, after.from, w.newestSavepoint())
 	_, accepted := fc.Annotations[controller.RestoreAnnotation]
@@ -477,13 +523,13 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 		// what that deploy restored (the user's choice, or the newest savepoint then).
 		newest := w.newestSavepoint()
 		switch t, persisted := w.truthOf(w.lastDeploy), w.persisted(w.lastDeploy); {
-		case persisted && prevDeployFailed && !w.lastStateRedeployed[prev]:
-			// (A last-state redeploy's DeployFailed is its new revision failing to start,
-			// under a job ID whose state persisted before it: the checks below judge what the
-			// next deploy restores.)
-			// No exemption for a run the controller did not see: what Kubernetes recorded of
-			// the JobManager (its container's start and finish) says it may have run.
-			w.violate("job %s recorded DeployFailed although it ran long enough to checkpoint; the next deploy restores %q", prev, after.from)
+		case prevDeployFailed && w.persistedIn(prevDeploy):
+			// DeployFailed is the deploy's verdict: the deploy that failed (also the last-state
+			// redeploy of a job ID whose earlier revisions persisted state) must not have
+			// persisted any itself. No exemption for a run the controller did not see: what
+			// Kubernetes recorded of the JobManager (its container's start and finish) says
+			// it may have run.
+			w.violate("job %s recorded DeployFailed although its deploy %s ran long enough to checkpoint; the next deploy restores %q", prev, prevDeploy, after.from)
 		case !persisted && after.from != w.fromOf[w.lastDeploy] && after.from != newest:
 			w.violate("job %s deployed from %q, but the previous deploy %s persisted no state and restored %q", after.jobID, after.from, prev, w.fromOf[w.lastDeploy])
 		case !persisted:
@@ -491,9 +537,10 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 			// its newest state.
 		case t.ran && after.from != newest:
 			w.violate("job %s deployed from %q while the newest savepoint is %q (previous job %s ran)", after.jobID, after.from, newest, prev)
-		case t.ran && newest == "" && w.haDeletedExternally:
-			// The HA data that showed the job ran was deleted behind the controller.
 		case t.ran && newest == "":
+			// With the HA data deleted behind the controller too: the run is in the status (or
+			// the job's graph pinned the deploy to HA, observeSubmitted), so the controller
+			// asks (SavepointRequired) rather than deploy from empty state.
 			w.violate("job %s deployed from empty state after job %s ran, with no savepoint", after.jobID, prev)
 		}
 	}
@@ -520,7 +567,14 @@ func (w *world) checkDeploy(before, after *workload, fc *v1beta1.FlinkCluster) {
 
 // checkRemoval: no JobManager deleted or scaled down under a running job without a completed
 // savepoint, unless the user asked (cancel, an accepted restore, takeSavepointOnUpdate
-// false) or the job is recorded as ended (cleanup; checkTerminal vouches for the record).
+// false, an update naming a new fromSavepoint) or the job is recorded as ended (cleanup;
+// checkTerminal vouches for the record). The upgrade modes that keep no savepoint have their
+// own invariants: stateless removes it because the spec says so (and the next deploy starts
+// empty on purpose, checkDeploy); last-state only while the checkpoint store the next deploy
+// restores is intact and fresh enough (checkLastStateRemoval). The Lost timeout removes no
+// JobManager of a job Flink still runs: a job that is Lost is one no JobManager in touch
+// reports, and afterJobFails applies only to one that cannot resume from HA
+// (keepRecoverableLostJob).
 func (w *world) checkRemoval(before, after *workload, fcBefore, fc *v1beta1.FlinkCluster, running string) {
 	if before == nil || before.deleting || before.replicas == 0 || running == "" || running != before.jobID {
 		return
@@ -535,23 +589,54 @@ func (w *world) checkRemoval(before, after *workload, fcBefore, fc *v1beta1.Flin
 	}
 	if l := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionLost); l != nil &&
 		l.Status == metav1.ConditionTrue && l.Reason == controller.ConditionReasonLostTimeout {
-		return // afterJobFails after --lost-job-timeout: the configured cleanup
+		w.violate("the Lost timeout removed the JobManager of job %s, which Flink runs (a JobManager in touch reports it RUNNING)", running)
+		return
 	}
 	_, accepted := fcBefore.Annotations[controller.RestoreAnnotation]
 	cancel := ptr.Deref(fc.Spec.Job.CancelRequested, false) || (fc.Status.Control != nil && fc.Status.Control.Name == v1beta1.ControlNameJobCancel)
-	if accepted || cancel || !flinkcluster.TakesSavepointOnUpdate(fc.Spec.Job) || fc.Spec.Job.RestartPolicy != nil ||
-		fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeSavepoint {
-		// last-state keeps the state in Flink's HA store (its restore is checked when the
-		// next execution starts); stateless keeps none, on purpose.
+	if accepted || cancel || !flinkcluster.TakesSavepointOnUpdate(fc.Spec.Job) || fc.Spec.Job.RestartPolicy != nil {
 		return
 	}
 	if _, named := flinkcluster.UpdateRestore(fcBefore.Status.Components.Job, fcBefore.Spec.Job); named {
 		return // an update that names a new fromSavepoint takes none (the operator's rule)
 	}
+	switch fc.Spec.Job.GetUpgradeMode() {
+	case v1beta1.UpgradeModeStateless:
+		return // the spec keeps no state: the next deploy starts empty on purpose
+	case v1beta1.UpgradeModeLastState:
+		w.checkLastStateRemoval(running, fc)
+		return
+	}
 	// No exemption for a final savepoint on record: Flink runs the job now, so whatever that
 	// savepoint holds is older than the job's state (a stop that took its savepoint but did
 	// not end the job).
 	w.violate("the JobManager of running job %s was removed without a completed savepoint (job %s)", running, job.State)
+}
+
+// checkLastStateRemoval: a last-state removal of a running job's JobManager keeps the job's
+// checkpoint store, which the next deploy restores (checkLastStateRestore checks that it
+// restores the newest entry): the store must hold a completed checkpoint, or the job's newest
+// state be a savepoint, and with the operator's max checkpoint age set that newest state must
+// be no older than the bound. The controller reads the checkpoint's age on its own clock
+// against Flink's timestamps, so the bound holds up to their skew (and a step of the model).
+func (w *world) checkLastStateRemoval(id string, fc *v1beta1.FlinkCluster) {
+	newest := w.newestSnapshot[id]
+	if newest == "" {
+		w.violate("last-state removed the JobManager of running job %s, which has no completed checkpoint or savepoint", id)
+		return
+	}
+	cm := &corev1.ConfigMap{}
+	stored := w.cl.Get(bg, types.NamespacedName{Namespace: ns, Name: flinkha.JobConfigMapName(resources.HAClusterID(fc), id)}, cm) == nil &&
+		len(flinkha.CheckpointIDs(cm)) > 0
+	if !stored && !slices.Contains(w.savepoints, newest) {
+		w.violate("last-state removed the JobManager of running job %s while its checkpoint store is gone from HA (newest checkpoint %q)", id, newest)
+		return
+	}
+	maxAge, bounded := flinkcluster.LastStateMaxCheckpointAge(fc.Spec.FlinkProperties)
+	slack := w.skew.Abs() + 3*time.Second
+	if age := w.clock.Since(w.snapshotAt[id]); bounded && age > maxAge+slack {
+		w.violate("last-state removed the JobManager of running job %s whose newest checkpoint %q is %s old, beyond the max checkpoint age %s", id, newest, age, maxAge)
+	}
 }
 
 // checkTerminal: a job recorded Succeeded or Cancelled ended that way in Flink (or, for a

@@ -52,6 +52,10 @@ type Flink struct {
 	// there is none or the cluster's job is listed. Its failure is DriverFailure.
 	DriverJob     *flinkclient.Job
 	DriverFailure string
+	// RestoreRefused is set when the job FAILED restoring the controller's ResumeFromHAOnly
+	// path: a main() run again without the job's HA data. That path is configured only once
+	// the job ran or was submitted, so the job ran, whatever the record says.
+	RestoreRefused bool
 }
 
 // Input is one observation of a cluster's job.
@@ -132,9 +136,11 @@ func IsFailure(state string) bool {
 }
 
 // ran reports whether the job of the current deploy ever ran: Flink reported it RUNNING
-// (the recorded start time), or the recorded state says so.
+// (the recorded start time), the recorded state says so, or its JobManager refused to run
+// main() again without its HA data (Flink.RestoreRefused).
 func ran(in Input, rec string) bool {
-	return flinkcluster.Ran(&in.Recorded) || rec == v1beta1.JobStateRunning || rec == v1beta1.JobStateLost
+	return flinkcluster.Ran(&in.Recorded) || rec == v1beta1.JobStateRunning || rec == v1beta1.JobStateLost ||
+		(in.Flink != nil && in.Flink.RestoreRefused)
 }
 
 // failedState is the state of a failure: DeployFailed for a deploy that never ran the job,
