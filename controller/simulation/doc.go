@@ -204,12 +204,16 @@
 //	  1 / 6,500  a last-state removal with the REST API down and the checkpoint older than the
 //	             max checkpoint age (planUpdate takes the savepoint path then)
 //
-// One violation is left, seen once in 6,000 (seed 1796142435478501236): a savepoint whose
-// outcome became unknown (its JobManager restarted before the result was read; Flink had
-// completed it) is forgotten once the next savepoint's record replaces it, and a later
-// last-state redeploy restores the stored checkpoint older than that savepoint. The
-// invariant stays; the fix (remembering an unknown outcome past the next trigger, or reading
-// the HA checkpoint counter) is not made.
+// Also 1 / 6,000 (seed 1796142435478501236), and 1 / 12,000 twice more: a savepoint whose
+// outcome became unknown (its JobManager restarted or was cut off before the result was
+// read; Flink had completed it) was forgotten once the next request replaced its record, and
+// a later last-state redeploy restored the stored checkpoint, older than that savepoint
+// (Flink's CheckpointCoordinator never adds a savepoint to the checkpoint store). The
+// replaced record's trigger time is now kept in status.components.job.unknownSavepointTime,
+// and no last-state redeploy restores the store while it is set
+// (TestRareLastStateFallbackAfterAReplacedUnreadSavepointAsksForASavepoint). A crash loop
+// after a run Flink never reported (a pod cut off on a lost node ran the job, 1 / 12,000) is
+// Lost, not DeployFailed (TestRareCrashLoopAfterAnUnreportedRunIsNotDeployFailed).
 //
 // The generator covers issue 17's settings: rest.address, Flink's lease duration, the
 // controller's clock skew (a third of the sequences, up to 40 s either way), and ZooKeeper or
