@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,7 +164,7 @@ func (w *world) startContainer(pr *proc, p *corev1.Pod) {
 	props[fakeflink.PropJobID] = argValue(args, "--job-id")
 	props[deployProperty] = argValue(args, "--job-id") + "@" + p.Labels[resources.LabelRevision]
 	cfg := fakeflink.Config{Name: p.Name, Properties: props, Address: "http://" + pr.ip + ":8081",
-		FromSavepoint: argValue(args, "--fromSavepoint"), Revision: p.Labels[resources.LabelRevision]}
+		FromSavepoint: argValue(args, "--fromSavepoint"), AllowNonRestoredState: slices.Contains(args, "--allowNonRestoredState"), Revision: p.Labels[resources.LabelRevision]}
 	if hasArg(args, "--broken") {
 		cfg.Program = &fakeflink.Program{Throw: brokenMain}
 	}

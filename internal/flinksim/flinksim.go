@@ -461,7 +461,7 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 	if st.proc != nil && st.proc.Alive() {
 		st.proc.Kill()
 	}
-	props, from, err := s.configuration(ctx, st.pod)
+	props, cli, err := s.configuration(ctx, st.pod)
 	if err != nil {
 		s.opts.Log.Error(err, "no simulated JobManager for pod", "pod", st.key)
 		return
@@ -471,7 +471,8 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 		ip = "127.0.0.1"
 	}
 	st.started, st.ended, st.applied = startedAt, false, map[string]string{}
-	proc := st.cluster.Start(fakeflink.Config{Name: st.pod.Name, Properties: props, FromSavepoint: from, Address: "http://" + ip + ":8081"})
+	proc := st.cluster.Start(fakeflink.Config{Name: st.pod.Name, Properties: props, FromSavepoint: cli.FromSavepoint,
+		AllowNonRestoredState: cli.AllowNonRestoredState, Address: "http://" + ip + ":8081"})
 	// Only the loop writes a podState; proc is also read by Process, under mu.
 	s.mu.Lock()
 	st.proc = proc
@@ -486,50 +487,53 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 // ConfigMap as it is now, and the job ID of the pod's --job-id argument (Flink's standalone
 // entrypoint sets main()'s job ID from it); and the --fromSavepoint of its command line, with
 // the container's variables expanded from that same ConfigMap as the kubelet expands them
-// at every container start (ExpandArgs).
-func (s *Simulator) configuration(ctx context.Context, pod *corev1.Pod) (map[string]string, string, error) {
-	props, from, err := s.readConfiguration(ctx, pod)
+// at every container start (ExpandArgs), and its --allowNonRestoredState (the fields of
+// fakeflink.Config they set).
+func (s *Simulator) configuration(ctx context.Context, pod *corev1.Pod) (map[string]string, fakeflink.Config, error) {
+	props, cli, err := s.readConfiguration(ctx, pod)
 	if err != nil {
-		return nil, "", err
+		return nil, cli, err
 	}
 	if s.opts.Configuration != nil {
 		s.opts.Configuration(pod, props)
 	}
-	return props, from, nil
+	return props, cli, nil
 }
 
 // readConfiguration is configuration without the test's Options.Configuration.
-func (s *Simulator) readConfiguration(ctx context.Context, pod *corev1.Pod) (map[string]string, string, error) {
+func (s *Simulator) readConfiguration(ctx context.Context, pod *corev1.Pod) (map[string]string, fakeflink.Config, error) {
+	var cli fakeflink.Config
 	name := pod.Labels[resources.LabelCluster]
 	fc := &v1beta1.FlinkCluster{}
 	if err := s.client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: name}, fc); err != nil {
-		return nil, "", fmt.Errorf("reading FlinkCluster %s/%s: %w", pod.Namespace, name, err)
+		return nil, cli, fmt.Errorf("reading FlinkCluster %s/%s: %w", pod.Namespace, name, err)
 	}
 	cm := &corev1.ConfigMap{}
 	if err := s.client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: resources.ConfigMapName(name)}, cm); err != nil {
-		return nil, "", fmt.Errorf("reading the Flink configuration of %s/%s: %w", pod.Namespace, name, err)
+		return nil, cli, fmt.Errorf("reading the Flink configuration of %s/%s: %w", pod.Namespace, name, err)
 	}
 	conf := map[string]any{}
 	if err := yaml.Unmarshal([]byte(cm.Data[resources.ConfigFileName(fc)]), &conf); err != nil {
-		return nil, "", fmt.Errorf("parsing the Flink configuration of %s/%s: %w", pod.Namespace, name, err)
+		return nil, cli, fmt.Errorf("parsing the Flink configuration of %s/%s: %w", pod.Namespace, name, err)
 	}
 	props := map[string]string{}
 	for k, v := range conf {
 		props[k] = fmt.Sprint(v)
 	}
-	from := ""
 	if c := jobManagerContainer(pod); c != nil {
 		args := ExpandArgs(c, cm)
-		for i := 0; i+1 < len(args); i++ {
-			switch args[i] {
-			case "--job-id":
+		for i, a := range args {
+			switch {
+			case a == "--allowNonRestoredState":
+				cli.AllowNonRestoredState = true
+			case a == "--job-id" && i+1 < len(args):
 				props[fakeflink.PropJobID] = args[i+1]
-			case "--fromSavepoint":
-				from = args[i+1]
+			case a == "--fromSavepoint" && i+1 < len(args):
+				cli.FromSavepoint = args[i+1]
 			}
 		}
 	}
-	return props, from, nil
+	return props, cli, nil
 }
 
 // ExpandArgs is a container's args as the kubelet runs them: each $(NAME) of a variable of
