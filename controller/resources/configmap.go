@@ -41,7 +41,8 @@ const (
 
 // KeyRestorePath is the Flink ConfigMap's entry (beside the configuration file, not in it)
 // holding the deploy's restore path for a JobManager that reads it from its environment
-// (EnvRestorePath, Deployment mode with the path on the command line). It always holds the
+// (EnvRestorePath, Deployment mode with the path on the command line); written for every
+// Deployment with HA that has a restore path. It always holds the
 // configuration file's execution.savepoint.path: ConfigMap writes both from one
 // FlinkConfiguration, ReplaceSavepoint rewrites both. The ConfigMap is the JobManager's
 // configuration directory, where the entry is one more file, which Flink does not read.
@@ -197,8 +198,13 @@ func DropSavepoint(cm *corev1.ConfigMap) (bool, error) { return ReplaceSavepoint
 func ReplaceSavepoint(cm *corev1.ConfigMap, path string) (bool, error) {
 	changed := false
 	if cur, env := cm.Data[KeyRestorePath]; env && cur != path {
-		// A container's EnvRestorePath reads it at its next start: always the file's path.
-		cm.Data[KeyRestorePath] = path
+		// A container's EnvRestorePath reads it at its next start: always the file's path,
+		// and, as ConfigMap writes it, absent with none.
+		if path == "" {
+			delete(cm.Data, KeyRestorePath)
+		} else {
+			cm.Data[KeyRestorePath] = path
+		}
 		changed = true
 	}
 	for name, standard := range map[string]bool{configFile: true, legacyConfigFile: false} {
@@ -257,8 +263,12 @@ func ConfigMap(fc *v1beta1.FlinkCluster, d Deploy) (*corev1.ConfigMap, error) {
 	}
 	data := LogFiles(fc)
 	data[ConfigFileName(fc)] = file
-	if restorePathEnv(fc, d) != nil {
-		data[KeyRestorePath] = conf[KeySavepointPath]
+	// Written for every restore path of a Deployment with HA, not only where the pod reads it
+	// (restorePathEnv): a JobManager that reads it must find it whatever the spec became since
+	// it was created (allowNonRestoredState or flinkVersion changed before the update replaced
+	// it), or the kubelet would not start its container.
+	if p, ok := conf[KeySavepointPath]; ok && restoreFromEnv(fc) && flinkcluster.HAEnabled(fc.Spec.FlinkProperties) {
+		data[KeyRestorePath] = p
 	}
 	labels := map[string]string{LabelApp: AppFlink, LabelCluster: fc.Name}
 	if revision != "" {

@@ -67,7 +67,11 @@ func TestAllowNonRestoredStateSurvivesTheEntrypoint(t *testing.T) {
 				assert.NotContains(t, c.Args, "--fromSavepoint")
 				assert.NotContains(t, c.Args, "--allowNonRestoredState")
 				assert.Equal(t, -1, envIdx, "no restore path variable")
-				assert.NotContains(t, cm.Data, resources.KeyRestorePath)
+				if tc.mode == dep && tc.ha && tc.savepoint != "" {
+					assert.Equal(t, tc.savepoint, cm.Data[resources.KeyRestorePath], "kept for a JobManager created from an earlier spec")
+				} else {
+					assert.NotContains(t, cm.Data, resources.KeyRestorePath)
+				}
 			case literal:
 				i := slices.Index(c.Args, "--fromSavepoint")
 				require.GreaterOrEqual(t, i, 0)
