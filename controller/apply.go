@@ -223,7 +223,10 @@ func (c *cycle) restorePathAfterRun() string {
 // ran or was submitted (mustResumeFromHA; ResumeFromHAOnly takes its place in Deployment mode), in the steps that do not rebuild the ConfigMap (an update, a cancel, a cleanup; ensure
 // rebuilds it without the savepoint, see deployment). It runs before the status is written,
 // so that no status records a run while a JobManager that restarts could still restore the
-// savepoint. The ConfigMap is read from the API server: the cache may not show the last write.
+// savepoint. ReplaceSavepoint rewrites the ConfigMap's restore path entry with the file, which
+// a Deployment's container restarted from then on reads into its --fromSavepoint
+// (allowNonRestoredState before Flink 2.3, resources.EnvRestorePath). The ConfigMap is read
+// from the API server: the cache may not show the last write.
 func (c *cycle) dropRestorePath(ctx context.Context) error {
 	if !c.mustResumeFromHA() {
 		return nil

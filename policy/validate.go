@@ -159,7 +159,12 @@ func objectWarnings(fc *v1beta1.FlinkCluster) []string {
 	if schedulerName(s) == VolcanoScheduler {
 		warnings = append(warnings, WarningVolcanoNoGang)
 	}
-	if s.Job != nil && ptr.Deref(s.Job.AllowNonRestoredState, false) && flinkcluster.IgnoresAllowNonRestoredState(s.FlinkVersion) {
+	// Before Flink 2.3 the controller passes the restore on the command line (Job mode: the
+	// path; Deployment mode: $(FLINK_ADMISSION_RESTORE_PATH), which needs the path the HA
+	// recovery puts in the savepoint's place once the job ran); only a Deployment without HA,
+	// which the webhook denies but a stored cluster may keep, is left without it.
+	if s.Job != nil && ptr.Deref(s.Job.AllowNonRestoredState, false) && flinkcluster.IgnoresAllowNonRestoredState(s.FlinkVersion) &&
+		s.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment && !flinkcluster.HAEnabled(s.FlinkProperties) {
 		warnings = append(warnings, fmt.Sprintf(WarningAllowNonRestoredStateIgnoredFormat, s.FlinkVersion))
 	}
 	if j := s.Job; j != nil && isEmpty(j.SavepointsDir) {

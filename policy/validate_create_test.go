@@ -517,14 +517,16 @@ func TestValidateCreate(t *testing.T) {
 			warnings: []string{policy.WarningLegacyHAKeyIgnored},
 		},
 		{
-			name:     "allow: allowNonRestoredState on Flink 2.2, with a warning that its entrypoint ignores it",
-			obj:      makeFC("c").FlinkVersion("2.2.1").AllowNonRestoredState(true).Obj(),
-			warnings: []string{fmt.Sprintf(policy.WarningAllowNonRestoredStateIgnoredFormat, "2.2.1")},
+			name: "allow: allowNonRestoredState on Flink 2.2 in Job mode, no warning: the savepoint is on the command line",
+			obj:  makeFC("c").FlinkVersion("2.2.1").AllowNonRestoredState(true).Obj(),
 		},
 		{
-			name:     "allow: allowNonRestoredState on Flink 1.20, with a warning that its entrypoint ignores it",
-			obj:      makeFC("c").FlinkVersion("1.20").AllowNonRestoredState(true).Obj(),
-			warnings: []string{fmt.Sprintf(policy.WarningAllowNonRestoredStateIgnoredFormat, "1.20")},
+			name: "allow: allowNonRestoredState on Flink 1.20 in Deployment mode with HA, no warning: the restore path variable is on the command line",
+			obj:  deploymentFC().FlinkVersion("1.20").AllowNonRestoredState(true).Obj(),
+		},
+		{
+			name: "allow: allowNonRestoredState on Flink 2.3 in Deployment mode with HA, no warning",
+			obj:  deploymentFC().FlinkVersion("2.3.0").AllowNonRestoredState(true).Obj(),
 		},
 		{
 			name: "allow: allowNonRestoredState on Flink 2.3, no warning",

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -173,6 +174,13 @@ func TestValidateUpdateRatcheting(t *testing.T) {
 			old:      noHA().Obj(),
 			new:      slots(noHA()).Obj(),
 			warnings: []string{existing(haType), existing(haDir)},
+		},
+		{
+			name: "warn: allowNonRestoredState on Flink 2.2 in a stored Deployment without HA still has no effect",
+			old:  noHA().FlinkVersion("2.2.1").AllowNonRestoredState(true).Obj(),
+			new:  slots(noHA().FlinkVersion("2.2.1").AllowNonRestoredState(true)).Obj(),
+			warnings: []string{existing(haType), existing(haDir),
+				fmt.Sprintf(policy.WarningAllowNonRestoredStateIgnoredFormat, "2.2.1")},
 		},
 		{
 			name: "deny: HA storageDir removed from a Deployment cluster",

@@ -34,12 +34,17 @@ const (
 	WarningSavepointsWithoutDirFormat = "spec.job.%s: has no effect without spec.job.savepointsDir: the controller takes no scheduled or requested savepoint of the job"
 
 	// WarningAllowNonRestoredStateIgnoredFormat (formatted with spec.flinkVersion): the
-	// controller hands a deploy its restore path in the Flink configuration, never on the
-	// long-lived command line, and the standalone application entrypoint of Flink before 2.3
-	// overwrites execution.savepoint.ignore-unclaimed-state when started without
-	// --fromSavepoint (FLINK-36973). The user learns it when the cluster is written, not when
-	// a restore of a changed job graph fails.
-	WarningAllowNonRestoredStateIgnoredFormat = "spec.job.allowNonRestoredState: has no effect on Flink %s, whose standalone application entrypoint overwrites execution.savepoint.ignore-unclaimed-state when it starts without --fromSavepoint (FLINK-36973): a restore with state of removed operators fails instead of dropping that state; use Flink 2.3 or later, or keep the operators' uids"
+	// standalone application entrypoint of Flink before 2.3 overwrites
+	// execution.savepoint.ignore-unclaimed-state when started without --fromSavepoint
+	// (FLINK-36973), so the controller passes the restore on the command line: in Job mode
+	// the savepoint, in Deployment mode a variable the kubelet fills from the ConfigMap at
+	// each container start, which after the job's first run names a path that exists nowhere
+	// so that a restart recovers from HA. Without HA the controller takes the path out
+	// instead, and the long-lived command line cannot carry it: a Deployment without HA (denied
+	// by deployment-requires-ha, kept by a stored cluster) gets no command-line restore. The
+	// user learns it when the cluster is written, not when a restore of a changed job graph
+	// fails.
+	WarningAllowNonRestoredStateIgnoredFormat = "spec.job.allowNonRestoredState: has no effect on Flink %s in Deployment mode without high availability, whose standalone application entrypoint overwrites execution.savepoint.ignore-unclaimed-state when it starts without --fromSavepoint (FLINK-36973): a restore with state of removed operators fails instead of dropping that state; enable Kubernetes high availability, use Flink 2.3 or later, or keep the operators' uids"
 
 	// DeploymentWithoutControllerFormat (formatted with the reason, ControllerScope) is the
 	// detail of RuleDeploymentWithoutController and, prefixed with the field path, its

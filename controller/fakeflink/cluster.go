@@ -97,6 +97,7 @@ const (
 	PropSavepointDir       = "state.savepoints.dir"
 	PropCheckpointDir      = "state.checkpoints.dir"
 	PropSavepointPath      = "execution.savepoint.path"
+	PropIgnoreUnclaimed    = "execution.savepoint.ignore-unclaimed-state"
 	PropLeaseDuration      = "high-availability.kubernetes.leader-election.lease-duration"
 )
 
@@ -212,6 +213,22 @@ type Cluster struct {
 	// savepointFiles are the savepoints on the "filesystem": true while they exist, false
 	// once disposed of (rest.go, POST /savepoint-disposal).
 	savepointFiles map[string]bool
+	// unclaimed maps a savepoint location to an operator whose state it holds and the
+	// program no longer has (SetUnclaimedState).
+	unclaimed map[string]string
+}
+
+// SetUnclaimedState marks the savepoint at location as holding state of operator, which the
+// program no longer has: a restore of it fails (Cannot map checkpoint/savepoint state for
+// operator …) unless the job ignores unclaimed state, which the entrypoint decides
+// (ignoresUnclaimedState).
+func (c *Cluster) SetUnclaimedState(location, operator string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.unclaimed == nil {
+		c.unclaimed = map[string]string{}
+	}
+	c.unclaimed[location] = operator
 }
 
 // NewCluster returns a cluster with no JobManager; Start runs one. Close it when done.

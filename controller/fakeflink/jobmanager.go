@@ -25,6 +25,9 @@ type Config struct {
 	// configuration's PropSavepointPath). A job recovered from the job graph store ignores
 	// it.
 	FromSavepoint string
+	// AllowNonRestoredState is --allowNonRestoredState, which counts only with FromSavepoint
+	// (ignoresUnclaimedState).
+	AllowNonRestoredState bool
 	// Session starts no application: the process runs only the jobs a test scripts with
 	// SetJobs and SetJobState.
 	Session bool
@@ -541,10 +544,15 @@ func (p *JobManager) runMainLocked() {
 	if from == "" {
 		from = p.prop(PropSavepointPath)
 	}
-	if _, _, kept := p.latestCheckpointLocked(id); !kept && missingPath(from) {
+	_, _, kept := p.latestCheckpointLocked(id)
+	if !kept && missingPath(from) {
 		// The savepoint path is read only when the job's checkpoint store holds nothing
 		// (a checkpoint in the store wins over the restore path, as the scheduler restores).
 		p.restoreFailedLocked(id, from)
+		return
+	}
+	if op, ok := p.c.unclaimed[from]; ok && !kept && !p.ignoresUnclaimedState() {
+		p.unclaimedStateLocked(id, from, op)
 		return
 	}
 	g := storedGraph{Name: p.programName(), Savepoint: from, Revision: p.cfg.Revision}
@@ -601,13 +609,19 @@ func missingPath(path string) bool {
 // the job is FAILED without running: no execution starts. Its result goes to the job result
 // store like any FAILED job's; on 2.3 the application FAILED with it.
 func (p *JobManager) restoreFailedLocked(id, from string) {
+	p.initFailedLocked(id, from, "Caused by: java.io.FileNotFoundException: Cannot find checkpoint or savepoint file/directory '"+from+"' on file system 'file'.\n"+
+		"\tat org.apache.flink.runtime.state.filesystem.AbstractFsCheckpointStorageAccess.resolveCheckpointPointer(AbstractFsCheckpointStorageAccess.java:272)")
+}
+
+// initFailedLocked is a job whose JobMaster failed to start restoring from, for cause (the
+// stack trace's "Caused by" part): FAILED without running.
+func (p *JobManager) initFailedLocked(id, from, cause string) {
 	now := p.c.nowMillis()
 	ex := flinkclient.Exception{
 		Name: "org.apache.flink.runtime.client.JobInitializationException",
 		StackTrace: "org.apache.flink.runtime.client.JobInitializationException: Could not start the JobMaster.\n" +
 			"\tat org.apache.flink.runtime.jobmaster.DefaultJobMasterServiceProcess.lambda$new$0(DefaultJobMasterServiceProcess.java:97)\n" +
-			"Caused by: java.io.FileNotFoundException: Cannot find checkpoint or savepoint file/directory '" + from + "' on file system 'file'.\n" +
-			"\tat org.apache.flink.runtime.state.filesystem.AbstractFsCheckpointStorageAccess.resolveCheckpointPointer(AbstractFsCheckpointStorageAccess.java:272)",
+			cause,
 		Timestamp: now,
 	}
 	j := &job{id: id, name: p.programName(), state: flinkclient.JobStateFailed, start: now, end: now, lastModified: now,
@@ -620,6 +634,33 @@ func (p *JobManager) restoreFailedLocked(id, from string) {
 	}
 	p.recordResultLocked(j)
 	p.updateAppLocked()
+}
+
+// ignoresUnclaimedState is the execution.savepoint.ignore-unclaimed-state the job's restore
+// uses, as Flink's application entrypoint leaves it: with --fromSavepoint on the command
+// line, the command line's --allowNonRestoredState; without, before 2.3 false (the entrypoint
+// writes SavepointRestoreSettings.none() over the file's value, FLINK-36973), on 2.3 the
+// configuration file's.
+func (p *JobManager) ignoresUnclaimedState() bool {
+	switch {
+	case p.cfg.FromSavepoint != "":
+		return p.cfg.AllowNonRestoredState
+	case p.c.opts.Version == Version2_3:
+		return p.prop(PropIgnoreUnclaimed) == "true"
+	default:
+		return false
+	}
+}
+
+// unclaimedStateLocked is a job whose savepoint holds state of an operator the program lacks,
+// restored without ignoring unclaimed state: its JobMaster fails to start
+// (Checkpoints.loadAndValidateCheckpoint throws) and the job is FAILED without running, as
+// restoreFailedLocked.
+func (p *JobManager) unclaimedStateLocked(id, from, operator string) {
+	p.initFailedLocked(id, from, "Caused by: java.lang.IllegalStateException: Failed to rollback to checkpoint/savepoint "+from+
+		". Cannot map checkpoint/savepoint state for operator "+operator+" to the new program, because the operator is not available in the new program. "+
+		"If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.\n"+
+		"\tat org.apache.flink.runtime.checkpoint.Checkpoints.throwNonRestoredStateException(Checkpoints.java:233)")
 }
 
 // mainFailedLocked is a main() that threw: the submitted job (if any) is cancelled; on 2.3 the

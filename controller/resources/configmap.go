@@ -39,6 +39,15 @@ const (
 	firstStandardYAMLMajor      = 2
 )
 
+// KeyRestorePath is the Flink ConfigMap's entry (beside the configuration file, not in it)
+// holding the deploy's restore path for a JobManager that reads it from its environment
+// (EnvRestorePath, Deployment mode with the path on the command line); written for every
+// Deployment with HA that has a restore path. It always holds the
+// configuration file's execution.savepoint.path: ConfigMap writes both from one
+// FlinkConfiguration, ReplaceSavepoint rewrites both. The ConfigMap is the JobManager's
+// configuration directory, where the entry is one more file, which Flink does not read.
+const KeyRestorePath = "flink-admission-restore-path"
+
 // addressKeys are derived from the Service the controller creates; a flinkProperties value
 // for them would point the TaskManagers at nothing, so the derived value always wins.
 var addressKeys = []string{KeyRPCAddress, KeyRPCPort, KeyBlobPort, KeyQueryPort, KeyRESTPort}
@@ -184,9 +193,20 @@ func render(conf map[string]string, standard bool) (string, error) {
 func DropSavepoint(cm *corev1.ConfigMap) (bool, error) { return ReplaceSavepoint(cm, "") }
 
 // ReplaceSavepoint sets the restore path of a Flink configuration ConfigMap that ConfigMap
-// built to path, in place ("" takes it out); it reports whether it changed.
+// built to path, in place ("" takes it out), in the configuration file and, where ConfigMap
+// wrote it, in KeyRestorePath; it reports whether it changed.
 func ReplaceSavepoint(cm *corev1.ConfigMap, path string) (bool, error) {
 	changed := false
+	if cur, env := cm.Data[KeyRestorePath]; env && cur != path {
+		// A container's EnvRestorePath reads it at its next start: always the file's path,
+		// and, as ConfigMap writes it, absent with none.
+		if path == "" {
+			delete(cm.Data, KeyRestorePath)
+		} else {
+			cm.Data[KeyRestorePath] = path
+		}
+		changed = true
+	}
 	for name, standard := range map[string]bool{configFile: true, legacyConfigFile: false} {
 		text, ok := cm.Data[name]
 		if !ok {
@@ -236,12 +256,20 @@ func parseConfig(text string, standard bool) (map[string]string, error) {
 // logConfig and the defaults of those it leaves out (LogFiles).
 func ConfigMap(fc *v1beta1.FlinkCluster, d Deploy) (*corev1.ConfigMap, error) {
 	revision := d.Revision
-	file, err := renderConfig(fc, FlinkConfiguration(fc, d))
+	conf := FlinkConfiguration(fc, d)
+	file, err := renderConfig(fc, conf)
 	if err != nil {
 		return nil, err
 	}
 	data := LogFiles(fc)
 	data[ConfigFileName(fc)] = file
+	// Written for every restore path of a Deployment with HA, not only where the pod reads it
+	// (restorePathEnv): a JobManager that reads it must find it whatever the spec became since
+	// it was created (allowNonRestoredState or flinkVersion changed before the update replaced
+	// it), or the kubelet would not start its container.
+	if p, ok := conf[KeySavepointPath]; ok && restoreFromEnv(fc) && flinkcluster.HAEnabled(fc.Spec.FlinkProperties) {
+		data[KeyRestorePath] = p
+	}
 	labels := map[string]string{LabelApp: AppFlink, LabelCluster: fc.Name}
 	if revision != "" {
 		labels[LabelRevision] = revision

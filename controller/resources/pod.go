@@ -142,9 +142,48 @@ func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
 		args = append(args, "--jars", *j.JarFile)
 	}
 	if RestoreOnCommandLine(fc, d) {
-		args = append(args, "--fromSavepoint", d.FromSavepoint, "--allowNonRestoredState")
+		path := d.FromSavepoint
+		if restoreFromEnv(fc) {
+			path = "$(" + EnvRestorePath + ")"
+		}
+		args = append(args, "--fromSavepoint", path, "--allowNonRestoredState")
 	}
 	return append(args, j.Args...)
+}
+
+// EnvRestorePath is the JobManager container's variable holding the deploy's restore path in
+// Deployment mode when the path is on the command line (RestoreOnCommandLine): the value of
+// the Flink ConfigMap's KeyRestorePath, which the controller keeps equal to the
+// configuration file's execution.savepoint.path (ReplaceSavepoint).
+const EnvRestorePath = "FLINK_ADMISSION_RESTORE_PATH"
+
+// restoreFromEnv reports whether a command-line restore path is read from EnvRestorePath
+// rather than written into the pod template: in Deployment mode, whose pod template outlives
+// the job's first run. The kubelet resolves a container's configMapKeyRef variables, and
+// expands $(VAR) in its args from them, every time it creates the container
+// (kuberuntime's startContainer → generateContainerConfig → Kubelet.GenerateRunContainerOptions
+// → makeEnvironmentVariables in pkg/kubelet/kubelet_pods.go, which reads the ConfigMap, then
+// kubecontainer.ExpandContainerCommandAndArgs). So a container restarted after the controller
+// replaced the path with ResumeFromHAOnly gets the new path, with no change of the pod
+// template (which would roll the JobManager).
+func restoreFromEnv(fc *v1beta1.FlinkCluster) bool {
+	return fc.Spec.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment
+}
+
+// restorePathEnv is the EnvRestorePath variable of a deploy whose JobManager reads it
+// (RestoreOnCommandLine in Deployment mode), nil otherwise. It is not optional: the
+// controller writes the key with the ConfigMap (ConfigMap), and a container must not start
+// with an unexpanded $(FLINK_ADMISSION_RESTORE_PATH) as its savepoint.
+func restorePathEnv(fc *v1beta1.FlinkCluster, d Deploy) *corev1.EnvVar {
+	if !RestoreOnCommandLine(fc, d) || !restoreFromEnv(fc) {
+		return nil
+	}
+	return &corev1.EnvVar{Name: EnvRestorePath, ValueFrom: &corev1.EnvVarSource{
+		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(fc.Name)},
+			Key:                  KeyRestorePath,
+		},
+	}}
 }
 
 // RestoreOnCommandLine reports whether a deploy passes its savepoint and allowNonRestoredState
@@ -155,13 +194,22 @@ func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
 // command line names no savepoint (SavepointRestoreSettings.none(): false), so the file's
 // true is lost; Flink 2.3 writes only what the command line set (FLINK-36973). The command
 // line's --allowNonRestoredState counts only with --fromSavepoint (CliFrontendParser
-// .createSavepointRestoreSettings), so both are passed. Only in Job mode: the Job's pod never
-// restarts (restartPolicy Never), while a Deployment's pod template outlives the job's first
-// run, and every container restart would run main() from the savepoint again.
+// .createSavepointRestoreSettings), so both are passed. In Job mode the path itself is on the
+// command line: the Job's pod never restarts (restartPolicy Never). A Deployment's pod
+// template outlives the job's first run, and a container restart must not run main() from
+// the savepoint again, so there the command line names $(EnvRestorePath), which the kubelet
+// fills from the ConfigMap at each container start (restoreFromEnv). That needs a restore
+// path that is never taken out: in Deployment mode only with HA, where ResumeFromHAOnly
+// replaces the savepoint once the job ran; without HA the path is dropped (an empty
+// --fromSavepoint would be a restore from nowhere), and the option stays unsupported there
+// (policy warns).
 func RestoreOnCommandLine(fc *v1beta1.FlinkCluster, d Deploy) bool {
 	j := fc.Spec.Job
-	return d.FromSavepoint != "" && j != nil && j.AllowNonRestoredState != nil && *j.AllowNonRestoredState &&
-		fc.Spec.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeJob && !restoreSettingsExplicit(fc.Spec.FlinkVersion)
+	if d.FromSavepoint == "" || j == nil || j.AllowNonRestoredState == nil || !*j.AllowNonRestoredState ||
+		restoreSettingsExplicit(fc.Spec.FlinkVersion) {
+		return false
+	}
+	return !restoreFromEnv(fc) || flinkcluster.HAEnabled(fc.Spec.FlinkProperties)
 }
 
 // restoreSettingsExplicit reports whether the Flink version's entrypoint leaves the
@@ -184,6 +232,16 @@ const EnvPodIP = "POD_IP"
 var podIPEnv = corev1.EnvVar{Name: EnvPodIP, ValueFrom: &corev1.EnvVarSource{
 	FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
 }}
+
+// jobManagerEnv is the JobManager container's environment: its pod IP, the restore path
+// where the command line reads it (restorePathEnv), then the variables every pod gets.
+func jobManagerEnv(fc *v1beta1.FlinkCluster, d Deploy, common []corev1.EnvVar) []corev1.EnvVar {
+	env := []corev1.EnvVar{podIPEnv}
+	if e := restorePathEnv(fc, d); e != nil {
+		env = append(env, *e)
+	}
+	return append(env, common...)
+}
 
 // jobManagerLabels are the labels of a deploy's JobManager workload and pods.
 func jobManagerLabels(clusterName string, d Deploy) map[string]string {
@@ -214,7 +272,7 @@ func JobManagerPodTemplate(fc *v1beta1.FlinkCluster, d Deploy) corev1.PodTemplat
 			{Name: "query", ContainerPort: query},
 			{Name: "ui", ContainerPort: ui},
 		}, extraPorts(jm.ExtraPorts)...),
-		Env:            append([]corev1.EnvVar{podIPEnv}, common.env...),
+		Env:            jobManagerEnv(fc, d, common.env),
 		EnvFrom:        slices.Clone(fc.Spec.EnvFrom),
 		Resources:      *jm.Resources.DeepCopy(),
 		VolumeMounts:   append(common.mounts, jm.VolumeMounts...),

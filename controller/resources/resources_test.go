@@ -131,22 +131,24 @@ func TestJobResultStorePerDeploy(t *testing.T) {
 }
 
 // The restore path of a deploy lives in its Flink configuration, never in the long-lived pod
-// template, so that the controller can take it out once the job ran without replacing the
-// JobManager: the template of a deploy from a savepoint equals the one without.
+// template, so that the controller can replace it once the job ran without replacing the
+// JobManager: the template of a deploy from a savepoint equals the one from the path that
+// replaces it (with allowNonRestoredState before Flink 2.3 the command line names the
+// variable that holds the path, see TestAllowNonRestoredStateSurvivesTheEntrypoint).
 func TestSavepointInConfigurationNotTemplate(t *testing.T) {
 	fc := builder.MakeAppCluster("wc").Deployment().Obj()
 	fc.Spec.Job.AllowNonRestoredState = ptr.To(true)
 	fc.Spec.FlinkProperties[resources.KeyStateRecoveryPath] = "s3://b/user-sp"
 	first := resources.Deploy{Revision: "wc-r", JobID: testJobID, FromSavepoint: "s3://b/sp-1"}
 	ran := first
-	ran.FromSavepoint = ""
+	ran.FromSavepoint = "resume-from-ha-only"
 
 	assert.Empty(t, cmp.Diff(resources.JobManagerDeployment(fc, ran, 1), resources.JobManagerDeployment(fc, first, 1)),
-		"the Deployment does not change when the savepoint is taken out")
+		"the Deployment does not change when the savepoint is replaced")
 	for _, c := range resources.JobManagerPodTemplate(fc, first).Spec.Containers {
 		assert.NotContains(t, strings.Join(c.Args, " "), "sp-1", "no savepoint in the container's arguments")
-		assert.NotContains(t, c.Args, "--fromSavepoint")
 	}
+	ran.FromSavepoint = ""
 
 	conf := resources.FlinkConfiguration(fc, first)
 	assert.Equal(t, "s3://b/sp-1", conf[resources.KeySavepointPath], "the first deploy restores its savepoint")

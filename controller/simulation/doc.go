@@ -127,6 +127,10 @@
 //	TestAllowNonRestoredStateSurvivesTheEntrypoint (resources)
 //	                                                          Job mode before Flink 2.3: allowNonRestoredState only in the
 //	                                                          configuration file, which the entrypoint overwrites (false)
+//	TestHole17AllowNonRestoredStateInDeploymentMode           Deployment mode, Flink 2.2: the restore of a savepoint with a
+//	                                                          removed operator's state fails (nothing on the command line);
+//	                                                          now $(FLINK_ADMISSION_RESTORE_PATH) from the ConfigMap, and a
+//	                                                          restart after the run reads ResumeFromHAOnly through it
 //
 // TestInvariants on 61c15d7, one run of 1,000 sequences of 60 steps (with the invariants and
 // random events of now) — 31 sequences violated an invariant; the controller of now: 0 of

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/internal/flinksim"
 )
 
 // brokenMain is what main() throws when a spec update broke the job (the --broken argument).
@@ -151,12 +153,18 @@ func (w *world) SavepointCompleted(p *fakeflink.JobManager, jobID, location stri
 // pod's command line and the Flink configuration ConfigMap as it is now, publishing the pod's
 // address as leader.
 func (w *world) startContainer(pr *proc, p *corev1.Pod) {
-	args := p.Spec.Containers[0].Args
+	// The kubelet expands the container's variables (the restore path of Deployment mode's
+	// command line, from the ConfigMap) at every container start.
+	cm := &corev1.ConfigMap{}
+	if w.cl.Get(bg, types.NamespacedName{Namespace: ns, Name: resources.ConfigMapName(name)}, cm) != nil {
+		cm = nil
+	}
+	args := flinksim.ExpandArgs(&p.Spec.Containers[0], cm)
 	props := w.flinkConfiguration()
 	props[fakeflink.PropJobID] = argValue(args, "--job-id")
 	props[deployProperty] = argValue(args, "--job-id") + "@" + p.Labels[resources.LabelRevision]
 	cfg := fakeflink.Config{Name: p.Name, Properties: props, Address: "http://" + pr.ip + ":8081",
-		FromSavepoint: argValue(args, "--fromSavepoint"), Revision: p.Labels[resources.LabelRevision]}
+		FromSavepoint: argValue(args, "--fromSavepoint"), AllowNonRestoredState: slices.Contains(args, "--allowNonRestoredState"), Revision: p.Labels[resources.LabelRevision]}
 	if hasArg(args, "--broken") {
 		cfg.Program = &fakeflink.Program{Throw: brokenMain}
 	}

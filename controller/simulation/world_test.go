@@ -304,7 +304,7 @@ func (w *world) workload() *workload {
 	key := types.NamespacedName{Namespace: ns, Name: resources.JobManagerName(name)}
 	d := &appsv1.Deployment{}
 	if w.cl.Get(bg, key, d) == nil {
-		if hasArg(d.Spec.Template.Spec.Containers[0].Args, "--fromSavepoint") {
+		if from := argValue(d.Spec.Template.Spec.Containers[0].Args, "--fromSavepoint"); from != "" && from != "$("+resources.EnvRestorePath+")" {
 			w.violate("the JobManager Deployment's pod template names a savepoint: every restart would restore it")
 		}
 		return w.workloadOf(d.UID, &d.Spec.Template, ptr.Deref(d.Spec.Replicas, 1), d.DeletionTimestamp != nil)
@@ -327,6 +327,10 @@ func (w *world) flinkConfiguration() map[string]string {
 		// Parsed once per version of the ConfigMap: the model reads it many times a step.
 		w.conf, w.confVersion = map[string]string{}, cm.ResourceVersion
 		_ = yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &w.conf)
+		if env, ok := cm.Data[resources.KeyRestorePath]; ok && env != w.conf[resources.KeySavepointPath] {
+			w.violate("the ConfigMap's %s (%q) is not the configuration's %s (%q): a restarted JobManager restores another path than a fresh main() reads",
+				resources.KeyRestorePath, env, resources.KeySavepointPath, w.conf[resources.KeySavepointPath])
+		}
 	}
 	return maps.Clone(w.conf)
 }

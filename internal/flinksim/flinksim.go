@@ -461,7 +461,7 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 	if st.proc != nil && st.proc.Alive() {
 		st.proc.Kill()
 	}
-	props, err := s.configuration(ctx, st.pod)
+	props, cli, err := s.configuration(ctx, st.pod)
 	if err != nil {
 		s.opts.Log.Error(err, "no simulated JobManager for pod", "pod", st.key)
 		return
@@ -471,7 +471,8 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 		ip = "127.0.0.1"
 	}
 	st.started, st.ended, st.applied = startedAt, false, map[string]string{}
-	proc := st.cluster.Start(fakeflink.Config{Name: st.pod.Name, Properties: props, Address: "http://" + ip + ":8081"})
+	proc := st.cluster.Start(fakeflink.Config{Name: st.pod.Name, Properties: props, FromSavepoint: cli.FromSavepoint,
+		AllowNonRestoredState: cli.AllowNonRestoredState, Address: "http://" + ip + ":8081"})
 	// Only the loop writes a podState; proc is also read by Process, under mu.
 	s.mu.Lock()
 	st.proc = proc
@@ -484,36 +485,83 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 
 // configuration is the Flink configuration the pod's container reads: the cluster's
 // ConfigMap as it is now, and the job ID of the pod's --job-id argument (Flink's standalone
-// entrypoint sets main()'s job ID from it).
-func (s *Simulator) configuration(ctx context.Context, pod *corev1.Pod) (map[string]string, error) {
+// entrypoint sets main()'s job ID from it); and the --fromSavepoint of its command line, with
+// the container's variables expanded from that same ConfigMap as the kubelet expands them
+// at every container start (ExpandArgs), and its --allowNonRestoredState (the fields of
+// fakeflink.Config they set).
+func (s *Simulator) configuration(ctx context.Context, pod *corev1.Pod) (map[string]string, fakeflink.Config, error) {
+	props, cli, err := s.readConfiguration(ctx, pod)
+	if err != nil {
+		return nil, cli, err
+	}
+	if s.opts.Configuration != nil {
+		s.opts.Configuration(pod, props)
+	}
+	return props, cli, nil
+}
+
+// readConfiguration is configuration without the test's Options.Configuration.
+func (s *Simulator) readConfiguration(ctx context.Context, pod *corev1.Pod) (map[string]string, fakeflink.Config, error) {
+	var cli fakeflink.Config
 	name := pod.Labels[resources.LabelCluster]
 	fc := &v1beta1.FlinkCluster{}
 	if err := s.client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: name}, fc); err != nil {
-		return nil, fmt.Errorf("reading FlinkCluster %s/%s: %w", pod.Namespace, name, err)
+		return nil, cli, fmt.Errorf("reading FlinkCluster %s/%s: %w", pod.Namespace, name, err)
 	}
 	cm := &corev1.ConfigMap{}
 	if err := s.client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: resources.ConfigMapName(name)}, cm); err != nil {
-		return nil, fmt.Errorf("reading the Flink configuration of %s/%s: %w", pod.Namespace, name, err)
+		return nil, cli, fmt.Errorf("reading the Flink configuration of %s/%s: %w", pod.Namespace, name, err)
 	}
 	conf := map[string]any{}
 	if err := yaml.Unmarshal([]byte(cm.Data[resources.ConfigFileName(fc)]), &conf); err != nil {
-		return nil, fmt.Errorf("parsing the Flink configuration of %s/%s: %w", pod.Namespace, name, err)
+		return nil, cli, fmt.Errorf("parsing the Flink configuration of %s/%s: %w", pod.Namespace, name, err)
 	}
 	props := map[string]string{}
 	for k, v := range conf {
 		props[k] = fmt.Sprint(v)
 	}
 	if c := jobManagerContainer(pod); c != nil {
-		for i := 0; i+1 < len(c.Args); i++ {
-			if c.Args[i] == "--job-id" {
-				props[fakeflink.PropJobID] = c.Args[i+1]
+		args := ExpandArgs(c, cm)
+		for i, a := range args {
+			switch {
+			case a == "--allowNonRestoredState":
+				cli.AllowNonRestoredState = true
+			case a == "--job-id" && i+1 < len(args):
+				props[fakeflink.PropJobID] = args[i+1]
+			case a == "--fromSavepoint" && i+1 < len(args):
+				cli.FromSavepoint = args[i+1]
 			}
 		}
 	}
-	if s.opts.Configuration != nil {
-		s.opts.Configuration(pod, props)
+	return props, cli, nil
+}
+
+// ExpandArgs is a container's args as the kubelet runs them: each $(NAME) of a variable of
+// the container's env replaced by its value, a literal value or an entry of cm (the
+// valueFrom.configMapKeyRef variables that name it), read now. The kubelet does so every time
+// it creates the container (makeEnvironmentVariables in pkg/kubelet/kubelet_pods.go, then
+// ExpandContainerCommandAndArgs), so a restarted container sees the ConfigMap as it is then.
+// A reference to a variable it cannot resolve stays as written, as in Kubernetes.
+func ExpandArgs(c *corev1.Container, cm *corev1.ConfigMap) []string {
+	vars := map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			vars[e.Name] = e.Value
+		case e.ValueFrom.ConfigMapKeyRef != nil && cm != nil && e.ValueFrom.ConfigMapKeyRef.Name == cm.Name:
+			if v, ok := cm.Data[e.ValueFrom.ConfigMapKeyRef.Key]; ok {
+				vars[e.Name] = v
+			}
+		}
 	}
-	return props, nil
+	args := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		for name, v := range vars {
+			a = strings.ReplaceAll(a, "$("+name+")", v)
+		}
+		args[i] = a
+	}
+	return args
 }
 
 // round fires the timers and notices processes that ended.
