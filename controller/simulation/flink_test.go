@@ -15,7 +15,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
-	"github.com/flink-admission/flink-admission/internal/flinksim"
+	"github.com/flink-admission/flink-admission/internal/containerargs"
 )
 
 // brokenMain is what main() throws when a spec update broke the job (the --broken argument).
@@ -159,7 +159,7 @@ func (w *world) startContainer(pr *proc, p *corev1.Pod) {
 	if w.cl.Get(bg, types.NamespacedName{Namespace: ns, Name: resources.ConfigMapName(name)}, cm) != nil {
 		cm = nil
 	}
-	args := flinksim.ExpandArgs(&p.Spec.Containers[0], cm)
+	args := containerargs.Expand(&p.Spec.Containers[0], cm)
 	props := w.flinkConfiguration()
 	props[fakeflink.PropJobID] = argValue(args, "--job-id")
 	props[deployProperty] = argValue(args, "--job-id") + "@" + p.Labels[resources.LabelRevision]

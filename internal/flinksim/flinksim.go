@@ -66,6 +66,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/internal/containerargs"
 )
 
 // Annotations on a JobManager pod by which a user drives its simulated job from kubectl.
@@ -487,7 +488,7 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 // ConfigMap as it is now, and the job ID of the pod's --job-id argument (Flink's standalone
 // entrypoint sets main()'s job ID from it); and the --fromSavepoint of its command line, with
 // the container's variables expanded from that same ConfigMap as the kubelet expands them
-// at every container start (ExpandArgs), and its --allowNonRestoredState (the fields of
+// at every container start (containerargs.Expand), and its --allowNonRestoredState (the fields of
 // fakeflink.Config they set).
 func (s *Simulator) configuration(ctx context.Context, pod *corev1.Pod) (map[string]string, fakeflink.Config, error) {
 	props, cli, err := s.readConfiguration(ctx, pod)
@@ -521,7 +522,7 @@ func (s *Simulator) readConfiguration(ctx context.Context, pod *corev1.Pod) (map
 		props[k] = fmt.Sprint(v)
 	}
 	if c := jobManagerContainer(pod); c != nil {
-		args := ExpandArgs(c, cm)
+		args := containerargs.Expand(c, cm)
 		for i, a := range args {
 			switch {
 			case a == "--allowNonRestoredState":
@@ -534,34 +535,6 @@ func (s *Simulator) readConfiguration(ctx context.Context, pod *corev1.Pod) (map
 		}
 	}
 	return props, cli, nil
-}
-
-// ExpandArgs is a container's args as the kubelet runs them: each $(NAME) of a variable of
-// the container's env replaced by its value, a literal value or an entry of cm (the
-// valueFrom.configMapKeyRef variables that name it), read now. The kubelet does so every time
-// it creates the container (makeEnvironmentVariables in pkg/kubelet/kubelet_pods.go, then
-// ExpandContainerCommandAndArgs), so a restarted container sees the ConfigMap as it is then.
-// A reference to a variable it cannot resolve stays as written, as in Kubernetes.
-func ExpandArgs(c *corev1.Container, cm *corev1.ConfigMap) []string {
-	vars := map[string]string{}
-	for _, e := range c.Env {
-		switch {
-		case e.ValueFrom == nil:
-			vars[e.Name] = e.Value
-		case e.ValueFrom.ConfigMapKeyRef != nil && cm != nil && e.ValueFrom.ConfigMapKeyRef.Name == cm.Name:
-			if v, ok := cm.Data[e.ValueFrom.ConfigMapKeyRef.Key]; ok {
-				vars[e.Name] = v
-			}
-		}
-	}
-	args := make([]string, len(c.Args))
-	for i, a := range c.Args {
-		for name, v := range vars {
-			a = strings.ReplaceAll(a, "$("+name+")", v)
-		}
-		args[i] = a
-	}
-	return args
 }
 
 // round fires the timers and notices processes that ended.
