@@ -203,9 +203,8 @@ func (c *cycle) observeSubmitted(ctx context.Context) error {
 	if !metav1.IsControlledBy(cm, c.fc) {
 		return nil
 	}
-	path, _ := resources.ConfiguredValue(cm, resources.KeySavepointPath)
-	jrs, _ := resources.ConfiguredValue(cm, resources.KeyJRSStoragePath)
-	if path == ResumeFromHAOnly && jrs != "" && jrs == resources.JobResultStorePath(c.fc, job.ID) {
+	conf := resources.Configuration(cm)
+	if path, jrs := conf[resources.KeySavepointPath], conf[resources.KeyJRSStoragePath]; path == ResumeFromHAOnly && jrs != "" && jrs == resources.JobResultStorePath(c.fc, job.ID) {
 		c.obs.submitted = job.ID
 	}
 	return nil

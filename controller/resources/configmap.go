@@ -232,6 +232,25 @@ func ReplaceSavepoint(cm *corev1.ConfigMap, path string) (bool, error) {
 	return changed, nil
 }
 
+// Configuration is the Flink configuration a ConfigMap built by ConfigMap holds: its
+// config.yaml, else its legacy flink-conf.yaml; nil when it holds neither or the file cannot
+// be read.
+func Configuration(cm *corev1.ConfigMap) map[string]string {
+	for _, f := range []struct {
+		name     string
+		standard bool
+	}{{configFile, true}, {legacyConfigFile, false}} {
+		if text, found := cm.Data[f.name]; found {
+			conf, err := parseConfig(text, f.standard)
+			if err != nil {
+				return nil
+			}
+			return conf
+		}
+	}
+	return nil
+}
+
 // parseConfig reads a configuration file that render wrote.
 func parseConfig(text string, standard bool) (map[string]string, error) {
 	conf := map[string]string{}

@@ -114,7 +114,7 @@ func TestReplaceSavepointRewritesTheRestorePathEntry(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, changed)
 	assert.Equal(t, after, cm.Data[resources.KeyRestorePath])
-	path, _ := resources.ConfiguredValue(cm, resources.KeySavepointPath)
+	path := resources.Configuration(cm)[resources.KeySavepointPath]
 	assert.Equal(t, after, path, "the file and the entry agree")
 	changed, err = resources.ReplaceSavepoint(cm, after)
 	require.NoError(t, err)
