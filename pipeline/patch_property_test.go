@@ -30,8 +30,10 @@ func FuzzAdmitPatch(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Read as the webhook reads it (case-sensitive, a name given twice refused); the
+		// webhook refuses unknown fields too, which the patch leaves alone anyway.
 		obj := &v1beta1.FlinkCluster{}
-		if json.Unmarshal(data, obj) != nil {
+		if strict, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowDuplicateFields); err != nil || len(strict) > 0 {
 			return
 		}
 		checkAdmitPatch(t, data, obj)
@@ -50,40 +52,38 @@ func checkAdmitPatch(t *testing.T, sent []byte, obj *v1beta1.FlinkCluster) {
 		t.Fatalf("DefaultingPatch: %v", err)
 	}
 	patched := &v1beta1.FlinkCluster{}
-	if err := json.Unmarshal(apply(t, sent, ops), patched); err != nil {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(apply(t, sent, ops), patched); err != nil {
 		t.Fatalf("the patched object does not decode: %v", err)
 	}
 	if !equality.Semantic.DeepEqual(patched, v.Object) {
 		t.Fatalf("the patched object is not the defaulted one (-defaulted +patched):\n%s\npatch: %s",
 			cmp.Diff(v.Object, patched), marshal(t, ops))
 	}
-	checkMemberPatch(t, sent, obj, v.Object)
+	checkChangedFields(t, sent, obj, v.Object, ops)
 	again := Pipeline{}.Admit(nil, v.Object, Default)
 	if ops, err := DefaultingPatch(marshal(t, v.Object), v.Object, again.Object); err != nil || len(ops) != 0 {
 		t.Fatalf("a defaulted object got a patch (%v): %s", err, marshal(t, ops))
 	}
 }
 
-// checkMemberPatch checks that memberPatch, when it answers, answers as documentPatch on
-// an object with no name given twice (DefaultingPatch's callers refuse those before).
-func checkMemberPatch(t *testing.T, sent []byte, decoded, defaulted *v1beta1.FlinkCluster) {
+// checkChangedFields checks that DefaultingPatch, which compares only the fields
+// defaulting changed, answers as CreatePatch on the whole objects, anchored the same way.
+func checkChangedFields(t *testing.T, sent []byte, decoded, defaulted *v1beta1.FlinkCluster, got []jsonpatch.Operation) {
 	t.Helper()
+	ops, err := jsonpatch.CreatePatch(marshal(t, decoded), marshal(t, defaulted))
+	if err != nil {
+		t.Fatalf("CreatePatch on the whole objects: %v", err)
+	}
 	var doc any
-	if strict, err := sigsjson.UnmarshalStrict(sent, &doc, sigsjson.DisallowDuplicateFields); err != nil || len(strict) > 0 {
-		return
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(sent, &doc); err != nil {
+		t.Fatalf("reading the object as sent: %v", err)
 	}
-	ops, done, err := memberPatch(sent, decoded, defaulted)
-	if !done {
-		return
+	want, err := anchor(ops, doc, defaulted, "")
+	if err != nil {
+		t.Fatalf("anchoring the whole objects' patch: %v", err)
 	}
-	want, wantErr := documentPatch(sent, decoded, defaulted)
-	if (err != nil) != (wantErr != nil) {
-		t.Fatalf("memberPatch's error %v, documentPatch's %v", err, wantErr)
-	}
-	slices.SortStableFunc(ops, comparePaths)
-	slices.SortStableFunc(want, comparePaths)
-	if got, want := string(marshal(t, ops)), string(marshal(t, want)); got != want {
-		t.Fatalf("memberPatch's patch is not documentPatch's:\n%s\n%s", got, want)
+	if got, want := string(marshal(t, got)), string(marshal(t, want)); got != want {
+		t.Fatalf("the patch of the changed fields is not the whole objects':\n%s\n%s", got, want)
 	}
 }
 
