@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,9 +100,24 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			// The default per-item backoff grows to 1000 s: a cluster whose reconciles failed a
 			// dozen times in a row (API server restarts, conflicts under load) would then not be
 			// looked at for minutes while its JobManager may be failing. Cap it at 30 s.
-			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 30*time.Second),
+			RateLimiter:      workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 30*time.Second),
+			UsePriorityQueue: ptr.To(false),
+			NewQueue:         newQueue,
 		}).
 		Complete(r)
+}
+
+// newQueue is the controller's work queue: client-go's, first in first out, not
+// controller-runtime's default priority queue. That one serves an item added at a low
+// priority (a cluster of the cache's initial list: one that existed, or was being created,
+// while the controller started) only when no item of a higher priority is ready. Every
+// active cluster is requeued each --flink-poll-interval, so once a controller has more
+// clusters than its workers get through in that interval, some item is always ready, and
+// the clusters of the initial list were never reconciled: no finalizer, no JobManager, no
+// status (3 of 500 in make bench's section 6, with the default 4 workers). In order, every
+// cluster waits at most one round of the others.
+func newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
 }
 
 // CacheOptions restricts the manager's cache for the kinds the controller owns or watches

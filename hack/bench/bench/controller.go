@@ -182,12 +182,13 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 		return nil, fmt.Errorf("creating the clusters: %w", err)
 	}
 	ids := map[string]string{}
-	done, _, err := waitJobs(ctx, cl, o.Wait, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
+	done, _, waiting, err := waitJobs(ctx, cl, o.Wait, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
 		return jobRunning(fc)
 	}, nil)
 	if err != nil {
 		return nil, err
 	}
+	describeWaiting(progress, waiting)
 	p, err := m.end(ctx, "create every cluster at once; until every job is Running", done)
 	if err != nil {
 		return nil, err
@@ -222,7 +223,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	// Running again means: the controller reports the job Running with its ID, and Flink's
 	// leader, the one that runs it, is the process of a new pod (until the old pods end
 	// after their preStop delay, the old leaders still run the jobs).
-	done, changed, err := waitJobs(ctx, cl, o.Wait, func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool {
+	done, changed, waiting, err := waitJobs(ctx, cl, o.Wait, func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool {
 		if !jobRunning(fc) {
 			return false
 		}
@@ -234,6 +235,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if err != nil {
 		return nil, err
 	}
+	describeWaiting(progress, waiting)
 	p, err = m.end(ctx, "delete every JobManager pod at once; until every job runs on a new pod", done)
 	if err != nil {
 		return nil, err
@@ -260,6 +262,28 @@ func benchCluster() (*v1beta1.FlinkCluster, error) {
 	return fc, nil
 }
 
+// describeWaiting writes what the first clusters a phase still waited for at its end say
+// of their job, so that a phase that ran out of time says why.
+func describeWaiting(w io.Writer, waiting []v1beta1.FlinkCluster) {
+	for i, fc := range waiting {
+		if i == 10 {
+			fmt.Fprintf(w, "   ... and %d more\n", len(waiting)-i)
+			return
+		}
+		job := "no job status"
+		if j := fc.Status.Components.Job; j != nil {
+			job = fmt.Sprintf("job %q %s", j.ID, j.State)
+		}
+		var conds []string
+		for _, c := range fc.Status.Conditions {
+			if c.Status == metav1.ConditionTrue {
+				conds = append(conds, c.Type+"/"+c.Reason)
+			}
+		}
+		fmt.Fprintf(w, "   still waiting: %s: %s, state %s, true: %s\n", fc.Name, job, fc.Status.State, strings.Join(conds, ", "))
+	}
+}
+
 func jobRunning(fc *v1beta1.FlinkCluster) bool {
 	j := fc.Status.Components.Job
 	return j != nil && j.ID != "" && j.State == v1beta1.JobStateRunning
@@ -269,21 +293,28 @@ func jobRunning(fc *v1beta1.FlinkCluster) bool {
 // returns how many it held for and how many changed (by changedFn) at the end. With old
 // set, ready is given the names of the cluster's Running JobManager pods not in old.
 func waitJobs(ctx context.Context, cl client.Client, wait time.Duration,
-	ready func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool, changedFn func(*v1beta1.FlinkCluster) bool, old ...map[types.UID]bool) (done, changed int, err error) {
+	ready func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool, changedFn func(*v1beta1.FlinkCluster) bool, old ...map[types.UID]bool) (done, changed int, waiting []v1beta1.FlinkCluster, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		// At the deadline a list fails: the figures are then those of the last round.
 		var list v1beta1.FlinkClusterList
-		if err := cl.List(ctx, &list, client.InNamespace(controllerNamespace)); err != nil && ctx.Err() == nil {
-			return 0, 0, err
+		if err := cl.List(ctx, &list, client.InNamespace(controllerNamespace)); err != nil {
+			if ctx.Err() != nil {
+				return done, changed, waiting, nil
+			}
+			return 0, 0, nil, err
 		}
 		running := map[string]map[string]bool{}
 		if len(old) > 0 {
 			var pods corev1.PodList
-			if err := cl.List(ctx, &pods, client.InNamespace(controllerNamespace), client.MatchingLabels{resources.LabelComponent: resources.ComponentJobManager}); err != nil && ctx.Err() == nil {
-				return 0, 0, err
+			if err := cl.List(ctx, &pods, client.InNamespace(controllerNamespace), client.MatchingLabels{resources.LabelComponent: resources.ComponentJobManager}); err != nil {
+				if ctx.Err() != nil {
+					return done, changed, waiting, nil
+				}
+				return 0, 0, nil, err
 			}
 			for _, pod := range pods.Items {
 				if !old[0][pod.UID] && pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning {
@@ -295,21 +326,23 @@ func waitJobs(ctx context.Context, cl client.Client, wait time.Duration,
 				}
 			}
 		}
-		done, changed = 0, 0
+		done, changed, waiting = 0, 0, nil
 		for i := range list.Items {
 			if ready(&list.Items[i], running[list.Items[i].Name]) {
 				done++
+			} else {
+				waiting = append(waiting, list.Items[i])
 			}
 			if changedFn != nil && changedFn(&list.Items[i]) {
 				changed++
 			}
 		}
 		if done == len(list.Items) && done > 0 {
-			return done, changed, nil
+			return done, changed, nil, nil
 		}
 		select {
 		case <-ctx.Done():
-			return done, changed, nil
+			return done, changed, waiting, nil
 		case <-tick.C:
 		}
 	}
