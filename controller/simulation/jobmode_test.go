@@ -17,6 +17,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
 // Issue 17, Job-mode savepoint loss: with Flink's default execution.shutdown-on-application-
@@ -82,10 +83,9 @@ func TestJobModeUpdateTakesTheFinalSavepointAndTheNextJobRestoresIt(t *testing.T
 
 func TestJobModeJobManagerEndedByTheControllerOnceTheEndIsRecorded(t *testing.T) {
 	cases := []struct {
-		name     string
-		end      string
-		want     string
-		jobEnded string
+		name string
+		end  string
+		want string
 	}{
 		{name: "FINISHED: Succeeded, the Job Complete", end: flinkclient.JobStateFinished, want: v1beta1.JobStateSucceeded},
 		// DELETE /cluster ends the cluster as SUCCEEDED: the Job says Complete, the status
@@ -94,10 +94,7 @@ func TestJobModeJobManagerEndedByTheControllerOnceTheEndIsRecorded(t *testing.T)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorldWith(t, 62, &setup{mode: v1beta1.JobManagerDeploymentTypeJob, build: func(fc *v1beta1.FlinkCluster) {
-				keep := v1beta1.CleanupActionKeepCluster
-				fc.Spec.Job.CleanupPolicy = &v1beta1.CleanupPolicy{AfterJobSucceeds: keep, AfterJobFails: keep, AfterJobCancelled: keep}
-			}})
+			w := newWorldWith(t, 62, &setup{mode: v1beta1.JobManagerDeploymentTypeJob, build: keepEndedCluster})
 			fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 			id := fc.Status.Components.Job.ID
 			pr := w.leader()
@@ -127,10 +124,7 @@ func TestJobModeJobManagerEndedByTheControllerOnceTheEndIsRecorded(t *testing.T)
 }
 
 func TestJobModeJobManagerThatDoesNotAnswerTheShutdownHasItsJobDeleted(t *testing.T) {
-	w := newWorldWith(t, 63, &setup{mode: v1beta1.JobManagerDeploymentTypeJob, build: func(fc *v1beta1.FlinkCluster) {
-		keep := v1beta1.CleanupActionKeepCluster
-		fc.Spec.Job.CleanupPolicy = &v1beta1.CleanupPolicy{AfterJobSucceeds: keep, AfterJobFails: keep, AfterJobCancelled: keep}
-	}})
+	w := newWorldWith(t, 63, &setup{mode: v1beta1.JobManagerDeploymentTypeJob, build: keepEndedCluster})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 	id := fc.Status.Components.Job.ID
 	pr := w.leader()
@@ -162,4 +156,11 @@ func TestJobModeJobManagerThatDoesNotAnswerTheShutdownHasItsJobDeleted(t *testin
 	}
 	assert.False(t, meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionWaiting), "nothing left to wait for")
 	noViolations(t, w)
+}
+
+// keepEndedCluster keeps every object of a cluster whose job ended, however it ended, so
+// that the test sees the JobManager Job's own end.
+func keepEndedCluster(fc *v1beta1.FlinkCluster) {
+	keep := v1beta1.CleanupActionKeepCluster
+	*fc = *builder.Wrap(fc).CleanupPolicy(keep, keep, keep).Obj()
 }
