@@ -136,7 +136,7 @@ func (c *cycle) applyComponents(ctx context.Context) error {
 // finds no savepoint: JobInitializationException caused by FileNotFoundException) instead
 // of starting from empty state under the same job ID. The Flink Kubernetes operator does the
 // same for deploys that must resume from HA (AbstractJobReconciler.LAST_STATE_DUMMY_SP_PATH).
-// The controller recognises the failure (restoreRefused) and asks the user for a savepoint.
+// The controller recognises the failure (state.Flink.RestoreRefused) and asks the user for a savepoint.
 const ResumeFromHAOnly = "flink-admission-no-savepoint-the-job-must-resume-from-its-ha-data"
 
 // deployment is the current deploy of the job. The savepoint it restores goes into the Flink

@@ -75,7 +75,7 @@ func (c *cycle) resume(ctx context.Context) error {
 	// HA services other than Kubernetes HA (unsupportedHA) keep the job graph where the
 	// controller cannot look: the JobManager is created again and recovers the job if its
 	// graph is there; if not, main() finds ResumeFromHAOnly and fails instead of starting
-	// from empty state (restoreRefused).
+	// from empty state (state.Flink.RestoreRefused).
 	if c.kubernetesHA() && !c.obs.ha.jobGraphStored(job.ID) {
 		reason := fmt.Sprintf("the JobManager Deployment of job %s is missing and the HA metadata the job would recover from is gone (no job graph in the ConfigMaps of cluster ID %s): restoring savepoint %q would lose the state acknowledged since",
 			job.ID, resources.HAClusterID(c.fc), job.SavepointLocation)

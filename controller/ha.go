@@ -271,7 +271,7 @@ func (c *cycle) deleteHAConfigMaps(ctx context.Context) (bool, error) {
 // the user which savepoint to deploy it again from.
 func (c *cycle) noteRestoreRefused() {
 	job := c.job()
-	if !c.obs.restoreRefused || job.State != v1beta1.JobStateFailed {
+	if f := c.obs.flink; f == nil || !f.RestoreRefused || job.State != v1beta1.JobStateFailed {
 		return
 	}
 	reason := fmt.Sprintf("the JobManager of job %s ran main() again without the job's HA metadata (no job graph in the ConfigMaps of cluster ID %s: deleted under the running JobManager?); the restore path %s made the job fail instead of starting from empty state",

@@ -47,9 +47,6 @@ type observed struct {
 	notLeader bool
 	// ha is what the cluster's HA ConfigMaps say.
 	ha haView
-	// restoreRefused is set when the deploy's job FAILED restoring ResumeFromHAOnly: a
-	// JobManager ran main() again because the job's HA data was gone.
-	restoreRefused bool
 	// submitted is the job ID of the current deploy when its main() submitted the job before
 	// the controller saw it run (observeSubmitted); "" otherwise.
 	submitted string
@@ -323,8 +320,7 @@ func (c *cycle) observeFlink(ctx context.Context) {
 	if f.Job != nil && f.Job.State == flinkclient.JobStateFailed {
 		if ex, err := cl.GetExceptions(ctx, f.Job.ID); err == nil {
 			f.JobFailure = flinkclient.Summary(ex)
-			c.obs.restoreRefused = mentionsResumeFromHAOnly(ex)
-			f.RestoreRefused = c.obs.restoreRefused
+			f.RestoreRefused = mentionsResumeFromHAOnly(ex)
 		}
 	}
 	apps, err := cl.ListApplications(ctx)
