@@ -263,11 +263,10 @@ func (c *HTTPClient) SavepointStatus(ctx context.Context, jobID, triggerID strin
 	if err := checkID("trigger", triggerID); err != nil {
 		return nil, err
 	}
-	op, err := c.operationStatus(ctx, "/jobs/"+jobID+"/savepoints/"+triggerID, "savepoint failed")
+	st, err := c.operationStatus(ctx, "/jobs/"+jobID+"/savepoints/"+triggerID, "savepoint failed")
 	if err != nil {
 		return nil, err
 	}
-	st := &SavepointStatus{State: op.State, Location: op.Location, FailureCause: op.FailureCause}
 	if st.State == OperationCompleted && st.Location == "" && st.FailureCause == "" {
 		st.FailureCause = "savepoint completed without a location"
 	}
@@ -290,21 +289,16 @@ type operationAnswer struct {
 	} `json:"operation"`
 }
 
-// operationResult is one poll of an asynchronous operation, read from an operationAnswer.
-type operationResult struct {
-	State, Location, FailureCause string
-}
-
 // operationStatus polls the asynchronous operation at path (a savepoint or stop trigger, a
-// savepoint disposal). A failure is told by its stack trace's first line, else its class,
+// savepoint disposal); a disposal has no location. A failure is told by its stack trace's first line, else its class,
 // else failed: Flink may send a failure cause with neither, and a completed operation must
 // still read as failed then.
-func (c *HTTPClient) operationStatus(ctx context.Context, path, failed string) (operationResult, error) {
+func (c *HTTPClient) operationStatus(ctx context.Context, path, failed string) (*SavepointStatus, error) {
 	var out operationAnswer
 	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
-		return operationResult{}, err
+		return nil, err
 	}
-	res := operationResult{State: out.Status.ID}
+	res := &SavepointStatus{State: out.Status.ID}
 	if out.Operation == nil {
 		return res, nil
 	}
