@@ -169,9 +169,11 @@ func anchor(ops []jsonpatch.Operation, sent, after any, prefix string) ([]jsonpa
 		}
 		// The first member on the way that sent lacks is set whole: the root itself when
 		// sent is null or no object (no spec at all).
+		var at []string // the member set whole; none for the root
 		path := ""
 		if sent != nil {
-			path = "/" + strings.Join(escapeAll(tokens[:missing+1]), "/")
+			at = tokens[:missing+1]
+			path = "/" + strings.Join(escapeAll(at), "/")
 		}
 		if added[path] {
 			continue
@@ -187,7 +189,7 @@ func anchor(ops []jsonpatch.Operation, sent, after any, prefix string) ([]jsonpa
 				return nil, fmt.Errorf("reading the defaulted object: %w", err)
 			}
 		}
-		v, err := lookup(afterDoc, pointerTokens(path))
+		v, err := lookup(afterDoc, at)
 		if err != nil {
 			return nil, err
 		}
