@@ -290,7 +290,8 @@ func jobRunning(fc *v1beta1.FlinkCluster) bool {
 }
 
 // waitJobs polls every cluster until ready holds for all of them or wait runs out, and
-// returns how many it held for and how many changed (by changedFn) at the end. With old
+// returns how many it held for, how many changed (by changedFn) and the clusters it did not
+// hold for, at the end (those of the last round the deadline let it read). With old
 // set, ready is given the names of the cluster's Running JobManager pods not in old.
 func waitJobs(ctx context.Context, cl client.Client, wait time.Duration,
 	ready func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool, changedFn func(*v1beta1.FlinkCluster) bool, old ...map[types.UID]bool) (done, changed int, waiting []v1beta1.FlinkCluster, err error) {
