@@ -128,6 +128,10 @@ const (
 	// the controller waits to see the job ended before it replaces the JobManager (the job
 	// restarted instead, or no trusted JobManager answers).
 	ConditionReasonWaitingForJobEnd = "WaitingForJobEnd"
+	// ConditionReasonWaitingForUpgradableState: the update waits for the job to reach a state
+	// it can be updated from without losing state (flinkcluster.UpgradeWait): Flink reports it
+	// restarting, a checkpoint is in progress, or a flinkVersion change waits for the job to run.
+	ConditionReasonWaitingForUpgradableState = "WaitingForUpgradableState"
 	// ConditionReasonWaitingForJobManagerShutdown: the job ended (Job mode) and its JobManager,
 	// which outlives the job (execution.shutdown-on-application-finish false), has not ended
 	// yet: asked to shut down, it is exiting, or its REST API does not answer; past the wait

@@ -57,10 +57,8 @@ type cycle struct {
 	// derivedFailure is set when this reconcile's observation found a failed JobManager
 	// deployment (DeploymentFailed with the failure's own reason).
 	derivedFailure bool
-	// plan is how the update of this reconcile carries the job's state (planUpdate).
-	plan upgradePlan
-	// lastStateWhy says why a last-state redeploy was not possible, for SavepointRequired.
-	lastStateWhy string
+	// upgrade is how the update of this reconcile carries the job's state (planUpdate).
+	upgrade flinkcluster.Upgrade
 }
 
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
@@ -122,6 +120,15 @@ func (c *cycle) persist(ctx context.Context) error {
 	}
 	c.orig.Status = *c.fc.Status.DeepCopy()
 	return nil
+}
+
+// pastDeadline reports whether an operation that started at since (a status time) has run
+// longer than bound. Every operation's deadline is measured from its own start as the status
+// records it, so that a restarted controller keeps the same deadline; an operation with no
+// recorded start has none (its start is recorded before it reaches Flink).
+func (c *cycle) pastDeadline(since string, bound time.Duration) bool {
+	t := state.ParseTime(since)
+	return !t.IsZero() && bound > 0 && c.now.Sub(t) > bound
 }
 
 // after asks for another reconcile within d.

@@ -25,18 +25,6 @@ import (
 // the new spec (Flink restores the checkpoint store before any savepoint path). The controller
 // reads only the store's keys (checkpoint IDs): the values are Flink's serialized handles.
 
-// upgradePlan is how the next deploy of an update carries the job's state.
-type upgradePlan int
-
-const (
-	// planSavepoint: a savepoint (the final one of a stop, or what restoreSource confirms).
-	planSavepoint upgradePlan = iota
-	// planLastState: the newest checkpoint of Flink's HA store, under the same job ID.
-	planLastState
-	// planStateless: empty state, as upgradeMode stateless asks.
-	planStateless
-)
-
 // lastStateView is what Flink's HA store offers a last-state redeploy of the current job.
 type lastStateView struct {
 	// ok: the store holds a checkpoint of the job that is newer than its savepoints.
@@ -103,72 +91,67 @@ func (c *cycle) lastState() lastStateView {
 	return v
 }
 
-// planUpdate chooses how this update carries the job's state. A stop-with-savepoint in
-// flight is always finished first; the user's restore answer goes through restoreSource.
-// With upgradeMode last-state, a running job's newest checkpoint must be younger than the
-// max checkpoint age (flinkcluster.PropertyLastStateMaxCheckpointAge), else the job is
-// stopped with a savepoint, as the Flink Kubernetes operator does; a job that does not run
-// cannot take a savepoint, and its newest checkpoint is its newest state whatever its age.
-func (c *cycle) planUpdate(ctx context.Context) upgradePlan {
-	job := c.job()
-	if c.restoreChoice() != nil || c.stopInFlight(SavepointReasonUpdate) {
-		return planSavepoint
+// planUpdate decides how this update carries the job's state: flinkcluster.PlanUpgrade on
+// this reconcile's observation. The checkpoint statistics are read only when the decision
+// needs them: last-state under a max checkpoint age, the job running.
+func (c *cycle) planUpdate(ctx context.Context) flinkcluster.Upgrade {
+	obs := c.upgradeObservation()
+	if _, bounded := flinkcluster.LastStateMaxCheckpointAge(c.fc.Spec.FlinkProperties); bounded &&
+		c.fc.Spec.Job.GetUpgradeMode() == v1beta1.UpgradeModeLastState && obs.FlinkJobState == flinkcluster.FlinkJobRunning {
+		obs.Checkpoints = c.checkpointTimes(ctx, c.job().ID)
 	}
-	switch c.fc.Spec.Job.GetUpgradeMode() {
-	case v1beta1.UpgradeModeStateless:
-		return planStateless
-	case v1beta1.UpgradeModeLastState:
-		ls := c.lastState()
-		if !ls.ok {
-			c.lastStateWhy = ls.why
-			return planSavepoint
-		}
-		if c.flinkReportsRunning() {
-			if tooOld, why := c.checkpointTooOld(ctx, job.ID); tooOld {
-				c.lastStateWhy = why
-				c.event(corev1.EventTypeNormal, ReasonLastStateRefused, "Update", "not a last-state update of job %s: %s; stopping it with a savepoint instead", job.ID, why)
-				return planSavepoint
-			}
-		} else if _, bounded := flinkcluster.LastStateMaxCheckpointAge(c.fc.Spec.FlinkProperties); bounded && c.obs.flink == nil && len(c.mayLeadPods()) > 0 {
-			// No word from Flink while a JobManager may still run the job: it may run on
-			// with a checkpoint older than the bound, whose age cannot be read. The savepoint
-			// path waits for the REST API (or for no JobManager to be left) instead.
-			c.lastStateWhy = "the Flink REST API does not answer while a JobManager may still run the job: the age of its newest checkpoint cannot be read"
-			return planSavepoint
-		}
-		return planLastState
+	u := flinkcluster.PlanUpgrade(&c.fc.Spec, c.st, obs, c.now)
+	if c.fc.Spec.Job.GetUpgradeMode() == v1beta1.UpgradeModeLastState && u.How == flinkcluster.UpgradeSavepoint && u.Stop &&
+		c.job().State != v1beta1.JobStateUpdating {
+		c.event(corev1.EventTypeNormal, ReasonLastStateRefused, "Update", "job %s: %s", c.job().ID, u.Why)
 	}
-	return planSavepoint
+	return u
 }
 
-// checkpointTooOld reports whether the running job's newest completed checkpoint, as Flink's
-// checkpoint statistics report it, is older than the max checkpoint age; without a bound it
-// never is. A job whose statistics cannot be read is taken as too old: the savepoint path is
-// the safe one while the job runs.
-func (c *cycle) checkpointTooOld(ctx context.Context, jobID string) (bool, string) {
-	maxAge, bounded := flinkcluster.LastStateMaxCheckpointAge(c.fc.Spec.FlinkProperties)
-	if !bounded {
-		return false, ""
+// upgradeObservation is what this reconcile observed, as the upgrade decision reads it.
+func (c *cycle) upgradeObservation() flinkcluster.UpgradeObservation {
+	ls := c.lastState()
+	obs := flinkcluster.UpgradeObservation{
+		RestoreChoice: c.restoreChoice(),
+		StopInFlight:  c.stopInFlight(SavepointReasonUpdate),
+		MayStillRun:   c.obs.flink == nil && len(c.mayLeadPods()) > 0,
+		LastState:     flinkcluster.LastStateOffer{Available: ls.ok, Checkpoint: ls.checkpoint, Why: ls.why},
 	}
+	if f := c.obs.flink; f != nil {
+		obs.FlinkAnswered = true
+		if f.Job != nil {
+			obs.FlinkJobState = f.Job.State
+		}
+	}
+	return obs
+}
+
+// checkpointTimes reads the trigger times of the running job's newest completed checkpoint
+// (or the one it restored, when newer) and of the one in progress from Flink's checkpoint
+// statistics, as the Flink Kubernetes operator measures a checkpoint's age.
+func (c *cycle) checkpointTimes(ctx context.Context, jobID string) *flinkcluster.CheckpointTimes {
 	cl, err := c.flinkClient(ctx)
 	if err != nil {
-		return true, fmt.Sprintf("the age of its newest checkpoint cannot be read (%v)", err)
+		return &flinkcluster.CheckpointTimes{Err: err}
 	}
 	callCtx, cancel := context.WithTimeout(ctx, flinkCallTimeout)
 	defer cancel()
 	cps, err := cl.GetCheckpoints(callCtx, jobID)
 	if err != nil {
-		return true, fmt.Sprintf("the age of its newest checkpoint cannot be read (%v)", err)
+		return &flinkcluster.CheckpointTimes{Err: err}
 	}
-	done := cps.Latest.Completed
-	if done == nil {
-		return true, "Flink reports no completed checkpoint"
+	var out flinkcluster.CheckpointTimes
+	latest := cps.Latest.Completed
+	if r := cps.Latest.Restored; r != nil && (latest == nil || r.ID > latest.ID) {
+		// A restored checkpoint has no trigger time of this run: its restore time stands in.
+		out.LatestCompleted = time.UnixMilli(r.RestoreTimestamp)
+	} else if latest != nil {
+		out.LatestCompleted = time.UnixMilli(latest.TriggerTimestamp)
 	}
-	age := c.now.Sub(time.UnixMilli(done.LatestAckTimestamp))
-	if age > maxAge {
-		return true, fmt.Sprintf("its newest checkpoint %d is %s old, older than %s %s", done.ID, age.Round(time.Second), flinkcluster.PropertyLastStateMaxCheckpointAge, maxAge)
+	if p := cps.InProgress(); p != nil {
+		out.Pending = time.UnixMilli(p.TriggerTimestamp)
 	}
-	return false, ""
+	return &out
 }
 
 // lastStateUpdate replaces the JobManager keeping the checkpoint store and deploys the next

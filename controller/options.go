@@ -25,6 +25,10 @@ const (
 	DefaultRequeueInterval         = 10 * time.Second
 	DefaultMaxConcurrentReconciles = 4
 	DefaultWaitBound               = 5 * time.Minute
+	// DefaultSavepointTimeout is longer than Flink's own checkpoint timeout
+	// (execution.checkpointing.timeout, 10 minutes), which fails a savepoint that takes longer
+	// first: the controller's deadline catches only a result that never comes.
+	DefaultSavepointTimeout = 15 * time.Minute
 )
 
 // Options configure the controller.
@@ -53,6 +57,11 @@ type Options struct {
 	// to step down, the Flink REST API, a savepoint's result): past it, the Waiting condition
 	// turns to reason WaitExceeded and a Warning Event says what the controller waits for.
 	WaitBound time.Duration
+	// SavepointTimeout bounds one savepoint (a stop-with-savepoint included), measured from
+	// its request until it is triggered and from its trigger until its result: past it, a
+	// savepoint not triggered failed, and one triggered has an unknown outcome (Flink may still
+	// complete it), and the flow that asked for it decides again.
+	SavepointTimeout time.Duration
 	// NewID returns a fresh ID in Flink's format, for job and savepoint trigger IDs; the
 	// default is random (flinkclient.NewID).
 	NewID func() string
@@ -73,6 +82,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"how often an active job is polled through the Flink REST API")
 	fs.DurationVar(&o.WaitBound, "wait-bound", DefaultWaitBound,
 		"how long the controller waits on anything (old JobManager pods, the HA leader, the Flink REST API, a savepoint) before status and a Warning Event say what it waits for")
+	fs.DurationVar(&o.SavepointTimeout, "savepoint-timeout", DefaultSavepointTimeout,
+		"how long one savepoint (or stop-with-savepoint) may take from its request to its trigger, and from its trigger to its result, before it counts as failed (not triggered) or of unknown outcome")
 	fs.IntVar(&o.MaxConcurrentReconciles, "controller-workers", DefaultMaxConcurrentReconciles,
 		"how many FlinkClusters are reconciled at once")
 	// Parsed as they are read, so that a typo is a usage error before anything starts.
@@ -110,6 +121,9 @@ func (o Options) complete() (Options, error) {
 	if o.WaitBound == 0 {
 		o.WaitBound = DefaultWaitBound
 	}
+	if o.SavepointTimeout == 0 {
+		o.SavepointTimeout = DefaultSavepointTimeout
+	}
 	if o.NewID == nil {
 		o.NewID = flinkclient.NewID
 	}
@@ -120,7 +134,7 @@ func (o Options) complete() (Options, error) {
 		o.FlinkTLSClientFor = DefaultFlinkTLSClient
 	}
 	if o.HARecoveryGrace < 0 || o.LostTimeout < 0 || o.RequeueInterval < 0 || o.MaxConcurrentReconciles < 0 ||
-		o.WaitBound < 0 {
+		o.WaitBound < 0 || o.SavepointTimeout < 0 {
 		return o, fmt.Errorf("controller timers and workers must not be negative")
 	}
 	return o, nil

@@ -90,6 +90,9 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 	if c.job().State != v1beta1.JobStateRunning && c.job().State != v1beta1.JobStateUpdating {
 		return c.savepointFailed(fmt.Sprintf("job is %s, not Running", c.job().State)), nil
 	}
+	if sp.TriggerTime == "" && c.pastDeadline(sp.RequestTime, c.r.Options.SavepointTimeout) {
+		return c.savepointFailed(fmt.Sprintf("not triggered within --savepoint-timeout (%s) of its request", c.r.Options.SavepointTimeout)), nil
+	}
 	if c.obs.flink == nil {
 		// The JobManager is restarting or an old one may still lead: wait.
 		c.waitFor(ConditionReasonWaitingForFlinkAPI, "to trigger the %s savepoint of job %s: %s", sp.TriggerReason, sp.JobID, c.obs.untrusted)
@@ -103,6 +106,13 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 		// A call made before (its answer lost) may have taken effect: the trigger ID tells.
 		if sp.TriggerTime != "" {
 			return c.pollSavepoint(ctx, stop)
+		}
+		if fj != nil && flinkcluster.TransientFlinkState(fj.State) {
+			// Flink takes savepoints of RUNNING jobs only; a job restarting (a TaskManager
+			// failover) runs again, or ends, by itself: the trigger waits, within its deadline.
+			c.waitFor(ConditionReasonWaitingForSavepoint, "to trigger the %s savepoint of job %s: Flink reports the job %s, and takes savepoints of RUNNING jobs only",
+				sp.TriggerReason, sp.JobID, fj.State)
+			return pending, nil
 		}
 		return c.savepointFailed(fmt.Sprintf("Flink reports the job %s, not RUNNING", reported)), nil
 	}
@@ -149,6 +159,9 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 // and an unknown final savepoint is never replaced by an older one silently.
 func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 	sp := c.st.Savepoint
+	if c.pastDeadline(sp.TriggerTime, c.r.Options.SavepointTimeout) {
+		return c.savepointUnknown(fmt.Sprintf("no result within --savepoint-timeout (%s) of its trigger: Flink may still complete it", c.r.Options.SavepointTimeout)), nil
+	}
 	cl, err := c.flinkClient(ctx)
 	if err != nil {
 		return pending, err

@@ -51,9 +51,19 @@ func (c *cycle) update(ctx context.Context) error {
 			return nil
 		}
 	}
-	c.plan = c.planUpdate(ctx)
+	c.upgrade = c.planUpdate(ctx)
 	if job.State != v1beta1.JobStateUpdating {
 		c.startUpdate()
+	}
+	if c.upgrade.How == flinkcluster.UpgradeWait {
+		if !c.updateTooLong() {
+			c.waitFor(ConditionReasonWaitingForUpgradableState, "job %s: %s", job.ID, c.upgrade.Why)
+			c.updateStepf(ConditionReasonWaitingForUpgradableState, "%s", c.waiting.Message)
+			return nil
+		}
+		// Waited past the bound: the job cannot take a savepoint now, and what the next deploy
+		// restores is restoreSource's to confirm (or the user's to answer).
+		c.upgrade.How = flinkcluster.UpgradeSavepoint
 	}
 
 	// stopReported is set when Flink reported the stop-with-savepoint COMPLETED in this
@@ -85,14 +95,18 @@ func (c *cycle) update(ctx context.Context) error {
 		}
 	}
 
-	// A job that was deploying when the update began may run by now: it is stopped with a
-	// savepoint like any running job.
-	if sp := c.st.Savepoint; c.plan == planSavepoint && c.flinkReportsRunning() && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.restoreChoice() == nil && !c.restoresSpec() &&
-		!(sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate) {
-		c.requestSavepoint(SavepointReasonUpdate)
-		c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, c.st.Revision.NextRevision)
-		c.poll()
-		return nil
+	// A job that was deploying, or restarting, when the update began may run by now: it is
+	// stopped with a savepoint like any running job. So is one whose earlier stop failed while
+	// it did not run (Flink refuses a stop-with-savepoint of a job that is not RUNNING), within
+	// the update's bound: the decision is made again on every look, as the job changes.
+	if sp := c.st.Savepoint; c.upgrade.Stop && c.flinkReportsRunning() && c.restoreChoice() == nil && !c.restoresSpec() {
+		ours := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
+		if !ours || (sp.State == SavepointStateFailed && !c.updateTooLong()) {
+			c.requestSavepoint(SavepointReasonUpdate)
+			c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, c.st.Revision.NextRevision)
+			c.poll()
+			return nil
+		}
 	}
 
 	if c.obs.wl != nil && !c.obs.wl.Deleting && c.obs.wl.Revision == c.st.Revision.NextRevision &&
@@ -107,17 +121,17 @@ func (c *cycle) update(ctx context.Context) error {
 	}
 
 	var from string
-	switch c.plan {
-	case planLastState:
+	switch c.upgrade.How {
+	case flinkcluster.UpgradeLastState:
 		return c.lastStateUpdate(ctx, "upgradeMode last-state")
-	case planStateless:
+	case flinkcluster.UpgradeStateless:
 		// Empty state on purpose: nothing to stop or confirm.
 	default:
 		if !stopReported && !c.confirmStopEnded() {
 			return nil
 		}
-		var ok bool
-		if from, ok = c.restoreSource(); !ok {
+		var ok, lastState bool
+		if from, lastState, ok = c.restoreSource(); !ok {
 			if c.savepointRequired != nil {
 				c.updateStepf(ConditionReasonNoFinalSavepoint, "%s", c.savepointRequired.Message)
 			} else {
@@ -125,7 +139,7 @@ func (c *cycle) update(ctx context.Context) error {
 			}
 			return nil
 		}
-		if c.plan == planLastState {
+		if lastState {
 			// restoreSource's fallback: the job cannot take a savepoint, and Flink's HA store
 			// holds its newest state.
 			return c.lastStateUpdate(ctx, "fallback: the job does not run and has no final savepoint")
@@ -139,7 +153,7 @@ func (c *cycle) update(ctx context.Context) error {
 	if err := c.newDeploy(ctx, from); err != nil {
 		return err
 	}
-	if c.plan == planStateless {
+	if c.upgrade.How == flinkcluster.UpgradeStateless {
 		c.event(corev1.EventTypeWarning, ReasonStatelessRedeploy, "Deploy", "upgradeMode stateless: deployed revision %s as job %s from empty state, as asked",
 			c.st.Revision.CurrentRevision, c.jobID())
 		c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s from empty state (upgradeMode stateless)", c.st.Revision.CurrentRevision, c.jobID())
@@ -205,7 +219,7 @@ func (c *cycle) startUpdate() {
 		return
 	}
 	c.setJobState(state.StepStartUpdate, v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
-	if prev == v1beta1.JobStateRunning && c.plan == planSavepoint && flinkcluster.TakesSavepointOnUpdate(c.fc.Spec.Job) && c.obs.wl != nil && c.restoreChoice() == nil && !c.restoresSpec() {
+	if prev == v1beta1.JobStateRunning && c.upgrade.Stop && c.obs.wl != nil && c.restoreChoice() == nil && !c.restoresSpec() {
 		c.requestSavepoint(SavepointReasonUpdate)
 	}
 }
@@ -225,46 +239,54 @@ func (c *cycle) flinkReportsRunning() bool {
 //   - when no stop-with-savepoint was attempted (takeSavepointOnUpdate false, or the job was
 //     not running), a savepoint fresh under maxStateAgeToRestoreSeconds: the user's standing
 //     acceptance (flinkcluster.SavepointFresh, as the webhook's update rule judges it).
-func (c *cycle) restoreSource() (string, bool) {
+//
+// lastState is set when the next deploy restores Flink's HA store instead (the last-state
+// fallback, where c.upgrade.NoLastState allows it).
+func (c *cycle) restoreSource() (from string, lastState, ok bool) {
 	job := c.job()
 	if choice := c.restoreChoice(); choice != nil {
-		return *choice, true
+		return *choice, false, true
 	}
 	if from, ok := c.specRestore(); ok {
-		return from, true
+		return from, false, true
 	}
 	if job.FinalSavepoint && job.SavepointLocation != "" {
-		return job.SavepointLocation, true
+		return job.SavepointLocation, false, true
 	}
 	switch ran, known := c.jobRan(); {
 	case !known && !c.updateTooLong():
 		c.waitFor(ConditionReasonWaitingForFlinkAPI, "to learn whether job %s ran before choosing what the next deploy restores: %s", job.ID, c.obs.untrusted)
-		return "", false
+		return "", false, false
 	case known && !ran:
 		if job.ID == "" && c.fc.Spec.Job.FromSavepoint != nil {
-			return *c.fc.Spec.Job.FromSavepoint, true
+			return *c.fc.Spec.Job.FromSavepoint, false, true
 		}
 		if ls := c.lastState(); job.FromCheckpoint || ls.ok {
 			// The deploy restored the checkpoint store that Flink's HA store keeps for the job
 			// ID (a last-state deploy): a deploy under the same job ID restores it again. Once
-			// the store is gone, nothing says what the job's newest state is.
-			if ls.ok && c.fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeStateless {
-				c.plan = planLastState
-				return "", true
+			// the store is gone, or the next deploy runs another Flink version, nothing but the
+			// user says what the job's newest state is.
+			if ls.ok && c.fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeStateless && c.upgrade.NoLastState == "" {
+				return "", true, true
 			}
 			if job.FromCheckpoint {
-				c.requireSavepoint(ConditionReasonHAMetadataMissing, "last-state deploy of job %s never ran, and Flink's HA store no longer holds the job's checkpoints (%s): the controller deploys nothing that would rewind the job",
-					job.ID, ls.why)
-				return "", false
+				why := ls.why
+				if c.upgrade.NoLastState != "" {
+					why = c.upgrade.NoLastState
+				}
+				c.requireSavepoint(ConditionReasonHAMetadataMissing, "last-state deploy of job %s never ran, and its checkpoints in Flink's HA store cannot be restored (%s): the controller deploys nothing that would rewind the job",
+					job.ID, why)
+				return "", false, false
 			}
 		}
-		return job.FromSavepoint, true
+		return job.FromSavepoint, false, true
 	}
 	sp := c.st.Savepoint
 	stopAttempted := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
 	if !stopAttempted && job.SavepointLocation != "" && flinkcluster.SavepointFresh(job, c.fc.Spec.Job, c.savepointAgeAt()) {
-		return job.SavepointLocation, true
+		return job.SavepointLocation, false, true
 	}
+	noLastState := c.upgrade.NoLastState
 	// The last-state fallback (the Flink Kubernetes operator's last-state-fallback, on by
 	// default): a job that does not run cannot take a savepoint, but Flink's HA store holds
 	// its newest state — its newest checkpoint, or a savepoint newer than every stored one.
@@ -276,16 +298,13 @@ func (c *cycle) restoreSource() (string, bool) {
 			// JobManager that may still run the job; it waits, bounded by Waiting.
 			c.waitFor(ConditionReasonWaitingForLeader, "job %s may still run on JobManager pod(s) %s: the last-state fallback waits until none may lead",
 				job.ID, podNames(c.mayLeadPods()))
-			return "", false
-		case ls.ok:
-			c.plan = planLastState
-			return "", true
+			return "", false, false
+		case ls.ok && noLastState == "":
+			return "", true, true
 		case ls.newerSavepoint:
-			return job.SavepointLocation, true
-		default:
-			if c.lastStateWhy == "" {
-				c.lastStateWhy = ls.why
-			}
+			return job.SavepointLocation, false, true
+		case noLastState == "":
+			noLastState = ls.why
 		}
 	}
 	why := fmt.Sprintf("job %s has no confirmed final savepoint", job.ID)
@@ -295,11 +314,11 @@ func (c *cycle) restoreSource() (string, bool) {
 	if job.SavepointLocation != "" {
 		why += fmt.Sprintf("; its last known savepoint %s may be older than its state", job.SavepointLocation)
 	}
-	if c.lastStateWhy != "" {
-		why += "; no last-state redeploy: " + c.lastStateWhy
+	if noLastState != "" {
+		why += "; no last-state redeploy: " + noLastState
 	}
 	c.requireSavepoint(ConditionReasonNoFinalSavepoint, "%s: the controller deploys nothing that would rewind the job", why)
-	return "", false
+	return "", false, false
 }
 
 // jobRan reports whether the current deploy's job ever ran, and whether that is known: the

@@ -238,6 +238,11 @@ type JobStatus struct {
 	// later succeeds. A new job ID clears it.
 	// +optional
 	UnknownSavepointTime string `json:"unknownSavepointTime,omitempty"`
+	// FlinkVersion is the spec.flinkVersion the current deploy runs: an update to another
+	// Flink version cannot be a last-state one (the new version does not read the old one's
+	// HA checkpoint handles).
+	// +optional
+	FlinkVersion string `json:"flinkVersion,omitempty"`
 	// FinalSavepoint is whether the last savepoint ended the job.
 	// +optional
 	FinalSavepoint bool `json:"finalSavepoint,omitempty"`

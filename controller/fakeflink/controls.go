@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
@@ -407,6 +408,12 @@ func (p *JobManager) ExpireSavepointResults() {
 // CompleteCheckpoint completes a checkpoint of a running job and returns its path; with HA
 // the job's ConfigMap points at it, so a recovering JobManager restores from it.
 func (p *JobManager) CompleteCheckpoint(jobID string) string {
+	return p.CompleteCheckpointTaking(jobID, 0)
+}
+
+// CompleteCheckpointTaking completes a checkpoint of a running job that Flink triggered took
+// before now (its trigger_timestamp), and returns its path, as CompleteCheckpoint does.
+func (p *JobManager) CompleteCheckpointTaking(jobID string, took time.Duration) string {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
 	j := p.findJob(jobID)
@@ -418,7 +425,7 @@ func (p *JobManager) CompleteCheckpoint(jobID string) string {
 	id := j.lastCheckpointID
 	now := p.c.nowMillis()
 	path := p.dirProp(PropCheckpointDir, defaultCheckpointDir) + "/" + jobID + "/chk-" + itoa(id)
-	j.completed = &checkpoint{id: id, path: path, trigger: now, ack: now}
+	j.completed = &checkpoint{id: id, path: path, trigger: now - took.Milliseconds(), ack: now}
 	if p.ha() {
 		p.addCheckpointLocked(jobID, storedCheckpoint{ID: id, ExternalPath: path, Timestamp: now})
 	}

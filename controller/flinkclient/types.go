@@ -184,6 +184,21 @@ type SavepointRequest struct {
 type Checkpoints struct {
 	Counts CheckpointCounts  `json:"counts"`
 	Latest LatestCheckpoints `json:"latest"`
+	// History lists the recent checkpoints, newest first (web.checkpoints.history entries).
+	History []Checkpoint `json:"history"`
+}
+
+// CheckpointInProgress is the status of a checkpoint Flink has triggered and not yet completed
+// or failed (CheckpointStatsStatus.IN_PROGRESS).
+const CheckpointInProgress = "IN_PROGRESS"
+
+// InProgress returns the checkpoint in progress, nil when none: the newest history entry, as
+// Flink triggers one checkpoint after another (the Flink Kubernetes operator reads it so).
+func (c *Checkpoints) InProgress() *Checkpoint {
+	if c == nil || len(c.History) == 0 || c.History[0].Status != CheckpointInProgress {
+		return nil
+	}
+	return &c.History[0]
 }
 
 // CheckpointCounts are CheckpointingStatistics.Counts.
