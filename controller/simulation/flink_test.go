@@ -232,7 +232,7 @@ func (w *world) flink() {
 				pr.jm.SetUnavailable(false)
 			}
 		}
-		if !w.manualSavepoints {
+		if !w.manualSavepoints && !w.savepointsStuck {
 			switch r := w.rng.Intn(10); {
 			case r < 3: // still in progress
 			case r == 3:

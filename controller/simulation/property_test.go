@@ -102,6 +102,22 @@ var events = []event{
 			w.log("the stop of job %s took its savepoint, and the job restarted; the result expired", sp.JobID)
 		}
 	}},
+	{"savepoints never complete", 1, func(w *world) {
+		w.savepointsStuck = true
+		w.log("savepoints hang: none completes until the faults end")
+	}},
+	{"spec update of flinkVersion", 1, func(w *world) {
+		fc := w.cluster()
+		if fc == nil {
+			return
+		}
+		next := map[string]string{"2.2.1": "2.1.1", "2.1.1": "2.2.1"}[fc.Spec.FlinkVersion]
+		if next == "" {
+			return
+		}
+		w.log("spec update: flinkVersion %s", next)
+		w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.FlinkVersion = next })
+	}},
 	{"savepoint results lost", 3, func(w *world) {
 		w.expireSavepointResults()
 		w.log("savepoint results expired")
@@ -300,6 +316,7 @@ func run(t testing.TB, seed int64, steps int) (w *world) {
 			return w
 		}
 	}
+	w.checkUpdatesEnd()
 	return w
 }
 

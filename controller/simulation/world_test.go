@@ -81,6 +81,9 @@ type world struct {
 	fl *fakeflink.Cluster
 	// manualSavepoints leaves pending savepoints to the directed tests (finishTriggers).
 	manualSavepoints bool
+	// savepointsStuck keeps every savepoint in progress (a checkpoint storage that hangs)
+	// until the quiet phase heals it.
+	savepointsStuck bool
 	procs            map[string]*proc
 	k                *kubeModel // the model's Kubernetes outside its API server (kube_test.go)
 	ips              map[string]string
