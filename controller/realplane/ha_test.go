@@ -9,7 +9,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 // TestRealControlPlaneHA has the HA rows of issue 17 on the real control plane.

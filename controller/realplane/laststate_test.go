@@ -14,9 +14,9 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 // Last-state rows (issue 18; issue 17's hole 3): upgradeMode on the real control plane. The

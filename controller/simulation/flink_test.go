@@ -11,11 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/containerargs"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 // brokenMain is what main() throws when a spec update broke the job (the --broken argument).

@@ -17,10 +17,10 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/flinkcluster"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 // during settles until the clock has moved on by d, failing the test as soon as ok (checked

@@ -13,8 +13,8 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/flinkcluster"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 // Last-state upgrades (issue 18) and recovery from HA past the Lost timeout (issue 17, hole 3)
