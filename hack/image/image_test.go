@@ -186,7 +186,7 @@ func TestImageBinary(t *testing.T) {
 			"sigs.k8s.io/controller-runtime/pkg/internal/testing",
 			"sigs.k8s.io/kustomize/",
 			"github.com/flink-admission/flink-admission/internal/test/",
-			"github.com/flink-admission/flink-admission/internal/flinksim",
+			"github.com/flink-admission/flink-admission/internal/test/flinksim",
 			"github.com/flink-admission/flink-admission/internal/test/fakeflink",
 			"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv",
 			"github.com/stretchr/testify",

@@ -25,7 +25,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/internal/flinksim"
+	"github.com/flink-admission/flink-admission/internal/test/flinksim"
 )
 
 // DefaultSyncTimeout bounds the wait for the manager's caches when Options.SyncTimeout is 0:
