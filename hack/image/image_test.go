@@ -188,7 +188,7 @@ func TestImageBinary(t *testing.T) {
 			"github.com/flink-admission/flink-admission/internal/test/",
 			"github.com/flink-admission/flink-admission/internal/test/flinksim",
 			"github.com/flink-admission/flink-admission/internal/test/fakeflink",
-			"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv",
+			"github.com/flink-admission/flink-admission/internal/devenv",
 			"github.com/stretchr/testify",
 			// The chart's and the alerts' tests, and the release's SBOM, use these; serve does not.
 			"helm.sh/helm/",
