@@ -83,7 +83,7 @@ func TestHALostBehindRunningJobManagerRedeploysFromASavepoint(t *testing.T) {
 	id := fc.Status.Components.Job.ID
 	w.haDeletedExternally = true
 	// Only the job graphs: with the leader's ConfigMap, the JobManager would exit
-	// (TestHole17HADeletedUnderTheLeaderFailsInsteadOfStartingEmpty).
+	// (TestHADeletedUnderTheLeaderFailsInsteadOfStartingEmpty).
 	w.deleteJobGraphs()
 	fc = w.until(t, "redeployed and running", 40, func(fc *v1beta1.FlinkCluster) bool {
 		w.finishTriggers(false) // the stop-with-savepoint the controller answers with

@@ -84,7 +84,7 @@ var events = []event{
 	{"stop took its savepoint, the job restarted", 1, func(w *world) {
 		// Flink's stop-with-savepoint can complete the savepoint and still fail to end the job,
 		// which its restart strategy restarts (issue 17 hole 4). The fake's stop always ends
-		// the job: it is restarted here by hand, as TestIssue17Hole4StopThatDidNotEndTheJobIsNotFinal does,
+		// the job: it is restarted here by hand, as TestStopThatDidNotEndTheJobIsNotFinal does,
 		// and the operation's result (which Flink reports failed) expired unread.
 		fc, l := w.cluster(), w.leader()
 		if fc == nil || l == nil {

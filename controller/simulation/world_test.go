@@ -195,7 +195,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 	drawUpgradeMode(seed, fc) // laststate_test.go; its own generator leaves rng's draws alone
 	unsupportedHA := ""
 	if fixed == nil {
-		_, unsupportedHA = drawUnsupportedHA(seed, fc) // holes17ha_test.go; its own generator too
+		_, unsupportedHA = drawUnsupportedHA(seed, fc) // ha_test.go; its own generator too
 	}
 	if fixed != nil {
 		fc = builder.MakeAppCluster(name).DeploymentType(fixed.mode).Obj()
