@@ -90,7 +90,7 @@ func scenarios() []scenario {
 // parts on the one shared control plane: the serial rows first, one at a time, then every
 // other row in parallel, each in its own namespace.
 func TestScenarios(t *testing.T) {
-	rows := append(append(append(scenarios(), timerRows()...), realPlaneRows()...), newRows()...)
+	rows := append(append(append(scenarios(), timerRows()...), realPlaneRows()...), podLifecycleRows()...)
 	for _, serial := range []bool{true, false} {
 		// Each serial row, and the parallel ones together, start with the clock at the real
 		// time, whatever the serial rows before stepped it to (see resetClock).
