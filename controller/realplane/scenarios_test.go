@@ -909,7 +909,7 @@ func haDeletedBehindRunningJobManager(t *testing.T, h *harness) {
 	revision := h.get().Status.Revision.CurrentRevision
 	require.NotEmpty(t, h.process(pod).CompleteCheckpoint(id))
 	// The job graphs only: with its leader ConfigMap deleted the JobManager would exit
-	// (KubernetesLeaderElectionDriver), see controller/simulation/holes17ha_test.go.
+	// (KubernetesLeaderElectionDriver), see controller/simulation/ha_test.go.
 	require.NoError(t, h.flink.LoseJobGraphs())
 
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonHAMetadataMissing, "the HA metadata of running job "+id+" is gone")
