@@ -594,7 +594,7 @@ func (h *harness) restoresFrom(wl client.Object, loc string) {
 // pod template would replace the JobManager).
 func (h *harness) savepointLeavesConfiguration(wl client.Object) {
 	h.t.Helper()
-	// In Deployment mode with HA, ResumeFromHAOnly takes its place (issue 17, hole 2).
+	// In Deployment mode with HA, ResumeFromHAOnly takes its place.
 	want := ""
 	if fc := h.get(); fc.Spec.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment {
 		want = controller.ResumeFromHAOnly

@@ -39,10 +39,10 @@ func timerRows() []scenario {
 	}
 	for _, v := range []string{"", "2.3"} {
 		var build func(w *builder.FlinkClusterWrapper)
-		name := "+ issue 17 hole 6: the job ends on its own, its JobManager restarts before the next poll (a clean job result): Lost=True/EndedUnobserved, no afterJobFails past the Lost timeout, nothing deleted"
+		name := "+ the job ends on its own, its JobManager restarts before the next poll (a clean job result): Lost=True/EndedUnobserved, no afterJobFails past the Lost timeout, nothing deleted"
 		if v != "" {
 			build = func(w *builder.FlinkClusterWrapper) { w.FlinkVersion(v) }
-			name = "+ Flink 2.3, issue 17 hole 6: the application FINISHED without the job after the restart: Lost=True/EndedUnobserved, no afterJobFails past the Lost timeout, nothing deleted"
+			name = "+ Flink 2.3: the application FINISHED without the job after the restart: Lost=True/EndedUnobserved, no afterJobFails past the Lost timeout, nothing deleted"
 		}
 		rows = append(rows, scenario{mode: depMode, serial: true, name: name, build: build, run: endedWhileTheJobManagerRestarted})
 	}

@@ -74,9 +74,9 @@ var noWordFromFlink = []string{
 	controller.ConditionReasonWaitingForJobReport, controller.ConditionReasonWaitingForApplication,
 }
 
-// Issue 8, left item 5, in the model: the job graphs in the HA ConfigMaps of a running
-// Deployment-mode job are deleted behind its JobManager, which runs on. The controller stops the job with a savepoint and deploys it
-// again from there under a new job ID; main() never runs the old job again.
+// The job graphs in the HA ConfigMaps of a running Deployment-mode job are deleted behind its
+// JobManager, which runs on. The controller stops the job with a savepoint and deploys it again
+// from there under a new job ID; main() never runs the old job again.
 func TestHALostBehindRunningJobManagerRedeploysFromASavepoint(t *testing.T) {
 	w := newWorldWith(t, 7, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))

@@ -18,8 +18,8 @@ import (
 	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
-// Last-state upgrades (issue 18) and recovery from HA past the Lost timeout (issue 17, hole 3)
-// in the simulation: the generator's options, the invariants, and directed tests.
+// Last-state upgrades and recovery from HA past the Lost timeout in the simulation: the
+// generator's options, the invariants, and directed tests.
 //
 // Invariants, checked as each execution starts (checkLastStateRestore):
 //   - main() under a job ID that ran before, restoring from the kept checkpoint store (a
