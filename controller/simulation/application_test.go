@@ -20,9 +20,9 @@ import (
 // Applications: how main() failed (before or after it submitted the job) and a Flink 2.3
 // application running without its job decide the job's state.
 
-// Flink 2.3: main() threw after it submitted the job, which Flink
-// cancelled: the application FAILED, the job CANCELED. That is a failed deployment
-// (DeployFailed, with main()'s exception as the reason), not a cancel.
+// Flink 2.3: main() threw after it submitted the job, which Flink cancelled: the application
+// FAILED, the job CANCELED. That is a failed deployment (DeployFailed, with main()'s exception
+// as the reason), not a cancel.
 func TestApplicationFailedWithJobCanceledIsNotCancelled(t *testing.T) {
 	w := newWorldWith(t, 16, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, v23: true})
 	w.fl.SetProgram(fakeflink.Program{Throw: brokenMain, ThrowAfterSubmit: true})
@@ -35,12 +35,12 @@ func TestApplicationFailedWithJobCanceledIsNotCancelled(t *testing.T) {
 	noViolations(t, w)
 }
 
-// With execution.submit-failed-job-on-application-error (which the
-// mutating webhook injects): main() threw before it submitted the job, and Flink lists a FAILED
-// "(application driver)" job carrying the exception — before 2.3 under the deploy's fixed job
-// ID, which must not be taken for the job; on 2.3 with the application FAILED. The deploy
-// failed: DeployFailed (not Failed), with the exception as the reason and DeploymentFailed
-// True (kind ApplicationFailed).
+// With execution.submit-failed-job-on-application-error (which the mutating webhook injects):
+// main() threw before it submitted the job, and Flink lists a FAILED "(application driver)"
+// job carrying the exception — before 2.3 under the deploy's fixed job ID, which must not be
+// taken for the job; on 2.3 with the application FAILED. The deploy failed: DeployFailed (not
+// Failed), with the exception as the reason and DeploymentFailed True (kind
+// ApplicationFailed).
 func TestApplicationDriverJobIsDeployFailed(t *testing.T) {
 	for _, v23 := range []bool{false, true} {
 		w := newWorldWith(t, 17, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, v23: v23, build: func(fc *v1beta1.FlinkCluster) {

@@ -17,8 +17,8 @@ import (
 // Cancels: a job-cancel control or cancelRequested ends the job Cancelled only once Flink
 // confirms it, never turns into a success, and never records a failure over.
 
-// A cancel whose savepoint fails falls back to a plain cancel, and the
-// job is recorded Cancelled only once Flink reports it CANCELED.
+// A cancel whose savepoint fails falls back to a plain cancel, and the job is recorded
+// Cancelled only once Flink reports it CANCELED.
 func TestCancelWhoseSavepointFailsFallsBackToPlainCancel(t *testing.T) {
 	for _, v23 := range []bool{false, true} {
 		w := newWorldWith(t, 3, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, v23: v23})
@@ -64,11 +64,11 @@ func TestUpdateDuringCancelStopDoesNotTurnTheCancelIntoASuccess(t *testing.T) {
 	noViolations(t, w)
 }
 
-// Found by TestInvariants (seed 1796133628212248833: the HA
-// ConfigMaps deleted while a job-cancel control waited for the leader; the restarted
-// JobManager's main() failed on ResumeFromHAOnly): a job that fails on its own while a
-// job-cancel control is in flight stays Failed, and the control fails, instead of the
-// failure being recorded over as Cancelled ("cancelled without a savepoint").
+// Found by TestInvariants (seed 1796133628212248833: the HA ConfigMaps deleted while a
+// job-cancel control waited for the leader; the restarted JobManager's main() failed on
+// ResumeFromHAOnly): a job that fails on its own while a job-cancel control is in flight stays
+// Failed, and the control fails, instead of the failure being recorded over as Cancelled
+// ("cancelled without a savepoint").
 func TestJobFailedDuringACancelStaysFailed(t *testing.T) {
 	w := newWorldWith(t, 24, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
@@ -85,8 +85,8 @@ func TestJobFailedDuringACancelStaysFailed(t *testing.T) {
 	noViolations(t, w)
 }
 
-// A cancel's stop-with-savepoint ends the job, and its JobManager restarts before
-// the controller saw FINISHED. The job's result is clean in the job result store: the new
+// A cancel's stop-with-savepoint ends the job, and its JobManager restarts before the
+// controller saw FINISHED. The job's result is clean in the job result store: the new
 // JobManager lists no job (2.3: the application FINISHED) and holds no job graph for it. The
 // cancel flow owns the job while its stop is in flight: the job is never Lost, and
 // afterJobFails never applies.

@@ -26,8 +26,8 @@ import (
 // JobManager start the job again from empty state or an old savepoint; the leader is found
 // however the REST address is set, and a wait for it is bounded.
 
-// A JobManager Deployment that went
-// missing with its HA data is not recreated from an old savepoint.
+// A JobManager Deployment that went missing with its HA data is not recreated from an old
+// savepoint.
 func TestDeploymentGoneWithItsHADataFailsInsteadOfRedeploying(t *testing.T) {
 	w := newWorldWith(t, 4, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
@@ -44,12 +44,12 @@ func TestDeploymentGoneWithItsHADataFailsInsteadOfRedeploying(t *testing.T) {
 	noViolations(t, w)
 }
 
-// The HA ConfigMaps deleted under the running leader. Flink's leader election
-// driver treats its ConfigMap deleted externally as fatal: the JobManager exits, the
-// kubelet restarts the container and main() runs again under the same job ID. The Flink
-// configuration names ResumeFromHAOnly, a path that does not exist, so the job fails to
-// start instead of starting from empty state; the controller says why and asks for a
-// savepoint, and the user's restore-from deploys anew.
+// The HA ConfigMaps deleted under the running leader. Flink's leader election driver treats
+// its ConfigMap deleted externally as fatal: the JobManager exits, the kubelet restarts the
+// container and main() runs again under the same job ID. The Flink configuration names
+// ResumeFromHAOnly, a path that does not exist, so the job fails to start instead of starting
+// from empty state; the controller says why and asks for a savepoint, and the user's
+// restore-from deploys anew.
 func TestHADeletedUnderTheLeaderFailsInsteadOfStartingEmpty(t *testing.T) {
 	for _, v23 := range []bool{false, true} {
 		t.Run(map[bool]string{false: "2.2", true: "2.3"}[v23], func(t *testing.T) {
@@ -82,15 +82,14 @@ func TestHADeletedUnderTheLeaderFailsInsteadOfStartingEmpty(t *testing.T) {
 	}
 }
 
-// Before the controller saw the job run: the Flink REST API never answers, so the
-// status records no run, while the JobManager's main() submitted the job (its graph is in
-// HA) and the job ran past its first checkpoint. The HA ConfigMaps are then deleted under the
-// leader, which exits; its restart runs main() again. The controller read the job graph in HA
-// (it reads the ConfigMaps in every reconcile, whether or not Flink answers) and pinned the
-// deploy to its HA data: the configuration names ResumeFromHAOnly, the rerun fails instead of
-// restoring the deploy's savepoint again, and the controller asks for a savepoint. Before,
-// the savepoint stayed in the configuration until the REST API reported the job: main() ran
-// the job again from it, rewinding everything the first run did, and nothing was said.
+// Before the controller saw the job run: the Flink REST API never answers, so the status
+// records no run, while the JobManager's main() submitted the job (its graph is in HA) and the
+// job ran past its first checkpoint. The HA ConfigMaps are then deleted under the leader,
+// which exits; its restart runs main() again. The controller read the job graph in HA (it
+// reads the ConfigMaps in every reconcile, whether or not Flink answers) and pinned the deploy
+// to its HA data: the configuration names ResumeFromHAOnly, the rerun fails instead of
+// restoring the deploy's savepoint again, and the controller asks for a savepoint: main() never
+// runs the job again from that savepoint, which would rewind everything the first run did.
 func TestHADeletedBeforeTheControllerSawTheJobRunFailsInsteadOfRewinding(t *testing.T) {
 	const initial = "file:///savepoints/initial"
 	w := newWorldWith(t, 25, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
@@ -120,10 +119,10 @@ func TestHADeletedBeforeTheControllerSawTheJobRunFailsInsteadOfRewinding(t *test
 }
 
 // A Deployment cluster with ZooKeeper HA, stored before the rule
-// deployment-requires-kubernetes-ha (the model's API server runs no admission). The
-// controller says it cannot check this HA (DeploymentFailed=True/UnsupportedHA) and never
-// loops (a stop-with-savepoint and a redeploy under a new job ID, again and again): the job
-// keeps its job ID and runs.
+// deployment-requires-kubernetes-ha (the model's API server runs no admission). The controller
+// says it cannot check this HA (DeploymentFailed=True/UnsupportedHA) and never loops (a
+// stop-with-savepoint and a redeploy under a new job ID, again and again): the job keeps its
+// job ID and runs.
 func TestDeploymentWithUnsupportedHANeverLoops(t *testing.T) {
 	for _, haType := range []string{"zookeeper", "org.example.flink.MyHaServicesFactory"} {
 		t.Run(haType, func(t *testing.T) {
@@ -160,9 +159,9 @@ func TestDeploymentWithUnsupportedHANeverLoops(t *testing.T) {
 	}
 }
 
-// With rest.address set, the REST leader address names no pod; the dispatcher's
-// RPC address names the leader's pod IP. A stuck Terminating pod that no longer leads
-// blocks nothing: the controller trusts the new leader.
+// With rest.address set, the REST leader address names no pod; the dispatcher's RPC address
+// names the leader's pod IP. A stuck Terminating pod that no longer leads blocks nothing: the
+// controller trusts the new leader.
 func TestLeaderFoundWithRESTAddressSet(t *testing.T) {
 	w := newWorldWith(t, 13, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
 		fc.Spec.FlinkProperties["rest.address"] = "wc-jobmanager"
@@ -190,9 +189,9 @@ func TestLeaderFoundWithRESTAddressSet(t *testing.T) {
 	noViolations(t, w)
 }
 
-// The leading JobManager's node is lost and its pod stays Terminating; the
-// Deployment's new pod takes the leadership. The stuck pod, which no longer leads, blocks
-// nothing: the controller trusts the new leader, takes savepoints and sees the job fail.
+// The leading JobManager's node is lost and its pod stays Terminating; the Deployment's new
+// pod takes the leadership. The stuck pod, which no longer leads, blocks nothing: the
+// controller trusts the new leader, takes savepoints and sees the job fail.
 func TestStuckTerminatingPodThatDoesNotLeadBlocksNothing(t *testing.T) {
 	w := newWorldWith(t, 13, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
@@ -216,9 +215,9 @@ func TestStuckTerminatingPodThatDoesNotLeadBlocksNothing(t *testing.T) {
 	noViolations(t, w)
 }
 
-// The bound: the only JobManager pod of a Job-mode deploy is on a lost node
-// and stays Terminating; no JobManager leads and none will. The controller says what it
-// waits for (Waiting) and, past the wait bound, that it waited too long (WaitExceeded).
+// The bound: the only JobManager pod of a Job-mode deploy is on a lost node and stays
+// Terminating; no JobManager leads and none will. The controller says what it waits for
+// (Waiting) and, past the wait bound, that it waited too long (WaitExceeded).
 func TestWaitWithoutLeaderIsBounded(t *testing.T) {
 	w := newWorldWith(t, 14, &setup{mode: v1beta1.JobManagerDeploymentTypeJob})
 	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))

@@ -137,10 +137,10 @@ func TestLastStateUpgradeOfARunningJob(t *testing.T) {
 	noViolations(t, w)
 }
 
-// A job that ran and then crash-loops stays Lost past --lost-job-timeout
-// while its HA data is kept (savepoint mode, the default): no scale-down, no afterJobFails.
-// An update then cannot take a savepoint, and falls back to last-state: the next revision
-// restores the newest checkpoint — no SavepointRequired stop.
+// A job that ran and then crash-loops stays Lost past --lost-job-timeout while its HA data is
+// kept (savepoint mode, the default): no scale-down, no afterJobFails. An update then cannot
+// take a savepoint, and falls back to last-state: the next revision restores the newest
+// checkpoint — no SavepointRequired stop.
 func TestCrashLoopPastTheLostTimeoutResumesFromHA(t *testing.T) {
 	w := newWorldWith(t, 19, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))

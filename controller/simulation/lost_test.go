@@ -20,11 +20,10 @@ import (
 // Lost jobs: a JobManager that crash-loops or restarts after its job ended leaves the job
 // Lost, not terminal, until Flink reports it again or the Lost timeout ends it.
 
-// FLINK-27569: a JobManager restarted after its job ended, before the
-// controller scaled it down, finds the job's result in the job result store (kept: the
-// controller sets delete-on-commit false) and does not run main() again. The result is
-// clean, so Flink lists no job and says nothing of how it ended: the
-// controller does not guess.
+// FLINK-27569: a JobManager restarted after its job ended, before the controller scaled it
+// down, finds the job's result in the job result store (kept: the controller sets
+// delete-on-commit false) and does not run main() again. The result is clean, so Flink lists
+// no job and says nothing of how it ended: the controller does not guess.
 func TestJobManagerRestartedAfterTheJobEndedFindsItsResult(t *testing.T) {
 	w := newWorldWith(t, 12, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
@@ -56,15 +55,15 @@ func TestJobManagerRestartedAfterTheJobEndedFindsItsResult(t *testing.T) {
 	noViolations(t, w)
 }
 
-// The job ends on its own (FINISHED or FAILED, not a stop the
-// controller asked for) and its JobManager dies before the next reconcile; the kubelet
-// restarts the container. The job's result is clean in the job result store: the restarted
-// JobManager lists no job (2.3: the application FINISHED whatever the end was), and Flink
-// removed the job's graph and checkpoint ConfigMap while the cluster ConfigMap, older than
-// the restarted container, was kept. Nothing tells how the job ended: the controller records
-// Lost=True/EndedUnobserved, neither Succeeded nor Failed, and cleans up nothing (not even
-// the JobManager's scale-down: its previous container log says how the job ended), however
-// long it waits — the cleanup policies here delete the cluster.
+// The job ends on its own (FINISHED or FAILED, not a stop the controller asked for) and its
+// JobManager dies before the next reconcile; the kubelet restarts the container. The job's
+// result is clean in the job result store: the restarted JobManager lists no job (2.3: the
+// application FINISHED whatever the end was), and Flink removed the job's graph and checkpoint
+// ConfigMap while the cluster ConfigMap, older than the restarted container, was kept. Nothing
+// tells how the job ended: the controller records Lost=True/EndedUnobserved, neither Succeeded
+// nor Failed, and cleans up nothing (not even the JobManager's scale-down: its previous
+// container log says how the job ended), however long it waits — the cleanup policies here
+// delete the cluster.
 func TestJobThatEndedWhileItsJobManagerRestartedIsNotFailedByLost(t *testing.T) {
 	for _, end := range []string{flinkclient.JobStateFinished, flinkclient.JobStateFailed} {
 		for _, v23 := range []bool{false, true} {
@@ -113,9 +112,9 @@ func TestJobThatEndedWhileItsJobManagerRestartedIsNotFailedByLost(t *testing.T) 
 	}
 }
 
-// A crash loop of a JobManager whose job ran keeps the job non-terminal
-// (Lost, with the DeploymentFailed condition) and the Deployment scaled up, until the job
-// is reported again — here the storage outage passes and HA recovers the job.
+// A crash loop of a JobManager whose job ran keeps the job non-terminal (Lost, with the
+// DeploymentFailed condition) and the Deployment scaled up, until the job is reported again —
+// here the storage outage passes and HA recovers the job.
 func TestCrashLoopOfARunningJobIsNotTerminal(t *testing.T) {
 	w := newWorldWith(t, 15, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
@@ -138,10 +137,9 @@ func TestCrashLoopOfARunningJobIsNotTerminal(t *testing.T) {
 	noViolations(t, w)
 }
 
-// The bound: a crash loop that does not pass ends the job at
-// --lost-job-timeout (the Lost condition's reason LostTimeout), not before — once nothing
-// can resume it: its HA data is gone (with the HA data kept the job is
-// kept: TestCrashLoopPastTheLostTimeoutResumesFromHA).
+// The bound: a crash loop that does not pass ends the job at --lost-job-timeout (the Lost
+// condition's reason LostTimeout), not before — once nothing can resume it: its HA data is
+// gone (with the HA data kept the job is kept: TestCrashLoopPastTheLostTimeoutResumesFromHA).
 func TestCrashLoopWithoutHADataEndsAtTheLostTimeout(t *testing.T) {
 	w := newWorldWith(t, 19, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))

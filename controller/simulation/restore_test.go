@@ -20,9 +20,9 @@ import (
 // HA once the job ran, and a job that may have run is never redeployed from the deploy's own
 // restore point (that would rewind it).
 
-// The initial --fromSavepoint stays in no long-lived template: a deploy from a
-// savepoint restores it through its Flink configuration, which the controller empties once it
-// saw the job run. A JobManager container restarted after the HA data was deleted behind the
+// The initial --fromSavepoint stays in no long-lived template: a deploy from a savepoint
+// restores it through its Flink configuration, which the controller empties once it saw the
+// job run. A JobManager container restarted after the HA data was deleted behind the
 // controller then finds no savepoint to rewind to (checked by the model on every main()).
 func TestInitialSavepointLeavesTheConfigurationOnceTheJobRan(t *testing.T) {
 	w := newWorldWith(t, 5, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
@@ -81,11 +81,11 @@ func TestSavepointLeavesTheConfigurationWhenACancelComesFirst(t *testing.T) {
 	noViolations(t, w)
 }
 
-// Deployment mode, Flink 2.2: a deploy restores a savepoint holding state
-// of an operator the job no longer has. The entrypoint before 2.3 overwrites the file's
-// ignore-unclaimed-state, so allowNonRestoredState works only through the command line's
-// --fromSavepoint $(FLINK_ADMISSION_RESTORE_PATH) --allowNonRestoredState, the variable read
-// from the ConfigMap at each container start. Once the job ran the controller rewrites it to
+// Deployment mode, Flink 2.2: a deploy restores a savepoint holding state of an operator the
+// job no longer has. The entrypoint before 2.3 overwrites the file's ignore-unclaimed-state,
+// so allowNonRestoredState works only through the command line's --fromSavepoint
+// $(FLINK_ADMISSION_RESTORE_PATH) --allowNonRestoredState, the variable read from the
+// ConfigMap at each container start. Once the job ran the controller rewrites it to
 // ResumeFromHAOnly: a restarted container recovers from HA, never from the savepoint again,
 // and with the HA data deleted it fails instead of rewinding.
 func TestAllowNonRestoredStateInDeploymentMode(t *testing.T) {
@@ -189,9 +189,9 @@ func TestUnobservedRunIsNotTakenForNeverRan(t *testing.T) {
 	}
 }
 
-// A Job-mode JobManager ran its job for days without the Flink API ever answering
-// the controller, then failed. Kubernetes recorded the container's start and finish: the job
-// is Failed (it may have run), not DeployFailed, and the next update does not restore the
+// A Job-mode JobManager ran its job for days without the Flink API ever answering the
+// controller, then failed. Kubernetes recorded the container's start and finish: the job is
+// Failed (it may have run), not DeployFailed, and the next update does not restore the
 // deploy's original savepoint — it asks for a savepoint. A JobManager that failed as it
 // started is still a failed deploy, whose next update restores the same savepoint.
 func TestJobManagerRunDecidesWhetherTheJobRan(t *testing.T) {

@@ -20,9 +20,9 @@ import (
 // stop-with-savepoint took, and only one the controller can confirm; an update whose
 // savepoint cannot be confirmed stops (SavepointRequired) instead of guessing.
 
-// A new revision is a new deploy with a new job ID, written to status
-// before its workload exists; the old job's FINISHED (its stop-with-savepoint) is never read
-// as the new job's Succeeded, and the new job runs.
+// A new revision is a new deploy with a new job ID, written to status before its workload
+// exists; the old job's FINISHED (its stop-with-savepoint) is never read as the new job's
+// Succeeded, and the new job runs.
 func TestNewRevisionGetsANewJobID(t *testing.T) {
 	w := newWorldWith(t, 11, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
@@ -56,9 +56,9 @@ func TestNewRevisionGetsANewJobID(t *testing.T) {
 	noViolations(t, w)
 }
 
-// The stop-with-savepoint of an update completed, but its result expired
-// before the controller read it. The savepoint is recovered from the job's checkpoint
-// statistics and the next deploy restores it — not an older one.
+// The stop-with-savepoint of an update completed, but its result expired before the controller
+// read it. The savepoint is recovered from the job's checkpoint statistics and the next deploy
+// restores it — not an older one.
 func TestExpiredStopResultRecoveredFromCheckpointStatistics(t *testing.T) {
 	w := newWorldWith(t, 1, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
@@ -76,10 +76,10 @@ func TestExpiredStopResultRecoveredFromCheckpointStatistics(t *testing.T) {
 	noViolations(t, w)
 }
 
-// The stop-with-savepoint's outcome cannot be learnt (result expired and
-// the JobManager that took it restarted, so its checkpoint statistics are gone). The update
-// stops — SavepointRequired, no new workload, the old savepoint not restored silently — until
-// the user names what to restore.
+// The stop-with-savepoint's outcome cannot be learnt (result expired and the JobManager that
+// took it restarted, so its checkpoint statistics are gone). The update stops —
+// SavepointRequired, no new workload, the old savepoint not restored silently — until the user
+// names what to restore.
 func TestUpdateWithoutAConfirmedFinalSavepointStops(t *testing.T) {
 	w := newWorldWith(t, 2, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
 		fc.Spec.Job.Args = []string{"--v1"}
@@ -123,9 +123,9 @@ func TestUpdateWithoutAConfirmedFinalSavepointStops(t *testing.T) {
 	noViolations(t, w)
 }
 
-// A stop-with-savepoint that keeps failing while the job runs is retried
-// within the wait bound, then the update stops (SavepointRequired) with the job still
-// running on the old revision; reverting the spec ends the update, nothing was lost.
+// A stop-with-savepoint that keeps failing while the job runs is retried within the wait
+// bound, then the update stops (SavepointRequired) with the job still running on the old
+// revision; reverting the spec ends the update, nothing was lost.
 func TestUpdateWhoseStopKeepsFailingStopsAndARevertEndsIt(t *testing.T) {
 	w := newWorldWith(t, 5, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, build: func(fc *v1beta1.FlinkCluster) {
 		fc.Spec.Job.Args = []string{"--v1"}
@@ -183,10 +183,10 @@ func TestStopThatDidNotEndTheJobIsNotFinal(t *testing.T) {
 	noViolations(t, w)
 }
 
-// The update's stop failed with the job still running, and its result expired while
-// the controller was down; the checkpoint statistics name a savepoint someone took through
-// Flink's API minutes before the stop was triggered. That savepoint is not the stop's result:
-// it is never recorded as the final savepoint, and the job is stopped again.
+// The update's stop failed with the job still running, and its result expired while the
+// controller was down; the checkpoint statistics name a savepoint someone took through Flink's
+// API minutes before the stop was triggered. That savepoint is not the stop's result: it is
+// never recorded as the final savepoint, and the job is stopped again.
 func TestSavepointTriggeredBeforeTheStopIsNotItsResult(t *testing.T) {
 	w := newWorldWith(t, 42, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
