@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/internal/devenv"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 

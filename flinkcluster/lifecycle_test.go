@@ -41,8 +41,8 @@ func TestShouldRestart(t *testing.T) {
 	assert.False(t, flinkcluster.ShouldRestart(job, cancelled, s))
 }
 
-// Hole 8 (issue 8): the controller restored a savepoint of any age when
-// maxStateAgeToRestoreSeconds was unset, while the webhook judged none fresh. One rule now.
+// TestSavepointFresh: one rule for the controller and the webhook, so that with
+// maxStateAgeToRestoreSeconds unset the controller restores no savepoint the webhook judges stale.
 func TestSavepointFresh(t *testing.T) {
 	j := &v1beta1.JobStatus{SavepointLocation: "s3://sp/1", SavepointTime: t0.Format(time.RFC3339)}
 	assert.False(t, flinkcluster.SavepointFresh(j, &v1beta1.JobSpec{}, t0), "no limit: only a final savepoint is fresh")

@@ -93,7 +93,7 @@ func TestUpdateRestore(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.wantOK, ok)
 			// The webhook's rule agrees: an update it may admit without a savepoint is one
-			// the controller restores (issue 17, hole 8).
+			// the controller restores.
 			stale := &v1beta1.JobStatus{State: v1beta1.JobStateCancelled}
 			if tt.job != nil {
 				c := *tt.job

@@ -68,7 +68,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `metadata.name`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `cluster name must be a DNS-1035 label: lower case alphanumeric characters or '-', starting with a letter and ending with an alphanumeric character`,
+		Message:    MessageNameDNS1035,
 		CRDField:   `<nil>`,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
@@ -102,7 +102,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `spec.flinkVersion`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `must be a version number such as 1.20 or 2.2.1`,
+		Message:    MessageFlinkVersion,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -118,7 +118,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `spec.hadoopConfig.configMapName`,
 		Type:       field.ErrorTypeRequired,
-		Message:    `the ConfigMap holding the Hadoop configuration is required`,
+		Message:    MessageHadoopConfig,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -136,7 +136,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `spec.gcpConfig.serviceAccount.mountPath`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `must be the directory of the key, not end with the key file name`,
+		Message:    MessageGCPServiceAccount,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -157,7 +157,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `spec.image.name`,
 		Type:       field.ErrorTypeRequired,
-		Message:    `the Flink image is required`,
+		Message:    MessageImage,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -211,7 +211,7 @@ spec:
 		EnforcedBy: EnforcedByCRDSchema,
 		Field:      `spec.jobManager.replicas`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `jobManager replicas must be 1`,
+		Message:    MessageJobManagerReplicas,
 		CRDMessage: `spec.jobManager.replicas in body should be less than or equal to 1`,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
@@ -248,7 +248,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `spec.jobManager.ports.ui`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `must be greater than 1024`,
+		Message:    MessagePort,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -324,7 +324,7 @@ spec:
 		EnforcedBy: EnforcedByCRDSchema,
 		Field:      `spec.taskManager.replicas`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `taskManager replicas must be at least 1`,
+		Message:    MessageTaskManagerReplicas,
 		CRDMessage: `spec.taskManager.replicas in body should be greater than or equal to 1`,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
@@ -420,7 +420,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job.upgradeMode`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `upgradeMode last-state requires jobManager deploymentType Deployment and flinkProperties high-availability.type kubernetes: the job resumes from the checkpoints Flink keeps in its Kubernetes HA ConfigMaps`,
+		Message:    MessageLastStateRequiresKubernetesHA,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -445,7 +445,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `spec.flinkProperties[kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age]`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `must be a Flink duration such as 10 min, 600 s or PT10M: the oldest checkpoint a last-state redeploy of a running job restores`,
+		Message:    MessageLastStateMaxCheckpointAge,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -465,7 +465,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job.parallelism`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `parallelism must be at least 1`,
+		Message:    MessageJobParallelism,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -484,7 +484,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job.jarFile`,
 		Type:       field.ErrorTypeRequired,
-		Message:    `one of jarFile, pyFile or pyModule is required outside Application mode`,
+		Message:    MessageJobArtifact,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -502,7 +502,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job.maxStateAgeToRestoreSeconds`,
 		Type:       field.ErrorTypeRequired,
-		Message:    `maxStateAgeToRestoreSeconds is required with restartPolicy FromSavepointOnFailure`,
+		Message:    MessageRestartRequiresMaxStateAge,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -542,7 +542,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job.maxStateAgeToRestoreSeconds`,
 		Type:       field.ErrorTypeRequired,
-		Message:    `maxStateAgeToRestoreSeconds is required with takeSavepointOnUpdate false`,
+		Message:    MessageSkipSavepointRequiresMaxStateAge,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -561,7 +561,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job.cancelRequested`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `cancelRequested cannot be true on a new job`,
+		Message:    MessageCancelOnCreate,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -580,7 +580,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.jobManager.terminationGracePeriodSeconds`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `terminationGracePeriodSeconds must be longer than preStopDelaySeconds, or the JobManager is killed before it can clean up`,
+		Message:    MessageGraceLongerThanPreStop,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -599,7 +599,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job.mode`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `deploymentType Deployment requires an application cluster: spec.job with mode Application`,
+		Message:    MessageDeploymentRequiresApplicationMode,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -622,7 +622,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.flinkProperties[high-availability.type]`,
 		Type:       field.ErrorTypeRequired,
-		Message:    `deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.type kubernetes`,
+		Message:    MessageDeploymentRequiresHA,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -671,7 +671,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.flinkProperties[high-availability.storageDir]`,
 		Type:       field.ErrorTypeRequired,
-		Message:    `deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.storageDir`,
+		Message:    MessageDeploymentRequiresHAStorageDir,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -694,7 +694,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.jobManager.replicas`,
 		Type:       field.ErrorTypeInvalid,
-		Message:    `deploymentType Deployment requires jobManager replicas 1`,
+		Message:    MessageDeploymentRequiresSingleJobManager,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -719,7 +719,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.flinkProperties[execution.shutdown-on-application-finish]`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `deploymentType Deployment requires execution.shutdown-on-application-finish false: the JobManager must stay up after the job ends so that its final state can be read`,
+		Message:    MessageDeploymentForbidsShutdownOnFinish,
 		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -784,7 +784,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.taskManager.deploymentType`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `taskManager deploymentType is immutable (unset means StatefulSet)`,
+		Message:    MessageTaskManagerDeploymentTypeImmutable,
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -811,7 +811,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `a cluster cannot change between session cluster and job cluster`,
+		Message:    MessageClusterTypeImmutable,
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -838,7 +838,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job.savepointsDir`,
 		Type:       field.ErrorTypeRequired,
-		Message:    `savepointsDir cannot be removed`,
+		Message:    MessageSavepointsDirRemoved,
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -868,7 +868,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.job.cancelRequested`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `cancelRequested cannot go from true to false`,
+		Message:    MessageCancelIrreversible,
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -901,7 +901,7 @@ spec:
 		EnforcedBy: EnforcedByCRDRule,
 		Field:      `spec.flinkProperties`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `Flink high availability cannot be switched on or off on an existing cluster`,
+		Message:    MessageHAImmutable,
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -1000,7 +1000,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `metadata.annotations[flinkclusters.flinkoperator.k8s.io/user-control]`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `savepoint is not allowed for a session cluster`,
+		Message:    MessageUserControlNotApplicable,
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -1027,7 +1027,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `spec.job.cancelRequested`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `cancelRequested must be set to true on its own, without other spec changes`,
+		Message:    MessageCancelAlone,
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -1105,7 +1105,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `spec.job.savepointGeneration`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `savepointGeneration must be changed on its own, without other spec changes`,
+		Message:    MessageSavepointGenerationAlone,
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -1146,7 +1146,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `spec.job`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `a job cluster created without spec.job.savepointsDir cannot be updated: its job state cannot be carried over; delete and recreate the cluster`,
+		Message:    MessageJobUpdateRequiresSavepointsDir,
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:
@@ -1177,7 +1177,7 @@ spec:
 		EnforcedBy: EnforcedByWebhook,
 		Field:      `spec.job`,
 		Type:       field.ErrorTypeForbidden,
-		Message:    `no savepoint will be taken before this update (takeSavepointOnUpdate false or the job stopped) and the job has no savepoint newer than maxStateAgeToRestoreSeconds: set spec.job.fromSavepoint to the savepoint to restore (one left from an earlier deploy is not restored again) or take a savepoint first`,
+		Message:    MessageJobUpdateRequiresRecentSavepoint,
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
 kind: FlinkCluster
 metadata:

@@ -17,10 +17,6 @@ var (
 	pathCancelRequest = field.NewPath("spec", "job", "cancelRequested")
 )
 
-// MessageDeploymentRequiresKubernetesHA is the message of RuleDeploymentRequiresKubernetesHA,
-// the same in the webhook and the CRD.
-const MessageDeploymentRequiresKubernetesHA = "deploymentType Deployment requires Kubernetes high availability (high-availability.type kubernetes): the controller checks and cleans up only the Kubernetes HA ConfigMaps of Flink, so with ZooKeeper or another HA factory it could neither tell whether a restarted JobManager recovers the job nor keep an old job graph out of a new deploy; use deploymentType Job for other HA services"
-
 // validateDeployment checks what a Deployment JobManager requires: an application cluster,
 // Flink's Kubernetes HA with a storage directory, one replica, and a JobManager that stays up after the
 // job ends. These are the CRD's optionalOldSelf rules, and they ratchet exactly as the CEL
@@ -46,14 +42,12 @@ func validateDeployment(fc, old *v1beta1.FlinkCluster) (field.ErrorList, []strin
 		if s.Job != nil && s.Job.Mode != nil {
 			mode = string(*s.Job.Mode)
 		}
-		report(field.Invalid(pathJobMode, mode,
-			"deploymentType Deployment requires an application cluster: spec.job with mode Application").
+		report(field.Invalid(pathJobMode, mode, MessageDeploymentRequiresApplicationMode).
 			WithOrigin(RuleDeploymentRequiresApplicationMode),
 			func(o *v1beta1.FlinkClusterSpec) bool { return !o.IsApplicationMode() })
 	}
 	if !flinkcluster.HAEnabled(s.FlinkProperties) {
-		report(field.Required(pathHAType,
-			"deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.type kubernetes").
+		report(field.Required(pathHAType, MessageDeploymentRequiresHA).
 			WithOrigin(RuleDeploymentRequiresHA),
 			func(o *v1beta1.FlinkClusterSpec) bool { return !flinkcluster.HAEnabled(o.FlinkProperties) })
 	}
@@ -65,21 +59,19 @@ func validateDeployment(fc, old *v1beta1.FlinkCluster) (field.ErrorList, []strin
 			})
 	}
 	if s.FlinkProperties[PropertyHAStorageDir] == "" {
-		report(field.Required(pathHAStorageDir,
-			"deploymentType Deployment requires Flink high availability: set flinkProperties high-availability.storageDir").
+		report(field.Required(pathHAStorageDir, MessageDeploymentRequiresHAStorageDir).
 			WithOrigin(RuleDeploymentRequiresHAStorageDir),
 			func(o *v1beta1.FlinkClusterSpec) bool { return o.FlinkProperties[PropertyHAStorageDir] == "" })
 	}
 	if s.JobManager != nil && s.JobManager.Replicas != nil && *s.JobManager.Replicas != v1beta1.DefaultJobManagerReplicas {
-		report(field.Invalid(pathJMReplicas, *s.JobManager.Replicas, "deploymentType Deployment requires jobManager replicas 1").
+		report(field.Invalid(pathJMReplicas, *s.JobManager.Replicas, MessageDeploymentRequiresSingleJobManager).
 			WithOrigin(RuleDeploymentRequiresSingleJobManager),
 			func(o *v1beta1.FlinkClusterSpec) bool {
 				return o.JobManager != nil && o.JobManager.Replicas != nil && *o.JobManager.Replicas != v1beta1.DefaultJobManagerReplicas
 			})
 	}
 	if shutdownOnFinish(s.FlinkProperties) {
-		report(field.Forbidden(pathShutdown,
-			"deploymentType Deployment requires execution.shutdown-on-application-finish false: the JobManager must stay up after the job ends so that its final state can be read").
+		report(field.Forbidden(pathShutdown, MessageDeploymentForbidsShutdownOnFinish).
 			WithOrigin(RuleDeploymentForbidsShutdownOnFinish),
 			func(o *v1beta1.FlinkClusterSpec) bool { return shutdownOnFinish(o.FlinkProperties) })
 	}
@@ -96,7 +88,7 @@ func validateCancelOnCreate(fc, old *v1beta1.FlinkCluster) field.ErrorList {
 	if old != nil && old.Spec.Job != nil {
 		return nil
 	}
-	return field.ErrorList{field.Forbidden(pathCancelRequest, "cancelRequested cannot be true on a new job").
+	return field.ErrorList{field.Forbidden(pathCancelRequest, MessageCancelOnCreate).
 		WithOrigin(RuleCancelOnCreate)}
 }
 
@@ -114,6 +106,6 @@ func validateUpgradeMode(fc *v1beta1.FlinkCluster) field.ErrorList {
 		return nil
 	}
 	return field.ErrorList{field.Invalid(pathUpgradeMode, string(v1beta1.UpgradeModeLastState),
-		"upgradeMode last-state requires jobManager deploymentType Deployment and flinkProperties high-availability.type kubernetes: the job resumes from the checkpoints Flink keeps in its Kubernetes HA ConfigMaps").
+		MessageLastStateRequiresKubernetesHA).
 		WithOrigin(RuleLastStateRequiresKubernetesHA)}
 }

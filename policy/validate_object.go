@@ -45,8 +45,7 @@ func validateMeta(m *metav1.ObjectMeta) field.ErrorList {
 			WithOrigin(RuleNameTooLong))
 	}
 	if !dns1035Label.MatchString(m.Name) {
-		errs = append(errs, field.Invalid(name, m.Name,
-			"cluster name must be a DNS-1035 label: lower case alphanumeric characters or '-', starting with a letter and ending with an alphanumeric character").
+		errs = append(errs, field.Invalid(name, m.Name, MessageNameDNS1035).
 			WithOrigin(RuleNameDNS1035))
 	}
 	ns := field.NewPath("metadata", "namespace")
@@ -68,7 +67,7 @@ func validateSpec(s *v1beta1.FlinkClusterSpec, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(p.Child("flinkVersion"), "the Flink version of the image is required, e.g. \"1.20\"").
 			WithOrigin(RuleFlinkVersion))
 	case err != nil:
-		errs = append(errs, field.Invalid(p.Child("flinkVersion"), s.FlinkVersion, "must be a version number such as 1.20 or 2.2.1").
+		errs = append(errs, field.Invalid(p.Child("flinkVersion"), s.FlinkVersion, MessageFlinkVersion).
 			WithOrigin(RuleFlinkVersion))
 	}
 	if err != nil {
@@ -84,7 +83,7 @@ func validateSpec(s *v1beta1.FlinkClusterSpec, p *field.Path) field.ErrorList {
 	if v, ok := s.FlinkProperties[flinkcluster.PropertyLastStateMaxCheckpointAge]; ok {
 		if _, err := flinkcluster.ParseFlinkDuration(v); err != nil {
 			errs = append(errs, field.Invalid(p.Child("flinkProperties").Key(flinkcluster.PropertyLastStateMaxCheckpointAge), v,
-				"must be a Flink duration such as 10 min, 600 s or PT10M: the oldest checkpoint a last-state redeploy of a running job restores").
+				MessageLastStateMaxCheckpointAge).
 				WithOrigin(RuleLastStateMaxCheckpointAge))
 		}
 	}
@@ -97,7 +96,7 @@ func validateHadoopConfig(h *v1beta1.HadoopConfig, p *field.Path) field.ErrorLis
 	}
 	var errs field.ErrorList
 	if h.ConfigMapName == "" {
-		errs = append(errs, field.Required(p.Child("configMapName"), "the ConfigMap holding the Hadoop configuration is required").
+		errs = append(errs, field.Required(p.Child("configMapName"), MessageHadoopConfig).
 			WithOrigin(RuleHadoopConfig))
 	}
 	// An empty mountPath is read as its default (/etc/hadoop/conf), like every other
@@ -124,8 +123,7 @@ func validateGCPConfig(g *v1beta1.GCPConfig, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(p.Child("mountPath"), "the directory to mount the key in is required").
 			WithOrigin(RuleGCPServiceAccount))
 	case sa.KeyFile != "" && strings.HasSuffix(sa.MountPath, sa.KeyFile):
-		errs = append(errs, field.Invalid(p.Child("mountPath"), sa.MountPath,
-			"must be the directory of the key, not end with the key file name").WithOrigin(RuleGCPServiceAccount))
+		errs = append(errs, field.Invalid(p.Child("mountPath"), sa.MountPath, MessageGCPServiceAccount).WithOrigin(RuleGCPServiceAccount))
 	}
 	return errs
 }
@@ -135,7 +133,7 @@ var pullPolicies = []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresen
 func validateImage(img *v1beta1.ImageSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if img.Name == "" {
-		errs = append(errs, field.Required(p.Child("name"), "the Flink image is required").WithOrigin(RuleImage))
+		errs = append(errs, field.Required(p.Child("name"), MessageImage).WithOrigin(RuleImage))
 	}
 	if img.PullPolicy != "" && !slices.Contains(pullPolicies, img.PullPolicy) {
 		errs = append(errs, field.NotSupported(p.Child("pullPolicy"), img.PullPolicy, pullPolicies).WithOrigin(RuleImage))
@@ -162,7 +160,7 @@ func validateJobManager(s *v1beta1.FlinkClusterSpec, ver *version.Version, p *fi
 	// as its CEL rule; here the reference webhook's rule for the other workloads.
 	if jm.Replicas != nil && *jm.Replicas != v1beta1.DefaultJobManagerReplicas &&
 		s.GetDeploymentType() != v1beta1.JobManagerDeploymentTypeDeployment {
-		errs = append(errs, field.Invalid(p.Child("replicas"), *jm.Replicas, "jobManager replicas must be 1").
+		errs = append(errs, field.Invalid(p.Child("replicas"), *jm.Replicas, MessageJobManagerReplicas).
 			WithOrigin(RuleJobManagerReplicas))
 	}
 	if jm.AccessScope != "" && !slices.Contains(accessScopes, jm.AccessScope) {
@@ -181,7 +179,7 @@ func validateJobManager(s *v1beta1.FlinkClusterSpec, ver *version.Version, p *fi
 	// preStop delay is over and Flink cannot clean up its HA metadata.
 	if g, d := jm.TerminationGracePeriodSeconds, jm.PreStopDelaySeconds; g != nil && d != nil && *g <= int64(*d) {
 		errs = append(errs, field.Invalid(p.Child("terminationGracePeriodSeconds"), *g,
-			"terminationGracePeriodSeconds must be longer than preStopDelaySeconds, or the JobManager is killed before it can clean up").
+			MessageGraceLongerThanPreStop).
 			WithOrigin(RuleGraceLongerThanPreStop))
 	}
 	return errs
@@ -196,7 +194,7 @@ func validateTaskManager(tm *v1beta1.TaskManagerSpec, ver *version.Version, p *f
 	}
 	errs := validatePodMeta(tm.PodAnnotations, tm.PodLabels, p)
 	if tm.Replicas != nil && *tm.Replicas < 1 {
-		errs = append(errs, field.Invalid(p.Child("replicas"), *tm.Replicas, "taskManager replicas must be at least 1").
+		errs = append(errs, field.Invalid(p.Child("replicas"), *tm.Replicas, MessageTaskManagerReplicas).
 			WithOrigin(RuleTaskManagerReplicas))
 	}
 	errs = append(errs, validatePorts(p, tm.ExtraPorts,
@@ -228,21 +226,21 @@ func validateJob(j *v1beta1.JobSpec, p *field.Path) field.ErrorList {
 	// The CEL rules on JobSpec.
 	application := j.Mode != nil && *j.Mode == v1beta1.JobModeApplication
 	if !application && j.JarFile == nil && j.PyFile == nil && j.PyModule == nil {
-		errs = append(errs, field.Required(p.Child("jarFile"), "one of jarFile, pyFile or pyModule is required outside Application mode").
+		errs = append(errs, field.Required(p.Child("jarFile"), MessageJobArtifact).
 			WithOrigin(RuleJobArtifact))
 	}
 	if j.Parallelism != nil && *j.Parallelism < 1 {
-		errs = append(errs, field.Invalid(p.Child("parallelism"), *j.Parallelism, "parallelism must be at least 1").
+		errs = append(errs, field.Invalid(p.Child("parallelism"), *j.Parallelism, MessageJobParallelism).
 			WithOrigin(RuleJobParallelism))
 	}
 	if j.RestartPolicy != nil && *j.RestartPolicy == v1beta1.JobRestartPolicyFromSavepointOnFailure && j.MaxStateAgeToRestoreSeconds == nil {
 		errs = append(errs, field.Required(p.Child("maxStateAgeToRestoreSeconds"),
-			"maxStateAgeToRestoreSeconds is required with restartPolicy FromSavepointOnFailure").
+			MessageRestartRequiresMaxStateAge).
 			WithOrigin(RuleRestartRequiresMaxStateAge))
 	}
 	if j.TakeSavepointOnUpdate != nil && !*j.TakeSavepointOnUpdate && j.MaxStateAgeToRestoreSeconds == nil {
 		errs = append(errs, field.Required(p.Child("maxStateAgeToRestoreSeconds"),
-			"maxStateAgeToRestoreSeconds is required with takeSavepointOnUpdate false").
+			MessageSkipSavepointRequiresMaxStateAge).
 			WithOrigin(RuleSkipSavepointRequiresMaxStateAge))
 	}
 	if k := j.SavepointsToKeep; k != nil && (*k < 1 || *k > flinkcluster.MaxSavepointHistory) {
@@ -308,7 +306,7 @@ func validatePorts(p *field.Path, extra []v1beta1.NamedPort, named ...portField)
 		if pf.value != nil {
 			port = *pf.value
 			if port < MinPort {
-				errs = append(errs, field.Invalid(p.Child("ports", pf.name), port, "must be greater than 1024").WithOrigin(RulePort))
+				errs = append(errs, field.Invalid(p.Child("ports", pf.name), port, MessagePort).WithOrigin(RulePort))
 			}
 		}
 		if _, dup := numbers[port]; dup {

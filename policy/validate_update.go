@@ -31,22 +31,22 @@ func validateTransitions(old, fc *v1beta1.FlinkCluster) field.ErrorList {
 				o.GetDeploymentType(), n.GetDeploymentType())).WithOrigin(RuleDeploymentTypeImmutable))
 	}
 	if o.TaskManager.GetDeploymentType() != n.TaskManager.GetDeploymentType() {
-		errs = append(errs, field.Forbidden(pathTMDeploymentType, "taskManager deploymentType is immutable (unset means StatefulSet)").
+		errs = append(errs, field.Forbidden(pathTMDeploymentType, MessageTaskManagerDeploymentTypeImmutable).
 			WithOrigin(RuleTaskManagerDeploymentTypeImmutable))
 	}
 	if (o.Job == nil) != (n.Job == nil) {
-		errs = append(errs, field.Forbidden(pathJob, "a cluster cannot change between session cluster and job cluster").
+		errs = append(errs, field.Forbidden(pathJob, MessageClusterTypeImmutable).
 			WithOrigin(RuleClusterTypeImmutable))
 	}
 	if o.Job != nil && !isEmpty(o.Job.SavepointsDir) && (n.Job == nil || isEmpty(n.Job.SavepointsDir)) {
-		errs = append(errs, field.Required(pathSavepointsDir, "savepointsDir cannot be removed").WithOrigin(RuleSavepointsDirRemoved))
+		errs = append(errs, field.Required(pathSavepointsDir, MessageSavepointsDirRemoved).WithOrigin(RuleSavepointsDirRemoved))
 	}
 	if o.Job != nil && isTrue(o.Job.CancelRequested) && (n.Job == nil || !isTrue(n.Job.CancelRequested)) {
-		errs = append(errs, field.Forbidden(pathCancelRequest, "cancelRequested cannot go from true to false").
+		errs = append(errs, field.Forbidden(pathCancelRequest, MessageCancelIrreversible).
 			WithOrigin(RuleCancelIrreversible))
 	}
 	if flinkcluster.HAEnabled(o.FlinkProperties) != flinkcluster.HAEnabled(n.FlinkProperties) {
-		errs = append(errs, field.Forbidden(pathFlinkProps, "Flink high availability cannot be switched on or off on an existing cluster").
+		errs = append(errs, field.Forbidden(pathFlinkProps, MessageHAImmutable).
 			WithOrigin(RuleHAImmutable))
 	}
 	return errs
@@ -84,7 +84,7 @@ func validateUserControl(old, fc *v1beta1.FlinkCluster) field.ErrorList {
 	case v1beta1.ControlNameSavepoint:
 		switch {
 		case job == nil:
-			notApplicable("savepoint is not allowed for a session cluster")
+			notApplicable(MessageUserControlNotApplicable)
 		case isEmpty(job.SavepointsDir):
 			notApplicable("savepoint is not allowed without spec.job.savepointsDir")
 		case status == nil || jobStopped(status):
@@ -110,8 +110,7 @@ func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster) (errs field
 		if onlyJobChange(&old.Spec, &fc.Spec, func(j *v1beta1.JobSpec) { j.CancelRequested = nj.CancelRequested }) {
 			return nil, true
 		}
-		errs = append(errs, field.Forbidden(pathCancelRequest,
-			"cancelRequested must be set to true on its own, without other spec changes").WithOrigin(RuleCancelAlone))
+		errs = append(errs, field.Forbidden(pathCancelRequest, MessageCancelAlone).WithOrigin(RuleCancelAlone))
 	}
 
 	if oj.SavepointGeneration != nj.SavepointGeneration {
@@ -127,8 +126,7 @@ func (v Validator) validateSpecUpdate(old, fc *v1beta1.FlinkCluster) (errs field
 				WithOrigin(RuleSavepointGeneration))
 		}
 		if !alone {
-			errs = append(errs, field.Forbidden(pathSavepointGen,
-				"savepointGeneration must be changed on its own, without other spec changes").WithOrigin(RuleSavepointGenerationAlone))
+			errs = append(errs, field.Forbidden(pathSavepointGen, MessageSavepointGenerationAlone).WithOrigin(RuleSavepointGenerationAlone))
 		}
 	}
 	return append(errs, v.validateJobUpdate(old, fc)...), false
@@ -154,8 +152,7 @@ func (v Validator) validateJobUpdate(old, fc *v1beta1.FlinkCluster) field.ErrorL
 	case oj == nil || nj == nil:
 		return nil
 	case isEmpty(oj.SavepointsDir) && nj.GetUpgradeMode() == v1beta1.UpgradeModeSavepoint:
-		return field.ErrorList{field.Forbidden(pathJob,
-			"a job cluster created without spec.job.savepointsDir cannot be updated: its job state cannot be carried over; delete and recreate the cluster").
+		return field.ErrorList{field.Forbidden(pathJob, MessageJobUpdateRequiresSavepointsDir).
 			WithOrigin(RuleJobUpdateRequiresSavepointsDir)}
 	case isEmpty(nj.SavepointsDir):
 		return nil // removal is a transition error
@@ -172,8 +169,7 @@ func (v Validator) validateJobUpdate(old, fc *v1beta1.FlinkCluster) field.ErrorL
 	takeSavepoint := nj.TakeSavepointOnUpdate == nil || *nj.TakeSavepointOnUpdate
 	skipSavepoint := !takeSavepoint || jobStopped(status)
 	if skipSavepoint && status != nil && !jobUpdateReady(status, nj, v.now()) {
-		return field.ErrorList{field.Forbidden(pathJob,
-			"no savepoint will be taken before this update (takeSavepointOnUpdate false or the job stopped) and the job has no savepoint newer than maxStateAgeToRestoreSeconds: set spec.job.fromSavepoint to the savepoint to restore (one left from an earlier deploy is not restored again) or take a savepoint first").
+		return field.ErrorList{field.Forbidden(pathJob, MessageJobUpdateRequiresRecentSavepoint).
 			WithOrigin(RuleJobUpdateRequiresRecentSavepoint)}
 	}
 	return nil

@@ -422,7 +422,7 @@ func TestValidateUpdateCommands(t *testing.T) {
 				UserControl("job-cancel").Obj(),
 		},
 		{
-			// Hole 8 of issue 8: with a JobManager Deployment the controller never restores a
+			// With a JobManager Deployment the controller never restores a
 			// failed job from a savepoint (flinkcluster.ShouldRestart), so the job has terminated.
 			name: "deny: job-cancel on a failed job with restartPolicy FromSavepointOnFailure and a recent savepoint, deploymentType Deployment",
 			old: deploymentFC().RestartPolicy(v1beta1.JobRestartPolicyFromSavepointOnFailure).MaxStateAge(600).
@@ -523,7 +523,7 @@ func TestValidateUpdateJob(t *testing.T) {
 			new:  slots(skip().FromSavepoint("s3://sp/0")).Obj(),
 		},
 		{
-			// Issue 17, hole 8: the controller restores only a fromSavepoint the update
+			// The controller restores only a fromSavepoint the update
 			// changes, so the rule counts no other.
 			name: "deny: update skipping the savepoint with fromSavepoint left as the running revision has it",
 			old: func() *v1beta1.FlinkCluster {

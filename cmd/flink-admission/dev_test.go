@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv"
+	"github.com/flink-admission/flink-admission/internal/devenv"
 )
 
 // TestDevUsageErrors: bad flags stop dev before anything starts, with exit code 2 and a

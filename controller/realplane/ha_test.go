@@ -9,10 +9,10 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
-// TestRealControlPlaneHA has the HA rows of issue 17 on the real control plane.
+// TestRealControlPlaneHA has the HA rows on the real control plane.
 func TestRealControlPlaneHA(t *testing.T) {
 	dep := v1beta1.JobManagerDeploymentTypeDeployment
 	for _, tc := range []struct {

@@ -26,10 +26,10 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 const (
@@ -594,7 +594,7 @@ func (h *harness) restoresFrom(wl client.Object, loc string) {
 // pod template would replace the JobManager).
 func (h *harness) savepointLeavesConfiguration(wl client.Object) {
 	h.t.Helper()
-	// In Deployment mode with HA, ResumeFromHAOnly takes its place (issue 17, hole 2).
+	// In Deployment mode with HA, ResumeFromHAOnly takes its place.
 	want := ""
 	if fc := h.get(); fc.Spec.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment {
 		want = controller.ResumeFromHAOnly

@@ -14,12 +14,12 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
-// Last-state rows (issue 18; issue 17's hole 3): upgradeMode on the real control plane. The
+// Last-state rows: upgradeMode on the real control plane. The
 // HA ConfigMaps (job graphs, checkpoint stores) are real ConfigMaps the fake Flink writes.
 
 // newLastStateHarness is newHarness for a Deployment-mode cluster that build adjusts before

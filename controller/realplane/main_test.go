@@ -2,7 +2,7 @@
 // etcd, kube-controller-manager (Deployment, ReplicaSet, Job, garbage collector, node
 // lifecycle, taint eviction, pod GC), kube-scheduler and three KWOK nodes
 // (testenv.StartControlPlane), with simulated Flink attached to every running JobManager pod
-// by internal/flinksim. It holds the controller's scenario table (TestScenarios, both
+// by internal/test/flinksim. It holds the controller's scenario table (TestScenarios, both
 // deployment types) and the rows that need the real parts in particular: JobManager pods made
 // by the real ReplicaSet and Job controllers, a lost node's taints, tolerationSeconds and
 // eviction, a force-deleted pod whose process runs on, the Deployment deleted while its
@@ -49,10 +49,10 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
-	"github.com/flink-admission/flink-admission/internal/flinksim"
 	"github.com/flink-admission/flink-admission/internal/test/controllerenv"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
+	"github.com/flink-admission/flink-admission/internal/test/flinksim"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// Issue 18 (part SP) on the real control plane: the scheduled and the on-request savepoints
+// Savepoints on the real control plane: the scheduled and the on-request savepoints
 // of a running Deployment-mode job, with savepoint disposal. The rows step the shared fake
 // clock by an hour, so they run one at a time, after TestRealControlPlane's parallel rows
 // (a top-level test starts once the previous one's subtests ended). They use the harness of
@@ -24,7 +24,7 @@ func TestSavepointsOnRealControlPlane(t *testing.T) {
 		run  func(t *testing.T, h *harness)
 	}{
 		{"autoSavepointSeconds: none before the interval, a scheduled savepoint after it, the job running on under its ID", scheduledSavepoint},
-		{"an update naming a new fromSavepoint: no savepoint taken, the next deploy restores it (issue 17 hole 8: as the webhook admits it)", updateFromSavepoint},
+		{"an update naming a new fromSavepoint: no savepoint taken, the next deploy restores it (as the webhook admits it)", updateFromSavepoint},
 		{"savepointGeneration raised as the webhook admits it: a savepoint, the status's generation follows; savepointsToKeep 1 disposes of the older one", requestedSavepoint},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,14 +21,14 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
-// scenario is one row of the issue's table for one deployment type.
+// scenario is one row of the scenario table for one deployment type.
 type scenario struct {
 	mode  v1beta1.JobManagerDeploymentType
 	name  string
@@ -61,8 +61,8 @@ func scenarios() []scenario {
 		{depMode, "7 delete JM pod: replacement pod, same job ID recovered, no premature failure", nil, deleteJobManagerPodDeployment, nil, false},
 		{jobMode, "7 delete JM pod: Failed, failure cleanup, no resubmission", nil, deleteJobManagerPodJob, nil, false},
 		{depMode, "8 delete JM Deployment: recreated, same job recovered, no premature cleanup", nil, deleteJobManagerDeployment, nil, false},
-		{depMode, "8b delete JM Deployment with its HA data gone (hole 3, seed 000 example 4): Failed with HAMetadataMissing, nothing restarted, user's restore-from deploys", nil, deleteJobManagerDeploymentHALost, nil, false},
-		{depMode, "8c HA data deleted behind a running JM (issue 8, left item 5): stopped with a savepoint and redeployed from it under a new job ID, main() never rerun from empty state", nil, haDeletedBehindRunningJobManager, nil, false},
+		{depMode, "8b delete JM Deployment with its HA data gone: Failed with HAMetadataMissing, nothing restarted, user's restore-from deploys", nil, deleteJobManagerDeploymentHALost, nil, false},
+		{depMode, "8c HA data deleted behind a running JM: stopped with a savepoint and redeployed from it under a new job ID, main() never rerun from empty state", nil, haDeletedBehindRunningJobManager, nil, false},
 		{depMode, "9 exception in main() on Flink 2.2: crash loop gives DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsCrashLoop, throwingProgram, false},
 		{depMode, "9 exception in main() on Flink 2.3: application FAILED with empty job list gives DeployFailed with the cause, cleanup, no resubmission", flink23, mainThrowsApplicationFailed, blockedThrowingProgram, false},
 		{jobMode, "9 exception in main() on Flink 2.2: JM exits, DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsJobExits, throwingProgram, false},
@@ -75,7 +75,7 @@ func scenarios() []scenario {
 		{jobMode, "12 finite application succeeds: Succeeded, afterJobSucceeds cleanup, no resubmission", nil, finiteApplicationSucceeds, nil, false},
 		{depMode, "+ old-leader FINISHED race: a Terminating old-revision JM next to the new ready JM, FINISHED ignored", nil, oldLeaderFinishedRace, ownNode, false},
 		{jobMode, "+ old-leader FINISHED race: a Terminating old-revision JM next to the new ready JM, FINISHED ignored", nil, oldLeaderFinishedRace, ownNode, false},
-		{depMode, "+ crash loop of a Running job's JM (hole 5): not terminal, DeploymentFailed with the reason, recovered when it passes", nil, crashLoopWhileRunning, nil, false},
+		{depMode, "+ crash loop of a Running job's JM: not terminal, DeploymentFailed with the reason, recovered when it passes", nil, crashLoopWhileRunning, nil, false},
 		{depMode, "+ DeployFailed, then a fixed spec: the next revision deploys and runs", keepOnFailure, fixedSpecRedeploys, startupFails(classNotFound), false},
 		{jobMode, "+ DeployFailed, then a fixed spec: the next revision deploys and runs", keepOnFailure, fixedSpecRedeploys, startupFails(classNotFound), false},
 		{jobMode, "+ restartPolicy FromSavepointOnFailure: failed job restored from its latest savepoint", func(w *builder.FlinkClusterWrapper) { w.RestartFromSavepoint(3600) }, restartFromSavepoint, nil, false},
@@ -90,7 +90,7 @@ func scenarios() []scenario {
 // parts on the one shared control plane: the serial rows first, one at a time, then every
 // other row in parallel, each in its own namespace.
 func TestScenarios(t *testing.T) {
-	rows := append(append(append(scenarios(), timerRows()...), realPlaneRows()...), newRows()...)
+	rows := append(append(append(scenarios(), timerRows()...), realPlaneRows()...), podLifecycleRows()...)
 	for _, serial := range []bool{true, false} {
 		// Each serial row, and the parallel ones together, start with the clock at the real
 		// time, whatever the serial rows before stepped it to (see resetClock).
@@ -268,13 +268,13 @@ func updateTwice(t *testing.T, h *harness) {
 		args := podTemplate(next).Spec.Containers[0].Args
 		h.restoresFrom(next, loc)
 		newID := h.jobID()
-		require.NotEqual(t, id, newID, "a new deploy runs under a new job ID (hole 1)")
+		require.NotEqual(t, id, newID, "a new deploy runs under a new job ID")
 		require.Contains(t, strings.Join(args, " "), "--job-id "+newID, "the job ID recorded in the status before the workload was created")
 		require.Equal(t, newID, next.GetLabels()[resources.LabelJobID])
 		// The new JobManager may have written its own HA ConfigMaps already: none of the old
-		// deploy's is left (hole 2).
+		// deploy's is left.
 		for uid, name := range haConfigMapUIDs(h) {
-			require.NotContains(t, oldHA, uid, "the old deploy's HA ConfigMap %s is deleted before the new one starts (hole 2)", name)
+			require.NotContains(t, oldHA, uid, "the old deploy's HA ConfigMap %s is deleted before the new one starts", name)
 		}
 		h.waitEvent(corev1.EventTypeNormal, controller.ReasonHAConfigMapsDeleted, "so that the next deploy cannot recover the old job graph")
 		id = newID
@@ -678,7 +678,7 @@ func finiteApplicationSucceeds(t *testing.T, h *harness) {
 	noResubmission(h, v1beta1.JobStateSucceeded, "")
 }
 
-// crashLoopWhileRunning: hole 5 of issue 8. Flink never ended the job and HA recovers it
+// crashLoopWhileRunning: Flink never ended the job and HA recovers it
 // once the cause passes: the job stays non-terminal (Lost, with DeploymentFailed and an
 // Event) until the Lost timeout, and is tracked again when the JobManager recovers it.
 func crashLoopWhileRunning(t *testing.T, h *harness) {
@@ -714,7 +714,7 @@ func crashLoopWhileRunning(t *testing.T, h *harness) {
 	h.waitConditions("DeploymentFailed=False/NoFailure", "Lost=False/JobTracked")
 }
 
-// deleteJobManagerDeploymentHALost: hole 3 of issue 8 (seed 000, example 4). The JobManager
+// deleteJobManagerDeploymentHALost: the JobManager
 // Deployment of a job that ran is gone and so is its HA data: recreating it would restart the
 // job from its initial savepoint (or empty state). The deployment fails with a clear reason,
 // nothing is created, and the user's restore-from annotation deploys anew.
@@ -909,7 +909,7 @@ func haDeletedBehindRunningJobManager(t *testing.T, h *harness) {
 	revision := h.get().Status.Revision.CurrentRevision
 	require.NotEmpty(t, h.process(pod).CompleteCheckpoint(id))
 	// The job graphs only: with its leader ConfigMap deleted the JobManager would exit
-	// (KubernetesLeaderElectionDriver), see controller/simulation/holes17ha_test.go.
+	// (KubernetesLeaderElectionDriver), see controller/simulation/ha_test.go.
 	require.NoError(t, h.flink.LoseJobGraphs())
 
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonHAMetadataMissing, "the HA metadata of running job "+id+" is gone")

@@ -12,12 +12,12 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 // timerRows move the shared fake clock by minutes, so they are serial: they run alone, before
@@ -39,10 +39,10 @@ func timerRows() []scenario {
 	}
 	for _, v := range []string{"", "2.3"} {
 		var build func(w *builder.FlinkClusterWrapper)
-		name := "+ issue 17 hole 6: the job ends on its own, its JobManager restarts before the next poll (a clean job result): Lost=True/EndedUnobserved, no afterJobFails past the Lost timeout, nothing deleted"
+		name := "+ the job ends on its own, its JobManager restarts before the next poll (a clean job result): Lost=True/EndedUnobserved, no afterJobFails past the Lost timeout, nothing deleted"
 		if v != "" {
 			build = func(w *builder.FlinkClusterWrapper) { w.FlinkVersion(v) }
-			name = "+ Flink 2.3, issue 17 hole 6: the application FINISHED without the job after the restart: Lost=True/EndedUnobserved, no afterJobFails past the Lost timeout, nothing deleted"
+			name = "+ Flink 2.3: the application FINISHED without the job after the restart: Lost=True/EndedUnobserved, no afterJobFails past the Lost timeout, nothing deleted"
 		}
 		rows = append(rows, scenario{mode: depMode, serial: true, name: name, build: build, run: endedWhileTheJobManagerRestarted})
 	}

@@ -110,7 +110,7 @@ func TestJobIDLabelsTheDeploy(t *testing.T) {
 	assert.NotContains(t, dep.Spec.Selector.MatchLabels, resources.LabelJobID, "the selector spans deploys (it is immutable)")
 }
 
-// Hole 1 (issue 8): the job result store keeps results (delete-on-commit false) in a
+// TestJobResultStorePerDeploy: the job result store keeps results (delete-on-commit false) in a
 // directory of the deploy's own, unless the user set them.
 func TestJobResultStorePerDeploy(t *testing.T) {
 	fc := builder.MakeAppCluster("wc").Deployment().Obj()

@@ -14,7 +14,7 @@ import (
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
-// Issue 17 hole 7: before Flink 2.3 the application entrypoint overwrites the configuration
+// Before Flink 2.3 the application entrypoint overwrites the configuration
 // file's execution.savepoint.ignore-unclaimed-state with the command line's (false when the
 // command line names no savepoint), so the deploy's savepoint and --allowNonRestoredState go
 // on the command line too: the path itself in Job mode, $(FLINK_ADMISSION_RESTORE_PATH) from

@@ -11,11 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/containerargs"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 // brokenMain is what main() throws when a spec update broke the job (the --broken argument).
@@ -116,7 +116,7 @@ func (w *world) ExecutionStarted(p *fakeflink.JobManager, e fakeflink.Execution)
 		case t.ran && w.graphSeen[deploy]:
 			// A reconcile read the job's graph in HA (or the status recorded the run): from
 			// then on the Deployment's Flink configuration names ResumeFromHAOnly, and main()
-			// run again without the HA data fails instead of starting (issue 17, hole 2).
+			// run again without the HA data fails instead of starting.
 			w.violate("job %s re-ran main() from %q after its HA data was deleted, although a reconcile had seen its job graph: its state since is lost", e.JobID, e.RestoredFrom)
 		case t.ran && e.RestoredFrom != w.fromOf[e.JobID]:
 			w.violate("job %s re-ran main() from %q, not its deploy's restore point %q", e.JobID, e.RestoredFrom, w.fromOf[e.JobID])

@@ -74,16 +74,16 @@ var noWordFromFlink = []string{
 	controller.ConditionReasonWaitingForJobReport, controller.ConditionReasonWaitingForApplication,
 }
 
-// Issue 8, left item 5, in the model: the job graphs in the HA ConfigMaps of a running
-// Deployment-mode job are deleted behind its JobManager, which runs on. The controller stops the job with a savepoint and deploys it
-// again from there under a new job ID; main() never runs the old job again.
+// The job graphs in the HA ConfigMaps of a running Deployment-mode job are deleted behind its
+// JobManager, which runs on. The controller stops the job with a savepoint and deploys it again
+// from there under a new job ID; main() never runs the old job again.
 func TestHALostBehindRunningJobManagerRedeploysFromASavepoint(t *testing.T) {
 	w := newWorldWith(t, 7, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 	id := fc.Status.Components.Job.ID
 	w.haDeletedExternally = true
 	// Only the job graphs: with the leader's ConfigMap, the JobManager would exit
-	// (TestHole17HADeletedUnderTheLeaderFailsInsteadOfStartingEmpty).
+	// (TestHADeletedUnderTheLeaderFailsInsteadOfStartingEmpty).
 	w.deleteJobGraphs()
 	fc = w.until(t, "redeployed and running", 40, func(fc *v1beta1.FlinkCluster) bool {
 		w.finishTriggers(false) // the stop-with-savepoint the controller answers with

@@ -14,13 +14,13 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
-// Issue 17, Job-mode savepoint loss: with Flink's default execution.shutdown-on-application-
+// Job-mode savepoint loss: with Flink's default execution.shutdown-on-application-
 // finish the JobManager Job's process exited as soon as an update's stop-with-savepoint had
 // finished the job, before the controller read where the savepoint went: the update waited
 // forever with the savepoint state Unknown. The controller's configuration now keeps the

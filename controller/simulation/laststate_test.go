@@ -13,12 +13,13 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/flinkcluster"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
-// Last-state upgrades (issue 18) and recovery from HA past the Lost timeout (issue 17, hole 3)
-// in the simulation: the generator's options, the invariants, and directed tests.
+// Last-state upgrades and recovery from HA past the Lost timeout in the simulation: the
+// generator's options, the invariants, and directed tests.
 //
 // Invariants, checked as each execution starts (checkLastStateRestore):
 //   - main() under a job ID that ran before, restoring from the kept checkpoint store (a
@@ -136,11 +137,11 @@ func TestLastStateUpgradeOfARunningJob(t *testing.T) {
 	noViolations(t, w)
 }
 
-// Hole 3 of issue 17: a job that ran and then crash-loops stays Lost past --lost-job-timeout
-// while its HA data is kept (savepoint mode, the default): no scale-down, no afterJobFails.
-// An update then cannot take a savepoint, and falls back to last-state: the next revision
-// restores the newest checkpoint — no SavepointRequired stop.
-func TestHole3CrashLoopPastTheLostTimeoutResumesFromHA(t *testing.T) {
+// A job that ran and then crash-loops stays Lost past --lost-job-timeout while its HA data is
+// kept (savepoint mode, the default): no scale-down, no afterJobFails. An update then cannot
+// take a savepoint, and falls back to last-state: the next revision restores the newest
+// checkpoint — no SavepointRequired stop.
+func TestCrashLoopPastTheLostTimeoutResumesFromHA(t *testing.T) {
 	w := newWorldWith(t, 19, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 	id, rev1 := fc.Status.Components.Job.ID, fc.Status.Revision.CurrentRevision
@@ -276,5 +277,56 @@ func TestUpdateWaitsForASavepointInFlight(t *testing.T) {
 	} else {
 		assert.Equal(t, w.newestSavepoint(), fc.Status.Components.Job.FromSavepoint, "a savepoint deploy restores the newest savepoint")
 	}
+	noViolations(t, w)
+}
+
+// A scheduled savepoint (here one savepointGeneration asked for) was in flight when its
+// JobManager's node was lost; it completed there, unread. The update's stop-with-savepoint
+// replaced its record and failed on the replacement JobManager, which then crash-looped.
+// Flink never adds a savepoint to the checkpoint store (the fake neither), so a last-state
+// fallback would restore the store's chk-1, older than the savepoint that completed (seed
+// 1796139225380835489). The replaced record's trigger time is kept
+// (status.components.job.unknownSavepointTime) and the update asks for a savepoint instead.
+func TestLastStateFallbackAfterAReplacedUnreadSavepointAsksForASavepoint(t *testing.T) {
+	w := lastStateWorld(t, 62, nil)
+	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	id := fc.Status.Components.Job.ID
+	w.completeCheckpoint()
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) {
+		fc.Spec.Job.SavepointGeneration = fc.Status.Components.Job.SavepointGeneration + 1
+	})
+	w.until(t, "the savepoint triggered", 10, func(fc *v1beta1.FlinkCluster) bool {
+		sp := fc.Status.Savepoint
+		return sp != nil && sp.JobID == id && sp.State == controller.SavepointStateInProgress
+	})
+	first := w.leader()
+	first.jm.CompleteSavepoints()
+	require.Len(t, w.savepoints, 1, "the savepoint completed in Flink")
+	w.loseNode(first)
+
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+	w.until(t, "the update's stop triggered on the replacement", 400, func(fc *v1beta1.FlinkCluster) bool {
+		sp := fc.Status.Savepoint
+		return sp != nil && sp.JobID == id && sp.TriggerReason == controller.SavepointReasonUpdate && sp.State == controller.SavepointStateInProgress
+	})
+	assert.NotEmpty(t, w.cluster().Status.Components.Job.UnknownSavepointTime, "the replaced savepoint's trigger is kept")
+	second := w.leader()
+	require.NotNil(t, second)
+	require.NotEqual(t, first, second)
+	// The stop fails as the job fails over, and the JobManager then crash-loops: the job
+	// runs nowhere, and cannot take a savepoint.
+	second.jm.FailSavepoints("org.apache.flink.runtime.checkpoint.CheckpointException: Checkpoint Coordinator is suspending.")
+	second.jm.SetJobState(id, flinkclient.JobStateRestarting)
+	w.until(t, "the stop's failure read", 10, func(fc *v1beta1.FlinkCluster) bool {
+		return fc.Status.Savepoint != nil && fc.Status.Savepoint.State == controller.SavepointStateFailed
+	})
+	w.stop(second.pod, false, 1, "java.io.IOException: storage unavailable")
+	second.crashing = 8
+
+	fc = w.until(t, "SavepointRequired", 400, func(fc *v1beta1.FlinkCluster) bool {
+		return meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired)
+	})
+	assert.Equal(t, id, fc.Status.Components.Job.ID)
+	assert.Len(t, w.executionsOf(id), 2, "no last-state redeploy started a third execution of the job")
 	noViolations(t, w)
 }

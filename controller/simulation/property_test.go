@@ -83,8 +83,8 @@ var events = []event{
 	{"job restarts", 2, func(w *world) { w.jobEvent(flinkclient.JobStateRestarting) }},
 	{"stop took its savepoint, the job restarted", 1, func(w *world) {
 		// Flink's stop-with-savepoint can complete the savepoint and still fail to end the job,
-		// which its restart strategy restarts (issue 17 hole 4). The fake's stop always ends
-		// the job: it is restarted here by hand, as TestIssue17Hole4StopThatDidNotEndTheJobIsNotFinal does,
+		// which its restart strategy restarts. The fake's stop always ends
+		// the job: it is restarted here by hand, as TestStopThatDidNotEndTheJobIsNotFinal does,
 		// and the operation's result (which Flink reports failed) expired unread.
 		fc, l := w.cluster(), w.leader()
 		if fc == nil || l == nil {
@@ -131,7 +131,7 @@ var events = []event{
 		w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{arg} })
 	}},
 	{"savepoint control", 2, func(w *world) { w.annotate(v1beta1.ControlAnnotation, v1beta1.ControlNameSavepoint) }},
-	// Issue 18's savepoints: on request (savepointGeneration, raised as the webhook admits it:
+	// Savepoints: on request (savepointGeneration, raised as the webhook admits it:
 	// to the status's + 1), on schedule, and an update that names the savepoint to restore.
 	{"savepointGeneration raised", 2, func(w *world) {
 		w.patchCluster(func(fc *v1beta1.FlinkCluster) {
@@ -321,7 +321,7 @@ func run(t testing.TB, seed int64, steps int) (w *world) {
 }
 
 // TestInvariants explores random sequences of events against the controller and checks, after
-// every reconcile, the issue-8 invariants: no job rerun after it ended; no deploy marked
+// every reconcile, the invariants: no job rerun after it ended; no deploy marked
 // Succeeded or Cancelled from another deploy's execution; no restore from a savepoint older
 // than the newest completed one (unless the user accepted it); no new deploy while another
 // deploy's HA data remains; no JobManager removed under a running job without a completed

@@ -17,9 +17,9 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// Issue 18 (part SP): savepoints on a schedule and on request, spec.job.fromSavepoint on an
-// update, the savepoint history and its disposal; and issue 17's hole 8, the webhook and the
-// controller agreeing on the restore source. The clock is the world's fake clock: an hour
+// Savepoints on a schedule and on request, spec.job.fromSavepoint on an update, the
+// savepoint history and its disposal, and the webhook and the controller agreeing on the
+// restore source. The clock is the world's fake clock: an hour
 // passes in steps, never in real time.
 
 // advance moves the world on by d in steps of step, the model and the controller running
@@ -181,7 +181,7 @@ func TestSavepointGenerationBumpTakesASavepoint(t *testing.T) {
 	noViolations(t, w)
 }
 
-// Hole 8 of issue 17: with takeSavepointOnUpdate false and no fresh savepoint, the webhook
+// With takeSavepointOnUpdate false and no fresh savepoint, the webhook
 // denies an update that names no savepoint and admits one that names a new fromSavepoint —
 // which the controller then deploys from, without stopping at SavepointRequired.
 func TestUpdateWithNewFromSavepointIsAdmittedAndRestored(t *testing.T) {

@@ -28,13 +28,13 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 const (
@@ -198,7 +198,7 @@ func newWorldWith(t testing.TB, seed int64, fixed *setup) *world {
 	drawUpgradeMode(seed, fc) // laststate_test.go; its own generator leaves rng's draws alone
 	unsupportedHA := ""
 	if fixed == nil {
-		_, unsupportedHA = drawUnsupportedHA(seed, fc) // holes17ha_test.go; its own generator too
+		_, unsupportedHA = drawUnsupportedHA(seed, fc) // ha_test.go; its own generator too
 	}
 	if fixed != nil {
 		fc = builder.MakeAppCluster(name).DeploymentType(fixed.mode).Obj()

@@ -26,10 +26,10 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
-	"github.com/flink-admission/flink-admission/internal/flinksim"
 	"github.com/flink-admission/flink-admission/internal/test/controllerenv"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
+	"github.com/flink-admission/flink-admission/internal/test/flinksim"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/scope"
 )

@@ -186,9 +186,7 @@ func TestImageBinary(t *testing.T) {
 			"sigs.k8s.io/controller-runtime/pkg/internal/testing",
 			"sigs.k8s.io/kustomize/",
 			"github.com/flink-admission/flink-admission/internal/test/",
-			"github.com/flink-admission/flink-admission/internal/flinksim",
-			"github.com/flink-admission/flink-admission/controller/fakeflink",
-			"github.com/flink-admission/flink-admission/cmd/flink-admission/devenv",
+			"github.com/flink-admission/flink-admission/internal/devenv",
 			"github.com/stretchr/testify",
 			// The chart's and the alerts' tests, and the release's SBOM, use these; serve does not.
 			"helm.sh/helm/",

@@ -1,5 +1,5 @@
 // Package containerargs expands a container's args as the kubelet does when it creates the
-// container, for the simulated kubelets of the tests (internal/flinksim on the real control
+// container, for the simulated kubelets of the tests (internal/test/flinksim on the real control
 // plane, the simulation's model): a JobManager reads its restore path from the cluster's
 // ConfigMap through an env variable, and a restarted container must see the ConfigMap as it
 // is then.

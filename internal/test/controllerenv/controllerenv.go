@@ -1,5 +1,5 @@
 // Package controllerenv runs the controller as the tests on a real control plane need it: a
-// manager with the controller set up, and the Simulator (internal/flinksim) that attaches a
+// manager with the controller set up, and the Simulator (internal/test/flinksim) that attaches a
 // simulated Flink JobManager to its JobManager pods, started together, stopped together.
 //
 // The real-plane scenario rows (controller/realplane) and the scope tests (e2e/scopetest)
@@ -25,7 +25,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/internal/flinksim"
+	"github.com/flink-admission/flink-admission/internal/test/flinksim"
 )
 
 // DefaultSyncTimeout bounds the wait for the manager's caches when Options.SyncTimeout is 0:

@@ -14,7 +14,7 @@ import (
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
-// TestRealControlPlaneAllowNonRestoredStateInDeploymentMode is issue 17 hole 7 on the real
+// TestRealControlPlaneAllowNonRestoredStateInDeploymentMode checks allowNonRestoredState on the real
 // control plane, Flink 2.2, Deployment mode: the first container restores a savepoint that
 // holds a removed operator's state, through --fromSavepoint $(FLINK_ADMISSION_RESTORE_PATH)
 // --allowNonRestoredState; once the job ran, a container restart reads the ConfigMap's new

@@ -63,10 +63,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/containerargs"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 // Annotations on a JobManager pod by which a user drives its simulated job from kubectl.

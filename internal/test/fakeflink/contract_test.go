@@ -15,12 +15,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 // TestContractShapes checks every answer of the fake against the Flink answers the client's
-// contract tests decode (../flinkclient/testdata/<version>): same fields, same JSON types.
+// contract tests decode (controller/flinkclient/testdata/<version>): same fields, same JSON types.
 func TestContractShapes(t *testing.T) {
 	ctx := context.Background()
 	for _, v := range []fakeflink.Version{fakeflink.Version1_20, fakeflink.Version2_2, fakeflink.Version2_3} {
@@ -109,7 +109,7 @@ func getJSON(t *testing.T, method, url string) any {
 
 func check(t *testing.T, v fakeflink.Version, file string, got any) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "flinkclient", "testdata", string(v), file))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "controller", "flinkclient", "testdata", string(v), file))
 	require.NoError(t, err)
 	var want any
 	require.NoError(t, json.Unmarshal(data, &want))

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 // TestRandomSequencesKeepTheFakeConsistent drives the fake with random sequences of process

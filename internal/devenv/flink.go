@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
-	"github.com/flink-admission/flink-admission/internal/flinksim"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
+	"github.com/flink-admission/flink-admission/internal/test/flinksim"
 )
 
 // SimulationLogName names the logger of the simulated Flink, so that every line it writes

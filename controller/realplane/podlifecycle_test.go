@@ -12,15 +12,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
-// newRows are behaviours only the real control plane shows: a preStop cut short by the grace
-// period, the Job controller's failure counting, a Job-mode JobManager on a lost node, and a
-// Deployment scaled to 0 for a terminal job.
-func newRows() []scenario {
+// podLifecycleRows are pod lifecycles only the real control plane shows: a preStop cut short
+// by the grace period, the Job controller's failure counting, a Job-mode JobManager on a lost
+// node, and a Deployment scaled to 0 for a terminal job.
+func podLifecycleRows() []scenario {
 	// The spec cannot make preStop outlast the grace period (the CRD's rule): a delete's own
 	// grace period can (kubectl delete --grace-period=5), and a node drain's too.
 	longPreStop := func(w *builder.FlinkClusterWrapper) { w.Shutdown(60, 120) }
