@@ -25,8 +25,12 @@ import (
 // FieldError is one reason for a denial, with where its field is written in the manifest
 // (the zero Position when unknown: a field of the old version, a document that is not YAML).
 type FieldError struct {
-	Field   string `json:"field"`
-	Type    string `json:"type"`
+	Field string `json:"field"`
+	Type  string `json:"type"`
+	// Rule is the name of the policy rule that denies (docs/policy.md has a section of that
+	// name), RuleCRDSchema for a constraint of the CRD's schema that no rule mirrors, or
+	// policy.RuleUnknown for an object check could not judge.
+	Rule    string `json:"rule"`
 	Message string `json:"message"`
 	Position
 }
@@ -44,6 +48,9 @@ type Result struct {
 	Warnings  []string              `json:"warnings"`
 	Patch     []jsonpatch.Operation `json:"patch"`
 	Object    map[string]any        `json:"object"`
+
+	// warningPositions[i] is where the field Warnings[i] is about is written.
+	warningPositions []Position
 }
 
 // Checker evaluates manifests; build it once with New (it compiles the CEL rules).
@@ -153,7 +160,7 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 		Errors: []FieldError{}, Warnings: []string{}, Patch: []jsonpatch.Operation{}}
 	cur, ferr := c.mutate(doc.Object)
 	if ferr != nil {
-		r.Errors = append(r.Errors, toFieldError(ferr, doc))
+		r.Errors = append(r.Errors, toFieldError(ferr, ruleOfUnjudged(ferr), doc))
 		return r
 	}
 	r.Object = cur.obj
@@ -161,55 +168,67 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 		r.Patch = cur.patch
 	}
 
-	var errs field.ErrorList
-	var warnings []string
+	var v verdict
 	if oldDoc == nil {
-		errs, warnings = c.admit(ctx, cur, nil)
+		v = c.admit(ctx, cur, nil)
 	} else {
 		r.Operation = "UPDATE"
 		old, ferr := c.mutate(oldDoc.Object)
 		if ferr != nil {
 			ferr.Detail = fmt.Sprintf("old version (%s document %d): %s", oldDoc.Source, oldDoc.Index, ferr.Detail)
-			r.Errors = append(r.Errors, toFieldError(ferr, Document{}))
+			r.Errors = append(r.Errors, toFieldError(ferr, ruleOfUnjudged(ferr), Document{}))
 			return r
 		}
-		errs, warnings = c.admit(ctx, cur, old)
+		v = c.admit(ctx, cur, old)
 	}
-	for _, e := range errs {
-		r.Errors = append(r.Errors, toFieldError(e, doc))
+	for i, e := range v.errs {
+		r.Errors = append(r.Errors, toFieldError(e, v.rules[i], doc))
 	}
-	if warnings != nil {
-		r.Warnings = warnings
+	if v.warnings != nil {
+		r.Warnings = v.warnings
+	}
+	r.warningPositions = make([]Position, len(r.Warnings))
+	for i, w := range r.Warnings {
+		r.warningPositions[i] = doc.Position
+		if path, ok := warningField(w); ok {
+			r.warningPositions[i] = doc.PositionOf(path)
+		}
 	}
 	r.Allowed = len(r.Errors) == 0
 	return r
+}
+
+// verdict is what admit decides: the errors with the rule of each (rules[i] names errs[i]'s)
+// and the warnings.
+type verdict struct {
+	errs     field.ErrorList
+	rules    []string
+	warnings []string
 }
 
 // admit validates as a cluster does, in the API server's order: the CRD's schema and rules run before
 // any validating webhook, and when they deny, the webhook is not called, so the denial
 // carries only the CRD's errors (and no webhook warnings). Otherwise the validating
 // webhook's verdict stands.
-func (c *Checker) admit(ctx context.Context, cur, old *admitted) (field.ErrorList, []string) {
+func (c *Checker) admit(ctx context.Context, cur, old *admitted) verdict {
 	var oldObj map[string]any
-	if old != nil {
-		oldObj = old.obj
-	}
-	crdErrs := append(c.cel.ValidateSchema(cur.obj, oldObj), c.cel.Validate(ctx, cur.obj, oldObj)...)
-	if len(crdErrs) > 0 {
-		return crdErrs, nil
-	}
 	var oldTyped *v1beta1.FlinkCluster
 	if old != nil {
-		oldTyped = old.typed
+		oldObj, oldTyped = old.obj, old.typed
 	}
 	// The validating webhook's own step.
 	v := c.pipeline.Admit(oldTyped, cur.typed, pipeline.Validate)
-	return v.Errors, v.Warnings
+	crdErrs := append(c.cel.ValidateSchema(cur.obj, oldObj), c.cel.Validate(ctx, cur.obj, oldObj)...)
+	if len(crdErrs) > 0 {
+		// The policy mirrors the CRD's rules: its verdict on the same object names them.
+		return verdict{errs: crdErrs, rules: crdRules(crdErrs, v.Errors)}
+	}
+	return verdict{errs: v.Errors, rules: v.Rules, warnings: v.Warnings}
 }
 
 // toFieldError reports e the way the API server reports a cause of a denial, so that
 // check's messages read exactly as kubectl prints them, at the place in doc where the field
 // is written.
-func toFieldError(e *field.Error, doc Document) FieldError {
-	return FieldError{Field: e.Field, Type: string(e.Type), Message: e.ErrorBody(), Position: doc.PositionOf(e.Field)}
+func toFieldError(e *field.Error, rule string, doc Document) FieldError {
+	return FieldError{Field: e.Field, Type: string(e.Type), Rule: rule, Message: e.ErrorBody(), Position: doc.PositionOf(e.Field)}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
+
+	"github.com/flink-admission/flink-admission/policy"
 )
 
 func newChecker(t *testing.T) *Checker {
@@ -174,6 +176,52 @@ func mustCopy(t *testing.T, obj map[string]any, edit func(spec map[string]any)) 
 	return out
 }
 
+// TestErrorsNameTheirRule: the example of every rule of the policy is denied with an error
+// that names the rule, whether the webhook or the CRD (checked first) denies it.
+func TestErrorsNameTheirRule(t *testing.T) {
+	c := newChecker(t)
+	docOf := func(t *testing.T, manifest string) []Document {
+		t.Helper()
+		if manifest == "" {
+			return nil
+		}
+		docs, _, err := Load([]string{"-"}, strings.NewReader(manifest))
+		require.NoError(t, err)
+		return docs
+	}
+	for _, info := range policy.Rules() {
+		t.Run(info.Name, func(t *testing.T) {
+			res := c.Run(t.Context(), docOf(t, info.Example), docOf(t, info.ExampleOld))
+			require.Len(t, res, 1)
+			require.False(t, res[0].Allowed)
+			var rules []string
+			for _, e := range res[0].Errors {
+				rules = append(rules, e.Rule)
+			}
+			assert.Contains(t, rules, info.Name, "%+v", res[0].Errors)
+		})
+	}
+	t.Run("a schema constraint no rule mirrors", func(t *testing.T) {
+		res := c.Run(t.Context(), docOf(t, `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/job.jar
+    savepointFormatType: YAML
+`), nil)
+		require.Len(t, res, 1)
+		require.NotEmpty(t, res[0].Errors)
+		for _, e := range res[0].Errors {
+			assert.Equal(t, RuleCRDSchema, e.Rule, "%+v", e)
+		}
+	})
+}
+
 func TestWrite(t *testing.T) {
 	c := newChecker(t)
 	res := c.Run(context.Background(), load(t, "testdata/deployment-mode.yaml"), load(t, "testdata/job-mode.yaml"))
@@ -190,7 +238,8 @@ func TestWrite(t *testing.T) {
 		}
 		assert.Equal(t, false, out[0]["allowed"])
 		e := out[0]["errors"].([]any)[0].(map[string]any)
-		assert.ElementsMatch(t, []string{"field", "type", "message", "line", "column"}, keys(e))
+		assert.ElementsMatch(t, []string{"field", "type", "rule", "message", "line", "column"}, keys(e))
+		assert.Equal(t, policy.RuleDeploymentTypeImmutable, e["rule"])
 		assert.Equal(t, map[string]any{"line": float64(2), "column": float64(1)}, out[0]["position"], "where the document starts")
 	})
 	t.Run("yaml is the same array", func(t *testing.T) {

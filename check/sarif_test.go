@@ -6,176 +6,62 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"slices"
+	"os"
 	"strings"
+	"sync"
 	"testing"
+	"unicode"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flink-admission/flink-admission/policy"
 )
 
-// sarifObject describes one object of the SARIF 2.1.0 schema as far as check writes it: its
-// required properties and every property the schema allows (additionalProperties false),
-// so that a misspelt property fails as it would against the schema.
-type sarifObject struct {
-	required, allowed []string
-}
+// sarifSchema21 is the OASIS SARIF 2.1.0 JSON schema (errata 01), as
+// github.com/owenrumney/go-sarif/v3 ships it (pkg/report/v210/sarif/schema.go).
+var sarifSchema21 = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	const url = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+})
 
-var sarifObjects = map[string]sarifObject{
-	"log":                {[]string{"version", "runs"}, []string{"$schema", "version", "runs", "inlineExternalProperties", "properties"}},
-	"run":                {[]string{"tool"}, []string{"tool", "results", "columnKind", "artifacts", "invocations", "originalUriBaseIds", "properties", "automationDetails"}},
-	"tool":               {[]string{"driver"}, []string{"driver", "extensions", "properties"}},
-	"driver":             {[]string{"name"}, []string{"name", "informationUri", "version", "semanticVersion", "rules", "fullName", "properties"}},
-	"rule":               {[]string{"id"}, []string{"id", "name", "shortDescription", "fullDescription", "defaultConfiguration", "helpUri", "help", "properties"}},
-	"message":            {[]string{"text"}, []string{"text", "markdown", "id", "arguments", "properties"}},
-	"configuration":      {nil, []string{"enabled", "level", "rank", "parameters", "properties"}},
-	"result":             {[]string{"message"}, []string{"ruleId", "ruleIndex", "rule", "kind", "level", "message", "locations", "properties", "partialFingerprints", "fingerprints"}},
-	"location":           {nil, []string{"id", "physicalLocation", "logicalLocations", "message", "annotations", "relationships", "properties"}},
-	"physicalLocation":   {nil, []string{"address", "artifactLocation", "region", "contextRegion", "properties"}},
-	"artifactLocation":   {nil, []string{"uri", "uriBaseId", "index", "description", "properties"}},
-	"region":             {nil, []string{"startLine", "startColumn", "endLine", "endColumn", "charOffset", "charLength", "byteOffset", "byteLength", "snippet", "message", "sourceLanguage", "properties"}},
-	"logicalLocation":    {nil, []string{"name", "index", "fullyQualifiedName", "decoratedName", "parentIndex", "kind", "properties"}},
-	"defaultLevelValues": {nil, []string{"none", "note", "warning", "error"}},
-}
-
-// sarifProblems lists where data breaks the SARIF 2.1.0 schema's rules for what check
-// writes: required properties, allowed properties, enums, minimums and rule references.
-func sarifProblems(data []byte) []string {
-	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	var log map[string]any
-	if err := json.Unmarshal(data, &log); err != nil {
+// sarifProblems lists where data breaks the SARIF 2.1.0 schema, and where a result's
+// ruleIndex does not point at its ruleId in the run's rules (which the schema cannot say).
+func sarifProblems(t *testing.T, data []byte) []string {
+	t.Helper()
+	schema, err := sarifSchema21()
+	require.NoError(t, err, "compiling the SARIF 2.1.0 schema")
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
 		return []string{"not JSON: " + err.Error()}
 	}
-	object := func(path, kind string, v any) map[string]any {
-		m, ok := v.(map[string]any)
-		if !ok {
-			bad("%s: not an object", path)
-			return nil
-		}
-		def := sarifObjects[kind]
-		for _, k := range def.required {
-			if _, ok := m[k]; !ok {
-				bad("%s: required property %q missing", path, k)
-			}
-		}
-		for k := range m {
-			if !slices.Contains(def.allowed, k) {
-				bad("%s: property %q is not in the schema", path, k)
-			}
-		}
-		return m
+	var problems []string
+	if err := schema.Validate(inst); err != nil {
+		problems = append(problems, err.Error())
 	}
-	array := func(path string, v any) []any {
-		a, ok := v.([]any)
-		if !ok && v != nil {
-			bad("%s: not an array", path)
-		}
-		return a
+	var log sarifLog
+	if err := json.Unmarshal(data, &log); err != nil {
+		return append(problems, err.Error())
 	}
-	positive := func(path string, v any) {
-		if n, ok := v.(float64); !ok || n < 1 || n != float64(int(n)) {
-			bad("%s: %v is not an integer >= 1", path, v)
-		}
-	}
-	enum := func(path string, v any, values ...string) {
-		if s, ok := v.(string); !ok || !slices.Contains(values, s) {
-			bad("%s: %v is not one of %v", path, v, values)
-		}
-	}
-	message := func(path string, v any) {
-		if m := object(path, "message", v); m != nil {
-			if s, _ := m["text"].(string); s == "" {
-				bad("%s.text: empty", path)
-			}
-		}
-	}
-	top := object("$", "log", log)
-	if top == nil {
-		return problems
-	}
-	if top["version"] != "2.1.0" {
-		bad("$.version: %v, want 2.1.0", top["version"])
-	}
-	runs := array("$.runs", top["runs"])
-	if len(runs) == 0 {
-		bad("$.runs: empty")
-	}
-	for i, r := range runs {
-		p := fmt.Sprintf("$.runs[%d]", i)
-		run := object(p, "run", r)
-		if run == nil {
-			continue
-		}
-		if ck, ok := run["columnKind"]; ok {
-			enum(p+".columnKind", ck, "utf16CodeUnits", "unicodeCodePoints")
-		}
-		var ruleIDs []string
-		if tool := object(p+".tool", "tool", run["tool"]); tool != nil {
-			if driver := object(p+".tool.driver", "driver", tool["driver"]); driver != nil {
-				if name, _ := driver["name"].(string); name == "" {
-					bad("%s.tool.driver.name: empty", p)
-				}
-				for j, rl := range array(p+".tool.driver.rules", driver["rules"]) {
-					rp := fmt.Sprintf("%s.tool.driver.rules[%d]", p, j)
-					rule := object(rp, "rule", rl)
-					if rule == nil {
-						continue
-					}
-					id, _ := rule["id"].(string)
-					ruleIDs = append(ruleIDs, id)
-					if d, ok := rule["shortDescription"]; ok {
-						message(rp+".shortDescription", d)
-					}
-					if c, ok := rule["defaultConfiguration"]; ok {
-						if cfg := object(rp+".defaultConfiguration", "configuration", c); cfg != nil {
-							enum(rp+".defaultConfiguration.level", cfg["level"], sarifObjects["defaultLevelValues"].allowed...)
-						}
-					}
-				}
-			}
-		}
-		for j, rs := range array(p+".results", run["results"]) {
-			rp := fmt.Sprintf("%s.results[%d]", p, j)
-			res := object(rp, "result", rs)
-			if res == nil {
-				continue
-			}
-			message(rp+".message", res["message"])
-			if l, ok := res["level"]; ok {
-				enum(rp+".level", l, sarifObjects["defaultLevelValues"].allowed...)
-			}
-			if ix, ok := res["ruleIndex"].(float64); ok {
-				if int(ix) < 0 || int(ix) >= len(ruleIDs) || ruleIDs[int(ix)] != res["ruleId"] {
-					bad("%s.ruleIndex: %v does not name rule %v", rp, ix, res["ruleId"])
-				}
-			}
-			for k, l := range array(rp+".locations", res["locations"]) {
-				lp := fmt.Sprintf("%s.locations[%d]", rp, k)
-				loc := object(lp, "location", l)
-				if loc == nil {
-					continue
-				}
-				for m, ll := range array(lp+".logicalLocations", loc["logicalLocations"]) {
-					object(fmt.Sprintf("%s.logicalLocations[%d]", lp, m), "logicalLocation", ll)
-				}
-				phys := object(lp+".physicalLocation", "physicalLocation", loc["physicalLocation"])
-				if phys == nil {
-					continue
-				}
-				if al := object(lp+".physicalLocation.artifactLocation", "artifactLocation", phys["artifactLocation"]); al != nil {
-					if u, _ := al["uri"].(string); u == "" || strings.ContainsAny(u, " \\") {
-						bad("%s.physicalLocation.artifactLocation.uri: %q is not a URI reference", lp, u)
-					}
-				}
-				if rg, ok := phys["region"]; ok {
-					if region := object(lp+".physicalLocation.region", "region", rg); region != nil {
-						positive(lp+".physicalLocation.region.startLine", region["startLine"])
-						if c, ok := region["startColumn"]; ok {
-							positive(lp+".physicalLocation.region.startColumn", c)
-						}
-					}
-				}
+	for i, run := range log.Runs {
+		for j, r := range run.Results {
+			if r.RuleIndex < 0 || r.RuleIndex >= len(run.Tool.Driver.Rules) || run.Tool.Driver.Rules[r.RuleIndex].ID != r.RuleID {
+				problems = append(problems, fmt.Sprintf("runs[%d].results[%d].ruleIndex: %d does not name rule %s", i, j, r.RuleIndex, r.RuleID))
 			}
 		}
 	}
@@ -186,63 +72,148 @@ func TestSARIFProblemsFindsBrokenLogs(t *testing.T) {
 	tests := []struct {
 		name, log, want string
 	}{
-		{"wrong version", `{"version":"2.0.0","runs":[{"tool":{"driver":{"name":"x"}}}]}`, "$.version"},
-		{"no driver name", `{"version":"2.1.0","runs":[{"tool":{"driver":{}}}]}`, `required property "name"`},
-		{"misspelt property", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x","informationURI":"u"}}}]}`, `"informationURI" is not in the schema`},
-		{"line 0", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}},"results":[{"message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a"},"region":{"startLine":0}}}]}]}]}`, "startLine: 0"},
-		{"bad level", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}},"results":[{"message":{"text":"m"},"level":"fatal"}]}]}`, "level: fatal"},
+		{"wrong version", `{"version":"2.0.0","runs":[{"tool":{"driver":{"name":"x"}}}]}`, "/version"},
+		{"no driver name", `{"version":"2.1.0","runs":[{"tool":{"driver":{}}}]}`, "missing property 'name'"},
+		{"misspelt property", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x","informationURI":"u"}}}]}`, "informationURI"},
+		{"line 0", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}},"results":[{"message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a"},"region":{"startLine":0}}}]}]}]}`, "startLine"},
+		{"bad level", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}},"results":[{"message":{"text":"m"},"level":"fatal"}]}]}`, "/level"},
+		{"help link not a URI", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x","rules":[{"id":"A","helpUri":"docs policy.md"}]}}}]}`, "helpUri"},
 		{"rule index off", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x","rules":[{"id":"A"}]}},"results":[{"ruleId":"B","ruleIndex":0,"message":{"text":"m"}}]}]}`, "does not name rule B"},
-		{"no message", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}},"results":[{}]}]}`, `required property "message"`},
+		{"no message", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}},"results":[{}]}]}`, "missing property 'message'"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			problems := sarifProblems([]byte(tc.log))
+			problems := sarifProblems(t, []byte(tc.log))
 			require.NotEmpty(t, problems)
 			assert.Contains(t, strings.Join(problems, "\n"), tc.want)
 		})
 	}
 }
 
+// warnedCluster is a new cluster the policy admits with two warnings, each about a field
+// written in it.
+const warnedCluster = `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: warned
+  namespace: streaming
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  batchSchedulerName: default-scheduler
+  flinkProperties:
+    high-availability: kubernetes
+    high-availability.storageDir: s3://flink/ha
+`
+
 func TestWriteSARIF(t *testing.T) {
 	c := newChecker(t)
 	denied := c.Run(context.Background(), load(t, "testdata/deployment-mode.yaml"), load(t, "testdata/job-mode.yaml"))
-	warned := Result{Name: "w", Namespace: "ns", Source: "dir/with space.yaml", Position: Position{Line: 4, Column: 1},
+	warnedDocs, _, err := Load([]string{"-"}, strings.NewReader(warnedCluster))
+	require.NoError(t, err)
+	warned := c.Run(context.Background(), warnedDocs, nil)
+	require.Len(t, warned, 1)
+	require.True(t, warned[0].Allowed, "%+v", warned[0].Errors)
+	require.Equal(t, []string{policy.WarningLegacyHAKey, policy.WarningBatchSchedulerName}, warned[0].Warnings)
+	byHand := Result{Name: "w", Namespace: "ns", Source: "dir/with space.yaml", Position: Position{Line: 4, Column: 1},
 		Allowed: true, Warnings: []string{"savepointsDir is not set"}}
-	fromStdin := Result{Name: "s", Namespace: "ns", Source: "-", Errors: []FieldError{{Field: "spec", Type: "FieldValueRequired", Message: "Required value"}}}
+	fromStdin := Result{Name: "s", Namespace: "ns", Source: "-", Errors: []FieldError{{Field: "spec", Type: "FieldValueRequired", Rule: RuleCRDSchema, Message: "Required value"}}}
 
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, "sarif", append(denied, warned, fromStdin), nil))
-	assert.Empty(t, sarifProblems(buf.Bytes()), "%s", buf.String())
+	require.NoError(t, Write(&buf, "sarif", append(denied, append(warned, byHand, fromStdin)...), nil))
+	assert.Empty(t, sarifProblems(t, buf.Bytes()), "%s", buf.String())
 
 	var log sarifLog
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &log))
 	require.Len(t, log.Runs, 1)
 	results := log.Runs[0].Results
-	require.Len(t, results, 4, "two errors, one warning, one error from stdin")
-	assert.Equal(t, "FieldValueForbidden", results[0].RuleID)
-	assert.Equal(t, "error", results[0].Level)
-	loc := results[0].Locations[0].PhysicalLocation
-	assert.Equal(t, "testdata/deployment-mode.yaml", loc.ArtifactLocation.URI)
-	assert.Equal(t, &sarifRegion{StartLine: 12, StartColumn: 5}, loc.Region, "the deploymentType field")
-	assert.Contains(t, results[0].Message.Text, "spec.jobManager.deploymentType: Forbidden:")
-	assert.Equal(t, "warning", results[2].Level)
-	assert.Equal(t, SARIFWarningRule, results[2].RuleID)
-	assert.Equal(t, "dir/with%20space.yaml", results[2].Locations[0].PhysicalLocation.ArtifactLocation.URI)
-	assert.Equal(t, 4, results[2].Locations[0].PhysicalLocation.Region.StartLine, "a warning points at its document")
-	assert.Equal(t, stdinURI, results[3].Locations[0].PhysicalLocation.ArtifactLocation.URI)
-	assert.Nil(t, results[3].Locations[0].PhysicalLocation.Region, "no region when the position is unknown")
-	ids := []string{}
-	for _, r := range log.Runs[0].Tool.Driver.Rules {
-		ids = append(ids, r.ID)
-	}
-	assert.Equal(t, []string{"FieldValueForbidden", SARIFWarningRule, "FieldValueRequired"}, ids, "one rule per error type, listed once")
+	require.Len(t, results, 6, "two errors, three warnings, one error from stdin")
+
+	t.Run("an error's rule is the policy rule that denies, at its field", func(t *testing.T) {
+		assert.Equal(t, policy.RuleDeploymentTypeImmutable, results[0].RuleID, "the CRD's error, named by the policy's rule")
+		assert.Equal(t, policy.RuleHAImmutable, results[1].RuleID)
+		assert.Equal(t, "error", results[0].Level)
+		loc := results[0].Locations[0].PhysicalLocation
+		assert.Equal(t, "testdata/deployment-mode.yaml", loc.ArtifactLocation.URI)
+		assert.Equal(t, &sarifRegion{StartLine: 12, StartColumn: 5}, loc.Region, "the deploymentType field")
+		assert.Contains(t, results[0].Message.Text, "spec.jobManager.deploymentType: Forbidden:")
+	})
+	t.Run("a warning is located at the field it names", func(t *testing.T) {
+		for i, want := range []sarifRegion{{StartLine: 12, StartColumn: 5}, {StartLine: 10, StartColumn: 3}} {
+			r := results[2+i]
+			assert.Equal(t, "warning", r.Level)
+			assert.Equal(t, SARIFWarningRule, r.RuleID)
+			assert.Equal(t, stdinURI, r.Locations[0].PhysicalLocation.ArtifactLocation.URI)
+			assert.Equal(t, &want, r.Locations[0].PhysicalLocation.Region, "%s", r.Message.Text)
+		}
+		r := results[4]
+		assert.Equal(t, "dir/with%20space.yaml", r.Locations[0].PhysicalLocation.ArtifactLocation.URI)
+		assert.Equal(t, 4, r.Locations[0].PhysicalLocation.Region.StartLine, "a warning that names no field points at its document")
+	})
+	t.Run("an unknown position has no region", func(t *testing.T) {
+		assert.Equal(t, stdinURI, results[5].Locations[0].PhysicalLocation.ArtifactLocation.URI)
+		assert.Nil(t, results[5].Locations[0].PhysicalLocation.Region)
+	})
+	t.Run("each rule is listed once, with help and a link to its section of docs/policy.md", func(t *testing.T) {
+		var ids []string
+		for _, r := range log.Runs[0].Tool.Driver.Rules {
+			ids = append(ids, r.ID)
+			assert.NotEmpty(t, r.ShortDescription.Text, r.ID)
+			assert.NotEmpty(t, r.Help.Text, r.ID)
+		}
+		assert.Equal(t, []string{policy.RuleDeploymentTypeImmutable, policy.RuleHAImmutable, SARIFWarningRule, RuleCRDSchema}, ids)
+		rule := log.Runs[0].Tool.Driver.Rules[0]
+		assert.Equal(t, "https://github.com/flink-admission/flink-admission/blob/main/docs/policy.md#deployment-type-immutable", rule.HelpURI)
+		assert.Equal(t, "error", rule.DefaultConfiguration.Level)
+		assert.Equal(t, "warning", log.Runs[0].Tool.Driver.Rules[2].DefaultConfiguration.Level)
+	})
 
 	t.Run("no results is a valid, empty run", func(t *testing.T) {
 		var buf bytes.Buffer
 		require.NoError(t, Write(&buf, "sarif", nil, nil))
-		assert.Empty(t, sarifProblems(buf.Bytes()))
+		assert.Empty(t, sarifProblems(t, buf.Bytes()))
 		assert.Contains(t, buf.String(), `"results": []`)
 	})
+}
+
+// TestSARIFRulesLinkToTheirSection: every rule check can report links to a heading of
+// docs/policy.md, as GitHub anchors them.
+func TestSARIFRulesLinkToTheirSection(t *testing.T) {
+	doc, err := os.ReadFile("../docs/policy.md")
+	require.NoError(t, err)
+	anchors := map[string]bool{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if h, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") {
+			anchors[githubAnchor(h)] = true
+		}
+	}
+	ids := []string{SARIFWarningRule, RuleCRDSchema, policy.RuleUnknown}
+	for _, r := range policy.Rules() {
+		ids = append(ids, r.Name)
+	}
+	for _, id := range ids {
+		r := sarifRuleOf(id)
+		_, anchor, ok := strings.Cut(r.HelpURI, "#")
+		require.True(t, ok, r.HelpURI)
+		assert.True(t, anchors[anchor], "rule %s links to #%s, which docs/policy.md does not have", id, anchor)
+		assert.NotEmpty(t, r.ShortDescription.Text, id)
+	}
+}
+
+// githubAnchor is the anchor GitHub gives a heading: lower case, punctuation but hyphens
+// dropped, blanks as hyphens.
+func githubAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func TestWriteJUnit(t *testing.T) {

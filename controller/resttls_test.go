@@ -3,6 +3,7 @@ package controller
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -163,4 +165,61 @@ func TestRESTTLSErrorIsAWait(t *testing.T) {
 	c.observeFlink(t.Context())
 	assert.Nil(t, c.obs.flink)
 	assert.Contains(t, c.obs.untrusted, "the Flink REST API cannot be reached: security.ssl.rest.enabled is true: annotate the FlinkCluster")
+}
+
+// TestRESTTLSTransportIsReusedUntilTheSecretChanges: reconciles of a cluster with REST TLS
+// share one transport, and so one connection to the JobManager (one TLS handshake); a
+// changed Secret gets a new transport, and the replaced one's idle connection is closed.
+func TestRESTTLSTransportIsReusedUntilTheSecretChanges(t *testing.T) {
+	ca, otherCA := testcerts.NewCA(t), testcerts.NewCA(t)
+	crt, key := ca.IssueServing(t, "reuse-jobmanager.default.svc")
+	pair, err := tls.X509KeyPair(crt, key)
+	require.NoError(t, err)
+	var handshakes atomic.Int32
+	srvTLS := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { handshakes.Add(1); return nil, nil }}
+	flink := fakeflink.NewCluster(fakeflink.Options{TLS: srvTLS})
+	t.Cleanup(flink.Close)
+	flink.Start(fakeflink.Config{Session: true})
+
+	fc := builder.MakeAppCluster("reuse").FlinkProperty(flinkRESTSSLEnabled, "true").Obj()
+	metav1.SetMetaDataAnnotation(&fc.ObjectMeta, RESTTLSSecretAnnotation, "reuse-rest-tls")
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: fc.Namespace, Name: "reuse-rest-tls"},
+		Data: map[string][]byte{restTLSCAKey: ca.CertPEM}}
+	r := tlsReconciler(t, fc, secret, true, flink.URL())
+	reconcile := func() flinkclient.Client {
+		t.Helper()
+		c, err := r.newCycle(fc)
+		require.NoError(t, err)
+		cl, err := c.flinkClient(t.Context())
+		require.NoError(t, err)
+		_, err = cl.ListJobs(t.Context())
+		require.NoError(t, err)
+		return cl
+	}
+
+	first := reconcile()
+	for range 4 {
+		reconcile()
+	}
+	assert.Equal(t, int32(1), handshakes.Load(), "five reconciles, one transport: its connection is kept alive")
+
+	// A renewal that changes nothing (a new resourceVersion, the same keys) keeps it.
+	require.NoError(t, r.Client.Get(t.Context(), client.ObjectKeyFromObject(secret), secret))
+	secret.Labels = map[string]string{"renewed": "true"}
+	require.NoError(t, r.Client.Update(t.Context(), secret))
+	reconcile()
+	assert.Equal(t, int32(1), handshakes.Load(), "the same content: the same transport")
+
+	// A CA bundle that gains a CA is a new configuration, with a new transport.
+	secret.Data[restTLSCAKey] = append(append([]byte{}, otherCA.CertPEM...), ca.CertPEM...)
+	require.NoError(t, r.Client.Update(t.Context(), secret))
+	reconcile()
+	reconcile()
+	assert.Equal(t, int32(2), handshakes.Load(), "the new configuration's transport, reused")
+
+	// The replaced transport kept no idle connection: a request through it dials again.
+	_, err = first.ListJobs(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), handshakes.Load(), "the replaced transport's idle connection was closed")
 }

@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -140,7 +141,7 @@ func runAction(t *testing.T, workdir string, inputs map[string]string) *actionRu
 		if s.WorkingDirectory != "" {
 			cmd.Dir = r.expand(s.WorkingDirectory)
 		}
-		cmd.Env = append(actionEnv(), "RUNNER_TEMP="+r.runnerTemp, "GITHUB_OUTPUT="+outFile, "GITHUB_ACTION_PATH="+repoRoot)
+		cmd.Env = append(actionEnv(), "RUNNER_OS=Linux", "RUNNER_TEMP="+r.runnerTemp, "GITHUB_OUTPUT="+outFile, "GITHUB_ACTION_PATH="+repoRoot, "GITHUB_WORKSPACE="+workdir)
 		for k, v := range expandAll(r, s.Env) {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
@@ -183,10 +184,21 @@ func expandAll(r *actionRun, m map[string]string) map[string]string {
 	return out
 }
 
+// parseOutputs reads GITHUB_OUTPUT as the runner does: name=value lines, and multiline
+// values written as name<<DELIMITER, the lines, then DELIMITER.
 func parseOutputs(s string) map[string]string {
 	out := map[string]string{}
-	for _, line := range strings.Split(s, "\n") {
-		if k, v, ok := strings.Cut(line, "="); ok {
+	lines := strings.Split(s, "\n")
+	for i := 0; i < len(lines); i++ {
+		if k, delim, ok := strings.Cut(lines[i], "<<"); ok && !strings.Contains(k, "=") {
+			var value []string
+			for i++; i < len(lines) && lines[i] != delim; i++ {
+				value = append(value, lines[i])
+			}
+			out[k] = strings.Join(value, "\n")
+			continue
+		}
+		if k, v, ok := strings.Cut(lines[i], "="); ok {
 			out[k] = v
 		}
 	}
@@ -213,16 +225,24 @@ func TestGitHubAction(t *testing.T) {
 		assert.Equal(t, "1", r.outputs["check"]["exit-code"])
 		assert.Contains(t, r.log, "pr/wordcount.yaml:14:5: spec.jobManager.deploymentType: Forbidden:", "the verdict with file:line:column in the log")
 
-		require.Len(t, r.uses, 2, "setup-go and the SARIF upload")
+		require.Len(t, r.uses, 3, "setup-go, the Go cache and the SARIF upload")
 		assert.True(t, strings.HasPrefix(r.uses[0].Uses, "actions/setup-go@"))
 		assert.FileExists(t, r.uses[0].With["go-version-file"], "setup-go reads the action's go.mod")
-		assert.True(t, strings.HasPrefix(r.uses[1].Uses, "github/codeql-action/upload-sarif@"))
-		report := filepath.Join(repo, r.uses[1].With["sarif_file"])
+		assert.True(t, strings.HasPrefix(r.uses[2].Uses, "github/codeql-action/upload-sarif@"))
+		report := filepath.Join(repo, r.uses[2].With["sarif_file"])
 		raw, err := os.ReadFile(report)
 		require.NoError(t, err, "the uploaded report exists")
 		var log struct {
 			Version string `json:"version"`
 			Runs    []struct {
+				Tool struct {
+					Driver struct {
+						Rules []struct {
+							ID      string `json:"id"`
+							HelpURI string `json:"helpUri"`
+						} `json:"rules"`
+					} `json:"driver"`
+				} `json:"tool"`
 				Results []struct {
 					RuleID    string `json:"ruleId"`
 					Locations []struct {
@@ -241,12 +261,67 @@ func TestGitHubAction(t *testing.T) {
 		loc := log.Runs[0].Results[0].Locations[0].PhysicalLocation
 		assert.Equal(t, "pr/wordcount.yaml", loc.ArtifactLocation.URI, "relative to the repository root, as code scanning wants")
 		assert.Equal(t, 14, loc.Region.StartLine)
+		assert.Equal(t, "deployment-type-immutable", log.Runs[0].Results[0].RuleID, "the policy rule, not the error type")
+		assert.Equal(t, "ha-immutable", log.Runs[0].Results[1].RuleID)
+		require.Len(t, log.Runs[0].Tool.Driver.Rules, 2)
+		assert.True(t, strings.HasSuffix(log.Runs[0].Tool.Driver.Rules[0].HelpURI, "/docs/policy.md#deployment-type-immutable"), log.Runs[0].Tool.Driver.Rules[0].HelpURI)
+	})
+	t.Run("warnings in the SARIF report point at the field they name", func(t *testing.T) {
+		raw, err := os.ReadFile(filepath.Join(repoRoot, "docs", "examples", "warnings.yaml"))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "warnings.yaml"), raw, 0o644))
+		r := runAction(t, repo, map[string]string{"paths": "warnings.yaml", "report": "warnings.sarif"})
+		require.Equal(t, 0, r.status, "%s", r.log)
+		report, err := os.ReadFile(filepath.Join(repo, "warnings.sarif"))
+		require.NoError(t, err)
+		var log struct {
+			Runs []struct {
+				Results []struct {
+					RuleID    string `json:"ruleId"`
+					Message   struct{ Text string }
+					Locations []struct {
+						PhysicalLocation struct {
+							Region struct{ StartLine int }
+						} `json:"physicalLocation"`
+					} `json:"locations"`
+				} `json:"results"`
+			} `json:"runs"`
+		}
+		require.NoError(t, json.Unmarshal(report, &log))
+		require.Len(t, log.Runs, 1)
+		lines := strings.Split(string(raw), "\n")
+		lineOf := func(key string, after int) int {
+			for i := after; i < len(lines); i++ {
+				if strings.HasPrefix(strings.TrimSpace(lines[i]), key+":") {
+					return i + 1
+				}
+			}
+			t.Fatalf("no %s: in warnings.yaml", key)
+			return 0
+		}
+		want := map[string]int{
+			"spec.job.restartPolicy:":                             lineOf("restartPolicy", 0),
+			"spec.batchSchedulerName:":                            lineOf("batchSchedulerName", 0),
+			"spec.flinkProperties[high-availability]: deprecated": lineOf("high-availability", 0),
+			"spec.flinkProperties[high-availability]: ignored":    lineOf("high-availability", lineOf("high-availability", 0)),
+		}
+		found := 0
+		for _, res := range log.Runs[0].Results {
+			assert.Equal(t, "admission-warning", res.RuleID)
+			for prefix, line := range want {
+				if strings.HasPrefix(res.Message.Text, prefix) {
+					found++
+					assert.Equal(t, line, res.Locations[0].PhysicalLocation.Region.StartLine, "%s", res.Message.Text)
+				}
+			}
+		}
+		assert.Equal(t, len(want), found, "every warning looked for is reported")
 	})
 	t.Run("allowed manifests as a JUnit report: no upload, the job passes", func(t *testing.T) {
 		r := runAction(t, repo, map[string]string{"paths": "main pr/sessions.yaml", "format": "junit", "report": "check.xml"})
 		assert.Equal(t, 0, r.status, "%s", r.log)
 		assert.Equal(t, "0", r.outputs["check"]["exit-code"])
-		require.Len(t, r.uses, 1, "only setup-go: a JUnit report is not uploaded to code scanning")
+		require.Len(t, r.uses, 2, "only setup-go and the cache: a JUnit report is not uploaded to code scanning")
 		raw, err := os.ReadFile(filepath.Join(repo, "check.xml"))
 		require.NoError(t, err)
 		var suites struct {
@@ -256,6 +331,45 @@ func TestGitHubAction(t *testing.T) {
 		require.NoError(t, xml.Unmarshal(raw, &suites))
 		assert.Equal(t, 0, suites.Failures)
 		assert.Equal(t, 3, suites.Tests, "two clusters and a skipped ConfigMap")
+	})
+	t.Run("a manifest that does not parse: the check step fails with status 2, no report is uploaded", func(t *testing.T) {
+		require.NoError(t, os.CopyFS(filepath.Join(repo, "invalid"), os.DirFS(filepath.Join(repoRoot, "docs", "examples", "invalid"))))
+		r := runAction(t, repo, map[string]string{"paths": "pr invalid"})
+		assert.Equal(t, 2, r.status, "%s", r.log)
+		assert.Equal(t, "2", r.outputs["check"]["exit-code"])
+		assert.Contains(t, r.log, "## Check the manifests\n", "the check step is the one that fails")
+		assert.Contains(t, r.log, "::error title=flink-admission check::check: invalid/broken.yaml: document 0: ", "an error annotation names the file")
+		for _, u := range r.uses {
+			assert.False(t, strings.HasPrefix(u.Uses, "github/codeql-action/upload-sarif@"), "nothing is uploaded")
+		}
+	})
+	t.Run("the Go cache is keyed on the action's go.sum, which lies outside the workspace", func(t *testing.T) {
+		r := runAction(t, repo, map[string]string{"paths": "main"})
+		require.Equal(t, 0, r.status, "%s", r.log)
+		sum, err := os.ReadFile(filepath.Join(repoRoot, "go.sum"))
+		require.NoError(t, err)
+		var cache *actionStep
+		for i, u := range r.uses {
+			switch {
+			case strings.HasPrefix(u.Uses, "actions/setup-go@"):
+				// hashFiles (actions/glob), which setup-go's cache uses, skips every file
+				// outside GITHUB_WORKSPACE: a key from the action's go.sum is never made.
+				if u.With["cache"] != "false" {
+					dep := u.With["cache-dependency-path"]
+					rel, err := filepath.Rel(r.workdir, dep)
+					assert.True(t, dep != "" && err == nil && !strings.HasPrefix(rel, ".."),
+						"setup-go's cache hashes %q, outside the workspace %s: it never restores", dep, r.workdir)
+				}
+			case strings.HasPrefix(u.Uses, "actions/cache@"):
+				cache = &r.uses[i]
+			}
+		}
+		require.NotNil(t, cache, "an actions/cache step")
+		assert.Contains(t, cache.With["key"], fmt.Sprintf("%x", sha256.Sum256(sum)), "the key changes with the action's dependencies")
+		assert.Contains(t, cache.With["key"], "Linux", "the key names the runner's system")
+		goEnv, err := exec.Command("go", "env", "GOMODCACHE", "GOCACHE").Output()
+		require.NoError(t, err)
+		assert.Equal(t, strings.Fields(string(goEnv)), strings.Split(cache.With["path"], "\n"), "the module and build caches")
 	})
 }
 

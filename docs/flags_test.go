@@ -1,7 +1,6 @@
 package docs
 
 import (
-	"flag"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 )
@@ -18,9 +18,9 @@ import (
 // TestFlagTables compares the flag tables of docs/configuration.md with the flags the
 // program defines: the same flags, with the same defaults, for serve, dev and check.
 //
-// serve's flags come from server.Options.BindFlags, the function `flink-admission serve`
+// serve's flags come from server.Options.AddFlags, the function `flink-admission serve`
 // registers them with, so the defaults are exact; dev and check build their flag sets inside
-// package main, so theirs are read from `-h`. serve's `-h` is compared with BindFlags too, so
+// package main, so theirs are read from `-h`. serve's `-h` is compared with AddFlags too, so
 // the binary cannot drift from it.
 func TestFlagTables(t *testing.T) {
 	doc := readDoc(t, "docs/configuration.md")
@@ -28,16 +28,16 @@ func TestFlagTables(t *testing.T) {
 	// --namespace defaults to $POD_NAMESPACE; with the variable set to its own name, the
 	// default reads as the docs write it.
 	t.Setenv("POD_NAMESPACE", "$POD_NAMESPACE")
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	var o server.Options
-	o.BindFlags(fs)
+	o.AddFlags(fs)
 	serveFlags := map[string]string{}
-	fs.VisitAll(func(f *flag.Flag) { serveFlags[f.Name] = f.DefValue })
+	fs.VisitAll(func(f *pflag.Flag) { serveFlags[f.Name] = f.DefValue })
 
 	serveHelp := helpFlags(t, "serve")
 	serveHelp["namespace"] = serveFlags["namespace"] // -h runs without POD_NAMESPACE
 	if diff := cmp.Diff(serveFlags, serveHelp); diff != "" {
-		t.Errorf("`flink-admission serve -h` differs from server.Options.BindFlags (-BindFlags +help):\n%s", diff)
+		t.Errorf("`flink-admission serve -h` differs from server.Options.AddFlags (-AddFlags +help):\n%s", diff)
 	}
 
 	for _, tc := range []struct {

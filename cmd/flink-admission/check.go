@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -19,34 +17,28 @@ const (
 	exitUsage   = 2
 )
 
-// stringList is a repeatable flag.
+// stringList is a repeatable flag: each use adds one value, commas included.
 type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+func (s *stringList) Type() string       { return "value" }
 
 // runCheck implements `flink-admission check -f PATH... [--old PATH] [-o text|json|yaml|sarif|junit]`.
 func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("check", stderr)
 	var files, olds stringList
-	fs.Var(&files, "f", "manifest file, directory (recursive: *.yaml, *.yml, *.json) or - for stdin; repeatable")
-	fs.Var(&files, "filename", "same as -f")
+	fs.VarP(&files, "filename", "f", "manifest file, directory (recursive: *.yaml, *.yml, *.json) or - for stdin; repeatable")
 	fs.Var(&olds, "old", "the previous version of the manifests (file, directory or -): matching objects (namespace and name) are checked as an update; repeatable")
-	output := fs.String("o", "text", "output format: text, json, yaml, sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML, for test reports)")
-	fs.StringVar(output, "output", "text", "same as -o")
-	namespace := fs.String("n", "default", "namespace for manifests without metadata.namespace")
-	fs.StringVar(namespace, "namespace", "default", "same as -n")
+	output := fs.StringP("output", "o", "text", "output format: text, json, yaml, sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML, for test reports)")
+	namespace := fs.StringP("namespace", "n", "default", "namespace for manifests without metadata.namespace")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: flink-admission check -f PATH... [--old PATH...] [-o text|json|yaml|sarif|junit] [-n NAMESPACE]")
 		fmt.Fprintln(stderr, "Runs the admission policy offline: exit 0 when every FlinkCluster is allowed, 1 when any is denied, 2 for a usage or parse error.")
 		printFlags(fs.Output(), fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitAllowed
-		}
-		return exitUsage
+	if code, done := parseArgs(fs, args, stderr); done {
+		return code
 	}
 	files = append(files, fs.Args()...)
 	if len(files) == 0 {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -40,8 +41,7 @@ const devBuilt = true
 // kube-controller-manager, kube-scheduler, KWOK nodes) with the CRD and both webhook
 // configurations, served by this process, the controller and a simulated Flink, until Ctrl-C.
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("dev", stderr)
 	var o devenv.DevOptions
 	fs.StringVar(&o.KubeconfigOut, "kubeconfig-out", defaultKubeconfigOut, "where to write the kubeconfig of the local control plane (removed on exit)")
 	fs.IntVar(&o.WebhookPort, "webhook-port", 0, "port of the webhook server on 127.0.0.1 (0: a free port)")
@@ -54,7 +54,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.EnableController, "enable-controller", true, "run the FlinkCluster controller (off: the webhooks only)")
 	fs.BoolVar(&o.SimulateFlink, "simulate-flink", true,
 		"attach a simulated Flink JobManager to each running JobManager pod and point the controller at it, in process (needs --control-plane; off: the controller calls the JobManager Service, which nothing answers)")
-	o.Controller.BindFlags(fs)
+	controllerFlags := flag.NewFlagSet("dev", flag.ContinueOnError)
+	o.Controller.BindFlags(controllerFlags)
+	fs.AddGoFlagSet(controllerFlags)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: flink-admission dev [flags]")
 		fmt.Fprintln(stderr, "Starts a local control plane (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, KWOK nodes) with the FlinkCluster CRD and both webhook configurations pointing at this process, runs the webhooks, the controller and a simulated Flink JobManager for each JobManager pod, and prints kubectl commands to try. Ctrl-C stops everything.")
@@ -105,14 +107,12 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // checkDevFlags rejects settings that cannot work together. The simulated Flink needs pods
 // that run: without --control-plane it is off, unless asked for explicitly, which is an error.
-func checkDevFlags(fs *flag.FlagSet, o *devenv.DevOptions) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+func checkDevFlags(fs *pflag.FlagSet, o *devenv.DevOptions) error {
 	if o.Nodes < 1 {
 		return fmt.Errorf("--nodes %d: the control plane needs at least one node", o.Nodes)
 	}
 	if !o.ControlPlane {
-		if o.SimulateFlink && set["simulate-flink"] {
+		if o.SimulateFlink && fs.Changed("simulate-flink") {
 			return fmt.Errorf("--simulate-flink needs --control-plane: without nodes no JobManager pod runs")
 		}
 		o.SimulateFlink = false

@@ -4,7 +4,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"io"
 	"strings"
 	"testing"
 
@@ -42,15 +42,15 @@ func TestDevHelp(t *testing.T) {
 	code := run(context.Background(), []string{"dev", "-h"}, strings.NewReader(""), &stdout, &stderr)
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stderr.String(), "usage: flink-admission dev")
-	for _, flag := range []string{"-enable-controller", "-control-plane", "-nodes", "-simulate-flink"} {
-		assert.Contains(t, stderr.String(), flag)
+	for _, flag := range []string{"--enable-controller\n", "--control-plane\n", "--nodes int\n", "--simulate-flink\n", "--watch-namespaces value\n"} {
+		assert.Contains(t, stderr.String(), "  "+flag)
 	}
 }
 
 // TestCheckDevFlagsTurnsTheSimulationOffWithoutNodes: the webhook-only setup
 // (--control-plane=false) needs no --simulate-flink=false beside it.
 func TestCheckDevFlagsTurnsTheSimulationOffWithoutNodes(t *testing.T) {
-	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs := newFlagSet("dev", io.Discard)
 	o := devenv.DevOptions{Nodes: 3, SimulateFlink: true}
 	fs.BoolVar(&o.ControlPlane, "control-plane", true, "")
 	require.NoError(t, fs.Parse([]string{"--control-plane=false"}))

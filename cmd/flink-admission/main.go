@@ -12,8 +12,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +37,7 @@ commands:
   check     check FlinkCluster manifests offline against the admission policy
   version   print the version and the commit of this build
 
-Run 'flink-admission <command> -h' for the flags of a command.
+Run 'flink-admission <command> --help' for the flags of a command.
 `
 
 // run dispatches a subcommand and returns the process exit code.
@@ -66,26 +64,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 }
 
-// parseFlags parses the flags of a subcommand that takes no arguments. done says the
-// command must stop with code: 0 after -h, a usage error otherwise.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, done bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, true
-		}
-		return exitUsage, true
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
-		return exitUsage, true
-	}
-	return 0, false
-}
-
 // runVersion implements `flink-admission version`.
 func runVersion(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("version", stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: flink-admission version")
 		fmt.Fprintln(stderr, "Prints the version and the commit this binary was built from.")

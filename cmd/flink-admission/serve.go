@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -12,10 +11,9 @@ import (
 // runServe implements `flink-admission serve [flags]`: the webhook server (and the
 // controller) until SIGTERM, then a graceful shutdown.
 func runServe(ctx context.Context, args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", stderr)
 	var o server.Options
-	o.BindFlags(fs)
+	o.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: flink-admission serve [flags]")
 		fmt.Fprintln(stderr, "Serves the FlinkCluster admission webhooks over HTTPS, and runs the controller on the elected leader, until SIGTERM.")

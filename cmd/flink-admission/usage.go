@@ -1,53 +1,69 @@
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/spf13/pflag"
 )
 
-// printFlags writes a command's flags as its users type them: "--name" (a one-letter name
-// "-n"), with the names of one setting on one line ("-f, --filename"), its type and its
-// usage, and the default unless it is the type's zero value. flag.PrintDefaults would print
-// every name with one dash and each alias as a flag of its own.
-//
-// Names are aliases when they were bound to the same variable: their flag.Values are then the
-// same pointer. The usage shown is the shortest name's (the aliases say "same as -f").
-func printFlags(w io.Writer, fs *flag.FlagSet) {
-	type setting struct {
-		flags []*flag.Flag
+// newFlagSet is the flag set of a subcommand: pflag's, so that flags are written, listed and
+// named in errors as the Kubernetes tools write them (--name, -n for a letter), and parse
+// errors are returned for the command to report.
+func newFlagSet(name string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses the flags of a subcommand that takes no arguments. done says the
+// command must stop with code: 0 after -h or --help, a usage error otherwise.
+func parseFlags(fs *pflag.FlagSet, args []string, stderr io.Writer) (code int, done bool) {
+	if code, done := parseArgs(fs, args, stderr); done {
+		return code, done
 	}
-	var settings []*setting
-	byValue := map[any]*setting{}
-	fs.VisitAll(func(f *flag.Flag) {
-		key := valueKey(f.Value)
-		if s, ok := byValue[key]; ok && key != nil {
-			s.flags = append(s.flags, f)
-			return
-		}
-		s := &setting{flags: []*flag.Flag{f}}
-		settings = append(settings, s)
-		if key != nil {
-			byValue[key] = s
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
+		return exitUsage, true
+	}
+	return 0, false
+}
+
+// parseArgs parses a subcommand's flags; a parse error is printed with the way to the
+// command's help.
+func parseArgs(fs *pflag.FlagSet, args []string, stderr io.Writer) (code int, done bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.Is(err, pflag.ErrHelp):
+		return 0, true
+	default:
+		fmt.Fprintf(stderr, "%s: %v\nRun 'flink-admission %s --help' for its flags.\n", fs.Name(), err, fs.Name())
+		return exitUsage, true
+	}
+}
+
+// printFlags writes a command's flags as its users type them, sorted by name: "--name",
+// with its one-letter shorthand first ("-f, --filename"), its type and its usage on the next
+// line, and the default unless it is the type's zero value.
+func printFlags(w io.Writer, fs *pflag.FlagSet) {
+	var flags []*pflag.Flag
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			flags = append(flags, f)
 		}
 	})
-	for _, s := range settings {
-		sort.SliceStable(s.flags, func(i, j int) bool { return len(s.flags[i].Name) < len(s.flags[j].Name) })
-	}
-	sort.SliceStable(settings, func(i, j int) bool {
-		return strings.TrimLeft(longest(settings[i].flags), "-") < strings.TrimLeft(longest(settings[j].flags), "-")
-	})
-	for _, s := range settings {
-		names := make([]string, len(s.flags))
-		for i, f := range s.flags {
-			names[i] = dashed(f.Name)
+	sort.SliceStable(flags, func(i, j int) bool { return flags[i].Name < flags[j].Name })
+	for _, f := range flags {
+		line := "  --" + f.Name
+		if f.Shorthand != "" {
+			line = "  -" + f.Shorthand + ", --" + f.Name
 		}
-		f := s.flags[0]
-		typ, usage := flag.UnquoteUsage(f)
-		line := "  " + strings.Join(names, ", ")
+		typ, usage := pflag.UnquoteUsage(f)
 		if typ != "" {
 			line += " " + typ
 		}
@@ -64,40 +80,19 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	}
 }
 
-// dashed is how a flag is written: one dash for a one-letter name, two otherwise.
-func dashed(name string) string {
-	if len(name) == 1 {
-		return "-" + name
-	}
-	return "--" + name
+// zeroDefaults are the zero values of the flag types the commands use, as a flag's DefValue
+// writes them; the help leaves such a default out.
+var zeroDefaults = map[string]string{
+	"bool": "false", "string": "", "int": "0", "int64": "0", "uint": "0", "uint64": "0",
+	"float64": "0", "duration": "0s", "func": "", "stringArray": "[]", "stringSlice": "[]",
 }
 
-// longest returns the longest name of a setting, which orders the help.
-func longest(flags []*flag.Flag) string { return flags[len(flags)-1].Name }
-
-// valueKey identifies the variable behind a flag.Value: the pointer it is, or nil for a
-// value that is not a pointer (never an alias of another).
-func valueKey(v flag.Value) any {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer {
-		return nil
-	}
-	return [2]any{rv.Type(), rv.Pointer()}
-}
-
-// isZeroDefault reports whether a flag's default is its type's zero value, which the help
-// leaves out, as flag.PrintDefaults does.
-func isZeroDefault(f *flag.Flag) bool {
-	t := reflect.TypeOf(f.Value)
-	var z reflect.Value
-	if t.Kind() == reflect.Pointer {
-		z = reflect.New(t.Elem())
-	} else {
-		z = reflect.Zero(t)
-	}
-	zv, ok := z.Interface().(flag.Value)
+// isZeroDefault reports whether a flag's default is its type's zero value (or empty, for a
+// type of its own).
+func isZeroDefault(f *pflag.Flag) bool {
+	zero, ok := zeroDefaults[f.Value.Type()]
 	if !ok {
 		return f.DefValue == ""
 	}
-	return f.DefValue == zv.String()
+	return f.DefValue == zero
 }

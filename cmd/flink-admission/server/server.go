@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -171,6 +172,14 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"what the validating webhook does with a Deployment-mode FlinkCluster that no Deployment-aware controller runs (outside --watch-namespaces or --cluster-selector, or with --enable-controller=false): warn or deny")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path of a kubeconfig (default $KUBECONFIG, then the in-cluster configuration, then ~/.kube/config)")
 	o.Controller.BindFlags(fs)
+}
+
+// AddFlags registers the flags of BindFlags on a pflag set, as `flink-admission serve`
+// parses them: written --name, and named so in errors and in --help.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	gofs := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	o.BindFlags(gofs)
+	fs.AddGoFlagSet(gofs)
 }
 
 // Validate rejects settings that cannot work, before anything starts.
