@@ -132,8 +132,8 @@ func TestWebhookConfigurations(t *testing.T) {
 				assert.LessOrEqual(t, *v.timeoutSeconds, int32(10))
 				assert.Positive(t, *v.timeoutSeconds)
 
-				// Scope: everything else is decided by the namespace selector alone.
-				assert.Empty(t, v.matchConditions)
+				// Scope: the namespace selector, and the match conditions that
+				// TestWebhooksSendOnlyJudgedChanges evaluates.
 				if v.objectSelector != nil {
 					assert.Empty(t, v.objectSelector.MatchLabels)
 					assert.Empty(t, v.objectSelector.MatchExpressions)

@@ -1,0 +1,144 @@
+package deploy_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/admission"
+	admissioncel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	"k8s.io/apiserver/pkg/cel/environment"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
+)
+
+// matchCase is one request and whether each webhook must be called for it.
+type matchCase struct {
+	name                 string
+	old, obj             *v1beta1.FlinkCluster // old nil: a create
+	mutating, validating bool
+}
+
+// matchCases: the webhooks see every create and everything the policy judges on an update;
+// the rest of an update (labels, other annotations, finalizers, status, the API server's own
+// metadata) is not sent, so that it goes through while the webhooks are down.
+func matchCases() []matchCase {
+	const finalizer = "flinkclusters.flinkoperator.k8s.io/finalizer"
+	jobCluster := builder.MakeFlinkCluster("wordcount", "team-a").JobMode(v1beta1.JobModeDetached).Label("team", "a")
+	deployment := builder.MakeFlinkCluster("wordcount", "team-a").DeploymentType(v1beta1.JobManagerDeploymentTypeDeployment).HA().Label("team", "a")
+	withFinalizer := func(w *builder.FlinkClusterWrapper) *v1beta1.FlinkCluster {
+		fc := w.Obj()
+		fc.Finalizers = []string{finalizer}
+		return fc
+	}
+	deleting := withFinalizer(jobCluster)
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	finalizerRemoved := deleting.DeepCopy()
+	finalizerRemoved.Finalizers = nil
+	statusChanged := jobCluster.Clone().JobStatus(v1beta1.JobStateRunning).Obj()
+	apiMetadata := jobCluster.Obj()
+	apiMetadata.ResourceVersion, apiMetadata.Generation = "42", 3
+	apiMetadata.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}}
+	noSpec := jobCluster.Obj()
+	noSpec.Spec = v1beta1.FlinkClusterSpec{}
+
+	return []matchCase{
+		{name: "create", obj: jobCluster.Obj(), mutating: true, validating: true},
+		{name: "create of a Deployment-mode cluster", obj: deployment.Obj(), mutating: true, validating: true},
+		{name: "spec change", old: jobCluster.Obj(), obj: jobCluster.Clone().Image("flink:2.2.2").Obj(), mutating: true, validating: true},
+		{name: "spec change by a default alone", old: jobCluster.Obj(), obj: jobCluster.Clone().RestartPolicy(v1beta1.JobRestartPolicyNever).Obj(),
+			mutating: true, validating: true},
+		{name: "spec removed", old: jobCluster.Obj(), obj: noSpec, mutating: true, validating: true},
+		{name: "no change", old: jobCluster.Obj(), obj: jobCluster.Obj()},
+		{name: "label added", old: jobCluster.Obj(), obj: jobCluster.Clone().Label("cost-center", "42").Obj()},
+		{name: "label removed", old: jobCluster.Obj(), obj: builder.MakeFlinkCluster("wordcount", "team-a").JobMode(v1beta1.JobModeDetached).Obj()},
+		{name: "other annotation added", old: jobCluster.Obj(), obj: jobCluster.Clone().Annotation("example.com/owner", "me").Obj()},
+		{name: "finalizer added", old: jobCluster.Obj(), obj: withFinalizer(jobCluster)},
+		{name: "finalizer removed from a cluster being deleted", old: deleting, obj: finalizerRemoved},
+		{name: "status changed", old: jobCluster.Obj(), obj: statusChanged},
+		{name: "the API server's metadata changed", old: jobCluster.Obj(), obj: apiMetadata},
+		{name: "user-control added", old: jobCluster.Obj(), obj: jobCluster.Clone().UserControl(v1beta1.ControlNameSavepoint).Obj(), validating: true},
+		{name: "user-control added empty", old: jobCluster.Obj(), obj: jobCluster.Clone().UserControl("").Obj(), validating: true},
+		{name: "user-control changed", old: jobCluster.Clone().UserControl(v1beta1.ControlNameSavepoint).Obj(),
+			obj: jobCluster.Clone().UserControl(v1beta1.ControlNameJobCancel).Obj(), validating: true},
+		{name: "user-control kept, other annotation added", old: jobCluster.Clone().UserControl(v1beta1.ControlNameSavepoint).Obj(),
+			obj: jobCluster.Clone().UserControl(v1beta1.ControlNameSavepoint).Annotation("example.com/owner", "me").Obj()},
+		// The controller removes the annotation when the control is done.
+		{name: "user-control removed", old: jobCluster.Clone().UserControl(v1beta1.ControlNameSavepoint).Obj(), obj: jobCluster.Obj()},
+		// deployment-without-controller reads the labels of a Deployment-mode Application
+		// cluster: a label change can take it out of the controller's --cluster-selector.
+		{name: "label changed on a Deployment-mode Application cluster", old: deployment.Obj(),
+			obj: deployment.Clone().Label("team", "b").Obj(), validating: true},
+		{name: "label changed on a Deployment-mode Detached cluster", old: deployment.Clone().JobMode(v1beta1.JobModeDetached).Obj(),
+			obj: deployment.Clone().JobMode(v1beta1.JobModeDetached).Label("team", "b").Obj()},
+		{name: "annotation added on a Deployment-mode Application cluster", old: deployment.Obj(),
+			obj: deployment.Clone().Annotation("example.com/owner", "me").Obj()},
+		{name: "finalizer removed from a Deployment-mode Application cluster", old: withFinalizer(deployment), obj: deployment.Obj()},
+	}
+}
+
+// TestWebhooksSendOnlyJudgedChanges evaluates every install's match conditions with the API
+// server's own compiler and matcher (its CEL environment, as kube-apiserver builds it).
+func TestWebhooksSendOnlyJudgedChanges(t *testing.T) {
+	compiler := admissioncel.NewConditionCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	for _, k := range append(append([]kustomization(nil), kustomizations...), scoped) {
+		for kind, w := range webhooksOf(t, objects(t, k)) {
+			t.Run(k.name+"/"+kind, func(t *testing.T) {
+				matcher := matcherOf(kind, w.view, compiler)
+				for _, c := range matchCases() {
+					want := map[string]bool{"mutating": c.mutating, "validating": c.validating}[kind]
+					res := matcher.Match(context.Background(), versionedAttributes(t, c.old, c.obj), nil, nil)
+					require.NoError(t, res.Error, c.name)
+					assert.Equal(t, want, res.Matches, "%s: sent to the %s webhook", c.name, kind)
+				}
+			})
+		}
+	}
+}
+
+// matcherOf compiles a webhook's match conditions as the API server does
+// (WebhookAccessor.GetCompiledMatcher).
+func matcherOf(kind string, v webhookView, compiler admissioncel.ConditionCompiler) matchconditions.Matcher {
+	var a webhook.WebhookAccessor
+	if kind == "mutating" {
+		a = webhook.NewMutatingWebhookAccessor(kind, webhookConfigName, &admissionregistrationv1.MutatingWebhook{
+			Name: v.name, FailurePolicy: v.failurePolicy, MatchConditions: v.matchConditions})
+	} else {
+		a = webhook.NewValidatingWebhookAccessor(kind, webhookConfigName, &admissionregistrationv1.ValidatingWebhook{
+			Name: v.name, FailurePolicy: v.failurePolicy, MatchConditions: v.matchConditions})
+	}
+	return a.GetCompiledMatcher(compiler)
+}
+
+// versionedAttributes is the request the API server matches: the objects as unstructured
+// JSON, as it decodes a custom resource; an UPDATE when old is set, else a CREATE.
+func versionedAttributes(t *testing.T, old, obj *v1beta1.FlinkCluster) *admission.VersionedAttributes {
+	t.Helper()
+	toUnstructured := func(fc *v1beta1.FlinkCluster) runtime.Object {
+		if fc == nil {
+			return nil
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(fc)
+		require.NoError(t, err)
+		return &unstructured.Unstructured{Object: m}
+	}
+	op := admission.Create
+	if old != nil {
+		op = admission.Update
+	}
+	gvk := v1beta1.GroupVersion.WithKind(v1beta1.Kind)
+	attr := admission.NewAttributesRecord(toUnstructured(obj), toUnstructured(old), gvk, obj.Namespace, obj.Name,
+		flinkClusters, "", op, nil, false, nil)
+	va, err := admission.NewVersionedAttributes(attr, gvk, nil)
+	require.NoError(t, err)
+	return va
+}
