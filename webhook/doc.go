@@ -16,4 +16,9 @@
 // object that does not decode, an UPDATE without its old object, an unknown operation — is
 // denied, never allowed: the webhook fails closed. A request that is no admission review
 // at all (wrong method, content type, size, or body) gets a 4xx status.
+//
+// A body is read as it arrives, within a memory budget that the requests of every
+// connection share (bodyBudget): a client that announces a large body and sends it
+// slowly, or never, holds only what it has sent, and a request that finds no room in
+// time gets a 503 status.
 package webhook

@@ -1,11 +1,9 @@
 package webhook
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -20,10 +18,6 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
-
-// maxRequestBytes is the admission request limit controller-runtime's admission.Webhook
-// uses: two objects of at most 3 MiB each plus the review around them.
-const maxRequestBytes = 7 << 20
 
 // contentTypeJSON is the only content type the API server sends admission reviews with.
 const contentTypeJSON = "application/json"
@@ -58,7 +52,9 @@ type server struct {
 	// needOld is set for the validating webhook, which judges an UPDATE against the old
 	// object; the mutating one only checks that it is there.
 	needOld bool
-	r       *refuser
+	// budget is shared by both webhooks' servers: it bounds their bodies together.
+	budget *bodyBudget
+	r      *refuser
 }
 
 // refuser answers and records the reviews a webhook refuses to judge.
@@ -76,7 +72,7 @@ type outcome struct {
 }
 
 // newServer wraps h for one webhook.
-func newServer(h admission.Handler, needOld bool, r *refuser) *server {
+func newServer(h admission.Handler, needOld bool, budget *bodyBudget, r *refuser) *server {
 	return &server{
 		hook: &admission.Webhook{
 			Handler: h,
@@ -85,6 +81,7 @@ func newServer(h admission.Handler, needOld bool, r *refuser) *server {
 			LogConstructor: func(base logr.Logger, _ *admission.Request) logr.Logger { return base },
 		},
 		needOld: needOld,
+		budget:  budget,
 		r:       r,
 	}
 }
@@ -107,14 +104,21 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusUnsupportedMediaType, fmt.Sprintf(msgContentTypeFmt, ct))
 		return
 	}
-	if r.ContentLength > maxRequestBytes {
-		s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, maxRequestBytes))
+	if r.ContentLength > MaxRequestBytes {
+		s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, MaxRequestBytes))
 		return
 	}
-	body, err := readBody(http.MaxBytesReader(w, r.Body, maxRequestBytes), r.ContentLength)
+	body, held, err := readBody(r.Context(), http.MaxBytesReader(w, r.Body, MaxRequestBytes), s.budget)
+	defer s.budget.release(held)
 	if err != nil {
+		if errors.Is(err, errNoBudget) {
+			s.r.metrics.budgetRefusals.Inc()
+			w.Header().Set("Retry-After", "1")
+			s.answer(w, http.StatusServiceUnavailable, fmt.Sprintf(msgNoBudgetFmt, s.budget.size))
+			return
+		}
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, maxRequestBytes))
+			s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgTooLargeFmt, MaxRequestBytes))
 			return
 		}
 		s.fail(w, http.StatusBadRequest, fmt.Sprintf(msgUnreadableFmt, err))
@@ -151,22 +155,6 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out.allowed = resp.Allowed
 	s.write(w, http.StatusOK, gvk, &resp.AdmissionResponse)
-}
-
-// readBody reads a request body of the announced length (-1 when unknown) into one buffer
-// of that size, where io.ReadAll would grow its buffer a dozen times for a typical review.
-// The length is only a hint: the reader enforces the limit, and a body longer or shorter
-// than announced is read all the same.
-func readBody(body io.Reader, length int64) ([]byte, error) {
-	var buf bytes.Buffer
-	if length > 0 && length <= maxRequestBytes {
-		// The extra MinRead spares ReadFrom a last growth only to find io.EOF.
-		buf.Grow(int(length) + bytes.MinRead)
-	}
-	if _, err := buf.ReadFrom(body); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // decodeReview decodes an AdmissionReview body into req with sigs.k8s.io/json, as the API
@@ -312,6 +300,11 @@ func (r *refuser) refuse(req *admission.Request, rule, msg string) admission.Res
 // mistaken either.
 func (s *server) fail(w http.ResponseWriter, code int, msg string) {
 	s.r.metrics.denial(ruleMalformedRequest)
+	s.answer(w, code, msg)
+}
+
+// answer writes an HTTP error status with an AdmissionReview that is not allowed.
+func (s *server) answer(w http.ResponseWriter, code int, msg string) {
 	s.write(w, code, admissionv1.SchemeGroupVersion.WithKind(reviewKind), &admissionv1.AdmissionResponse{
 		Allowed: false,
 		Result:  &metav1.Status{Status: metav1.StatusFailure, Code: int32(code), Message: msg},

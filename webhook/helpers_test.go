@@ -170,6 +170,7 @@ func mustJSON(v any) []byte {
 type answer struct {
 	code        int
 	contentType string
+	header      http.Header
 	body        []byte
 	// review is the decoded body; nil when the body is not an AdmissionReview.
 	review *admissionv1.AdmissionReview
@@ -215,7 +216,7 @@ func roundTrip(t testing.TB, c *http.Client, req *http.Request) *answer {
 	if _, err := buf.ReadFrom(res.Body); err != nil {
 		t.Fatal(err)
 	}
-	a := &answer{code: res.StatusCode, contentType: res.Header.Get("Content-Type"), body: buf.Bytes()}
+	a := &answer{code: res.StatusCode, contentType: res.Header.Get("Content-Type"), header: res.Header, body: buf.Bytes()}
 	review := &admissionv1.AdmissionReview{}
 	if json.Unmarshal(a.body, review) == nil {
 		a.review = review

@@ -16,7 +16,7 @@ import (
 func TestMalformedHTTP(t *testing.T) {
 	valid := reviewBody(request(admissionv1.Create, jobCluster(), nil))
 	tooLarge := append(append([]byte(`{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"`),
-		bytes.Repeat([]byte("a"), maxRequestBytes)...), `"}}`...)
+		bytes.Repeat([]byte("a"), MaxRequestBytes)...), `"}}`...)
 	tests := []struct {
 		name        string
 		method      string

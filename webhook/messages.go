@@ -19,6 +19,7 @@ const (
 	msgContentTypeFmt       = "content type %q is not supported: admission reviews are sent as application/json"
 	msgTooLargeFmt          = "the request body is larger than the limit of %d bytes"
 	msgEmptyBody            = "the request body is empty"
+	msgNoBudgetFmt          = "the webhook is reading as many request bodies as its memory budget allows (%d bytes across all connections): retry"
 	msgUnreadableFmt        = "reading the request body: %v"
 	msgNotAReviewFmt        = "the body is not an AdmissionReview: %v"
 )

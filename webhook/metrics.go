@@ -38,6 +38,9 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	denials  *prometheus.CounterVec
 	warnings *prometheus.CounterVec
+	// bodyBytes and budgetRefusals record the body budget (bodyBudget).
+	bodyBytes      prometheus.Gauge
+	budgetRefusals *prometheus.CounterVec
 }
 
 // NewMetrics builds the webhooks' metrics and registers them on reg; a nil reg registers
@@ -62,11 +65,19 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "flink_admission_webhook_warnings_total",
 			Help: "Warnings returned to clients, by webhook.",
 		}, []string{"webhook"}),
+		bodyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "flink_admission_webhook_body_bytes_in_flight",
+			Help: "Bytes of request body buffers the webhooks hold, of the budget --max-body-bytes-in-flight.",
+		}),
+		budgetRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flink_admission_webhook_body_budget_refusals_total",
+			Help: "Requests answered 503 because the body budget had no room for them in time, by webhook.",
+		}, []string{"webhook"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.denials, m.warnings} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.denials, m.warnings, m.bodyBytes, m.budgetRefusals} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -77,8 +88,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 // webhookMetrics are one webhook's children of Metrics, resolved once: looking a child up
 // by label values on every request costs a hash and a lock.
 type webhookMetrics struct {
-	duration prometheus.Observer
-	warnings prometheus.Counter
+	duration       prometheus.Observer
+	warnings       prometheus.Counter
+	budgetRefusals prometheus.Counter
 	// requests[operation][allowed]
 	requests map[string][2]prometheus.Counter
 	// denials by rule: every rule of the policy and of the transport, so that each has a
@@ -90,12 +102,13 @@ type webhookMetrics struct {
 
 func (m *Metrics) forWebhook(name string) *webhookMetrics {
 	wm := &webhookMetrics{
-		duration: m.duration.WithLabelValues(name),
-		warnings: m.warnings.WithLabelValues(name),
-		requests: map[string][2]prometheus.Counter{},
-		denials:  map[string]prometheus.Counter{},
-		m:        m,
-		webhook:  name,
+		duration:       m.duration.WithLabelValues(name),
+		warnings:       m.warnings.WithLabelValues(name),
+		budgetRefusals: m.budgetRefusals.WithLabelValues(name),
+		requests:       map[string][2]prometheus.Counter{},
+		denials:        map[string]prometheus.Counter{},
+		m:              m,
+		webhook:        name,
 	}
 	rules := []string{ruleMalformedRequest, ruleWrongResource, ruleWrongKind, ruleUnsupportedOp, ruleMissingObject,
 		ruleMissingOldObject, ruleUndecodableObject, policy.RuleNoObject}

@@ -38,6 +38,10 @@ type Options struct {
 	// Controller is the controller that runs Deployment JobManagers (see
 	// pipeline.Pipeline.Controller); nil skips the check.
 	Controller *policy.ControllerScope
+	// BodyBytesInFlight is the memory budget of request bodies across every connection and
+	// both webhooks (see bodyBudget); zero means DefaultBodyBytesInFlight. Below
+	// MaxRequestBytes, the largest requests are always refused.
+	BodyBytesInFlight int64
 }
 
 // Handlers are the two webhooks as http.Handlers. They are safe for concurrent use and
@@ -63,11 +67,16 @@ func NewHandlers(opts Options) (*Handlers, error) {
 		log = logf.Log.WithName("webhook")
 	}
 	p := pipeline.Pipeline{Clock: opts.Clock, Controller: opts.Controller}
+	size := opts.BodyBytesInFlight
+	if size <= 0 {
+		size = DefaultBodyBytesInFlight
+	}
+	budget := newBodyBudget(size, m.bodyBytes)
 	mr := &refuser{name: webhookMutate, metrics: m.forWebhook(webhookMutate), log: log}
 	vr := &refuser{name: webhookValidate, metrics: m.forWebhook(webhookValidate), log: log}
 	return &Handlers{
-		Mutate:   newServer(&mutator{pipeline: p, r: mr}, false, mr),
-		Validate: newServer(&validator{pipeline: p, r: vr}, true, vr),
+		Mutate:   newServer(&mutator{pipeline: p, r: mr}, false, budget, mr),
+		Validate: newServer(&validator{pipeline: p, r: vr}, true, budget, vr),
 	}, nil
 }
 

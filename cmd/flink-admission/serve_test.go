@@ -18,6 +18,10 @@ func TestServeUsageErrors(t *testing.T) {
 		want string
 	}{
 		{name: "deny: serve with an unknown cert mode", args: []string{"serve", "--cert-mode=vault", "--namespace=ns"}, want: `--cert-mode "vault" is not supported`},
+		{name: "deny: serve with a body budget below the largest request", args: []string{"serve", "--namespace=ns", "--max-body-bytes-in-flight=1Mi"},
+			want: "--max-body-bytes-in-flight 1Mi is below the largest request body (7Mi)"},
+		{name: "deny: serve with a body budget of a fraction of a byte", args: []string{"serve", "--namespace=ns", "--max-body-bytes-in-flight=1.5"},
+			want: "1.5 is not a whole number of bytes"},
 		{name: "deny: serve with leader election but no namespace", args: []string{"serve"}, want: "leader election needs --namespace"},
 		{name: "deny: serve self-signed without a namespace", args: []string{"serve", "--cert-mode=self-signed", "--enable-controller=false"}, want: "self-signed mode needs --namespace"},
 		{name: "deny: serve with an unknown flag", args: []string{"serve", "--port=1"}, want: "unknown flag: --port"},

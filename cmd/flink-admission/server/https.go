@@ -47,7 +47,8 @@ const (
 	idleTimeout = 2 * time.Minute
 	// maxHeaderBytes is far above the API server's headers (well under 1 KiB, a few more
 	// with tracing) and 16 times below Go's default of 1 MiB. The body is capped separately
-	// by controller-runtime (7 MiB, larger than any object etcd accepts).
+	// by the webhooks (webhook.MaxRequestBytes, larger than any object etcd accepts), and
+	// the bodies of all connections together by --max-body-bytes-in-flight.
 	maxHeaderBytes = 64 << 10
 
 	// shutdownTimeout bounds how long requests in flight may take to finish once the
@@ -58,8 +59,9 @@ const (
 // DefaultMaxConnections is --max-connections' default. An API server keeps a few dozen
 // connections to a webhook (client-go keeps up to 25 idle ones per host), so a thousand
 // leaves room for several API servers and bursts while bounding what a flood can cost: each
-// TLS connection holds about 50 KiB (a goroutine stack, bufio and TLS record buffers), 50 MiB
-// in all, well inside the container's memory limit.
+// TLS connection holds about 50 KiB (a goroutine stack, bufio and TLS record buffers, the
+// first buffer of a body it announced), 50 MiB in all, well inside the container's memory
+// limit.
 const DefaultMaxConnections = 1000
 
 // DefaultShutdownDrain is --shutdown-drain's default: how long a terminating replica goes on

@@ -103,6 +103,10 @@ type Options struct {
 	// MaxConnections is --max-connections: the webhook server's limit on open connections
 	// (DefaultMaxConnections when zero).
 	MaxConnections int
+	// MaxBodyBytesInFlight is --max-body-bytes-in-flight: the memory budget of the request
+	// bodies being read, across every connection (webhook.DefaultBodyBytesInFlight when
+	// zero; see webhook.Options.BodyBytesInFlight).
+	MaxBodyBytesInFlight int64
 	// ShutdownDrain is --shutdown-drain: after SIGTERM, how long the server goes on serving,
 	// unready, before it closes its listener. Zero stops at once (dev and tests).
 	ShutdownDrain time.Duration
@@ -163,6 +167,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", "",
 		"PEM file of CAs: when set, the webhook server accepts only clients presenting a certificate they signed (the API server's, from its admission configuration)")
 	fs.IntVar(&o.MaxConnections, "max-connections", DefaultMaxConnections, "most connections the webhook server keeps open at once; more wait to be accepted")
+	o.MaxBodyBytesInFlight = webhook.DefaultBodyBytesInFlight
+	fs.Var((*byteQuantity)(&o.MaxBodyBytesInFlight), "max-body-bytes-in-flight",
+		"memory budget (a `quantity` such as 64Mi) of the request bodies being read across all connections; a request that finds no room within a second is answered 503")
 	fs.DurationVar(&o.ShutdownDrain, "shutdown-drain", DefaultShutdownDrain,
 		"after SIGTERM, how long to go on serving while unready, so that the endpoint removal reaches the API servers first")
 	fs.BoolVar(&o.EnableController, "enable-controller", true,
@@ -220,6 +227,10 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxConnections < 0 {
 		errs = append(errs, fmt.Errorf("--max-connections %d is negative", o.MaxConnections))
+	}
+	if o.MaxBodyBytesInFlight < 0 || o.MaxBodyBytesInFlight > 0 && o.MaxBodyBytesInFlight < webhook.MaxRequestBytes {
+		errs = append(errs, fmt.Errorf("--max-body-bytes-in-flight %s is below the largest request body (%s), which would always be refused",
+			byteQuantity(o.MaxBodyBytesInFlight).String(), byteQuantity(webhook.MaxRequestBytes).String()))
 	}
 	if o.ShutdownDrain < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-drain %s is negative", o.ShutdownDrain))
@@ -393,7 +404,9 @@ func New(o Options) (*Server, error) {
 	if err := mgr.Add(src); err != nil {
 		return nil, fmt.Errorf("adding the certificate source: %w", err)
 	}
-	if err := webhook.Setup(mgr, webhook.Options{CertHealthy: src.Healthy, Controller: o.controllerScope()}); err != nil {
+	if err := webhook.Setup(mgr, webhook.Options{
+		CertHealthy: src.Healthy, Controller: o.controllerScope(), BodyBytesInFlight: o.MaxBodyBytesInFlight,
+	}); err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

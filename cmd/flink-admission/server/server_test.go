@@ -3,6 +3,7 @@ package server
 import (
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -43,6 +44,7 @@ func TestServeFlagDefaults(t *testing.T) {
 		"client-ca-file":                   "",
 		"max-connections":                  "1000",
 		"shutdown-drain":                   "10s",
+		"max-body-bytes-in-flight":         "64Mi",
 	}
 	for name, def := range want {
 		f := fs.Lookup(name)
@@ -101,6 +103,12 @@ func TestValidate(t *testing.T) {
 		{name: "allow: no drain", modify: func(o *Options) { o.ShutdownDrain = 0 }},
 		{name: "deny: negative drain", modify: func(o *Options) { o.ShutdownDrain = -time.Second }, wantErr: "--shutdown-drain -1s is negative"},
 		{name: "deny: negative connection limit", modify: func(o *Options) { o.MaxConnections = -1 }, wantErr: "--max-connections -1 is negative"},
+		{name: "allow: the default body budget (zero)", modify: func(o *Options) { o.MaxBodyBytesInFlight = 0 }},
+		{name: "allow: a body budget of one largest request", modify: func(o *Options) { o.MaxBodyBytesInFlight = 7 << 20 }},
+		{name: "deny: a body budget below the largest request", modify: func(o *Options) { o.MaxBodyBytesInFlight = 1 << 20 },
+			wantErr: "--max-body-bytes-in-flight 1Mi is below the largest request body (7Mi)"},
+		{name: "deny: a negative body budget", modify: func(o *Options) { o.MaxBodyBytesInFlight = -1 },
+			wantErr: "--max-body-bytes-in-flight -1 is below the largest request body"},
 		{name: "deny: unknown log level", modify: func(o *Options) { o.LogLevel = "loud" }, wantErr: `--log-level "loud"`},
 	}
 	for _, tt := range tests {
@@ -115,6 +123,37 @@ func TestValidate(t *testing.T) {
 			if assert.Error(t, err) {
 				assert.Contains(t, err.Error(), tt.wantErr)
 			}
+		})
+	}
+}
+
+// TestBodyBudgetFlag reads --max-body-bytes-in-flight as a Kubernetes quantity of whole
+// bytes, as a container's memory limit is written.
+func TestBodyBudgetFlag(t *testing.T) {
+	for _, tt := range []struct {
+		arg   string
+		bytes int64
+		err   bool
+	}{
+		{arg: "64Mi", bytes: 64 << 20},
+		{arg: "100M", bytes: 100_000_000},
+		{arg: "1Gi", bytes: 1 << 30},
+		{arg: "8388608", bytes: 8 << 20},
+		{arg: "1.5", err: true},
+		{arg: "64MB", err: true},
+	} {
+		t.Run(tt.arg, func(t *testing.T) {
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var o Options
+			o.BindFlags(fs)
+			err := fs.Parse([]string{"--max-body-bytes-in-flight=" + tt.arg})
+			if tt.err {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.bytes, o.MaxBodyBytesInFlight)
 		})
 	}
 }
