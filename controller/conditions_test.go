@@ -185,9 +185,10 @@ func TestDeploymentFailureKindsAreConditionReasons(t *testing.T) {
 	}
 }
 
-// TestNotManagedCondition: a cluster this controller leaves alone gets Managed False, written
-// with the whole status (the schema requires state and components) and stamped with the
-// generation; the write is not repeated while nothing changes.
+// TestNotManagedCondition: a cluster this controller leaves alone gets Managed and Ready False,
+// written with the whole status (the schema requires state and components) and stamped with
+// the generation, in status.observedGeneration too; the write is not repeated while nothing
+// changes.
 func TestNotManagedCondition(t *testing.T) {
 	fc := builder.MakeAppCluster("wc").JobMode(v1beta1.JobModeDetached).Obj()
 	fc.Generation = 3
@@ -201,7 +202,13 @@ func TestNotManagedCondition(t *testing.T) {
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
 	assert.Equal(t, ConditionReasonNotApplicationMode, c.Reason)
 	assert.Equal(t, int64(3), c.ObservedGeneration)
-	assert.Len(t, got.Status.Conditions, 1, "only Managed: nothing else is run")
+	ready := meta.FindStatusCondition(got.Status.Conditions, ConditionReady)
+	require.NotNil(t, ready, "Ready is said, so that kubectl wait --for=condition=Ready answers")
+	assert.Equal(t, metav1.ConditionTrue, ready.Status, "Current and Healthy, as docs/troubleshooting.md reads it")
+	assert.Equal(t, ConditionReasonNotApplicationMode, ready.Reason)
+	assert.Equal(t, int64(3), ready.ObservedGeneration)
+	assert.Equal(t, int64(3), got.Status.ObservedGeneration, "kstatus reads the generation the controller saw")
+	assert.Len(t, got.Status.Conditions, 2, "only Managed and Ready: nothing else is run")
 	assert.Empty(t, got.Finalizers, "no finalizer on a cluster left alone")
 
 	rv := got.ResourceVersion

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -89,8 +90,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 func (r *Reconciler) reportNotManaged(ctx context.Context, fc *v1beta1.FlinkCluster) error {
 	orig := fc.DeepCopy()
 	cond := managedCondition(fc)
-	setCondition(&fc.Status.Conditions, cond, r.Options.Clock.Now())
+	now := r.Options.Clock.Now()
+	setCondition(&fc.Status.Conditions, cond, now)
+	// Ready, as docs/troubleshooting.md reads a cluster left alone (Current, Healthy: another
+	// operator reports its health), and the generation observed: kstatus reads the cluster
+	// in progress until this controller saw its spec, and `kubectl wait --for=condition=Ready`
+	// answers instead of waiting for a condition that never comes.
+	setCondition(&fc.Status.Conditions, condition(ConditionReady, metav1.ConditionTrue, cond.Reason,
+		cond.Message+": flink-admission has nothing to run; another operator reports its health"), now)
 	observedGeneration(fc.Status.Conditions, fc.Generation)
+	fc.Status.ObservedGeneration = fc.Generation
 	if !equality.Semantic.DeepEqual(orig.Status, fc.Status) {
 		// An update, not a patch: another controller (the Flink operator of session clusters)
 		// may own the rest of this status, so the write carries the resourceVersion and a

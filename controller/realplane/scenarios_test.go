@@ -802,9 +802,10 @@ func notManaged(t *testing.T, h *harness) {
 		fc := h.get()
 		return h.workload() == nil && fc.Status.State == "" && !slices.Contains(fc.Finalizers, controller.Finalizer)
 	})
-	fc := h.waitConditions("Managed=False/NotApplicationMode")
-	assert.Len(t, fc.Status.Conditions, 1, "nothing but Managed: the cluster is left alone")
+	fc := h.waitConditions("Managed=False/NotApplicationMode", "Ready=True/NotApplicationMode")
+	assert.Len(t, fc.Status.Conditions, 2, "nothing but Managed and Ready: the cluster is left alone")
 	assert.Contains(t, fc.Status.Conditions[0].Message, "job mode Detached is not managed")
+	assert.Equal(t, fc.Generation, fc.Status.ObservedGeneration, "kstatus reads the generation seen")
 }
 
 // oldLeaderFinishedRace puts an old-revision JobManager that is still Terminating (and
