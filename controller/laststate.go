@@ -96,13 +96,11 @@ func (c *cycle) lastState() lastStateView {
 // needs them: last-state under a max checkpoint age, the job running.
 func (c *cycle) planUpdate(ctx context.Context) flinkcluster.Upgrade {
 	obs := c.upgradeObservation()
-	if _, bounded := flinkcluster.LastStateMaxCheckpointAge(c.fc.Spec.FlinkProperties); bounded &&
-		c.fc.Spec.Job.GetUpgradeMode() == v1beta1.UpgradeModeLastState && obs.FlinkJobState == flinkcluster.FlinkJobRunning {
+	if flinkcluster.NeedsCheckpointTimes(&c.fc.Spec, obs) {
 		obs.Checkpoints = c.checkpointTimes(ctx, c.job().ID)
 	}
 	u := flinkcluster.PlanUpgrade(&c.fc.Spec, c.st, obs, c.now)
-	if c.fc.Spec.Job.GetUpgradeMode() == v1beta1.UpgradeModeLastState && u.How == flinkcluster.UpgradeSavepoint && u.Stop &&
-		c.job().State != v1beta1.JobStateUpdating {
+	if u.Refused && c.job().State != v1beta1.JobStateUpdating {
 		c.event(corev1.EventTypeNormal, ReasonLastStateRefused, "Update", "job %s: %s", c.job().ID, u.Why)
 	}
 	return u
@@ -254,7 +252,7 @@ func (v haView) allJobGraphs() []string {
 // (upgradeMode stateless excepted: it chose no state).
 func (c *cycle) recoverableFromHA() (bool, string) {
 	job := c.job()
-	if job.ID == "" || c.fc.Spec.Job.GetUpgradeMode() == v1beta1.UpgradeModeStateless || !flinkcluster.LastStateSupported(&c.fc.Spec) {
+	if job.ID == "" || !flinkcluster.KeepsState(c.fc.Spec.Job) || !flinkcluster.LastStateSupported(&c.fc.Spec) {
 		return false, ""
 	}
 	if c.obs.flink != nil {

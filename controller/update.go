@@ -266,7 +266,7 @@ func (c *cycle) restoreSource() (from string, lastState, ok bool) {
 			// ID (a last-state deploy): a deploy under the same job ID restores it again. Once
 			// the store is gone, or the next deploy runs another Flink version, nothing but the
 			// user says what the job's newest state is.
-			if ls.ok && c.fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeStateless && c.upgrade.NoLastState == "" {
+			if ls.ok && c.upgrade.NoLastState == "" {
 				return "", true, true
 			}
 			if job.FromCheckpoint {
@@ -290,7 +290,7 @@ func (c *cycle) restoreSource() (from string, lastState, ok bool) {
 	// The last-state fallback (the Flink Kubernetes operator's last-state-fallback, on by
 	// default): a job that does not run cannot take a savepoint, but Flink's HA store holds
 	// its newest state — its newest checkpoint, or a savepoint newer than every stored one.
-	if !c.flinkReportsRunning() && c.fc.Spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeStateless {
+	if !c.flinkReportsRunning() && flinkcluster.KeepsState(c.fc.Spec.Job) {
 		switch ls := c.lastState(); {
 		case (ls.ok || ls.newerSavepoint) && len(c.mayLeadPods()) > 0:
 			// Flink does not report the job running, but a JobManager may still run it (a

@@ -43,6 +43,31 @@ type Upgrade struct {
 	// NoLastState says why a last-state redeploy is not an option ("" when it is): the update
 	// flow's fallback, for a job that cannot take a savepoint, consults it.
 	NoLastState string
+	// Refused is set when the way the upgrade mode asks for was refused (a last-state update
+	// whose checkpoint is too old, across a version change, ...): the user is told why.
+	Refused bool
+}
+
+// SavepointUpgrades reports whether the job's upgrade mode carries its state by savepoints
+// (upgradeMode savepoint, the default): such a job needs spec.job.savepointsDir to be updated.
+func SavepointUpgrades(j *v1beta1.JobSpec) bool {
+	return j.GetUpgradeMode() == v1beta1.UpgradeModeSavepoint
+}
+
+// KeepsState reports whether the job's upgrade mode carries its state across redeploys at all
+// (every mode but stateless): only such a job falls back to Flink's HA store, or waits for it.
+func KeepsState(j *v1beta1.JobSpec) bool {
+	return j.GetUpgradeMode() != v1beta1.UpgradeModeStateless
+}
+
+// NeedsCheckpointTimes reports whether PlanUpgrade reads the running job's checkpoint
+// statistics (UpgradeObservation.Checkpoints): last-state under a max checkpoint age.
+func NeedsCheckpointTimes(spec *v1beta1.FlinkClusterSpec, obs UpgradeObservation) bool {
+	if spec == nil || spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeLastState || obs.FlinkJobState != FlinkJobRunning {
+		return false
+	}
+	_, bounded := LastStateMaxCheckpointAge(spec.FlinkProperties)
+	return bounded
 }
 
 // Flink's job states (org.apache.flink.api.common.JobStatus) that PlanUpgrade reads.
@@ -134,12 +159,14 @@ func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterSta
 		if from, to, changed := versionChange(spec, job); changed {
 			why := fmt.Sprintf("flinkVersion changes from %s to %s: Flink %s does not read the HA checkpoint handles of Flink %s", from, to, to, from)
 			if running {
-				return Upgrade{How: UpgradeSavepoint, Stop: TakesSavepointOnUpdate(jobSpec), Why: why + ", so the job is stopped with a savepoint", NoLastState: noLastState}
+				return Upgrade{How: UpgradeSavepoint, Stop: TakesSavepointOnUpdate(jobSpec), Why: why + ", so the job is stopped with a savepoint", NoLastState: noLastState, Refused: true}
 			}
-			return Upgrade{How: UpgradeWait, Why: why + ": waiting for the job to run to stop it with a savepoint", NoLastState: noLastState}
+			return Upgrade{How: UpgradeWait, Why: why + ": waiting for the job to run to stop it with a savepoint", NoLastState: noLastState, Refused: true}
 		}
 		if noLastState != "" {
-			return savepointUpgrade(jobSpec, job, obs, "last-state is not possible: "+noLastState, noLastState)
+			u := savepointUpgrade(jobSpec, job, obs, "last-state is not possible: "+noLastState, noLastState)
+			u.Refused = true
+			return u
 		}
 		if maxAge, bounded := LastStateMaxCheckpointAge(spec.FlinkProperties); bounded {
 			switch {
@@ -148,8 +175,10 @@ func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterSta
 			case obs.FlinkJobState == "" && obs.MayStillRun:
 				// No word from Flink while a JobManager may still run the job: it may run on
 				// with a checkpoint older than the bound, whose age cannot be read.
-				return savepointUpgrade(jobSpec, job, obs, "the Flink REST API does not answer while a JobManager may still run the job: the age of its newest checkpoint cannot be read",
+				u := savepointUpgrade(jobSpec, job, obs, "the Flink REST API does not answer while a JobManager may still run the job: the age of its newest checkpoint cannot be read",
 					"the age of the newest checkpoint cannot be read")
+				u.Refused = true
+				return u
 			}
 		}
 		return Upgrade{How: UpgradeLastState, Why: fmt.Sprintf("upgradeMode last-state: the newest checkpoint %d of Flink's HA store", obs.LastState.Checkpoint)}
@@ -185,7 +214,7 @@ func lastStateByAge(job *v1beta1.JobStatus, cps *CheckpointTimes, maxAge time.Du
 	within := func(t time.Time) bool { return !t.IsZero() && now.Sub(t) < maxAge }
 	stop := func(why string) Upgrade {
 		why = "not a last-state update: " + why + "; the job is stopped with a savepoint instead"
-		return Upgrade{How: UpgradeSavepoint, Stop: true, Why: why, NoLastState: why}
+		return Upgrade{How: UpgradeSavepoint, Stop: true, Why: why, NoLastState: why, Refused: true}
 	}
 	if job != nil {
 		if started, err := time.Parse(time.RFC3339, job.StartTime); err == nil && within(started) {
@@ -218,6 +247,8 @@ func LastStateUnavailable(spec *v1beta1.FlinkClusterSpec, job *v1beta1.JobStatus
 	switch {
 	case spec == nil || !LastStateSupported(spec):
 		return "last-state needs a JobManager Deployment with Flink's Kubernetes HA"
+	case !KeepsState(spec.Job):
+		return "upgradeMode stateless keeps no state"
 	case job == nil || job.ID == "":
 		return "no job was deployed"
 	}

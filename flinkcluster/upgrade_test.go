@@ -244,3 +244,45 @@ func TestPlanUpgradeAcceptsNothing(t *testing.T) {
 	got = flinkcluster.PlanUpgrade(&v1beta1.FlinkClusterSpec{}, &v1beta1.FlinkClusterStatus{}, flinkcluster.UpgradeObservation{}, time.Time{})
 	assert.Equal(t, flinkcluster.UpgradeSavepoint, got.How)
 }
+
+// TestUpgradeModePredicates pins what each upgrade mode asks of the rules that are not the
+// decision itself: the policy's savepointsDir rule, the last-state fallback and the reading
+// of checkpoint statistics.
+func TestUpgradeModePredicates(t *testing.T) {
+	running := flinkcluster.UpgradeObservation{FlinkAnswered: true, FlinkJobState: "RUNNING"}
+	cases := []struct {
+		name                      string
+		spec                      *clusterSpec
+		savepoints, keeps, checks bool
+	}{
+		{"savepoint: by savepoints, keeps state", newSpec(), true, true, false},
+		{"last-state: keeps state", newSpec().lastState(), false, true, false},
+		{"last-state with a max age: reads the checkpoint statistics", newSpec().lastState().maxAge("10min"), false, true, true},
+		{"stateless: keeps nothing", newSpec().mode(v1beta1.UpgradeModeStateless), false, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.savepoints, flinkcluster.SavepointUpgrades(tc.spec.s.Job))
+			assert.Equal(t, tc.keeps, flinkcluster.KeepsState(tc.spec.s.Job))
+			assert.Equal(t, tc.checks, flinkcluster.NeedsCheckpointTimes(&tc.spec.s, running))
+			assert.False(t, flinkcluster.NeedsCheckpointTimes(&tc.spec.s, flinkcluster.UpgradeObservation{}), "not while the job does not run")
+		})
+	}
+}
+
+// TestPlanUpgradeSaysWhenTheModeIsRefused: the user is told (Refused) when the decision does
+// not go the way the upgrade mode asks, and only then.
+func TestPlanUpgradeSaysWhenTheModeIsRefused(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	st := &v1beta1.FlinkClusterStatus{Components: v1beta1.FlinkClusterComponentsStatus{Job: &v1beta1.JobStatus{
+		ID: "j1", State: v1beta1.JobStateRunning, StartTime: now.Add(-time.Hour).Format(time.RFC3339), FlinkVersion: "2.2.1",
+	}}}
+	offer := flinkcluster.LastStateOffer{Available: true, Checkpoint: 3}
+	running := flinkcluster.UpgradeObservation{FlinkAnswered: true, FlinkJobState: "RUNNING", LastState: offer}
+	assert.False(t, flinkcluster.PlanUpgrade(&newSpec().lastState().s, st, running, now).Refused, "last-state as asked")
+	assert.False(t, flinkcluster.PlanUpgrade(&newSpec().s, st, running, now).Refused, "savepoint as asked")
+	assert.True(t, flinkcluster.PlanUpgrade(&newSpec().lastState().version("2.3.0").s, st, running, now).Refused, "a version change")
+	tooOld := running
+	tooOld.Checkpoints = &flinkcluster.CheckpointTimes{LatestCompleted: now.Add(-time.Hour)}
+	assert.True(t, flinkcluster.PlanUpgrade(&newSpec().lastState().maxAge("10min").s, st, tooOld, now).Refused, "a checkpoint too old")
+}

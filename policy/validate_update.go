@@ -151,12 +151,12 @@ func (v Validator) validateJobUpdate(old, fc *v1beta1.FlinkCluster) field.ErrorL
 	switch {
 	case oj == nil || nj == nil:
 		return nil
-	case isEmpty(oj.SavepointsDir) && nj.GetUpgradeMode() == v1beta1.UpgradeModeSavepoint:
+	case isEmpty(oj.SavepointsDir) && flinkcluster.SavepointUpgrades(nj):
 		return field.ErrorList{field.Forbidden(pathJob, MessageJobUpdateRequiresSavepointsDir).
 			WithOrigin(RuleJobUpdateRequiresSavepointsDir)}
 	case isEmpty(nj.SavepointsDir):
 		return nil // removal is a transition error
-	case nj.GetUpgradeMode() == v1beta1.UpgradeModeStateless, nj.GetUpgradeMode() == v1beta1.UpgradeModeLastState:
+	case !flinkcluster.SavepointUpgrades(nj):
 		// stateless carries no state on purpose; last-state carries it in Flink's HA store
 		// (the controller stops with SavepointRequired when that holds nothing newer than
 		// the job's savepoints), so neither needs a savepoint here.
