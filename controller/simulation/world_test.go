@@ -84,13 +84,13 @@ type world struct {
 	// savepointsStuck keeps every savepoint in progress (a checkpoint storage that hangs)
 	// until the quiet phase heals it.
 	savepointsStuck bool
-	procs            map[string]*proc
-	k                *kubeModel // the model's Kubernetes outside its API server (kube_test.go)
-	ips              map[string]string
-	podSeq           int
-	ipSeq            int
-	jobPodMade       map[types.UID]bool
-	savepoints       []string
+	procs           map[string]*proc
+	k               *kubeModel // the model's Kubernetes outside its API server (kube_test.go)
+	ips             map[string]string
+	podSeq          int
+	ipSeq           int
+	jobPodMade      map[types.UID]bool
+	savepoints      []string
 	// newestSnapshot is, by job ID, the path of its newest completed checkpoint or savepoint
 	// (laststate_test.go): what a last-state redeploy under that job ID must restore.
 	newestSnapshot map[string]string
