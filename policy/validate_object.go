@@ -214,7 +214,7 @@ var (
 	}
 	jobModes = []v1beta1.JobMode{v1beta1.JobModeDetached, v1beta1.JobModeBlocking, v1beta1.JobModeApplication}
 	// upgradeModes are the CRD's enum of spec.job.upgradeMode.
-	upgradeModes = []v1beta1.UpgradeMode{v1beta1.UpgradeModeSavepoint, v1beta1.UpgradeModeLastState, v1beta1.UpgradeModeStateless}
+	upgradeModes = v1beta1.UpgradeModes
 )
 
 func validateJob(j *v1beta1.JobSpec, p *field.Path) field.ErrorList {

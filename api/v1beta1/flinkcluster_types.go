@@ -629,6 +629,9 @@ const (
 	UpgradeModeStateless UpgradeMode = "stateless"
 )
 
+// UpgradeModes are the upgrade modes, in the order of the Enum marker above UpgradeMode.
+var UpgradeModes = []UpgradeMode{UpgradeModeSavepoint, UpgradeModeLastState, UpgradeModeStateless}
+
 // SavepointFormatType is the savepoint format.
 // +kubebuilder:validation:Enum=CANONICAL;NATIVE
 type SavepointFormatType string
