@@ -434,10 +434,21 @@ func TestNetworkPolicy(t *testing.T) {
 // placeholder is how the overlays write a namespace that replacements fill in.
 var placeholder = regexp.MustCompile(`\bNAMESPACE\b`)
 
+// clusterScoped are the kinds the installs render that live in no namespace.
+var clusterScoped = map[string]bool{
+	"Namespace": true, "CustomResourceDefinition": true, "ClusterRole": true, "ClusterRoleBinding": true,
+	"MutatingWebhookConfiguration": true, "ValidatingWebhookConfiguration": true,
+	"MutatingAdmissionPolicy": true, "MutatingAdmissionPolicyBinding": true, "PriorityClass": true,
+}
+
 // TestNamespaceSetInOnePlace: the namespace is written once, in deploy/base's
-// kustomization; a copy of deploy/ with only that line changed renders every overlay without
-// a trace of the old namespace (names, selectors, DNS names, annotations).
+// kustomization; a copy of deploy/ with only that line changed renders every kustomization
+// (each overlay, the observability component included) without a trace of the old namespace
+// (object namespaces, ServiceAccount subjects, selectors, DNS and TLS server names,
+// annotations, alert expressions), and with every namespaced object in the new one but the
+// scoped install's Roles and RoleBindings in its watched namespaces.
 func TestNamespaceSetInOnePlace(t *testing.T) {
+	const moved = "team-flink"
 	mem := filesys.MakeFsInMemory()
 	require.NoError(t, fs.WalkDir(deploy.Files(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -450,11 +461,12 @@ func TestNamespaceSetInOnePlace(t *testing.T) {
 		if p == "base/kustomization.yaml" {
 			line := "\nnamespace: " + namespace + "\n"
 			require.Equal(t, 1, strings.Count(string(content), line), "deploy/base sets the namespace in one line")
-			content = []byte(strings.Replace(string(content), line, "\nnamespace: team-flink\n", 1))
+			content = []byte(strings.Replace(string(content), line, "\nnamespace: "+moved+"\n", 1))
 		}
 		return mem.WriteFile(path.Join("/deploy", p), content)
 	}))
-	for _, k := range overlays {
+	watched := map[string]bool{"team-b": true, "team-c": true} // the scoped overlay's namespaces/
+	for _, k := range goldens {
 		t.Run(k.name, func(t *testing.T) {
 			m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, path.Join("/deploy", filepath.ToSlash(k.dir)))
 			require.NoError(t, err)
@@ -465,7 +477,27 @@ func TestNamespaceSetInOnePlace(t *testing.T) {
 				assert.False(t, strings.Contains(line, namespace), "line %d still names %s: %s", i+1, namespace, line)
 				assert.False(t, placeholder.MatchString(line), "line %d has a placeholder left unreplaced: %s", i+1, line)
 			}
-			assert.True(t, strings.Contains(string(y), "\n  namespace: team-flink\n"), "the objects are in the new namespace")
+			for _, r := range m.Resources() {
+				id := r.CurId().String()
+				switch ns := r.GetNamespace(); {
+				case clusterScoped[r.GetKind()]:
+					assert.Empty(t, ns, "%s is cluster-scoped", id)
+				case k == scoped && watched[ns]:
+					assert.Contains(t, []string{"Role", "RoleBinding"}, r.GetKind(), "%s: only the controller's RBAC goes into a watched namespace", id)
+				default:
+					assert.Equal(t, moved, ns, "%s is in the install's namespace", id)
+				}
+				if r.GetKind() != "RoleBinding" && r.GetKind() != "ClusterRoleBinding" {
+					continue
+				}
+				subjects, err := r.GetSlice("subjects")
+				require.NoError(t, err, id)
+				for _, s := range subjects {
+					if s, ok := s.(map[string]any); ok && s["kind"] == "ServiceAccount" {
+						assert.Equal(t, moved, s["namespace"], "%s binds the ServiceAccount %v of the install's namespace", id, s["name"])
+					}
+				}
+			}
 		})
 	}
 }
