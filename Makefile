@@ -13,6 +13,10 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 CRD_DIR := deploy/crd
 # CHART_CRD is the Helm chart's copy of the CRD (Helm installs crds/ untemplated).
 CHART_CRD := charts/flink-admission/crds/flinkoperator.k8s.io_flinkclusters.yaml
+# CHART_FILES are the chart's copies of the observability component's alerts and dashboard
+# (a chart cannot read files outside its directory).
+OBSERVABILITY_DIR := deploy/components/observability
+CHART_FILES := charts/flink-admission/files
 
 # Which build this is: `flink-admission version` and the flink_admission_build_info metric.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
@@ -40,6 +44,7 @@ generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd:maxDescLen=0,generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_DIR)
 	cp $(CRD_DIR)/flinkoperator.k8s.io_flinkclusters.yaml $(CHART_CRD)
+	cp $(OBSERVABILITY_DIR)/prometheusrule.yaml $(OBSERVABILITY_DIR)/dashboard.json $(CHART_FILES)/
 
 ## envtest: build (once, cached) the control plane for tests and `make run`: kube-apiserver,
 ## etcd, kube-controller-manager, kube-scheduler and KWOK.
@@ -67,8 +72,8 @@ fmt-check:
 ## verify-generated: fail when the generated CRD or deepcopy code is stale.
 .PHONY: verify-generated
 verify-generated: generate
-	@if [[ -n "$$(git status --porcelain -- $(CRD_DIR) api $(CHART_CRD))" ]]; then \
-		echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- $(CRD_DIR) api $(CHART_CRD); git --no-pager diff --stat -- $(CRD_DIR) api $(CHART_CRD); exit 1; fi
+	@if [[ -n "$$(git status --porcelain -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES))" ]]; then \
+		echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES); git --no-pager diff --stat -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES); exit 1; fi
 
 ## test: everything, on a real control plane (kube-apiserver, etcd, kube-controller-manager,
 ## kube-scheduler, KWOK nodes) built from the Go module proxy.

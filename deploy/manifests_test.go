@@ -21,6 +21,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -55,6 +56,10 @@ const (
 	caSecretName          = "flink-admission-ca"
 	leaseName             = "flink-admission.flinkoperator.k8s.io"
 	image                 = "flink-admission:latest"
+	priorityClassName     = "flink-admission-critical"
+	// highestUserDefinablePriority is the API server's limit for a PriorityClass whose name
+	// does not start with system- (k8s.io/kubernetes/pkg/apis/scheduling).
+	highestUserDefinablePriority = int32(1000000000)
 )
 
 // webhookView is what the Mutating and Validating webhook types share.
@@ -331,8 +336,13 @@ func TestDeployment(t *testing.T) {
 			assert.Equal(t, webhookConfigName, flags["validating-webhook-configuration"])
 			assert.Equal(t, "true", flags["leader-elect"])
 			assert.Equal(t, strconv.FormatBool(!k.webhookOnly), flags["enable-controller"])
-			// The webhook fails closed: it must be scheduled before workloads that can wait.
-			assert.Equal(t, "system-cluster-critical", pod.PriorityClassName)
+			// The webhook fails closed: it must be scheduled before workloads that can wait, in a
+			// class of its own that any namespace may use.
+			assert.Equal(t, priorityClassName, pod.PriorityClassName)
+			pc := one[*schedulingv1.PriorityClass](t, objs, priorityClassName)
+			assert.Greater(t, pc.Value, int32(0))
+			assert.LessOrEqual(t, pc.Value, highestUserDefinablePriority, "a class outside system- may have at most %d", highestUserDefinablePriority)
+			assert.False(t, pc.GlobalDefault, "only the webhook's pods")
 			for probe, path := range map[*corev1.Probe]string{c.LivenessProbe: "/healthz", c.ReadinessProbe: "/readyz"} {
 				require.NotNil(t, probe)
 				require.NotNil(t, probe.HTTPGet, "%s is an HTTP probe", path)
