@@ -131,8 +131,8 @@ soak: envtest
 
 ## release: everything a release ships, in a fresh dist/ (make release VERSION=v0.1.0), with
 ## only the Go module proxy: the multi-arch OCI image layout (dist/image) and its binaries
-## (dist/bin), the one-file installers naming the image by its index digest, the Helm chart
-## archive, a CycloneDX SBOM per binary (dist/sbom) and SHA256SUMS. Push the layout, then
+## (dist/bin), the one-file installers and the Helm chart archive, both naming the image by its
+## index digest, a CycloneDX SBOM per binary (dist/sbom) and SHA256SUMS. Push the layout, then
 ## publish the rest; RELEASE_REPO is where the image will be pushed.
 RELEASE_REPO ?= ghcr.io/flink-admission/flink-admission
 .PHONY: release
@@ -141,4 +141,4 @@ release:
 	rm -rf dist
 	$(GO) run ./hack/image -img "$(RELEASE_REPO):$(VERSION)" -out dist/image -version "$(VERSION)" -commit "$(COMMIT)" -bin-dir dist/bin -digest-file dist/image.digest
 	$(GO) run ./hack/installer -img "$(RELEASE_REPO)@$$(cat dist/image.digest)" -out dist
-	$(GO) run ./hack/release -version "$(VERSION)" -dist dist -chart charts/flink-admission
+	$(GO) run ./hack/release -version "$(VERSION)" -dist dist -chart charts/flink-admission -image "$(RELEASE_REPO)@$$(cat dist/image.digest)"
