@@ -421,3 +421,62 @@ func TestInstallOnAPIServer(t *testing.T) {
 	args := kubectl("get", "-n", namespace, "deployment/flink-admission", "-o", "jsonpath={.spec.template.spec.containers[0].args}")
 	assert.Contains(t, args, "--enable-controller=false")
 }
+
+// TestRenderingWithoutACluster: `helm template` without a cluster assumes Kubernetes v1.20,
+// which the chart's kubeVersion refuses; the `helm template` commands the chart's README and
+// docs/install.md give CI users pass --kube-version, and render.
+func TestRenderingWithoutACluster(t *testing.T) {
+	install := action.NewInstall(action.NewConfiguration())
+	install.DryRunStrategy = action.DryRunClient
+	install.ReleaseName, install.Namespace = "flink-admission", namespace
+	_, err := install.Run(loadChart(t), values(t))
+	require.ErrorContains(t, err, "kubeVersion", "Helm's offline default is refused: the docs must say --kube-version")
+
+	for _, doc := range []string{filepath.Join(chartDir, "README.md"), filepath.Join("..", "docs", "install.md")} {
+		content, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		var commands int
+		for _, line := range strings.Split(string(content), "\n") {
+			cmd, ok := strings.CutPrefix(line, "$ helm template ")
+			if !ok {
+				continue
+			}
+			commands++
+			var version string
+			args := strings.Fields(cmd)
+			for i, a := range args {
+				if v, ok := strings.CutPrefix(a, "--kube-version="); ok {
+					version = v
+				} else if a == "--kube-version" && i+1 < len(args) {
+					version = args[i+1]
+				}
+			}
+			require.NotEmpty(t, version, "%s: %q has no --kube-version", doc, line)
+			v, err := common.ParseKubeVersion(version)
+			require.NoError(t, err, "%s: %q", doc, line)
+			install.KubeVersion = v
+			_, err = install.Run(loadChart(t), values(t))
+			assert.NoError(t, err, "%s: %q", doc, line)
+		}
+		assert.Positive(t, commands, "%s shows a helm template command for CI", doc)
+	}
+}
+
+// TestNotesSayWhatHelmLeavesAlone: after an install, the notes say that `helm upgrade` leaves
+// the CRD as it is, and what `helm uninstall` leaves behind (the CRD, the clusters'
+// finalizers).
+func TestNotesSayWhatHelmLeavesAlone(t *testing.T) {
+	install := action.NewInstall(action.NewConfiguration())
+	install.DryRunStrategy = action.DryRunClient
+	install.ReleaseName, install.Namespace = "flink-admission", namespace
+	install.KubeVersion = kubeVersion(t)
+	rel, err := install.Run(loadChart(t), values(t))
+	require.NoError(t, err)
+	r, ok := rel.(*releasev1.Release)
+	require.True(t, ok, "a %T", rel)
+	require.NotNil(t, r.Info)
+	for _, want := range []string{"`helm upgrade` never updates the CRD", "kubectl apply --server-side --force-conflicts -f flink-admission/crds/",
+		"Helm keeps the CRD", "finalizer"} {
+		assert.Contains(t, r.Info.Notes, want)
+	}
+}
