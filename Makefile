@@ -13,6 +13,10 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 CRD_DIR := deploy/crd
 # CHART_CRD is the Helm chart's copy of the CRD (Helm installs crds/ untemplated).
 CHART_CRD := charts/flink-admission/crds/flinkoperator.k8s.io_flinkclusters.yaml
+# CHART_FILES are the chart's copies of the observability component's alerts and dashboard
+# (a chart cannot read files outside its directory).
+OBSERVABILITY_DIR := deploy/components/observability
+CHART_FILES := charts/flink-admission/files
 
 # Which build this is: `flink-admission version` and the flink_admission_build_info metric.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
@@ -40,6 +44,7 @@ generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd:maxDescLen=0,generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_DIR)
 	cp $(CRD_DIR)/flinkoperator.k8s.io_flinkclusters.yaml $(CHART_CRD)
+	cp $(OBSERVABILITY_DIR)/prometheusrule.yaml $(OBSERVABILITY_DIR)/dashboard.json $(CHART_FILES)/
 
 ## envtest: build (once, cached) the control plane for tests and `make run`: kube-apiserver,
 ## etcd, kube-controller-manager, kube-scheduler and KWOK.
@@ -67,8 +72,8 @@ fmt-check:
 ## verify-generated: fail when the generated CRD or deepcopy code is stale.
 .PHONY: verify-generated
 verify-generated: generate
-	@if [[ -n "$$(git status --porcelain -- $(CRD_DIR) api $(CHART_CRD))" ]]; then \
-		echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- $(CRD_DIR) api $(CHART_CRD); git --no-pager diff --stat -- $(CRD_DIR) api $(CHART_CRD); exit 1; fi
+	@if [[ -n "$$(git status --porcelain -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES))" ]]; then \
+		echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES); git --no-pager diff --stat -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES); exit 1; fi
 
 ## test: everything, on a real control plane (kube-apiserver, etcd, kube-controller-manager,
 ## kube-scheduler, KWOK nodes) built from the Go module proxy.
@@ -126,8 +131,8 @@ soak: envtest
 
 ## release: everything a release ships, in a fresh dist/ (make release VERSION=v0.1.0), with
 ## only the Go module proxy: the multi-arch OCI image layout (dist/image) and its binaries
-## (dist/bin), the one-file installers naming the image by its index digest, the Helm chart
-## archive, a CycloneDX SBOM per binary (dist/sbom) and SHA256SUMS. Push the layout, then
+## (dist/bin), the one-file installers and the Helm chart archive, both naming the image by its
+## index digest, a CycloneDX SBOM per binary (dist/sbom) and SHA256SUMS. Push the layout, then
 ## publish the rest; RELEASE_REPO is where the image will be pushed.
 RELEASE_REPO ?= ghcr.io/flink-admission/flink-admission
 .PHONY: release
@@ -136,4 +141,4 @@ release:
 	rm -rf dist
 	$(GO) run ./hack/image -img "$(RELEASE_REPO):$(VERSION)" -out dist/image -version "$(VERSION)" -commit "$(COMMIT)" -bin-dir dist/bin -digest-file dist/image.digest
 	$(GO) run ./hack/installer -img "$(RELEASE_REPO)@$$(cat dist/image.digest)" -out dist
-	$(GO) run ./hack/release -version "$(VERSION)" -dist dist -chart charts/flink-admission
+	$(GO) run ./hack/release -version "$(VERSION)" -dist dist -chart charts/flink-admission -image "$(RELEASE_REPO)@$$(cat dist/image.digest)"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/deploy"
+	"github.com/flink-admission/flink-admission/internal/test/strictyaml"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
@@ -56,6 +58,7 @@ var overlayCases = []struct {
 	{"cert-manager", `certificates: {mode: cert-manager}`},
 	{"webhook-only", `controller: {enabled: false}`},
 	{"scoped", `controller: {watchNamespaces: [team-b, team-c], clusterSelector: "flink.example.com/controller=flink-admission"}`},
+	{"observability", `metrics: {serviceMonitor: {enabled: true}}`},
 }
 
 // sameImage makes the chart name the overlays' image.
@@ -93,9 +96,13 @@ func loadChart(t *testing.T) *chartv2.Chart {
 	return c
 }
 
+// lintValues are the configurations the chart is linted, and loaded strictly, with.
+var lintValues = []string{``, `certificates: {mode: cert-manager}`, `controller: {enabled: false}`,
+	`metrics: {serviceMonitor: {enabled: true}}`, `{certificates: {mode: cert-manager}, metrics: {serviceMonitor: {enabled: true}}}`,
+	`controller: {watchNamespaces: [a, b], clusterSelector: "team=x"}`, `replicaCount: 1`}
+
 func TestLint(t *testing.T) {
-	for _, vals := range []string{``, `certificates: {mode: cert-manager}`, `controller: {enabled: false}`,
-		`metrics: {serviceMonitor: {enabled: true}}`, `controller: {watchNamespaces: [a, b], clusterSelector: "team=x"}`} {
+	for _, vals := range lintValues {
 		t.Run(vals, func(t *testing.T) {
 			lint := action.NewLint()
 			lint.Strict = true
@@ -113,10 +120,16 @@ func TestLint(t *testing.T) {
 // render is `helm template` with the CRDs: the manifests of a client-side dry-run install.
 func render(t *testing.T, vals map[string]any) string {
 	t.Helper()
+	return renderIn(t, namespace, vals)
+}
+
+// renderIn is render into another release namespace.
+func renderIn(t *testing.T, ns string, vals map[string]any) string {
+	t.Helper()
 	install := action.NewInstall(action.NewConfiguration())
 	install.DryRunStrategy = action.DryRunClient
 	install.ReleaseName = "flink-admission"
-	install.Namespace = namespace
+	install.Namespace = ns
 	install.IncludeCRDs = true
 	install.Replace = true
 	install.KubeVersion = kubeVersion(t)
@@ -194,6 +207,42 @@ func TestChartCRDIsTheGeneratedOne(t *testing.T) {
 	assert.True(t, bytes.Equal(deploy.CRD, got), "charts/flink-admission/crds differs from deploy/crd: run make generate")
 }
 
+// TestChartFilesAreTheComponents: files/ holds copies of the observability component's alerts
+// and dashboard, which `make generate` writes; the chart's templates read them.
+func TestChartFilesAreTheComponents(t *testing.T) {
+	for _, f := range []string{"prometheusrule.yaml", "dashboard.json"} {
+		want, err := os.ReadFile(filepath.Join("..", "deploy", "components", "observability", f))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(chartDir, "files", f))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(want, got), "charts/flink-admission/files/%s differs from deploy/components/observability: run make generate", f)
+	}
+}
+
+// TestChartLoadsStrictly: the chart's own YAML and JSON files, and what its templates render
+// for each configuration the tests use, load with a strict parser (a repeated key, which Helm
+// and the API server resolve silently to the last, is refused).
+func TestChartLoadsStrictly(t *testing.T) {
+	var files int
+	require.NoError(t, filepath.WalkDir(chartDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(p, filepath.Join(chartDir, "templates")) {
+			return err
+		}
+		switch filepath.Ext(p) {
+		case ".yaml", ".json":
+			content, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.NoError(t, strictyaml.Check(content), p)
+			files++
+		}
+		return nil
+	}))
+	assert.GreaterOrEqual(t, files, 5, "Chart.yaml, values.yaml, values.schema.json, crds/ and files/")
+	for _, vals := range append(lintValues, `{replicaCount: 1, priorityClassName: "", networkPolicy: {enabled: false}, metrics: {secure: false, serviceMonitor: {enabled: true}}}`) {
+		assert.NoError(t, strictyaml.Check([]byte(render(t, values(t, vals)))), "rendered with %s", vals)
+	}
+}
+
 // TestValues covers the settings no overlay has.
 func TestValues(t *testing.T) {
 	deployment := func(t *testing.T, vals string) map[string]any {
@@ -246,6 +295,27 @@ func TestValues(t *testing.T) {
 		mem, _, _ := unstructured.NestedString(container(t, d), "resources", "limits", "memory")
 		assert.Equal(t, "1Gi", mem)
 	})
+	t.Run("priority: the chart's own class, or an existing one", func(t *testing.T) {
+		objs := objectsOf(t, render(t, values(t)))
+		pc, ok := objs["PriorityClass//flink-admission-critical"]
+		require.True(t, ok, "the chart creates its PriorityClass")
+		assert.EqualValues(t, 1000000000, pc["value"])
+		class, _, _ := unstructured.NestedString(objs["Deployment/"+namespace+"/flink-admission"], "spec", "template", "spec", "priorityClassName")
+		assert.Equal(t, "flink-admission-critical", class)
+
+		objs = objectsOf(t, render(t, values(t, `{priorityClassName: system-cluster-critical, priorityClass: {create: false}}`)))
+		assert.NotContains(t, objs, "PriorityClass//system-cluster-critical")
+		class, _, _ = unstructured.NestedString(objs["Deployment/"+namespace+"/flink-admission"], "spec", "template", "spec", "priorityClassName")
+		assert.Equal(t, "system-cluster-critical", class)
+	})
+	t.Run("deny: creating a system- priority class", func(t *testing.T) {
+		install := action.NewInstall(action.NewConfiguration())
+		install.DryRunStrategy = action.DryRunClient
+		install.ReleaseName, install.Namespace = "flink-admission", namespace
+		install.KubeVersion = kubeVersion(t)
+		_, err := install.Run(loadChart(t), values(t, `priorityClassName: system-cluster-critical`))
+		assert.ErrorContains(t, err, "set priorityClass.create=false")
+	})
 	t.Run("metrics off: no Service, no port, no ServiceMonitor", func(t *testing.T) {
 		objs := objectsOf(t, render(t, values(t, `metrics: {enabled: false, serviceMonitor: {enabled: true}}`)))
 		assert.NotContains(t, objs, "Service/"+namespace+"/flink-admission-metrics")
@@ -263,14 +333,39 @@ func TestValues(t *testing.T) {
 			assert.Equal(t, secret, name, mode)
 		}
 	})
-	t.Run("deny: an unknown certificate mode", func(t *testing.T) {
-		install := action.NewInstall(action.NewConfiguration())
-		install.DryRunStrategy = action.DryRunClient
-		install.ReleaseName, install.Namespace = "flink-admission", namespace
-		install.KubeVersion = kubeVersion(t)
-		_, err := install.Run(loadChart(t), values(t, `certificates: {mode: vault}`))
-		assert.ErrorContains(t, err, `certificates.mode "vault" is not supported`)
+	t.Run("one replica: no PodDisruptionBudget to block node drains", func(t *testing.T) {
+		objs := objectsOf(t, render(t, values(t, `replicaCount: 1`)))
+		assert.Contains(t, objs, "Deployment/"+namespace+"/flink-admission")
+		assert.NotContains(t, objs, "PodDisruptionBudget/"+namespace+"/flink-admission")
+		pdb, ok := objectsOf(t, render(t, values(t, `replicaCount: 3`)))["PodDisruptionBudget/"+namespace+"/flink-admission"]
+		require.True(t, ok, "more than one replica: a PodDisruptionBudget")
+		minAvailable, _, _ := unstructured.NestedFieldNoCopy(pdb, "spec", "minAvailable")
+		assert.EqualValues(t, 1, minAvailable)
 	})
+	t.Run("another namespace: nothing names flink-admission-system", func(t *testing.T) {
+		for _, vals := range lintValues {
+			manifest := renderIn(t, "team-flink", values(t, vals))
+			for i, line := range strings.Split(manifest, "\n") {
+				assert.NotContains(t, line, namespace, "with %s, line %d", vals, i+1)
+			}
+		}
+	})
+	for _, c := range []struct{ name, values, wantErr string }{
+		{"deny: an unknown certificate mode", `certificates: {mode: vault}`, "/certificates/mode"},
+		{"deny: an unknown top-level key (replicas for replicaCount)", `replicas: 5`, "replicas"},
+		{"deny: an unknown nested key", `metrics: {serviceMonitor: {enable: true}}`, "enable"},
+		{"deny: an image digest that is not sha256", `image: {digest: latest}`, "digest"},
+		{"deny: a PodDisruptionBudget that keeps every replica", `{replicaCount: 2, podDisruptionBudget: {minAvailable: 2}}`, "podDisruptionBudget.minAvailable 2 must be below replicaCount 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			install := action.NewInstall(action.NewConfiguration())
+			install.DryRunStrategy = action.DryRunClient
+			install.ReleaseName, install.Namespace = "flink-admission", namespace
+			install.KubeVersion = kubeVersion(t)
+			_, err := install.Run(loadChart(t), values(t, c.values))
+			assert.ErrorContains(t, err, c.wantErr)
+		})
+	}
 }
 
 // TestInstallOnAPIServer installs the chart on a real kube-apiserver: first as
@@ -325,4 +420,63 @@ func TestInstallOnAPIServer(t *testing.T) {
 	assert.Contains(t, string(out), "NotFound", "the upgrade to webhook-only removes the controller's RBAC")
 	args := kubectl("get", "-n", namespace, "deployment/flink-admission", "-o", "jsonpath={.spec.template.spec.containers[0].args}")
 	assert.Contains(t, args, "--enable-controller=false")
+}
+
+// TestRenderingWithoutACluster: `helm template` without a cluster assumes Kubernetes v1.20,
+// which the chart's kubeVersion refuses; the `helm template` commands the chart's README and
+// docs/install.md give CI users pass --kube-version, and render.
+func TestRenderingWithoutACluster(t *testing.T) {
+	install := action.NewInstall(action.NewConfiguration())
+	install.DryRunStrategy = action.DryRunClient
+	install.ReleaseName, install.Namespace = "flink-admission", namespace
+	_, err := install.Run(loadChart(t), values(t))
+	require.ErrorContains(t, err, "kubeVersion", "Helm's offline default is refused: the docs must say --kube-version")
+
+	for _, doc := range []string{filepath.Join(chartDir, "README.md"), filepath.Join("..", "docs", "install.md")} {
+		content, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		var commands int
+		for _, line := range strings.Split(string(content), "\n") {
+			cmd, ok := strings.CutPrefix(line, "$ helm template ")
+			if !ok {
+				continue
+			}
+			commands++
+			var version string
+			args := strings.Fields(cmd)
+			for i, a := range args {
+				if v, ok := strings.CutPrefix(a, "--kube-version="); ok {
+					version = v
+				} else if a == "--kube-version" && i+1 < len(args) {
+					version = args[i+1]
+				}
+			}
+			require.NotEmpty(t, version, "%s: %q has no --kube-version", doc, line)
+			v, err := common.ParseKubeVersion(version)
+			require.NoError(t, err, "%s: %q", doc, line)
+			install.KubeVersion = v
+			_, err = install.Run(loadChart(t), values(t))
+			assert.NoError(t, err, "%s: %q", doc, line)
+		}
+		assert.Positive(t, commands, "%s shows a helm template command for CI", doc)
+	}
+}
+
+// TestNotesSayWhatHelmLeavesAlone: after an install, the notes say that `helm upgrade` leaves
+// the CRD as it is, and what `helm uninstall` leaves behind (the CRD, the clusters'
+// finalizers).
+func TestNotesSayWhatHelmLeavesAlone(t *testing.T) {
+	install := action.NewInstall(action.NewConfiguration())
+	install.DryRunStrategy = action.DryRunClient
+	install.ReleaseName, install.Namespace = "flink-admission", namespace
+	install.KubeVersion = kubeVersion(t)
+	rel, err := install.Run(loadChart(t), values(t))
+	require.NoError(t, err)
+	r, ok := rel.(*releasev1.Release)
+	require.True(t, ok, "a %T", rel)
+	require.NotNil(t, r.Info)
+	for _, want := range []string{"`helm upgrade` never updates the CRD", "kubectl apply --server-side --force-conflicts -f flink-admission/crds/",
+		"Helm keeps the CRD", "finalizer"} {
+		assert.Contains(t, r.Info.Notes, want)
+	}
 }

@@ -21,6 +21,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -55,6 +56,10 @@ const (
 	caSecretName          = "flink-admission-ca"
 	leaseName             = "flink-admission.flinkoperator.k8s.io"
 	image                 = "flink-admission:latest"
+	priorityClassName     = "flink-admission-critical"
+	// highestUserDefinablePriority is the API server's limit for a PriorityClass whose name
+	// does not start with system- (k8s.io/kubernetes/pkg/apis/scheduling).
+	highestUserDefinablePriority = int32(1000000000)
 )
 
 // webhookView is what the Mutating and Validating webhook types share.
@@ -331,8 +336,13 @@ func TestDeployment(t *testing.T) {
 			assert.Equal(t, webhookConfigName, flags["validating-webhook-configuration"])
 			assert.Equal(t, "true", flags["leader-elect"])
 			assert.Equal(t, strconv.FormatBool(!k.webhookOnly), flags["enable-controller"])
-			// The webhook fails closed: it must be scheduled before workloads that can wait.
-			assert.Equal(t, "system-cluster-critical", pod.PriorityClassName)
+			// The webhook fails closed: it must be scheduled before workloads that can wait, in a
+			// class of its own that any namespace may use.
+			assert.Equal(t, priorityClassName, pod.PriorityClassName)
+			pc := one[*schedulingv1.PriorityClass](t, objs, priorityClassName)
+			assert.Greater(t, pc.Value, int32(0))
+			assert.LessOrEqual(t, pc.Value, highestUserDefinablePriority, "a class outside system- may have at most %d", highestUserDefinablePriority)
+			assert.False(t, pc.GlobalDefault, "only the webhook's pods")
 			for probe, path := range map[*corev1.Probe]string{c.LivenessProbe: "/healthz", c.ReadinessProbe: "/readyz"} {
 				require.NotNil(t, probe)
 				require.NotNil(t, probe.HTTPGet, "%s is an HTTP probe", path)
@@ -434,10 +444,21 @@ func TestNetworkPolicy(t *testing.T) {
 // placeholder is how the overlays write a namespace that replacements fill in.
 var placeholder = regexp.MustCompile(`\bNAMESPACE\b`)
 
+// clusterScoped are the kinds the installs render that live in no namespace.
+var clusterScoped = map[string]bool{
+	"Namespace": true, "CustomResourceDefinition": true, "ClusterRole": true, "ClusterRoleBinding": true,
+	"MutatingWebhookConfiguration": true, "ValidatingWebhookConfiguration": true,
+	"MutatingAdmissionPolicy": true, "MutatingAdmissionPolicyBinding": true, "PriorityClass": true,
+}
+
 // TestNamespaceSetInOnePlace: the namespace is written once, in deploy/base's
-// kustomization; a copy of deploy/ with only that line changed renders every overlay without
-// a trace of the old namespace (names, selectors, DNS names, annotations).
+// kustomization; a copy of deploy/ with only that line changed renders every kustomization
+// (each overlay, the observability component included) without a trace of the old namespace
+// (object namespaces, ServiceAccount subjects, selectors, DNS and TLS server names,
+// annotations, alert expressions), and with every namespaced object in the new one but the
+// scoped install's Roles and RoleBindings in its watched namespaces.
 func TestNamespaceSetInOnePlace(t *testing.T) {
+	const moved = "team-flink"
 	mem := filesys.MakeFsInMemory()
 	require.NoError(t, fs.WalkDir(deploy.Files(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -450,11 +471,12 @@ func TestNamespaceSetInOnePlace(t *testing.T) {
 		if p == "base/kustomization.yaml" {
 			line := "\nnamespace: " + namespace + "\n"
 			require.Equal(t, 1, strings.Count(string(content), line), "deploy/base sets the namespace in one line")
-			content = []byte(strings.Replace(string(content), line, "\nnamespace: team-flink\n", 1))
+			content = []byte(strings.Replace(string(content), line, "\nnamespace: "+moved+"\n", 1))
 		}
 		return mem.WriteFile(path.Join("/deploy", p), content)
 	}))
-	for _, k := range overlays {
+	watched := map[string]bool{"team-b": true, "team-c": true} // the scoped overlay's namespaces/
+	for _, k := range goldens {
 		t.Run(k.name, func(t *testing.T) {
 			m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, path.Join("/deploy", filepath.ToSlash(k.dir)))
 			require.NoError(t, err)
@@ -465,7 +487,27 @@ func TestNamespaceSetInOnePlace(t *testing.T) {
 				assert.False(t, strings.Contains(line, namespace), "line %d still names %s: %s", i+1, namespace, line)
 				assert.False(t, placeholder.MatchString(line), "line %d has a placeholder left unreplaced: %s", i+1, line)
 			}
-			assert.True(t, strings.Contains(string(y), "\n  namespace: team-flink\n"), "the objects are in the new namespace")
+			for _, r := range m.Resources() {
+				id := r.CurId().String()
+				switch ns := r.GetNamespace(); {
+				case clusterScoped[r.GetKind()]:
+					assert.Empty(t, ns, "%s is cluster-scoped", id)
+				case k == scoped && watched[ns]:
+					assert.Contains(t, []string{"Role", "RoleBinding"}, r.GetKind(), "%s: only the controller's RBAC goes into a watched namespace", id)
+				default:
+					assert.Equal(t, moved, ns, "%s is in the install's namespace", id)
+				}
+				if r.GetKind() != "RoleBinding" && r.GetKind() != "ClusterRoleBinding" {
+					continue
+				}
+				subjects, err := r.GetSlice("subjects")
+				require.NoError(t, err, id)
+				for _, s := range subjects {
+					if s, ok := s.(map[string]any); ok && s["kind"] == "ServiceAccount" {
+						assert.Equal(t, moved, s["namespace"], "%s binds the ServiceAccount %v of the install's namespace", id, s["name"])
+					}
+				}
+			}
 		})
 	}
 }

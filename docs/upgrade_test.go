@@ -93,7 +93,7 @@ func TestUpgradeCommands(t *testing.T) {
 		assert.False(t, exists("mutatingwebhookconfiguration/flink-admission"))
 		assert.False(t, exists("validatingwebhookconfiguration/flink-admission"))
 		for _, o := range []string{"clusterrole/flink-admission", "clusterrole/flink-admission-controller", "clusterrole/flink-admission-metrics-reader",
-			"clusterrolebinding/flink-admission", "clusterrolebinding/flink-admission-controller"} {
+			"clusterrolebinding/flink-admission", "clusterrolebinding/flink-admission-controller", "priorityclass/flink-admission-critical"} {
 			assert.False(t, exists(o), o)
 		}
 		assert.Contains(t, kubectl("get", "namespace", "flink-admission-system", "-o", "jsonpath={.status.phase}"), "Terminating")

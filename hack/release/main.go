@@ -1,11 +1,11 @@
 // Command release finishes a release's dist/ after `make release` has written the image
 // layout, the binaries and the installers into it: the Helm chart archive, versioned for the
-// release, a CycloneDX SBOM of each binary, read
+// release and pinned to its image by digest, a CycloneDX SBOM of each binary, read
 // from the Go build information the toolchain embeds (the modules linked, with their
 // versions and go.sum hashes), and SHA256SUMS over every file, in the format of
 // `sha256sum -c`.
 //
-//	go run ./hack/release -version v0.1.0 -dist dist -chart charts/flink-admission
+//	go run ./hack/release -version v0.1.0 -dist dist -chart charts/flink-admission -image ghcr.io/flink-admission/flink-admission@sha256:…
 package main
 
 import (
@@ -30,6 +30,7 @@ func run(args []string) error {
 	version := fs.String("version", "", "the release version (vX.Y.Z)")
 	dist := fs.String("dist", "dist", "the release directory: bin/ is read, sbom/ and SHA256SUMS are written")
 	chartDir := fs.String("chart", "", "Helm chart directory to package into -dist; empty: none")
+	image := fs.String("image", "", "the released image by digest (repository@sha256:…, as the installers name it), which the chart's values are pinned to; required with -chart")
 	created := fs.String("created", os.Getenv("SOURCE_DATE_EPOCH"), "SBOM timestamp in Unix seconds (default $SOURCE_DATE_EPOCH, else none: reproducible)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -65,11 +66,14 @@ func run(args []string) error {
 		fmt.Printf("%s: CycloneDX SBOM of %s\n", out, bin)
 	}
 	if *chartDir != "" {
-		archive, err := PackageChart(*chartDir, *version, *dist)
+		if *image == "" {
+			return fmt.Errorf("-chart needs -image: the chart is pinned to the released image")
+		}
+		archive, err := PackageChart(*chartDir, *version, *image, *dist)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s: Helm chart %s\n", archive, *chartDir)
+		fmt.Printf("%s: Helm chart %s, image %s\n", archive, *chartDir, *image)
 	}
 	sums := filepath.Join(*dist, ChecksumsFile)
 	n, err := WriteChecksums(*dist, sums)

@@ -16,7 +16,10 @@ import (
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	releasev1 "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // TestSBOMOfARealBinary reads the build information of this test binary (a Go binary like
@@ -101,8 +104,11 @@ func TestChecksums(t *testing.T) {
 }
 
 func TestPackageChart(t *testing.T) {
+	const repo = "registry.example.com/team/flink-admission"
+	digest := "sha256:" + strings.Repeat("0f", 32)
+	chartDir := filepath.Join("..", "..", "charts", "flink-admission")
 	out := t.TempDir()
-	archive, err := PackageChart(filepath.Join("..", "..", "charts", "flink-admission"), "v1.2.3", out)
+	archive, err := PackageChart(chartDir, "v1.2.3", repo+"@"+digest, out)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(out, "flink-admission-1.2.3.tgz"), archive)
 	c, err := loader.Load(archive)
@@ -112,7 +118,29 @@ func TestPackageChart(t *testing.T) {
 	assert.NotEmpty(t, c.CRDObjects(), "the archive carries the CRD")
 	for _, f := range c.Raw {
 		assert.False(t, strings.HasSuffix(f.Name, "_test.go"), "%s is packaged", f.Name)
+		if f.Name == "values.yaml" {
+			assert.Contains(t, string(f.Data), "# The server image", "values.yaml keeps its comments")
+			assert.Contains(t, string(f.Data), `digest: "`+digest+`"`)
+		}
 	}
-	_, err = PackageChart(filepath.Join("..", "..", "charts", "flink-admission"), "not-semver", out)
+
+	// The archive installs the released image by digest, as the installers name it.
+	install := action.NewInstall(action.NewConfiguration())
+	install.DryRunStrategy = action.DryRunClient
+	install.ReleaseName, install.Namespace = "flink-admission", "flink-admission-system"
+	install.KubeVersion, err = common.ParseKubeVersion("v1.37.2")
+	require.NoError(t, err)
+	rel, err := install.Run(c, nil)
+	require.NoError(t, err)
+	r, ok := rel.(*releasev1.Release)
+	require.True(t, ok, "a %T", rel)
+	assert.Contains(t, r.Manifest, "image: "+repo+"@"+digest+"\n")
+	assert.NotContains(t, r.Manifest, "ghcr.io")
+
+	_, err = PackageChart(chartDir, "not-semver", repo+"@"+digest, out)
 	assert.Error(t, err, "a version Helm cannot parse")
+	for _, image := range []string{"", repo + ":v1.2.3", repo + "@sha256:short"} {
+		_, err = PackageChart(chartDir, "v1.2.3", image, out)
+		assert.Error(t, err, "the chart is pinned by digest: %q refused", image)
+	}
 }

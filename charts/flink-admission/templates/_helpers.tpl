@@ -34,8 +34,16 @@ Fails the render on settings the chart does not support.
 {{- if not (has .Values.certificates.mode (list "self-signed" "cert-manager")) -}}
 {{- fail (printf "certificates.mode %q is not supported: use self-signed or cert-manager" .Values.certificates.mode) -}}
 {{- end -}}
+{{- if and .Values.priorityClass.create (hasPrefix "system-" .Values.priorityClassName) -}}
+{{- fail (printf "priorityClassName %q: the system- classes exist already; set priorityClass.create=false to use one" .Values.priorityClassName) -}}
+{{- end -}}
 {{- if lt (int .Values.replicaCount) 1 -}}
 {{- fail "replicaCount must be at least 1: the webhooks fail closed" -}}
+{{- end -}}
+{{- with .Values.podDisruptionBudget -}}
+{{- if and .enabled (gt (int $.Values.replicaCount) 1) (not (kindIs "string" .minAvailable)) (ge (int .minAvailable) (int $.Values.replicaCount)) -}}
+{{- fail (printf "podDisruptionBudget.minAvailable %v must be below replicaCount %v: the PodDisruptionBudget would block every node drain" .minAvailable $.Values.replicaCount) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
