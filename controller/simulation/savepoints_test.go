@@ -103,8 +103,8 @@ func TestScheduledSavepointsComeEveryInterval(t *testing.T) {
 
 	w.advance(6*time.Minute, time.Minute)
 	require.Equal(t, 1, w.triggered(flinkcluster.SavepointReasonScheduled), "one scheduled savepoint an interval after the start\n%s", w.dump())
-	// Left in progress for another interval: no second one meanwhile.
-	w.advance(65*time.Minute, 5*time.Minute)
+	// Left in progress (within --savepoint-timeout): no second one meanwhile.
+	w.advance(10*time.Minute, 5*time.Minute)
 	assert.Equal(t, 1, w.triggered(flinkcluster.SavepointReasonScheduled), "none while one is in progress")
 
 	w.finishTriggers(false)
@@ -304,5 +304,24 @@ func TestSavepointHistoryKeepsTheLastTen(t *testing.T) {
 	for _, sp := range w.savepoints {
 		assert.True(t, w.fl.SavepointExists(sp), "nothing disposed of: %s", sp)
 	}
+	noViolations(t, w)
+}
+
+// A savepoint whose result never comes (a hung checkpoint storage) is not polled for ever:
+// past --savepoint-timeout from its trigger its outcome is unknown, said in status and an
+// Event, and the schedule goes on.
+func TestSavepointWithoutAResultIsUnknownPastTheTimeout(t *testing.T) {
+	w := deploymentWorld(t, func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.AutoSavepointSeconds = ptr.To[int32](3600) })
+	w.advance(61*time.Minute, time.Minute)
+	require.Equal(t, 1, w.triggered(flinkcluster.SavepointReasonScheduled))
+	fc := w.cluster()
+	require.Equal(t, controller.SavepointStateInProgress, fc.Status.Savepoint.State)
+	w.advance(controller.DefaultSavepointTimeout-2*time.Minute, time.Minute)
+	require.Equal(t, controller.SavepointStateInProgress, w.cluster().Status.Savepoint.State, "within the timeout")
+	w.advance(3*time.Minute, time.Minute)
+	assert.True(t, w.noted("outcome unknown: no result within --savepoint-timeout"), "a Warning Event says so\n%s", w.dump())
+	assert.Equal(t, 2, w.triggered(flinkcluster.SavepointReasonScheduled), "the schedule goes on: the next savepoint is triggered")
+	fc = w.cluster()
+	assert.Equal(t, v1beta1.JobStateRunning, fc.Status.Components.Job.State, "the job runs on")
 	noViolations(t, w)
 }
