@@ -217,7 +217,7 @@ func (c *cycle) recoverSavepoint(ctx context.Context, cl flinkclient.Client) (st
 		return "", false
 	}
 	latest := cps.LatestSavepoint()
-	if latest == nil || latest.ExternalPath == c.job().SavepointLocation {
+	if latest == nil || flinkcluster.SameSavepoint(latest.ExternalPath, c.job().SavepointLocation) {
 		return "", false
 	}
 	if since := state.ParseTime(sp.TriggerTime); since.IsZero() || time.UnixMilli(latest.TriggerTimestamp).Before(since.Add(-MaxClockSkew)) {
@@ -333,7 +333,7 @@ func (c *cycle) specSavepoint(ctx context.Context) error {
 // recordSavepoint adds a savepoint to status.savepointHistory and trims it.
 func (c *cycle) recordSavepoint(r v1beta1.SavepointRecord) {
 	h := c.st.SavepointHistory
-	if n := len(h); n > 0 && h[n-1].Location == r.Location {
+	if n := len(h); n > 0 && flinkcluster.SameSavepoint(h[n-1].Location, r.Location) {
 		return // the same savepoint, recovered again
 	}
 	c.st.SavepointHistory = append(h, r)
@@ -364,7 +364,7 @@ func (c *cycle) trimHistory() {
 
 // protectedSavepoints are the savepoints a deploy may still restore, which are never disposed
 // of: the latest, the one the current deploy started from, spec.job.fromSavepoint and the
-// restore annotation's.
+// restore annotation's, in whatever spelling they name them (flinkcluster.SameSavepoint).
 func (c *cycle) protectedSavepoints() []string {
 	job := c.job()
 	out := []string{job.SavepointLocation, job.FromSavepoint}
@@ -379,7 +379,7 @@ func (c *cycle) protectedSavepoints() []string {
 
 func (c *cycle) protectedSavepoint(loc string) bool {
 	for _, p := range c.protectedSavepoints() {
-		if p != "" && strings.TrimSpace(p) == loc {
+		if strings.TrimSpace(p) != "" && flinkcluster.SameSavepoint(p, loc) {
 			return true
 		}
 	}

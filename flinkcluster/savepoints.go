@@ -104,7 +104,8 @@ func NextSavepointGeneration(j *v1beta1.JobStatus) int32 {
 // as the flink-on-k8s-operator restores it (an update with fromSavepoint set takes no
 // savepoint and deploys from it) — with one difference: only a fromSavepoint that the
 // update changes counts, that is one other than the revision the job runs recorded
-// (status.components.job.specFromSavepoint). A fromSavepoint left as it was, from the first
+// (status.components.job.specFromSavepoint), spelt otherwise or not (SameSavepoint: a
+// trailing slash added is no new savepoint). A fromSavepoint left as it was, from the first
 // deploy or a move from the operator, would otherwise rewind the job to that old savepoint on
 // every later update. A status without the record (written before it existed) compares
 // with the savepoint the deploy started from. The webhook's update rule
@@ -121,17 +122,18 @@ func UpdateRestore(j *v1beta1.JobStatus, spec *v1beta1.JobSpec) (string, bool) {
 	if recorded == "" {
 		recorded = j.FromSavepoint
 	}
-	if from == strings.TrimSpace(recorded) {
+	if SameSavepoint(from, recorded) {
 		return "", false
 	}
 	return from, true
 }
 
-// Disposable returns the indexes of the history records that spec.job.savepointsToKeep asks to dispose
-// of: every savepoint but the newest keep ones, and never one in protected (the latest
-// savepoint, the one the running deploy started from, spec.job.fromSavepoint: a savepoint a
-// deploy may still restore). A record whose disposal is already in progress or failed is
-// not returned again. Without savepointsToKeep nothing is disposed of.
+// Disposable returns the indexes of the history records that spec.job.savepointsToKeep asks
+// to dispose of: every savepoint but the newest keep ones, and never one in protected (the
+// latest savepoint, the one the running deploy started from, spec.job.fromSavepoint: a
+// savepoint a deploy may still restore), however either spells it (SameSavepoint). A record
+// whose disposal is already in progress or failed is not returned again. Without
+// savepointsToKeep nothing is disposed of.
 func Disposable(history []v1beta1.SavepointRecord, spec *v1beta1.JobSpec, protected ...string) []int {
 	if spec == nil || spec.SavepointsToKeep == nil || *spec.SavepointsToKeep < 1 {
 		return nil
@@ -150,7 +152,7 @@ func Disposable(history []v1beta1.SavepointRecord, spec *v1beta1.JobSpec, protec
 
 func isProtected(loc string, protected []string) bool {
 	for _, p := range protected {
-		if p != "" && strings.TrimSpace(p) == loc {
+		if strings.TrimSpace(p) != "" && SameSavepoint(p, loc) {
 			return true
 		}
 	}

@@ -582,10 +582,20 @@ func fromJobWorkload(in Input, rec string) (Result, bool) {
 		}
 		return mainFailed(in, rec, reason), true
 	case w.Complete && !in.Stopping:
-		return Result{State: v1beta1.JobStateSucceeded, Message: "the JobManager Job completed"}, true
+		// The JobManager outlives its job (execution.shutdown-on-application-finish false)
+		// until the controller shuts it down once the job's end is on record, and a recorded
+		// end never reaches here (DeriveJob keeps it). A Job that completes otherwise was
+		// shut down by someone else: DELETE /cluster ends the cluster SUCCEEDED, exit 0,
+		// whatever the job's state, so its completion says that the job ended, not how.
+		return ended(in, rec, JobManagerCompletedUnrecorded), true
 	}
 	return Result{}, false
 }
+
+// JobManagerCompletedUnrecorded is why a Job-mode job whose JobManager Job completed before
+// the job's end was on record ended unobserved.
+const JobManagerCompletedUnrecorded = "the JobManager Job completed (its JobManager exited 0) with no end of the job on record: " +
+	"a shutdown of the Flink cluster (DELETE /cluster) by anyone but the controller ends it SUCCEEDED whatever the job's state"
 
 // SubmitBound is the shortest JobManager run that may have run its job, in Job mode with
 // Flink never heard from: the JVM start, the application's main() and the job's submission

@@ -598,9 +598,11 @@ func (p *JobManager) resultFoundLocked(id string, res jrsEntry) {
 
 // missingPath reports whether a restore path names nothing: a relative path resolves against
 // the JobManager's working directory, where no savepoint is (the controller's
-// ResumeFromHAOnly). Absolute paths and URIs are taken to exist.
+// ResumeFromHAOnly). Absolute paths and URIs are taken to exist, Flink's own file:/x as
+// well as file:///x: a scheme (a colon before any slash) makes a path a URI.
 func missingPath(path string) bool {
-	return path != "" && !strings.HasPrefix(path, "/") && !strings.Contains(path, "://")
+	colon, slash := strings.IndexByte(path, ':'), strings.IndexByte(path, '/')
+	return path != "" && slash != 0 && (colon <= 0 || (slash > 0 && slash < colon))
 }
 
 // restoreFailedLocked is a job whose restore path does not exist: the Dispatcher accepts it,
