@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,6 +38,8 @@ func TestLostTimeoutEndsTheJobManagerOfAJobThatNoLongerRuns(t *testing.T) {
 		afterJobFails v1beta1.CleanupAction
 		// haCheckpoints puts the job's checkpoint ConfigMap in Flink's HA store.
 		haCheckpoints bool
+		// apiDown: the REST API stops answering before the Lost timeout ends.
+		apiDown bool
 		// shutdown: the JobManager was shut down (DELETE /cluster) and its Job is Complete;
 		// else, in Job mode, the Job was deleted.
 		shutdown bool
@@ -51,6 +54,8 @@ func TestLostTimeoutEndsTheJobManagerOfAJobThatNoLongerRuns(t *testing.T) {
 			mode: v1beta1.JobManagerDeploymentTypeJob, afterJobFails: v1beta1.CleanupActionDeleteCluster, shutdown: true},
 		{name: "Job, KeepCluster, the job's checkpoints in HA: the Job deleted, not shut down, the HA data kept",
 			mode: v1beta1.JobManagerDeploymentTypeJob, afterJobFails: v1beta1.CleanupActionKeepCluster, haCheckpoints: true, taskManagers: true},
+		{name: "Job, KeepCluster, the REST API down: the Job deleted past the wait bound from the timeout's end",
+			mode: v1beta1.JobManagerDeploymentTypeJob, afterJobFails: v1beta1.CleanupActionKeepCluster, apiDown: true, taskManagers: true},
 		{name: "Deployment, KeepCluster: the JobManager scaled to 0, the TaskManagers kept",
 			mode: v1beta1.JobManagerDeploymentTypeDeployment, afterJobFails: v1beta1.CleanupActionKeepCluster, taskManagers: true, jobManager: true},
 	}
@@ -73,8 +78,17 @@ func TestLostTimeoutEndsTheJobManagerOfAJobThatNoLongerRuns(t *testing.T) {
 			w.advance(3*time.Minute, 10*time.Second) // past the HA recovery grace (2 min)
 			fc := w.cluster()
 			require.Equal(t, v1beta1.JobStateLost, fc.Status.Components.Job.State, w.dump())
+			if tc.apiDown {
+				w.apiDown = 1 // from now on the REST API times out
+			}
 			w.advance(11*time.Minute, 10*time.Second) // past the Lost timeout (10 min)
 			fc = w.until(t, "the Lost timeout applied", 10, conditionIs(controller.ConditionLost, controller.ConditionReasonLostTimeout))
+			if tc.apiDown {
+				w.advance(waitBound-3*time.Minute, 20*time.Second)
+				require.True(t, pr.alive(), "within the wait bound from the timeout's end the JobManager is kept\n%s", w.dump())
+				require.True(t, conditionIs(controller.ConditionWaiting, controller.ConditionReasonWaitingForJobManagerShutdown)(w.cluster()), w.dump())
+				w.advance(3*time.Minute, 20*time.Second)
+			}
 
 			fc = w.until(t, "the JobManager ended", 30, func(*v1beta1.FlinkCluster) bool {
 				if tc.mode == v1beta1.JobManagerDeploymentTypeDeployment {
@@ -87,6 +101,10 @@ func TestLostTimeoutEndsTheJobManagerOfAJobThatNoLongerRuns(t *testing.T) {
 			fc = w.cluster()
 			assert.Equal(t, v1beta1.JobStateLost, fc.Status.Components.Job.State, "the job's end stays unknown")
 			assert.Nil(t, fc.Status.Components.Job.CompletionTime)
+			assert.False(t, meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionWaiting), "nothing left to wait for\n%s", w.dump())
+			if !tc.apiDown {
+				assert.Zero(t, eventsWith(w, controller.ReasonWaitExceeded))
+			}
 			for _, note := range w.rec.notes {
 				assert.NotContains(t, note, "-> "+v1beta1.JobStateSucceeded, "never recorded as a success")
 			}
@@ -103,8 +121,9 @@ func TestLostTimeoutEndsTheJobManagerOfAJobThatNoLongerRuns(t *testing.T) {
 						assert.True(t, jobConditionTrue(j, batchv1.JobComplete), "the Job Complete, not read as the job's success")
 					}
 				} else {
-					assert.Zero(t, w.shutdownRequests(), "no shutdown: it would remove the job's HA data")
+					assert.Zero(t, w.shutdownRequests(), "no shutdown reached the JobManager")
 					assert.Equal(t, 1, eventsWith(w, controller.ReasonJobManagerDeleted))
+					assert.Equal(t, map[bool]int{true: 1}[tc.apiDown], eventsWith(w, controller.ReasonJobManagerShutdownUnanswered))
 				}
 				if !tc.jobManager {
 					assert.Nil(t, j)
