@@ -2,14 +2,19 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
+	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
@@ -66,13 +71,21 @@ func (c *cycle) cleanup(ctx context.Context) error {
 // from the job's end has its Job deleted instead (a Warning Event says so); until then the
 // Waiting condition says what the controller waits for.
 //
+// A job ended by the Lost timeout is ended the same way: its JobManager runs no job the
+// controller tracks, and without the shutdown it and the TaskManagers would run for ever
+// (the job stays Lost: the Job's Complete is never read as a success). Its end is the
+// timeout's. Should Flink's HA store still hold the job's graph or checkpoints, which a later
+// last-state deploy may restore, the Job is deleted instead: a JobManager stopped by SIGTERM
+// keeps its HA data, one shut down removes it.
+//
 // It reports whether the cleanup policy may apply: the JobManager has ended, or is left
-// alone — Deployment mode (scaled to 0 instead), a job ended only by the Lost timeout
-// (whose JobManager ran on before too), or a JobManager that reports the job not globally
-// terminal, which the shutdown, suspending the job and removing its HA data, would lose.
+// alone — Deployment mode (scaled to 0 instead), or a JobManager that reports the job (or
+// its application) not globally terminal, which the shutdown, suspending the job and
+// removing its HA data, would lose.
 func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	job, w := c.job(), c.obs.wl
-	if c.mode != v1beta1.JobManagerDeploymentTypeJob || !flinkcluster.Terminal(job.State) ||
+	lost := c.lostTimedOut && !flinkcluster.Terminal(job.State)
+	if c.mode != v1beta1.JobManagerDeploymentTypeJob || !(flinkcluster.Terminal(job.State) || lost) ||
 		w == nil || w.Deleting || w.Complete || w.Failed {
 		return true, nil
 	}
@@ -89,15 +102,33 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 			return true, nil
 		}
 	}
-	if rec := c.orig.Status.Components.Job; rec == nil || rec.ID != job.ID || !flinkcluster.Terminal(rec.State) {
+	how := job.State
+	if lost {
+		how = fmt.Sprintf("Lost (not reported within --lost-job-timeout %s)", c.r.Options.LostTimeout)
+	}
+	if !c.endRecorded(lost) {
 		// The end is recorded by this reconcile: the shutdown is asked on the next, once the
 		// stored status says how the job ended. The Job then ends Complete whatever the end,
 		// and the shutdown removes the HA data, so nothing else would tell a failure apart.
-		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is shut down once the end is on record", job.ID, job.State)
+		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is shut down once the end is on record", job.ID, how)
+		return false, nil
+	}
+	if lost && c.haHoldsJob(job.ID) {
+		c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup",
+			"job %s ended %s, and Flink's HA store still holds its graph or checkpoints: deleting JobManager Job %s (SIGTERM keeps the HA data, a shutdown would remove it)", job.ID, how, c.obs.jmJob.Name)
+		if err := c.deleteJobManager(ctx); err != nil {
+			return false, err
+		}
+		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager Job was deleted, keeping the HA data: waiting for its pods to be gone", job.ID, how)
 		return false, nil
 	}
 	ended := c.now
-	if job.CompletionTime != nil {
+	switch {
+	case lost:
+		if since := lostSince(c.st.Conditions); !since.IsZero() {
+			ended = since.Add(c.r.Options.LostTimeout)
+		}
+	case job.CompletionTime != nil:
 		ended = job.CompletionTime.Time
 	}
 	why := c.obs.untrusted
@@ -114,8 +145,8 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 		cancel()
 		if err == nil {
 			c.event(corev1.EventTypeNormal, ReasonJobManagerShutdown, "Cleanup",
-				"job %s ended %s: asked JobManager Job %s to shut down (DELETE /cluster); the Job ends Complete whatever the job's end", job.ID, job.State, c.obs.jmJob.Name)
-			c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager was asked to shut down and is exiting", job.ID, job.State)
+				"job %s ended %s: asked JobManager Job %s to shut down (DELETE /cluster); the Job ends Complete whatever the job's end", job.ID, how, c.obs.jmJob.Name)
+			c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager was asked to shut down and is exiting", job.ID, how)
 			return false, nil
 		}
 		ctrl.LoggerFrom(ctx).V(1).Info("Flink did not take the shutdown", "error", err.Error())
@@ -123,16 +154,41 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	}
 	if c.now.Sub(ended) <= c.r.Options.WaitBound {
 		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is to be shut down, but %s; past the wait bound (%s from the job's end) its Job is deleted instead",
-			job.ID, job.State, why, c.r.Options.WaitBound)
+			job.ID, how, why, c.r.Options.WaitBound)
 		c.after(ended.Add(c.r.Options.WaitBound).Sub(c.now) + time.Second)
 		return false, nil
 	}
 	c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
-		"job %s ended %s, but its JobManager did not take the shutdown within %s (%s): deleting JobManager Job %s", job.ID, job.State, c.r.Options.WaitBound, why, c.obs.jmJob.Name)
+		"job %s ended %s, but its JobManager did not take the shutdown within %s (%s): deleting JobManager Job %s", job.ID, how, c.r.Options.WaitBound, why, c.obs.jmJob.Name)
 	if err := c.deleteJobManager(ctx); err != nil {
 		return false, err
 	}
 	c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not take the shutdown within %s, its Job was deleted: waiting for its pods to be gone",
-		job.ID, job.State, c.r.Options.WaitBound)
+		job.ID, how, c.r.Options.WaitBound)
 	return false, nil
+}
+
+// endRecorded reports whether the stored status, as this reconcile read it, holds the end of
+// the current job: its terminal state, or, for a job ended by the Lost timeout (lost), the
+// Lost condition with reason LostTimeout.
+func (c *cycle) endRecorded(lost bool) bool {
+	job, rec := c.job(), c.orig.Status.Components.Job
+	if rec == nil || rec.ID != job.ID {
+		return false
+	}
+	if !lost {
+		return flinkcluster.Terminal(rec.State)
+	}
+	l := meta.FindStatusCondition(c.orig.Status.Conditions, ConditionLost)
+	return rec.State == v1beta1.JobStateLost && l != nil && l.Status == metav1.ConditionTrue && l.Reason == ConditionReasonLostTimeout
+}
+
+// haHoldsJob reports whether Flink's HA store holds the job's graph or its checkpoint
+// ConfigMap: what Flink's HA cleanup at a shutdown would remove.
+func (c *cycle) haHoldsJob(id string) bool {
+	if c.obs.ha.jobGraphStored(id) {
+		return true
+	}
+	name := flinkha.JobConfigMapName(resources.HAClusterID(c.fc), id)
+	return slices.ContainsFunc(c.obs.ha.configMaps, func(cm corev1.ConfigMap) bool { return cm.Name == name })
 }

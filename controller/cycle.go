@@ -347,7 +347,6 @@ func (c *cycle) derive() {
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, "the JobManager recovered the job"))
 	}
 	c.endedUnobserved = res.Ended
-	c.noteWaits(res.Unreported)
 	c.lostTimedOut = res.LostTimedOut
 	if res.Ended && !c.lostReasonRecorded(ConditionReasonEndedUnobserved) {
 		note := res.Reason + ": neither afterJobSucceeds nor afterJobFails applies, the cluster is kept as it is (KeepCluster, the JobManager not scaled down); the JobManager's previous container log (kubectl logs --previous) says how the job ended; change the spec to deploy again, or delete the FlinkCluster"
@@ -358,6 +357,9 @@ func (c *cycle) derive() {
 		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s", note)
 	}
 	c.keepRecoverableLostJob()
+	// Once the Lost timeout ended the job (keepRecoverableLostJob decided), nothing is waited
+	// for: its JobManager may be shut down and answer no more.
+	c.noteWaits(res.Unreported)
 	if c.lostTimedOut && !clusterFinished(c.orig.Status.State) {
 		job := c.job()
 		reason := fmt.Sprintf("job lost: not reported again within %s", c.r.Options.LostTimeout)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/fakeflink"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 // Flink's DELETE /cluster ends the cluster SUCCEEDED, exit 0, whatever the job's state: a

@@ -26,6 +26,8 @@
 //     execution.submit-failed-job-on-application-error;
 //   - savepoint operations idempotent per triggerId, whose results expire after
 //     rest.async.store-duration; /jobs/:id/checkpoints;
+//   - the Dispatcher's job store: an application cluster lists its ended job for as long as
+//     the process runs, a session cluster forgets one after jobstore.expiration-time;
 //   - Flink 1.20, 2.2 and 2.3 (only 2.3 has /applications, with 32-hex application IDs).
 //
 // Nothing runs in the background: state changes only through REST calls and the test
@@ -99,12 +101,16 @@ const (
 	PropSavepointPath      = "execution.savepoint.path"
 	PropIgnoreUnclaimed    = "execution.savepoint.ignore-unclaimed-state"
 	PropLeaseDuration      = "high-availability.kubernetes.leader-election.lease-duration"
+	// PropJobStoreExpiration is jobstore.expiration-time, in seconds: how long a session
+	// cluster's Dispatcher keeps a globally terminated job (see expireJobsLocked).
+	PropJobStoreExpiration = "jobstore.expiration-time"
 )
 
 // Flink's defaults for what Config.Properties leaves out.
 const (
 	defaultAsyncStoreDuration     = 5 * time.Minute
 	defaultLeaseDuration          = 15 * time.Second
+	defaultJobStoreExpiration     = time.Hour
 	defaultSavepointDir           = "file:///savepoints"
 	defaultCheckpointDir          = "file:///checkpoints"
 	defaultHAStorageDir           = "file:///flink-ha"

@@ -245,6 +245,7 @@ func (p *JobManager) JobState(jobID string) string {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
 	p.c.settleJobsLocked()
+	p.expireJobsLocked()
 	if j := p.findJob(jobID); j != nil {
 		return j.state
 	}
@@ -255,6 +256,7 @@ func (p *JobManager) JobState(jobID string) string {
 func (p *JobManager) JobIDs() []string {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
+	p.expireJobsLocked()
 	var ids []string
 	for _, j := range p.jobs {
 		ids = append(ids, j.id)

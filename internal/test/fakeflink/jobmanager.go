@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,6 +82,9 @@ type job struct {
 	// runningAt is when a starting job (Options.JobStartup) is RUNNING, in Unix ms; 0 once
 	// it is.
 	runningAt int64
+	// archivedAt is when the job ended globally on this process and the Dispatcher put it in
+	// its job store, in Unix ms; 0 while it runs, and for jobs a test scripted (SetJobs).
+	archivedAt int64
 }
 
 type application struct {
@@ -264,6 +268,16 @@ func (p *JobManager) submitFailedJob() bool {
 
 func (p *JobManager) storeDuration() time.Duration {
 	return durationProp(p.prop(PropAsyncStoreDuration), defaultAsyncStoreDuration)
+}
+
+// jobStoreExpiration is jobstore.expiration-time: a number of seconds (the option is a Long
+// of seconds), or a duration with its unit.
+func (p *JobManager) jobStoreExpiration() time.Duration {
+	v := strings.TrimSpace(p.prop(PropJobStoreExpiration))
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(n) * time.Second
+	}
+	return durationProp(v, defaultJobStoreExpiration)
 }
 
 func (p *JobManager) leaseDuration() time.Duration {
@@ -748,7 +762,7 @@ func (p *JobManager) startLocked(id, name string, recovered bool, from string) *
 // is cleaned up, and with delete-on-commit the result is deleted again.
 func (p *JobManager) terminateLocked(j *job, state string) {
 	now := p.c.clock.Now()
-	j.state, j.end, j.lastModified = state, now.UnixMilli(), now.UnixMilli()
+	j.state, j.end, j.lastModified, j.archivedAt = state, now.UnixMilli(), now.UnixMilli(), now.UnixMilli()
 	if j.exec != nil && j.exec.End.IsZero() {
 		j.exec.End, j.exec.State = now, state
 		if o := p.c.opts.Observer; o != nil {
@@ -856,6 +870,23 @@ func (p *JobManager) dieLocked() {
 		close(p.hold)
 		p.hold = nil
 	}
+}
+
+// expireJobsLocked forgets the jobs that ended globally jobstore.expiration-time ago or
+// longer, as a session cluster's Dispatcher does: ClusterEntrypoint builds its job store
+// (FileExecutionGraphInfoStore, or MemoryExecutionGraphInfoStore with jobstore.type Memory)
+// to expire an entry that long after it was written, at the job's end, and the REST API then
+// lists the job no more. An application cluster's never expire: ApplicationClusterEntryPoint
+// overrides the store with a MemoryExecutionGraphInfoStore built without expiry or capacity
+// (Flink 2.3: a MemoryArchivedApplicationStore, likewise), so with
+// execution.shutdown-on-application-finish false its ended job stays listed for as long as
+// the JobManager runs.
+func (p *JobManager) expireJobsLocked() {
+	if !p.cfg.Session {
+		return
+	}
+	ttl, now := p.jobStoreExpiration().Milliseconds(), p.c.nowMillis()
+	p.jobs = slices.DeleteFunc(p.jobs, func(j *job) bool { return j.archivedAt > 0 && now-j.archivedAt >= ttl })
 }
 
 func (p *JobManager) findJob(id string) *job {

@@ -90,6 +90,7 @@ func (p *JobManager) locked(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p.c.mu.Lock()
 		defer p.c.mu.Unlock()
+		p.expireJobsLocked()
 		h(w, r)
 	}
 }
