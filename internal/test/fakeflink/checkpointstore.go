@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -115,10 +114,7 @@ func (p *JobManager) addCheckpointLocked(jobID string, cp storedCheckpoint) {
 	b, _ := json.Marshal(cp)
 	cm.Data[flinkha.CheckpointKey(cp.ID)] = p.storeFileLocked("completedCheckpoint", b, jobID)
 	cm.Data[flinkha.CheckpointCounterKey] = itoa(cp.ID + 1)
-	retain := 1
-	if n, err := strconv.Atoi(strings.TrimSpace(p.prop(PropNumRetained))); err == nil && n > 0 {
-		retain = n
-	}
+	retain := p.retained()
 	if ids := flinkha.CheckpointIDs(cm); len(ids) > retain {
 		for _, id := range ids[:len(ids)-retain] {
 			delete(cm.Data, flinkha.CheckpointKey(id))

@@ -24,6 +24,9 @@
 //   - Application mode main(): a fixed job ID ($internal.pipeline.job-id), a job whose ID
 //     already has a result is not run again; a throwing main() and
 //     execution.submit-failed-job-on-application-error;
+//   - periodic checkpoints every execution.checkpointing.interval while a job runs (from the
+//     time it became RUNNING; each completes Options.CheckpointDuration after its trigger),
+//     stored in the checkpoint store and counted in /jobs/:id/checkpoints (checkpointing.go);
 //   - savepoint operations idempotent per triggerId, whose results expire after
 //     rest.async.store-duration; /jobs/:id/checkpoints;
 //   - the Dispatcher's job store: an application cluster lists its ended job for as long as
@@ -45,7 +48,7 @@
 // JobManager Service; Leader, Process, ProcessAt
 // and Processes find processes; Executions, Violations and HasResult tell what happened.
 // On a JobManager: Kill (or Crash), Stop, Exit, Restart, Partition; SetUnavailable (503) and
-// Hold/Release (a hung REST API); SetJobState, SetJobs, SetExceptions, SetApplications,
+// Hold/Release (a hung REST API); SetJobState, SetJobs, SetExceptions, AddException, SetApplications,
 // SetApplicationExceptions script Flink's answers; SetCancelHold and CompleteCancels make a
 // cancel take time; SetSavepointMode, CompleteSavepoints, FailSavepoints,
 // CompleteStopsThenRestart (a stop whose savepoint completed but whose job restarted) and
@@ -144,6 +147,9 @@ type Options struct {
 	// second (the scheduler waits for slots: JobStatus.CREATED), then RUNNING. Zero starts
 	// jobs RUNNING at once, as earlier tests expect. Program.InitialState overrides it.
 	JobStartup time.Duration
+	// CheckpointDuration is how long a periodic checkpoint (PropCheckpointInterval) takes
+	// from its trigger to its completion; default a tenth of the interval.
+	CheckpointDuration time.Duration
 	// TLS, when set, makes the Service serve HTTPS with this configuration, as a cluster with
 	// security.ssl.rest.enabled does (set ClientAuth for authentication-enabled); URL is then
 	// https. The processes' own addresses stay plain HTTP.
@@ -413,6 +419,7 @@ func (c *Cluster) HasResult(storePath, jobID string) bool {
 func (c *Cluster) LoseHA() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.settleCheckpointsLocked()
 	if err := c.ha.DeleteAll(context.Background(), c.opts.ClusterID); err != nil {
 		return err
 	}

@@ -74,6 +74,7 @@ func (p *JobManager) Stop() {
 	if !p.alive {
 		return
 	}
+	p.settleCheckpointsLocked()
 	if p.leader && p.ha() {
 		// Flink releases the lock by updating the ConfigMap: when it is gone (deleted behind
 		// the JobManager), nothing is written.
@@ -119,6 +120,7 @@ func (p *JobManager) shutDownLocked(code int32) {
 	if !p.alive {
 		return
 	}
+	p.settleCheckpointsLocked()
 	if p.leader && p.ha() {
 		_ = p.c.ha.DeleteAll(context.Background(), p.clusterID())
 	}
@@ -217,11 +219,14 @@ func (p *JobManager) SetJobs(jobs ...flinkclient.Job) {
 }
 
 // SetJobState moves a job to a state as Flink would: a globally terminal state records the
-// result in the job result store and cleans up the job's HA data. An unknown job starts an
-// execution on this process.
+// result in the job result store and cleans up the job's HA data; SUSPENDED, locally terminal
+// (JobStatus.isTerminalState), ends the execution on this process and keeps the HA data for
+// the next leader to recover. Periodic checkpoints due before the change complete first. An
+// unknown job starts an execution on this process.
 func (p *JobManager) SetJobState(jobID, state string) {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
+	p.settleCheckpointsLocked()
 	j := p.findJob(jobID)
 	if j == nil {
 		name := p.programName()
@@ -237,7 +242,17 @@ func (p *JobManager) SetJobState(jobID, state string) {
 		p.terminateLocked(j, state)
 		return
 	}
-	j.state, j.lastModified = state, p.c.nowMillis()
+	now := p.c.clock.Now()
+	j.state, j.lastModified, j.end = state, now.UnixMilli(), -1
+	if state == flinkclient.JobStateSuspended {
+		j.end = now.UnixMilli()
+		if j.exec != nil && j.exec.End.IsZero() {
+			j.exec.End, j.exec.State = now, state
+			if o := p.c.opts.Observer; o != nil {
+				o.ExecutionEnded(p, *j.exec)
+			}
+		}
+	}
 }
 
 // JobState returns a job's state on this process, or "" when it does not list the job.
@@ -271,6 +286,19 @@ func (p *JobManager) SetExceptions(jobID string, exceptions ...flinkclient.Excep
 	defer p.c.mu.Unlock()
 	if j := p.findJob(jobID); j != nil {
 		j.exceptions = slices.Clone(exceptions)
+	}
+}
+
+// AddException records a failure of a job in its exception history, as its JobMaster does
+// at every failover: newest first, timestamped now when ex has no timestamp.
+func (p *JobManager) AddException(jobID string, ex flinkclient.Exception) {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	if ex.Timestamp == 0 {
+		ex.Timestamp = p.c.nowMillis()
+	}
+	if j := p.findJob(jobID); j != nil {
+		j.exceptions = append([]flinkclient.Exception{ex}, j.exceptions...)
 	}
 }
 
@@ -418,23 +446,13 @@ func (p *JobManager) CompleteCheckpoint(jobID string) string {
 func (p *JobManager) CompleteCheckpointTaking(jobID string, took time.Duration) string {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
+	p.settleCheckpointsLocked()
 	j := p.findJob(jobID)
 	if j == nil || j.state != flinkclient.JobStateRunning {
 		return ""
 	}
-	p.syncCounterLocked(j)
-	j.lastCheckpointID++
-	id := j.lastCheckpointID
 	now := p.c.nowMillis()
-	path := p.dirProp(PropCheckpointDir, defaultCheckpointDir) + "/" + jobID + "/chk-" + itoa(id)
-	j.completed = &checkpoint{id: id, path: path, trigger: now - took.Milliseconds(), ack: now}
-	if p.ha() {
-		p.addCheckpointLocked(jobID, storedCheckpoint{ID: id, ExternalPath: path, Timestamp: now})
-	}
-	if o, ok := p.c.opts.Observer.(CheckpointObserver); ok {
-		o.CheckpointCompleted(p, jobID, id, path)
-	}
-	return path
+	return p.completeCheckpointLocked(j, now-took.Milliseconds(), now)
 }
 
 // LatestSavepoint is the path of the job's latest completed savepoint on this process, or "".

@@ -75,6 +75,12 @@ type job struct {
 	exceptions      []flinkclient.Exception
 	restoredFrom    string
 	completed       *checkpoint
+	// cpNext is when the next periodic checkpoint triggers (Unix ms), 0 while none is
+	// scheduled (checkpointing.go); cpCompleted and cpHistory are the execution's checkpoint
+	// statistics: the checkpoints and savepoints completed, the latest first.
+	cpNext      int64
+	cpCompleted int64
+	cpHistory   []*checkpoint
 	// lastCheckpointID is the highest checkpoint ID used, restored ones included.
 	lastCheckpointID int64
 	savepoint        *checkpoint
@@ -357,6 +363,7 @@ func (c *Cluster) settleJobsLocked() {
 // recovers), and a process that no longer holds the lease stops leading.
 func (c *Cluster) electLocked() {
 	c.settleJobsLocked()
+	c.settleCheckpointsLocked()
 	now := c.clock.Now()
 	for _, p := range c.procs {
 		if p.alive && p.leader && p.ha() && p.partitioned && !now.Before(p.lastRenew.Add(p.leaseDuration())) {
@@ -761,6 +768,7 @@ func (p *JobManager) startLocked(id, name string, recovered bool, from string) *
 // terminateLocked ends a job globally: its result goes to the job result store, its HA data
 // is cleaned up, and with delete-on-commit the result is deleted again.
 func (p *JobManager) terminateLocked(j *job, state string) {
+	p.settleCheckpointsLocked()
 	now := p.c.clock.Now()
 	j.state, j.end, j.lastModified, j.archivedAt = state, now.UnixMilli(), now.UnixMilli(), now.UnixMilli()
 	if j.exec != nil && j.exec.End.IsZero() {
@@ -844,6 +852,8 @@ func (p *JobManager) setAppStateLocked(state string) {
 // revokeLocked ends this process's leadership: its jobs are suspended and forgotten, as are
 // its savepoint operations.
 func (p *JobManager) revokeLocked() {
+	// The checkpoints that completed while it led are in the store.
+	p.settleCheckpointsLocked()
 	p.leader = false
 	p.suspendLocked()
 }
@@ -860,6 +870,7 @@ func (p *JobManager) suspendLocked() {
 
 // dieLocked ends the process without any cleanup; the caller closes the server unlocked.
 func (p *JobManager) dieLocked() {
+	p.settleCheckpointsLocked()
 	p.alive, p.leader = false, false
 	p.suspendLocked()
 	// New connections are refused; open ones are dropped by ServeHTTP.

@@ -299,14 +299,13 @@ func (p *JobManager) getCheckpoints(w http.ResponseWriter, r *http.Request) {
 			"external_path": j.restoredFrom,
 		}
 	}
-	var completed, total int64
 	history := []any{}
-	for _, cp := range []*checkpoint{j.completed, j.savepoint} {
-		if cp != nil {
-			completed++
-			total++
-			history = append(history, checkpointStats(cp))
-		}
+	for _, cp := range j.cpHistory {
+		history = append(history, checkpointStats(cp))
+	}
+	var inProgress int64
+	if p.checkpointInProgress(j) {
+		inProgress = 1
 	}
 	numRestored := 0
 	if restored != nil {
@@ -314,7 +313,7 @@ func (p *JobManager) getCheckpoints(w http.ResponseWriter, r *http.Request) {
 	}
 	stat := map[string]int{"min": 0, "max": 0, "avg": 0, "p50": 0, "p90": 0, "p95": 0, "p99": 0, "p999": 0}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"counts": map[string]any{"restored": numRestored, "total": total, "in_progress": 0, "completed": completed, "failed": 0},
+		"counts": map[string]any{"restored": numRestored, "total": j.cpCompleted + inProgress, "in_progress": inProgress, "completed": j.cpCompleted, "failed": 0},
 		"summary": map[string]any{
 			"checkpointed_size": stat, "state_size": stat, "end_to_end_duration": stat,
 			"alignment_buffered": stat, "processed_data": stat, "persisted_data": stat,
@@ -404,6 +403,7 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 		o.SavepointCompleted(p, j.id, op.location, op.stop)
 	}
 	j.savepoint = &checkpoint{id: cpID, savepoint: true, path: op.location, trigger: now, ack: now}
+	p.recordStatsLocked(j, j.savepoint)
 	p.c.noteSavepointFileLocked(op.location)
 	p.advanceCounterLocked(j.id, cpID+1)
 	switch {

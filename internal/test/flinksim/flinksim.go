@@ -29,9 +29,16 @@
 //   - lets a test hold a deleted pod's container in its preStop hook (Options.HoldTermination)
 //     or fail a container's start before Flink runs (Options.StartupFailure: a class that
 //     cannot be loaded, an unreachable HA storage), written as the kubelet writes any exit;
-//   - applies the user's annotations on the pod to the job of its leading process:
-//     simulate.flink-admission.dev/job (FAILED, FINISHED, RUNNING) and
-//     simulate.flink-admission.dev/savepoints (fail, ok).
+//   - applies the user's annotations on the pod: simulate.flink-admission.dev/job moves the
+//     job of its leading process to any state Flink reports (JobAnnotation),
+//     simulate.flink-admission.dev/savepoints makes its savepoints fail, hang or complete
+//     (SavepointsAnnotation), and simulate.flink-admission.dev/startup=fail makes the
+//     container fail at every start, before Flink runs (StartupAnnotation). An unknown value
+//     is logged and ignored.
+//
+// The job checkpoints as the cluster's Flink configuration says: fakeflink takes a checkpoint
+// every execution.checkpointing.interval while the job runs and keeps it in the HA store, so
+// a last-state redeploy restores the newest one.
 //
 // The Simulator owns no fakeflink.Cluster: Options.Clusters maps a FlinkCluster to the one
 // standing in for its Flink (tests own theirs; `flink-admission dev` makes one per cluster).
@@ -71,12 +78,22 @@ import (
 
 // Annotations on a JobManager pod by which a user drives its simulated job from kubectl.
 const (
-	// JobAnnotation moves the job of the pod's leading JobManager to FAILED, FINISHED or
-	// RUNNING (from RESTARTING, say), as if Flink had.
+	// JobAnnotation moves the jobs of the pod's leading JobManager to a state of Flink's
+	// JobStatus, as if Flink had (see jobMoves): RUNNING, RESTARTING (a failover, as when a
+	// TaskManager is lost: savepoints fail until the job runs again), FAILING, FAILED,
+	// CANCELLING, CANCELED, FINISHED, SUSPENDED, CREATED (the adaptive scheduler waiting for
+	// slots) or INITIALIZING. A job that ended (FAILED, CANCELED, FINISHED, or SUSPENDED on
+	// this JobManager) stays ended, as in Flink.
 	JobAnnotation = "simulate.flink-admission.dev/job"
-	// SavepointsAnnotation makes the pod's JobManager fail its savepoints ("fail") or
-	// complete them again ("ok").
+	// SavepointsAnnotation makes the pod's JobManager fail its savepoints ("fail"), keep them
+	// IN_PROGRESS for as long as it says so ("hold"), or complete them ("ok", also once the
+	// annotation is removed). Operations already triggered follow the new value.
 	SavepointsAnnotation = "simulate.flink-admission.dev/savepoints"
+	// StartupAnnotation set to "fail" makes the pod's JobManager container exit 1 at every
+	// start, before any Flink process runs, with the entrypoint's error as termination
+	// message: the kubelet restarts it in CrashLoopBackOff (or the pod of a Job fails). Put in
+	// spec.jobManager.podAnnotations, it makes a deploy crash-loop from its first start.
+	StartupAnnotation = "simulate.flink-admission.dev/startup"
 )
 
 // The kubelet's container restart back-off: 10 s doubling to 5 min.
@@ -85,8 +102,44 @@ const (
 	DefaultMaxBackOff = 5 * time.Minute
 )
 
-// simulatedFailure is the exception of a job failed through JobAnnotation.
-const simulatedFailure = "org.apache.flink.runtime.JobException: simulated failure (annotation " + JobAnnotation + "=FAILED)"
+// The failures the annotations simulate: a job's exception (FAILED, FAILING), a TaskManager
+// lost (RESTARTING), and the entrypoint's error of a container that fails to start.
+const (
+	simulatedFailure  = "org.apache.flink.runtime.JobException: simulated failure (annotation " + JobAnnotation + ")"
+	simulatedFailover = "java.util.concurrent.TimeoutException: Heartbeat of TaskManager with id simulated-taskmanager-1 timed out (annotation " + JobAnnotation + "=RESTARTING)"
+	simulatedStartup  = "org.apache.flink.runtime.entrypoint.ClusterEntrypointException: Failed to initialize the cluster entrypoint KubernetesApplicationClusterEntrypoint.\n" +
+		"Caused by: java.io.IOException: simulated startup failure (annotation " + StartupAnnotation + "=fail)"
+)
+
+// jobMove is what a JobAnnotation value does to a job: the state it moves to and, for a
+// failure, the exception its JobMaster records in the job's history.
+type jobMove struct {
+	state     string
+	exception *flinkclient.Exception
+}
+
+// jobMoves are the JobAnnotation values, upper-cased. RECONCILING is left out: no scheduler of
+// Flink's reports it.
+var jobMoves = map[string]jobMove{
+	flinkclient.JobStateRunning:      {state: flinkclient.JobStateRunning},
+	flinkclient.JobStateRestarting:   {state: flinkclient.JobStateRestarting, exception: &flinkclient.Exception{Name: "java.util.concurrent.TimeoutException", StackTrace: simulatedFailover, TaskName: "Source: simulated (1/1)"}},
+	flinkclient.JobStateFailing:      {state: flinkclient.JobStateFailing, exception: &flinkclient.Exception{Name: "org.apache.flink.runtime.JobException", StackTrace: simulatedFailure}},
+	flinkclient.JobStateFailed:       {state: flinkclient.JobStateFailed, exception: &flinkclient.Exception{Name: "org.apache.flink.runtime.JobException", StackTrace: simulatedFailure}},
+	flinkclient.JobStateCancelling:   {state: flinkclient.JobStateCancelling},
+	flinkclient.JobStateCanceled:     {state: flinkclient.JobStateCanceled},
+	flinkclient.JobStateFinished:     {state: flinkclient.JobStateFinished},
+	flinkclient.JobStateSuspended:    {state: flinkclient.JobStateSuspended},
+	flinkclient.JobStateCreated:      {state: flinkclient.JobStateCreated},
+	flinkclient.JobStateInitializing: {state: flinkclient.JobStateInitializing},
+}
+
+// normalizeJobValue is a JobAnnotation value as jobMoves names it: upper case, unpadded.
+func normalizeJobValue(v string) string { return strings.ToUpper(strings.TrimSpace(v)) }
+
+// savepointModes are the SavepointsAnnotation values, lower-cased.
+var savepointModes = map[string]fakeflink.SavepointMode{
+	"ok": fakeflink.SavepointComplete, "hold": fakeflink.SavepointHold, "fail": fakeflink.SavepointFail,
+}
 
 // Options configure a Simulator.
 type Options struct {
@@ -374,11 +427,9 @@ func (s *Simulator) handle(ctx context.Context, ev event) {
 	case cs == nil:
 	case cs.State.Running != nil && containerInstance(cs) != st.instance && pod.DeletionTimestamp == nil:
 		st.instance = containerInstance(cs)
-		if s.opts.StartupFailure != nil {
-			if status := s.opts.StartupFailure(pod); status != nil {
-				s.failStartup(ctx, st, cs.State.Running.StartedAt, *status)
-				return
-			}
+		if status := s.startupFailure(st); status != nil {
+			s.failStartup(ctx, st, cs.State.Running.StartedAt, *status)
+			return
 		}
 		s.start(ctx, st, cs.State.Running.StartedAt)
 	case cs.State.Terminated != nil && st.proc != nil && st.proc.Alive():
@@ -592,41 +643,78 @@ func (s *Simulator) exitIfApplicationEnded(st *podState) {
 	p.Exit()
 }
 
-// applyAnnotations applies the user's annotations to the pod's process.
+// applyAnnotations applies the user's annotations to the pod's process, each value once.
 func (s *Simulator) applyAnnotations(st *podState) {
 	p := st.proc
-	if v, ok := st.pod.Annotations[SavepointsAnnotation]; ok && st.applied[SavepointsAnnotation] != v {
-		switch strings.ToLower(v) {
-		case "fail":
-			p.SetSavepointMode(fakeflink.SavepointFail)
-		case "ok":
+	v, ok := st.pod.Annotations[SavepointsAnnotation]
+	if !ok {
+		// Removed: savepoints complete again, as Flink's do (an absent value is "").
+		v = ""
+	}
+	if prev, seen := st.applied[SavepointsAnnotation]; prev != v && (ok || seen) {
+		mode, known := savepointModes[strings.ToLower(v)]
+		switch {
+		case !ok:
 			p.SetSavepointMode(fakeflink.SavepointComplete)
+		case known:
+			p.SetSavepointMode(mode)
+			s.opts.Log.Info("simulated savepoints set by annotation", "pod", st.key, "savepoints", strings.ToLower(v))
 		default:
-			s.opts.Log.Info("ignoring annotation: want fail or ok", "pod", st.key, "annotation", SavepointsAnnotation, "value", v)
+			s.opts.Log.Info("ignoring annotation: want ok, hold or fail", "pod", st.key, "annotation", SavepointsAnnotation, "value", v)
 		}
 		st.applied[SavepointsAnnotation] = v
 	}
-	v, ok := st.pod.Annotations[JobAnnotation]
+	v, ok = st.pod.Annotations[JobAnnotation]
 	if !ok || st.applied[JobAnnotation] == v || !p.Leads() || len(p.JobIDs()) == 0 {
 		return
 	}
-	state := strings.ToUpper(v)
-	switch state {
-	case flinkclient.JobStateFailed, flinkclient.JobStateFinished, flinkclient.JobStateRunning:
-		for _, id := range p.JobIDs() {
-			if cur := p.JobState(id); cur == state || flinkclient.IsTerminalJobState(cur) {
-				continue
-			}
-			if state == flinkclient.JobStateFailed {
-				p.SetExceptions(id, flinkclient.Exception{Name: "org.apache.flink.runtime.JobException", StackTrace: simulatedFailure})
-			}
-			p.SetJobState(id, state)
-			s.opts.Log.Info("simulated job moved by annotation", "pod", st.key, "job", id, "state", state)
-		}
-	default:
-		s.opts.Log.Info("ignoring annotation: want FAILED, FINISHED or RUNNING", "pod", st.key, "annotation", JobAnnotation, "value", v)
-	}
 	st.applied[JobAnnotation] = v
+	move, known := jobMoves[normalizeJobValue(v)]
+	if !known {
+		s.opts.Log.Info("ignoring annotation: want a Flink job status (RUNNING, RESTARTING, FAILING, FAILED, CANCELLING, CANCELED, FINISHED, SUSPENDED, CREATED, INITIALIZING)",
+			"pod", st.key, "annotation", JobAnnotation, "value", v)
+		return
+	}
+	for _, id := range p.JobIDs() {
+		if !moveJob(p, id, move) {
+			continue
+		}
+		s.opts.Log.Info("simulated job moved by annotation", "pod", st.key, "job", id, "state", move.state)
+	}
+}
+
+// moveJob moves job id of p as move says and reports whether it did: a job already in the
+// state, or ended (globally, or SUSPENDED on this JobManager, whose JobMaster is gone), stays.
+func moveJob(p *fakeflink.JobManager, id string, move jobMove) bool {
+	cur := p.JobState(id)
+	if cur == move.state || cur == "" || flinkclient.IsTerminalJobState(cur) || cur == flinkclient.JobStateSuspended {
+		return false
+	}
+	if move.exception != nil {
+		p.AddException(id, *move.exception)
+	}
+	p.SetJobState(id, move.state)
+	return true
+}
+
+// startupFailure is how the pod's container fails at this start, or nil when it starts:
+// Options.StartupFailure's answer, else StartupAnnotation's.
+func (s *Simulator) startupFailure(st *podState) *fakeflink.ExitStatus {
+	if s.opts.StartupFailure != nil {
+		if status := s.opts.StartupFailure(st.pod); status != nil {
+			return status
+		}
+	}
+	v, ok := st.pod.Annotations[StartupAnnotation]
+	switch {
+	case !ok:
+		return nil
+	case strings.EqualFold(strings.TrimSpace(v), "fail"):
+		return &fakeflink.ExitStatus{Code: fakeflink.ExitStartupFailure, Message: simulatedStartup}
+	default:
+		s.opts.Log.Info("ignoring annotation: want fail", "pod", st.key, "annotation", StartupAnnotation, "value", v)
+		return nil
+	}
 }
 
 // held reports whether the test holds the deleted pod's container running (HoldTermination).

@@ -24,6 +24,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
@@ -199,6 +200,16 @@ func TestSimulator(t *testing.T) {
 		{"Deployment: a force-deleted pod's JobManager runs on", dep, fakeflink.Program{}, forceDeleteKeepsProcess},
 		{"Job: the application ending FINISHED leaves the JobManager up (the controller's shutdown-on-application-finish false); DELETE /cluster exits it 0, the pod Succeeded and the real Job controller completes the Job", nil, fakeflink.Program{}, jobApplicationFinishes},
 		{"Job: main() throwing on Flink 2.2 exits 1 with the cause as termination message, the pod Failed and the Job Failed", nil, fakeflink.Program{Throw: "java.lang.NumberFormatException: For input string: \"x\""}, jobMainThrows},
+		{"Deployment: job=RESTARTING plays a failover: the stop-with-savepoint fails at once, an unknown value changes nothing, RUNNING again lets the stop through", dep, fakeflink.Program{}, failoverThenRunning},
+		{"Deployment: savepoints=hold keeps a savepoint IN_PROGRESS until the annotation says ok", func(w *builder.FlinkClusterWrapper) {
+			w.Deployment().JobManagerPodAnnotation(flinksim.SavepointsAnnotation, "hold")
+		}, fakeflink.Program{}, savepointsHeld},
+		{"Deployment: startup=fail in the pod template crash-loops the container from its first start with the entrypoint's error, no Flink attached; removed, the next start runs Flink", func(w *builder.FlinkClusterWrapper) {
+			w.Deployment().JobManagerPodAnnotation(flinksim.StartupAnnotation, "fail")
+		}, fakeflink.Program{}, startupFails},
+		{"Deployment: the job checkpoints every execution.checkpointing.interval of the cluster's configuration into the HA ConfigMap, and a restarted container restores the newest", func(w *builder.FlinkClusterWrapper) {
+			w.Deployment().FlinkProperty(fakeflink.PropCheckpointInterval, "10 s")
+		}, fakeflink.Program{}, checkpointsEveryInterval},
 	}
 	for _, tc := range rows {
 		t.Run(tc.name, func(t *testing.T) {
@@ -336,4 +347,119 @@ func jobCondition(r *row, typ batchv1.JobConditionType) bool {
 		}
 	}
 	return false
+}
+
+// restClient reaches the row's simulated Flink as the controller does, through its Service.
+func (r *row) restClient() *flinkclient.HTTPClient {
+	r.t.Helper()
+	cl, err := flinkclient.New(r.flink.URL(), r.flink.HTTPClient())
+	require.NoError(r.t, err)
+	return cl
+}
+
+func failoverThenRunning(t *testing.T, r *row) {
+	pod := r.pod("", "a running JobManager pod", running)
+	jm := r.process(pod)
+	r.eventually("the job RUNNING", func() bool { return jm.Leads() && jm.JobState(r.jobID) == flinkclient.JobStateRunning })
+	r.annotate(pod, flinksim.JobAnnotation, "RESTARTING")
+	r.eventually("the job RESTARTING", func() bool { return jm.JobState(r.jobID) == flinkclient.JobStateRestarting })
+	cl := r.restClient()
+	ex, err := cl.GetExceptions(r.ctx, r.jobID)
+	require.NoError(t, err)
+	require.NotEmpty(t, ex)
+	assert.Contains(t, ex[0].StackTrace, "Heartbeat of TaskManager", "the failover is in the exception history")
+	tid, err := cl.StopWithSavepoint(r.ctx, r.jobID, flinkclient.SavepointRequest{TriggerID: flinkclient.NewID()})
+	require.NoError(t, err)
+	st, err := cl.SavepointStatus(r.ctx, r.jobID, tid)
+	require.NoError(t, err)
+	assert.True(t, st.Completed())
+	assert.Contains(t, st.FailureCause, "not running (RESTARTING)")
+
+	r.annotate(pod, flinksim.JobAnnotation, "BOGUS")
+	require.NoError(t, r.sim.Settle(r.ctx))
+	assert.Equal(t, flinkclient.JobStateRestarting, jm.JobState(r.jobID), "an unknown value is ignored")
+	assert.True(t, jm.Alive())
+
+	r.annotate(pod, flinksim.JobAnnotation, "running")
+	r.eventually("the job RUNNING again", func() bool { return jm.JobState(r.jobID) == flinkclient.JobStateRunning })
+	tid, err = cl.StopWithSavepoint(r.ctx, r.jobID, flinkclient.SavepointRequest{TriggerID: flinkclient.NewID()})
+	require.NoError(t, err)
+	st, err = cl.SavepointStatus(r.ctx, r.jobID, tid)
+	require.NoError(t, err)
+	assert.True(t, st.Succeeded())
+	assert.Equal(t, flinkclient.JobStateFinished, jm.JobState(r.jobID))
+}
+
+func savepointsHeld(t *testing.T, r *row) {
+	pod := r.pod("", "a running JobManager pod", running)
+	jm := r.process(pod)
+	r.eventually("the job RUNNING", func() bool { return jm.Leads() && jm.JobState(r.jobID) == flinkclient.JobStateRunning })
+	// Two rounds: the new process has taken in its pod's annotations.
+	require.NoError(t, r.sim.Settle(r.ctx))
+	cl := r.restClient()
+	tid, err := cl.TriggerSavepoint(r.ctx, r.jobID, flinkclient.SavepointRequest{TriggerID: flinkclient.NewID()})
+	require.NoError(t, err)
+	r.flink.Advance(time.Hour)
+	for range 3 {
+		st, err := cl.SavepointStatus(r.ctx, r.jobID, tid)
+		require.NoError(t, err)
+		require.Equal(t, flinkclient.OperationInProgress, st.State, "held however long and often it is polled")
+	}
+	r.annotate(pod, flinksim.SavepointsAnnotation, "ok")
+	var st *flinkclient.SavepointStatus
+	r.eventually("the held savepoint completes", func() bool {
+		st, err = cl.SavepointStatus(r.ctx, r.jobID, tid)
+		return err == nil && st.Completed()
+	})
+	assert.True(t, st.Succeeded())
+}
+
+func startupFails(t *testing.T, r *row) {
+	var cur *corev1.Pod
+	pod := r.pod("", "the container failing at its starts into CrashLoopBackOff", func(p *corev1.Pod) bool {
+		if len(p.Status.ContainerStatuses) != 1 {
+			return false
+		}
+		cs := p.Status.ContainerStatuses[0]
+		cur = p
+		return cs.RestartCount >= 2 && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
+	})
+	last := cur.Status.ContainerStatuses[0].LastTerminationState.Terminated
+	require.NotNil(t, last)
+	assert.Equal(t, fakeflink.ExitStartupFailure, last.ExitCode)
+	assert.Contains(t, last.Message, "ClusterEntrypointException")
+	assert.Contains(t, last.Message, flinksim.StartupAnnotation+"=fail")
+	assert.Nil(t, r.sim.Process(r.ns, pod.Name), "no simulated JobManager attached")
+	assert.Empty(t, r.flink.Processes(), "no Flink process ever ran")
+
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, flinksim.StartupAnnotation)
+	require.NoError(t, k8s.Patch(r.ctx, pod, client.RawPatch(types.MergePatchType, patch)))
+	require.NoError(t, r.sim.Settle(r.ctx))
+	r.clock.Step(40 * time.Second) // past any back-off
+	jm := r.process(pod)
+	r.eventually("the job RUNNING", func() bool { return jm.Leads() && jm.JobState(r.jobID) == flinkclient.JobStateRunning })
+}
+
+func checkpointsEveryInterval(t *testing.T, r *row) {
+	pod := r.pod("", "a running JobManager pod", running)
+	jm := r.process(pod)
+	r.eventually("the job RUNNING", func() bool { return jm.Leads() && jm.JobState(r.jobID) == flinkclient.JobStateRunning })
+	r.flink.Advance(25 * time.Second)
+	cps, err := r.restClient().GetCheckpoints(r.ctx, r.jobID)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), cps.Counts.Completed, "at 10 s and 20 s")
+	require.NotNil(t, cps.Latest.Completed)
+	newest := cps.Latest.Completed.ExternalPath
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, k8s.Get(r.ctx, types.NamespacedName{Namespace: r.ns, Name: flinkha.JobConfigMapName(resources.HAClusterID(r.fc), r.jobID)}, cm))
+	assert.Equal(t, []int64{2}, flinkha.CheckpointIDs(cm), "the newest in the HA ConfigMap")
+
+	jm.Kill()
+	r.flink.Advance(time.Minute) // the dead leader's lease expires
+	next := r.pod("", "the container restarted", func(p *corev1.Pod) bool {
+		return running(p) && p.Status.ContainerStatuses[0].RestartCount == 1
+	})
+	nextJM := r.process(next)
+	r.eventually("the restarted JobManager leads", nextJM.Leads)
+	assert.Equal(t, newest, nextJM.RestoredFrom(r.jobID))
 }
