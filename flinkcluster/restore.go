@@ -17,8 +17,10 @@ func RestoreChoice(annotations map[string]string) *string {
 	if !ok {
 		return nil
 	}
-	if v == RestoreEmptyState {
-		v = ""
+	// A copy taken only here: the admission policy asks on every update, most without it.
+	choice := v
+	if choice == RestoreEmptyState {
+		choice = ""
 	}
-	return &v
+	return &choice
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
@@ -74,8 +75,15 @@ func RevisionHash(spec *v1beta1.FlinkClusterSpec) (string, error) {
 
 // RedeployNeeded reports whether the change from old to cur makes a new revision, which the
 // controller deploys anew (the job is redeployed); a change of fields that only steer the
-// controller needs no redeploy. It compares what RevisionHash hashes.
+// controller needs no redeploy. It compares what RevisionHash hashes. It runs on every
+// admitted update of a running job, so it first compares the fields updates change most,
+// which revisionSpec keeps whole: a difference there is a different revision (each
+// is marshalled as it is, and an absent and an empty flinkProperties both as none), found
+// without marshalling two specs.
 func RedeployNeeded(old, cur *v1beta1.FlinkClusterSpec) (bool, error) {
+	if old.FlinkVersion != cur.FlinkVersion || old.Image.Name != cur.Image.Name || !maps.Equal(old.FlinkProperties, cur.FlinkProperties) {
+		return true, nil
+	}
 	a, err := revisionBytes(old)
 	if err != nil {
 		return false, err

@@ -217,7 +217,10 @@ func (v Validator) upgradePlanWarning(old, fc *v1beta1.FlinkCluster) string {
 		FlinkAnswered: true,
 		FlinkJobState: flinkcluster.FlinkJobRunning,
 		LastState:     flinkcluster.LastStateOffer{Available: true},
-		Checkpoints:   &flinkcluster.CheckpointTimes{LatestCompleted: now},
+	}
+	maxAge, bounded := flinkcluster.LastStateMaxCheckpointAge(fc.Spec.FlinkProperties)
+	if bounded {
+		obs.Checkpoints = &flinkcluster.CheckpointTimes{LatestCompleted: now}
 	}
 	u := flinkcluster.PlanUpgrade(&fc.Spec, &old.Status, obs, now)
 	dir := planPath(ptr.Deref(nj.SavepointsDir, ""), "the configured savepoint directory")
@@ -226,18 +229,18 @@ func (v Validator) upgradePlanWarning(old, fc *v1beta1.FlinkCluster) string {
 	case flinkcluster.UpgradeStateless:
 		w = WarningPlanStateless
 	case flinkcluster.UpgradeWait:
-		w = fmt.Sprintf(WarningPlanWaitFormat, u.Why)
+		w = planf(WarningPlanWaitFormat, u.Why)
 	case flinkcluster.UpgradeLastState:
 		bound := ""
-		if maxAge, ok := flinkcluster.LastStateMaxCheckpointAge(fc.Spec.FlinkProperties); ok {
-			bound = fmt.Sprintf(WarningPlanLastStateBoundFormat, maxAge)
+		if bounded {
+			bound = planf(WarningPlanLastStateBoundFormat, maxAge.String())
 		}
 		obs.LastState, obs.Checkpoints = flinkcluster.LastStateOffer{}, nil
-		fallback := fmt.Sprintf(WarningPlanFallbackStopFormat, dir)
+		fallback := planf(WarningPlanFallbackStopFormat, dir)
 		if !flinkcluster.PlanUpgrade(&fc.Spec, &old.Status, obs, now).Stop {
 			fallback = WarningPlanFallbackNoStop
 		}
-		w = fmt.Sprintf(WarningPlanLastStateFormat, bound, fallback)
+		w = planf(WarningPlanLastStateFormat, bound, fallback)
 	default:
 		w = savepointPlan(u, restore, job, nj, dir)
 	}
@@ -253,35 +256,60 @@ func savepointPlan(u flinkcluster.Upgrade, restore *string, job *v1beta1.JobStat
 		if *restore != "" {
 			from = planPath(*restore, "")
 		}
-		return fmt.Sprintf(WarningPlanRestoreChoiceFormat, from, flinkcluster.RestoreAnnotation)
+		return planf(WarningPlanRestoreChoiceFormat, from, flinkcluster.RestoreAnnotation)
 	}
 	if from, ok := flinkcluster.UpdateRestore(job, nj); ok {
-		return fmt.Sprintf(WarningPlanFromSavepointFormat, planPath(from, ""))
+		return planf(WarningPlanFromSavepointFormat, planPath(from, ""))
 	}
 	if !u.Stop {
-		return fmt.Sprintf(WarningPlanNoStopFormat, planPath(job.SavepointLocation, "(none recorded)"))
+		return planf(WarningPlanNoStopFormat, planPath(job.SavepointLocation, "(none recorded)"))
 	}
-	why := "upgradeMode " + string(nj.GetUpgradeMode())
-	if u.NoLastState != "" && nj.GetUpgradeMode() == v1beta1.UpgradeModeLastState {
+	why := "upgradeMode savepoint"
+	if nj.GetUpgradeMode() == v1beta1.UpgradeModeLastState {
 		// The first clause says why last-state is out (a flinkVersion change, no HA); the
 		// rest explains it at a length the warning has no room for.
-		reason, _, _ := strings.Cut(u.NoLastState, ": ")
-		why += ", but " + reason
+		why = "upgradeMode last-state"
+		if reason, _, _ := strings.Cut(u.NoLastState, ": "); reason != "" {
+			why += ", but " + reason
+		}
 	}
-	return fmt.Sprintf(WarningPlanSavepointFormat, dir, why)
+	return planf(WarningPlanSavepointFormat, dir, why)
+}
+
+// planf fills the %s verbs of a plan format with args in order. It is fmt.Sprintf for
+// strings alone, without boxing each argument: the plan is written on every admitted update
+// of a running job.
+func planf(format string, args ...string) string {
+	n := len(format)
+	for _, a := range args {
+		n += len(a)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, a := range args {
+		before, after, found := strings.Cut(format, "%s")
+		if !found {
+			break
+		}
+		b.WriteString(before)
+		b.WriteString(a)
+		format = after
+	}
+	b.WriteString(format)
+	return b.String()
 }
 
 // planPath is a path as the plan shows it: shortened in its middle past maxPlanPathRunes, or
 // none when it is empty.
 func planPath(p, none string) string {
 	p = strings.TrimSpace(p)
-	if p == "" {
+	switch {
+	case p == "":
 		return none
-	}
-	r := []rune(p)
-	if len(r) <= maxPlanPathRunes {
+	case utf8.RuneCountInString(p) <= maxPlanPathRunes:
 		return p
 	}
+	r := []rune(p)
 	half := (maxPlanPathRunes - 1) / 2
 	return string(r[:half]) + "…" + string(r[len(r)-half:])
 }
