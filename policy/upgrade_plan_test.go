@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -140,7 +141,7 @@ func TestUpgradePlanWarning(t *testing.T) {
 				return
 			}
 			assert.Equal(t, field.ErrorList(nil), errs)
-			assert.Equal(t, []string{tc.plan}, plans)
+			require.Equal(t, []string{tc.plan}, plans)
 			assert.Equal(t, tc.plan, warnings[len(warnings)-1], "the plan comes last")
 			assert.LessOrEqual(t, utf8.RuneCountInString(tc.plan), 240, "well within the API server's 256 runes a warning")
 		})
