@@ -60,10 +60,18 @@ func TestUpgradePlanWarning(t *testing.T) {
 			plan: fmt.Sprintf(policy.WarningPlanRestoreChoiceFormat, "empty state", flinkcluster.RestoreAnnotation),
 		},
 		{
-			name: "savepoint: the restore-from annotation names a savepoint, even without a spec change that redeploys",
+			name: "savepoint: the restore-from annotation names a savepoint",
 			old:  running(makeFC("app")),
-			new:  running(makeFC("app")).TaskManagerReplicas(7).Annotation(flinkcluster.RestoreAnnotation, "s3://sp/old"),
+			new:  slots(running(makeFC("app"))).Annotation(flinkcluster.RestoreAnnotation, "s3://sp/old"),
 			plan: fmt.Sprintf(policy.WarningPlanRestoreChoiceFormat, "s3://sp/old", flinkcluster.RestoreAnnotation),
+		},
+		{
+			// The controller updates a running job for a new revision only: the annotation
+			// answers a stop, it starts no update.
+			name: "no redeploy: the restore-from annotation beside a change that makes no new revision",
+			old:  running(makeFC("app")).TaskManagerReplicas(2),
+			new:  running(makeFC("app")).TaskManagerReplicas(7).Annotation(flinkcluster.RestoreAnnotation, "s3://sp/old"),
+			plan: policy.WarningPlanNoRedeploy,
 		},
 		{
 			name: "last-state: redeployed from the latest checkpoint if the HA store holds one, else a savepoint",

@@ -203,14 +203,14 @@ func (v Validator) upgradePlanWarning(old, fc *v1beta1.FlinkCluster) string {
 	if nj == nil || job == nil || job.State != v1beta1.JobStateRunning {
 		return ""
 	}
-	restore := flinkcluster.RestoreChoice(fc.Annotations)
-	if restore == nil {
-		// A spec that cannot be hashed is taken as a redeploy: the plan then says what a
-		// redeploy does, never that the job is left alone when it may not be.
-		if redeploy, err := flinkcluster.RedeployNeeded(&old.Spec, &fc.Spec); err == nil && !redeploy {
-			return WarningPlanNoRedeploy
-		}
+	// The controller redeploys a running job for a new revision only (the restore annotation
+	// answers a stop, it starts no update). A spec that cannot be hashed is taken as a
+	// redeploy: the plan then says what a redeploy does, never that the job is left alone when
+	// it may not be.
+	if redeploy, err := flinkcluster.RedeployNeeded(&old.Spec, &fc.Spec); err == nil && !redeploy {
+		return WarningPlanNoRedeploy
 	}
+	restore := flinkcluster.RestoreChoice(fc.Annotations)
 	now := v.now()
 	obs := flinkcluster.UpgradeObservation{
 		RestoreChoice: restore,
