@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -23,6 +24,23 @@ func typicalUpdate(b *testing.B) (old, fc *v1beta1.FlinkCluster) {
 // BenchmarkValidateUpdate measures the validating webhook's work on a typical update.
 func BenchmarkValidateUpdate(b *testing.B) {
 	old, fc := typicalUpdate(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		policy.ValidateUpdate(old, fc)
+	}
+}
+
+// BenchmarkValidateUpdateJobRunning is BenchmarkValidateUpdate on a cluster whose stored
+// status records the job running: the update then carries the upgrade plan (with the
+// shared update's savepoint mode, a stop with a savepoint).
+func BenchmarkValidateUpdateJobRunning(b *testing.B) {
+	old, fc := typicalUpdate(b)
+	for _, o := range []*v1beta1.FlinkCluster{old, fc} {
+		o.Status.Components.Job = &v1beta1.JobStatus{ID: "4f3c0d5e9a8b7c6d5e4f3a2b1c0d9e8f", State: v1beta1.JobStateRunning, FlinkVersion: o.Spec.FlinkVersion}
+	}
+	if _, warnings := policy.ValidateUpdate(old, fc); len(warnings) == 0 || !strings.HasPrefix(warnings[len(warnings)-1], policy.WarningPlanPrefix) {
+		b.Fatalf("the benchmark update has no upgrade plan: %q", warnings)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		policy.ValidateUpdate(old, fc)

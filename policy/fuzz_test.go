@@ -29,6 +29,8 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		// Every member Default changes inside, set but incomplete.
 		[]byte(`{"spec":{"flinkProperties":{"a":"b"},"hadoopConfig":{"configMapName":"h"},"jobManager":{"deploymentType":"Deployment","ingress":{"hostFormat":"x"}},"job":{"jarFile":"j","cleanupPolicy":{"afterJobFails":"DeleteCluster"}}}}`),
 		[]byte(`{"metadata":{"annotations":{"flinkclusters.flinkoperator.k8s.io/user-control":"savepoint"}},"status":{"components":{"job":{"state":"Running","savepointTime":"bad"}},"control":{"state":"InProgress"}}}`),
+		// A running job, for the upgrade plan: last-state with an age bound, a restore answer.
+		[]byte(`{"metadata":{"annotations":{"flinkclusters.flinkoperator.k8s.io/restore-from":"empty-state"}},"spec":{"flinkVersion":"2.2","jobManager":{"deploymentType":"Deployment"},"flinkProperties":{"high-availability.type":"kubernetes","kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age":"5 min"},"job":{"upgradeMode":"last-state","savepointsDir":"s3://sp","jarFile":"j"}},"status":{"components":{"job":{"id":"j1","state":"Running","flinkVersion":"1.20","startTime":"bad"}}}}`),
 	)
 	return seeds
 }

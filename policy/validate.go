@@ -52,6 +52,8 @@ func (v Validator) ValidateCreate(fc *v1beta1.FlinkCluster) (field.ErrorList, []
 // existed stay editable. The Deployment rules ratchet exactly as their CEL rules'
 // optionalOldSelf clauses do. When the spec is unchanged, only the annotation rules run,
 // as in the reference webhook; a spec that differs only by defaults counts as unchanged.
+// An admitted spec change of a cluster whose job runs gets the upgrade plan as its last
+// warning (upgradePlanWarning): what the controller will do to the job's state.
 func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorList, []string) {
 	switch {
 	case fc == nil:
@@ -84,7 +86,14 @@ func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorLis
 	warnings = append(warnings, deployWarnings...)
 	errs = append(errs, validateCancelOnCreate(fc, old)...)
 	errs = append(errs, validateUpgradeMode(fc)...)
-	return errs, append(warnings, objectWarnings(fc)...)
+	warnings = append(warnings, objectWarnings(fc)...)
+	if len(errs) == 0 {
+		// An update that is refused does not happen: only an admitted one has a plan.
+		if plan := v.upgradePlanWarning(old, fc); plan != "" {
+			warnings = append(warnings, plan)
+		}
+	}
+	return errs, warnings
 }
 
 // now returns the validator's time.

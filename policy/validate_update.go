@@ -2,8 +2,11 @@ package policy
 
 import (
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/flinkcluster"
@@ -173,4 +176,144 @@ func (v Validator) validateJobUpdate(old, fc *v1beta1.FlinkCluster) field.ErrorL
 			WithOrigin(RuleJobUpdateRequiresRecentSavepoint)}
 	}
 	return nil
+}
+
+// maxPlanWarningRunes bounds an upgrade plan warning well below the API server's limit of 256
+// runes a warning (k8s.io/apiserver truncates past it, and past 4 KiB in all); a savepoint
+// path that would not fit is shortened in its middle.
+const (
+	maxPlanWarningRunes = 240
+	maxPlanPathRunes    = 48
+)
+
+// upgradePlanWarning is the upgrade plan of the update from old to fc: how the controller's
+// upgrade decision (flinkcluster.PlanUpgrade, the function the controller calls) carries the
+// job's state, as a warning; "" when the job does not run by the stored status, or the
+// cluster is a session cluster. The webhook has no word from Flink: the stored status says the
+// job runs, so the decision is asked as for a job Flink reports RUNNING; what Flink's HA store
+// holds is unknown, so a last-state plan is asked twice, with a fresh checkpoint and without
+// one, and says both.
+func (v Validator) upgradePlanWarning(old, fc *v1beta1.FlinkCluster) string {
+	job := old.Status.Components.Job
+	nj := fc.Spec.Job
+	if nj == nil || job == nil || job.State != v1beta1.JobStateRunning {
+		return ""
+	}
+	// The controller redeploys a running job for a new revision only (the restore annotation
+	// answers a stop, it starts no update). A spec that cannot be hashed is taken as a
+	// redeploy: the plan then says what a redeploy does, never that the job is left alone when
+	// it may not be.
+	if redeploy, err := flinkcluster.RedeployNeeded(&old.Spec, &fc.Spec); err == nil && !redeploy {
+		return WarningPlanNoRedeploy
+	}
+	restore := flinkcluster.RestoreChoice(fc.Annotations)
+	now := v.now()
+	obs := flinkcluster.UpgradeObservation{
+		RestoreChoice: restore,
+		FlinkAnswered: true,
+		FlinkJobState: flinkcluster.FlinkJobRunning,
+		LastState:     flinkcluster.LastStateOffer{Available: true},
+	}
+	maxAge, bounded := flinkcluster.LastStateMaxCheckpointAge(fc.Spec.FlinkProperties)
+	if bounded {
+		obs.Checkpoints = &flinkcluster.CheckpointTimes{LatestCompleted: now}
+	}
+	u := flinkcluster.PlanUpgrade(&fc.Spec, &old.Status, obs, now)
+	dir := planPath(ptr.Deref(nj.SavepointsDir, ""), "the configured savepoint directory")
+	var w string
+	switch u.How {
+	case flinkcluster.UpgradeStateless:
+		w = WarningPlanStateless
+	case flinkcluster.UpgradeWait:
+		w = planf(WarningPlanWaitFormat, u.Why)
+	case flinkcluster.UpgradeLastState:
+		bound := ""
+		if bounded {
+			bound = planf(WarningPlanLastStateBoundFormat, maxAge.String())
+		}
+		obs.LastState, obs.Checkpoints = flinkcluster.LastStateOffer{}, nil
+		fallback := planf(WarningPlanFallbackStopFormat, dir)
+		if !flinkcluster.PlanUpgrade(&fc.Spec, &old.Status, obs, now).Stop {
+			fallback = WarningPlanFallbackNoStop
+		}
+		w = planf(WarningPlanLastStateFormat, bound, fallback)
+	default:
+		w = savepointPlan(u, restore, job, nj, dir)
+	}
+	return boundRunes(w, maxPlanWarningRunes)
+}
+
+// savepointPlan is the warning of a savepoint upgrade. The controller stops the job with a
+// savepoint unless the user's restore answer or a new spec.job.fromSavepoint names what to
+// restore (cycle.startUpdate), or takeSavepointOnUpdate is false.
+func savepointPlan(u flinkcluster.Upgrade, restore *string, job *v1beta1.JobStatus, nj *v1beta1.JobSpec, dir string) string {
+	if restore != nil {
+		from := "empty state"
+		if *restore != "" {
+			from = planPath(*restore, "")
+		}
+		return planf(WarningPlanRestoreChoiceFormat, from, flinkcluster.RestoreAnnotation)
+	}
+	if from, ok := flinkcluster.UpdateRestore(job, nj); ok {
+		return planf(WarningPlanFromSavepointFormat, planPath(from, ""))
+	}
+	if !u.Stop {
+		return planf(WarningPlanNoStopFormat, planPath(job.SavepointLocation, "(none recorded)"))
+	}
+	why := "upgradeMode savepoint"
+	if nj.GetUpgradeMode() == v1beta1.UpgradeModeLastState {
+		// The first clause says why last-state is out (a flinkVersion change, no HA); the
+		// rest explains it at a length the warning has no room for.
+		why = "upgradeMode last-state"
+		if reason, _, _ := strings.Cut(u.NoLastState, ": "); reason != "" {
+			why += ", but " + reason
+		}
+	}
+	return planf(WarningPlanSavepointFormat, dir, why)
+}
+
+// planf fills the %s verbs of a plan format with args in order. It is fmt.Sprintf for
+// strings alone, without boxing each argument: the plan is written on every admitted update
+// of a running job.
+func planf(format string, args ...string) string {
+	n := len(format)
+	for _, a := range args {
+		n += len(a)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, a := range args {
+		before, after, found := strings.Cut(format, "%s")
+		if !found {
+			break
+		}
+		b.WriteString(before)
+		b.WriteString(a)
+		format = after
+	}
+	b.WriteString(format)
+	return b.String()
+}
+
+// planPath is a path as the plan shows it: shortened in its middle past maxPlanPathRunes, or
+// none when it is empty.
+func planPath(p, none string) string {
+	p = strings.TrimSpace(p)
+	switch {
+	case p == "":
+		return none
+	case utf8.RuneCountInString(p) <= maxPlanPathRunes:
+		return p
+	}
+	r := []rune(p)
+	half := (maxPlanPathRunes - 1) / 2
+	return string(r[:half]) + "…" + string(r[len(r)-half:])
+}
+
+// boundRunes cuts s to at most n runes, the last one an ellipsis when it was cut.
+func boundRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }

@@ -504,12 +504,14 @@ func TestValidateUpdateJob(t *testing.T) {
 			want: field.ErrorList{forbidden(path("spec", "job"), policy.RuleJobUpdateRequiresSavepointsDir)},
 		},
 		{name: "allow: update of a session cluster without savepointsDir", old: makeFC("app").SessionCluster().Obj(), new: slots(makeFC("app").SessionCluster()).Obj()},
-		{name: "allow: update of a running job that takes a savepoint first", old: makeFC("app").JobStatus(v1beta1.JobStateRunning).Obj(), new: slots(makeFC("app").JobStatus(v1beta1.JobStateRunning)).Obj()},
+		{name: "allow: update of a running job that takes a savepoint first", old: makeFC("app").JobStatus(v1beta1.JobStateRunning).Obj(), new: slots(makeFC("app").JobStatus(v1beta1.JobStateRunning)).Obj(),
+			warnings: []string{fmt.Sprintf(policy.WarningPlanSavepointFormat, "s3://bucket/savepoints/app", "upgradeMode savepoint")}},
 		{name: "allow: update without a job status", old: makeFC("app").Obj(), new: slots(makeFC("app")).Obj()},
 		{
-			name: "allow: update skipping the savepoint with a recent one",
-			old:  skip().JobSavepoint("s3://sp/1", now.Add(-9*time.Minute)).Obj(),
-			new:  slots(skip().JobSavepoint("s3://sp/1", now.Add(-9*time.Minute))).Obj(),
+			name:     "allow: update skipping the savepoint with a recent one",
+			old:      skip().JobSavepoint("s3://sp/1", now.Add(-9*time.Minute)).Obj(),
+			new:      slots(skip().JobSavepoint("s3://sp/1", now.Add(-9*time.Minute))).Obj(),
+			warnings: []string{fmt.Sprintf(policy.WarningPlanNoStopFormat, "s3://sp/1")},
 		},
 		{
 			name: "deny: update skipping the savepoint with a stale one",
@@ -518,9 +520,10 @@ func TestValidateUpdateJob(t *testing.T) {
 			want: field.ErrorList{forbidden(path("spec", "job"), policy.RuleJobUpdateRequiresRecentSavepoint)},
 		},
 		{
-			name: "allow: update skipping the savepoint from an explicit savepoint",
-			old:  skip().Obj(),
-			new:  slots(skip().FromSavepoint("s3://sp/0")).Obj(),
+			name:     "allow: update skipping the savepoint from an explicit savepoint",
+			old:      skip().Obj(),
+			new:      slots(skip().FromSavepoint("s3://sp/0")).Obj(),
+			warnings: []string{fmt.Sprintf(policy.WarningPlanFromSavepointFormat, "s3://sp/0")},
 		},
 		{
 			// The controller restores only a fromSavepoint the update
@@ -545,7 +548,8 @@ func TestValidateUpdateJob(t *testing.T) {
 				fc.Status.Components.Job.SpecFromSavepoint = "s3://sp/0"
 				return fc
 			}(),
-			new: slots(skip().FromSavepoint("s3://sp/1")).Obj(),
+			new:      slots(skip().FromSavepoint("s3://sp/1")).Obj(),
+			warnings: []string{fmt.Sprintf(policy.WarningPlanFromSavepointFormat, "s3://sp/1")},
 		},
 		{
 			name: "deny: update of a stopped job without a savepoint",

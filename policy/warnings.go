@@ -60,3 +60,59 @@ const (
 	// user should know the object is still out of policy.
 	WarningExistingViolationFormat = "%s (existing violation, allowed on update)"
 )
+
+// The upgrade plan: on an update of a cluster whose job runs (by the stored status), how the
+// controller's upgrade decision (flinkcluster.PlanUpgrade) carries the job's state, so that
+// `kubectl apply --dry-run=server` says it before the change is made. Each is prefixed with
+// WarningPlanPrefix; the webhook has no word from Flink, so a last-state plan says what it
+// depends on. upgradePlanWarning keeps each within maxPlanWarningRunes.
+const (
+	// WarningPlanPrefix starts every upgrade plan warning.
+	WarningPlanPrefix = "upgrade plan: "
+
+	// WarningPlanNoRedeploy: the change touches only fields that steer the controller or are
+	// applied in place (flinkcluster.RedeployNeeded).
+	WarningPlanNoRedeploy = "upgrade plan: this change needs no redeploy: the running job goes on as it is"
+
+	// WarningPlanSavepointFormat (formatted with spec.job.savepointsDir and why): the job is
+	// stopped with a savepoint and the new revision deployed from it.
+	WarningPlanSavepointFormat = "upgrade plan: the job will be stopped with a savepoint into %s and restored from it (%s)"
+
+	// WarningPlanNoStopFormat (formatted with the newest savepoint): takeSavepointOnUpdate is
+	// false, so the job is stopped without a savepoint and restored from its newest one.
+	WarningPlanNoStopFormat = "upgrade plan: the job will be stopped without a savepoint (takeSavepointOnUpdate false) and restored from its newest savepoint %s"
+
+	// WarningPlanFromSavepointFormat (formatted with the path): the update names a savepoint
+	// in spec.job.fromSavepoint (flinkcluster.UpdateRestore), which the controller deploys
+	// from without stopping the job with a savepoint first.
+	WarningPlanFromSavepointFormat = "upgrade plan: the job will be stopped without a savepoint and restored from spec.job.fromSavepoint %s: its state since that savepoint is lost"
+
+	// WarningPlanRestoreChoiceFormat (formatted with the annotation's savepoint or "empty
+	// state", and the annotation's name): the user's answer decides what is restored.
+	WarningPlanRestoreChoiceFormat = "upgrade plan: the job will be stopped without a savepoint and started from %s, as annotation %s says"
+
+	// WarningPlanLastStateFormat (formatted with the age bound, "" without one, and the
+	// fallback): last-state keeps Flink's HA store and the job ID, whose content the webhook
+	// cannot see.
+	WarningPlanLastStateFormat = "upgrade plan: last-state: the job will be redeployed from its latest checkpoint if Flink's HA store has one%s; else %s"
+
+	// WarningPlanLastStateBoundFormat (formatted with the max checkpoint age,
+	// kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age) is the age
+	// bound of WarningPlanLastStateFormat.
+	WarningPlanLastStateBoundFormat = " at most %s old"
+
+	// WarningPlanFallbackStopFormat (formatted with spec.job.savepointsDir) is the last-state
+	// fallback of a job that takes a savepoint on update.
+	WarningPlanFallbackStopFormat = "stopped with a savepoint into %s and restored"
+
+	// WarningPlanFallbackNoStop is the last-state fallback of a job that takes no savepoint on
+	// update.
+	WarningPlanFallbackNoStop = "restored from its newest savepoint (takeSavepointOnUpdate false)"
+
+	// WarningPlanStateless: upgradeMode stateless throws the state away on every redeploy.
+	WarningPlanStateless = "upgrade plan: the job will be redeployed from EMPTY STATE (upgradeMode stateless): its state is not kept"
+
+	// WarningPlanWaitFormat (formatted with the decision's reason): the controller waits
+	// before it decides.
+	WarningPlanWaitFormat = "upgrade plan: the controller waits before it redeploys the job: %s"
+)

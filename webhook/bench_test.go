@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -25,7 +27,33 @@ func benchReviews(tb testing.TB) map[string][]byte {
 	for _, r := range reviews {
 		out[r.Name] = r.Body
 	}
+	running, err := withRunningJob(out["typical-validate-update"])
+	if err != nil {
+		tb.Fatalf("typical-validate-update with a running job: %v", err)
+	}
+	out["typical-validate-update-job-running"] = running
 	return out
+}
+
+// withRunningJob is an update review whose stored status (old and new object alike, as the
+// API server keeps the status on a spec update) records the job running: the update then
+// carries the upgrade plan, which an update of a cluster without a job status skips.
+func withRunningJob(body []byte) ([]byte, error) {
+	var review map[string]any
+	if err := json.Unmarshal(body, &review); err != nil {
+		return nil, err
+	}
+	req, _ := review["request"].(map[string]any)
+	for _, key := range []string{"object", "oldObject"} {
+		obj, _ := req[key].(map[string]any)
+		status, _ := obj["status"].(map[string]any)
+		components, _ := status["components"].(map[string]any)
+		if components == nil {
+			return nil, errors.New(key + " has no status.components")
+		}
+		components["job"] = map[string]any{"id": "4f3c0d5e9a8b7c6d5e4f3a2b1c0d9e8f", "state": "Running", "flinkVersion": obj["spec"].(map[string]any)["flinkVersion"]}
+	}
+	return json.Marshal(review)
 }
 
 // BenchmarkServeHTTP measures one admission review through the whole in-process

@@ -470,6 +470,13 @@ func (w *FlinkClusterWrapper) JobStatus(state string) *FlinkClusterWrapper {
 	return w
 }
 
+// JobRecord edits status.components.job (creating it when nil): the fields no other option
+// sets, such as the job ID or the Flink version it runs.
+func (w *FlinkClusterWrapper) JobRecord(fn func(*v1beta1.JobStatus)) *FlinkClusterWrapper {
+	fn(w.jobStatus())
+	return w
+}
+
 // JobSavepoint records the job's last savepoint in status.components.job.
 func (w *FlinkClusterWrapper) JobSavepoint(location string, at time.Time) *FlinkClusterWrapper {
 	js := w.jobStatus()
