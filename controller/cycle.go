@@ -247,16 +247,7 @@ func (c *cycle) savepointRequiredRecorded() bool {
 
 // restoreChoice is the savepoint the RestoreAnnotation names ("" for empty state); nil
 // without the annotation.
-func (c *cycle) restoreChoice() *string {
-	v, ok := c.fc.Annotations[RestoreAnnotation]
-	if !ok {
-		return nil
-	}
-	if v == RestoreEmptyState {
-		v = ""
-	}
-	return &v
-}
+func (c *cycle) restoreChoice() *string { return flinkcluster.RestoreChoice(c.fc.Annotations) }
 
 func (c *cycle) removeRestoreAnnotation(ctx context.Context) error {
 	if !c.removeRestore {

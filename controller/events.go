@@ -1,5 +1,7 @@
 package controller
 
+import "github.com/flink-admission/flink-admission/flinkcluster"
+
 // Event reasons. Each lifecycle transition records one.
 const (
 	ReasonNotManaged          = "NotManaged"
@@ -61,10 +63,10 @@ const (
 // cannot confirm), it deploys nothing until this annotation names what the next deploy
 // restores: a savepoint path (an older savepoint, knowingly) or RestoreEmptyState. The
 // controller removes the annotation once it deployed from it.
-const RestoreAnnotation = "flinkclusters.flinkoperator.k8s.io/restore-from"
+const RestoreAnnotation = flinkcluster.RestoreAnnotation
 
 // RestoreEmptyState as the RestoreAnnotation's value starts the next deploy without state.
-const RestoreEmptyState = "empty-state"
+const RestoreEmptyState = flinkcluster.RestoreEmptyState
 
 // Savepoint states (status.savepoint.state) and trigger reasons.
 const (
