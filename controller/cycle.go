@@ -150,7 +150,9 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, fmt.Errorf("observe: %w", err)
 	}
 	c.acceptControl()
-	c.derive()
+	if err := c.derive(); err != nil {
+		return ctrl.Result{}, fmt.Errorf("derive: %w", err)
+	}
 	c.noteUnsupportedHA()
 	c.noteRestoreRefused()
 	if !c.updatePending() && !c.cancelPending() {
@@ -159,7 +161,9 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 			return ctrl.Result{}, fmt.Errorf("haMetadataLost: %w", err)
 		}
 		if lost {
-			c.redeployWithoutHA()
+			if err := c.redeployWithoutHA(); err != nil {
+				return ctrl.Result{}, fmt.Errorf("redeployWithoutHA: %w", err)
+			}
 		}
 	}
 
@@ -203,7 +207,7 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 		c.noteSavepointCheckpointID(ctx)
 	}
 	c.setComponents()
-	c.setClusterState()
+	c.deriveClusterState()
 	c.setConditions()
 	if werr := c.writeStatus(ctx); werr != nil {
 		return ctrl.Result{}, errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
@@ -315,8 +319,10 @@ func (c *cycle) stopInFlight(reason string) bool {
 	return sp != nil && sp.JobID == c.jobID() && sp.TriggerReason == reason && sp.State != SavepointStateFailed
 }
 
-// derive applies the lifecycle rules (package state) to this cycle's observation.
-func (c *cycle) derive() {
+// derive applies the lifecycle rules (package state) to this cycle's observation. The state
+// they derive moves the job by the derive event that the job state machine lists for it
+// (state.Derived); one it does not list is refused.
+func (c *cycle) derive() error {
 	res := state.DeriveJob(state.Input{
 		Now:                 c.now,
 		DeploymentType:      c.mode,
@@ -336,7 +342,15 @@ func (c *cycle) derive() {
 	})
 	c.after(res.RequeueAfter)
 	prev := c.job().State
-	c.setJobState(state.StepDerive, res.State, res.Reason, res.Message, res.LostSince)
+	if res.State != prev {
+		ev, ok := state.Derived(prev, res.State)
+		if !ok {
+			return c.refuseTransition(fmt.Sprintf("%s -> %s by %s", prev, res.State, state.StepDerive))
+		}
+		if err := c.setJobState(ev, res.Reason, res.Message, res.LostSince); err != nil {
+			return err
+		}
+	}
 	switch {
 	case res.DeploymentFailure != "":
 		c.derivedFailure = true
@@ -369,6 +383,7 @@ func (c *cycle) derive() {
 		c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonLostTimeout, note))
 		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s", note)
 	}
+	return nil
 }
 
 // lostReasonRecorded reports whether the recorded Lost condition is True with reason.
@@ -403,19 +418,32 @@ func clusterFinished(s string) bool {
 	return s == v1beta1.ClusterStateStopping || s == v1beta1.ClusterStateStopped || s == v1beta1.ClusterStatePartiallyStopped
 }
 
-// setJobState records a job state transition made by step, its reason and an Event. Every
-// transition is checked against the job state machine (state.Transitions): one the table
-// does not list is still made — the step decided on what it observed — but a Warning Event
-// says so, for the simulation and for a user to report.
-func (c *cycle) setJobState(step state.Step, newState, reason, message string, lostSince time.Time) {
+// errUnlistedTransition is the error of an event that the job state machine does not list
+// for the job's state.
+var errUnlistedTransition = errors.New("transition not in the job state machine (controller/state/machine.go)")
+
+// refuseTransition refuses a job state change the job state machine does not list: a Warning
+// Event UnlistedTransition, and the error that ends the reconcile's flow.
+func (c *cycle) refuseTransition(what string) error {
+	c.event(corev1.EventTypeWarning, ReasonUnlistedTransition, "Observe",
+		"job %s: %s is not in the job state machine (controller/state/machine.go): refused", c.jobID(), what)
+	return fmt.Errorf("job %s: %s: %w", c.jobID(), what, errUnlistedTransition)
+}
+
+// setJobState moves the job by ev through the job state machine (state.Next), recording its
+// reason and an Event. An event the table does not list for the job's state is refused: the
+// state stays, a Warning Event UnlistedTransition says so (for the simulation and for a user
+// to report), and the error makes the reconcile fail instead of acting on a state the
+// machine never reaches.
+func (c *cycle) setJobState(ev state.Event, reason, message string, lostSince time.Time) error {
 	job := c.job()
-	if newState == job.State {
-		return
-	}
 	prev := job.State
-	if !state.Allowed(prev, newState, step) {
-		c.event(corev1.EventTypeWarning, ReasonUnlistedTransition, "Observe",
-			"job %s: %s -> %s by %s is not in the job state machine (controller/state/machine.go)", job.ID, prev, newState, step)
+	newState, ok := state.Next(prev, ev)
+	if !ok {
+		return c.refuseTransition(fmt.Sprintf("%s in state %s by %s", ev, prev, state.StepOf(ev)))
+	}
+	if newState == prev {
+		return nil
 	}
 	job.State = newState
 	if reason != "" {
@@ -458,6 +486,7 @@ func (c *cycle) setJobState(step state.Step, newState, reason, message string, l
 		note += ": " + message
 	}
 	c.event(eventType, eventReason, "Observe", "%s", note)
+	return nil
 }
 
 // writeStatus patches the status when it changed. The patch carries no resourceVersion: the
@@ -597,8 +626,8 @@ func (c *cycle) updateStepf(reason, format string, args ...any) {
 	c.updateStep = &cond
 }
 
-// setClusterState derives status.state and records its transitions.
-func (c *cycle) setClusterState() {
+// deriveClusterState derives status.state from the job and what this reconcile observed.
+func (c *cycle) deriveClusterState() {
 	job := c.job()
 	comps := state.Components{
 		JobManager:     c.obs.wl != nil && !c.obs.wl.Deleting,
@@ -611,12 +640,18 @@ func (c *cycle) setClusterState() {
 	if next == v1beta1.ClusterStateStopping {
 		c.poll()
 	}
+	c.setClusterState(next, ReasonClusterState, "Observe", fmt.Sprintf("cluster %s -> %s", orNone(c.st.State), next))
+}
+
+// setClusterState is the one writer of status.state: it records a change with a Normal Event
+// (reason, action, note), and reports whether the state changed.
+func (c *cycle) setClusterState(next, reason, action, note string) bool {
 	if next == c.st.State {
-		return
+		return false
 	}
-	prev := c.st.State
 	c.st.State = next
-	c.event(corev1.EventTypeNormal, ReasonClusterState, "Observe", "cluster %s -> %s", orNone(prev), next)
+	c.event(corev1.EventTypeNormal, reason, action, "%s", note)
+	return true
 }
 
 func orNone(s string) string {

@@ -79,7 +79,9 @@ func (c *cycle) resume(ctx context.Context) error {
 	if c.kubernetesHA() && !c.obs.ha.jobGraphStored(job.ID) {
 		reason := fmt.Sprintf("the JobManager Deployment of job %s is missing and the HA metadata the job would recover from is gone (no job graph in the ConfigMaps of cluster ID %s): restoring savepoint %q would lose the state acknowledged since",
 			job.ID, resources.HAClusterID(c.fc), job.SavepointLocation)
-		c.setJobState(state.StepResume, v1beta1.JobStateFailed, reason, reason, c.now)
+		if err := c.setJobState(state.EventDeploymentAndHAMissing, reason, reason, c.now); err != nil {
+			return err
+		}
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason))
 		c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Deploy", "%s", reason)
 		c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
