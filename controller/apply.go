@@ -274,7 +274,7 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 		}
 	}
 	job.FromSavepoint = from
-	if err := c.persist(ctx); err != nil {
+	if err := c.recordBeforeActing(ctx); err != nil {
 		return err
 	}
 	return c.createJobManager(ctx)

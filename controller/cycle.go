@@ -106,10 +106,11 @@ func (c *cycle) requireSavepoint(reason, format string, args ...any) {
 	c.savepointRequired = &cond
 }
 
-// persist writes the status now, before an action whose record must not be lost: the job
-// ID of a deploy before its workload is created, a trigger ID before the savepoint call. A
-// copy is patched, so a concurrent spec edit does not change this reconcile's cluster.
-func (c *cycle) persist(ctx context.Context) error {
+// recordBeforeActing writes the status now, before an action whose record must not be lost:
+// the job ID of a deploy before its workload is created, a trigger ID before the savepoint
+// call. A copy is patched, so a concurrent spec edit does not change this reconcile's
+// cluster. The rest of the status is patched once, when the reconcile ends (reconcile).
+func (c *cycle) recordBeforeActing(ctx context.Context) error {
 	if equality.Semantic.DeepEqual(c.orig.Status, c.fc.Status) {
 		return nil
 	}
@@ -144,32 +145,59 @@ func (c *cycle) event(eventType, reason, action, format string, args ...any) {
 	c.r.Recorder.Eventf(c.fc, nil, eventType, reason, action, format, args...)
 }
 
+// run is one reconcile of the cluster, then the removal of the annotations whose requests
+// the written status now carries.
 func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
-	c.initStatus()
-	if err := c.observe(ctx); err != nil {
-		return ctrl.Result{}, fmt.Errorf("observe: %w", err)
+	if err := c.reconcile(ctx); err != nil {
+		return ctrl.Result{}, err
 	}
+	if err := c.removeControlAnnotation(ctx); err != nil {
+		return ctrl.Result{}, fmt.Errorf("removeControlAnnotation: %w", err)
+	}
+	if err := c.removeRestoreAnnotation(ctx); err != nil {
+		return ctrl.Result{}, fmt.Errorf("removeRestoreAnnotation: %w", err)
+	}
+	return ctrl.Result{RequeueAfter: c.requeue}, nil
+}
+
+// reconcile observes, decides and acts. The status is patched in a defer, whatever failed
+// (cluster-api's machine controller patches its Machine so): what was observed and done, and,
+// when something failed, the Reconciling condition says what. A failed observation changes
+// nothing it would have derived — components, cluster state and the conditions read from
+// Kubernetes and Flink keep their record — so a half-read world is never written as seen.
+func (c *cycle) reconcile(ctx context.Context) (err error) {
+	c.initStatus()
+	observed := false
+	defer func() {
+		c.recordOutcome(observed, err)
+		if werr := c.writeStatus(ctx); werr != nil {
+			err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
+		}
+	}()
+	if err := c.observe(ctx); err != nil {
+		return fmt.Errorf("observe: %w", err)
+	}
+	observed = true
 	c.acceptControl()
 	if err := c.derive(); err != nil {
-		return ctrl.Result{}, fmt.Errorf("derive: %w", err)
+		return fmt.Errorf("derive: %w", err)
 	}
 	c.noteUnsupportedHA()
 	c.noteRestoreRefused()
 	if !c.updatePending() && !c.cancelPending() {
 		lost, err := c.haMetadataLost(ctx)
 		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("haMetadataLost: %w", err)
+			return fmt.Errorf("haMetadataLost: %w", err)
 		}
 		if lost {
 			if err := c.redeployWithoutHA(); err != nil {
-				return ctrl.Result{}, fmt.Errorf("redeployWithoutHA: %w", err)
+				return fmt.Errorf("redeployWithoutHA: %w", err)
 			}
 		}
 	}
 
 	// Each flow's error names the step that failed, as the job state machine
 	// (state.Transitions) names the steps.
-	var err error
 	step, ensured := "", false
 	switch {
 	case c.cancelStopping():
@@ -206,22 +234,29 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	if err == nil {
 		c.noteSavepointCheckpointID(ctx)
 	}
-	c.setComponents()
-	c.deriveClusterState()
-	c.setConditions()
-	if werr := c.writeStatus(ctx); werr != nil {
-		return ctrl.Result{}, errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
+	return err
+}
+
+// recordOutcome completes the status at the end of a reconcile whose observation completed
+// (observed) or failed, and whose flows failed with err (nil when nothing failed).
+func (c *cycle) recordOutcome(observed bool, err error) {
+	if observed {
+		c.setComponents()
+		c.deriveClusterState()
+		c.setConditions(err)
+		return
 	}
-	if err != nil {
-		return ctrl.Result{}, err
+	if c.st.State == "" {
+		// A new cluster: the schema requires a state, and nothing was created yet.
+		c.deriveClusterState()
 	}
-	if err := c.removeControlAnnotation(ctx); err != nil {
-		return ctrl.Result{}, fmt.Errorf("removeControlAnnotation: %w", err)
+	c.setHealth(err)
+	for i := range c.st.Conditions {
+		switch c.st.Conditions[i].Type {
+		case ConditionReady, ConditionReconciling, ConditionStalled:
+			c.st.Conditions[i].ObservedGeneration = c.fc.Generation
+		}
 	}
-	if err := c.removeRestoreAnnotation(ctx); err != nil {
-		return ctrl.Result{}, fmt.Errorf("removeRestoreAnnotation: %w", err)
-	}
-	return ctrl.Result{RequeueAfter: c.requeue}, nil
 }
 
 // initStatus starts the status of a new cluster: revision and a Pending job, whose ID the
@@ -509,9 +544,9 @@ func (c *cycle) setCondition(cond metav1.Condition) bool {
 }
 
 // setConditions derives the conditions that follow from this reconcile's observation and
-// outcome, records an Event when JobManagerReady or Updating changes its status, and stamps
-// every condition with the generation.
-func (c *cycle) setConditions() {
+// outcome (err: what failed, nil when nothing did), records an Event when JobManagerReady or
+// Updating changes its status, and stamps every condition with the generation.
+func (c *cycle) setConditions(err error) {
 	c.setCondition(managedCondition(c.fc))
 	c.setJobManagerReady()
 
@@ -531,19 +566,23 @@ func (c *cycle) setConditions() {
 	}
 	c.setSavepointRequired()
 	c.setWaiting()
-	c.setHealth()
+	c.setHealth(err)
 	observedGeneration(c.st.Conditions, c.fc.Generation)
 	c.st.ObservedGeneration = c.fc.Generation
 }
 
 // setHealth derives Ready, Reconciling and Stalled (see health) from the conditions set
-// before it.
-func (c *cycle) setHealth() {
+// before it and what failed in this reconcile (err, nil when nothing did).
+func (c *cycle) setHealth(err error) {
 	cancel := c.fc.Spec.Job != nil && c.fc.Spec.Job.CancelRequested != nil && *c.fc.Spec.Job.CancelRequested
 	if ctl := c.st.Control; ctl != nil && ctl.Name == v1beta1.ControlNameJobCancel && ctl.State != v1beta1.ControlStateFailed {
 		cancel = true
 	}
-	ready, reconciling, stalled := health(healthInput{Status: c.st, CancelRequested: cancel})
+	in := healthInput{Status: c.st, CancelRequested: cancel}
+	if err != nil {
+		in.Failed = err.Error()
+	}
+	ready, reconciling, stalled := health(in)
 	c.setCondition(ready)
 	c.setCondition(reconciling)
 	c.setCondition(stalled)

@@ -39,7 +39,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 			if job.ID == "" {
 				return c.newDeploy(ctx, from)
 			}
-			if err := c.persist(ctx); err != nil {
+			if err := c.recordBeforeActing(ctx); err != nil {
 				return err
 			}
 			return c.createJobManager(ctx)
@@ -88,7 +88,7 @@ func (c *cycle) resume(ctx context.Context) error {
 		return nil
 	}
 	job.FromSavepoint = ""
-	if err := c.persist(ctx); err != nil {
+	if err := c.recordBeforeActing(ctx); err != nil {
 		return err
 	}
 	return c.createJobManager(ctx)

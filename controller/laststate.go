@@ -178,7 +178,7 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 	c.event(corev1.EventTypeNormal, ReasonLastStateRedeploy, "Deploy",
 		"last-state (%s): deploying revision %s as job %s again, restoring its newest checkpoint %d from Flink's HA store",
 		why, c.st.Revision.CurrentRevision, job.ID, ls.checkpoint)
-	if err := c.persist(ctx); err != nil {
+	if err := c.recordBeforeActing(ctx); err != nil {
 		return err
 	}
 	if err := c.createJobManager(ctx); err != nil {
