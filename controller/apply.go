@@ -269,10 +269,12 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 		if prevID != "" {
 			c.event(corev1.EventTypeNormal, ReasonJobStateChanged, "Deploy", "new deploy: job %s replaces job %s", job.ID, prevID)
 		}
-		c.setJobState(state.StepNewDeploy, v1beta1.JobStatePending, "", "new deploy", c.now)
+		if err := c.setJobState(state.EventNewDeploy, "", "new deploy", c.now); err != nil {
+			return err
+		}
 	}
 	job.FromSavepoint = from
-	if err := c.persist(ctx); err != nil {
+	if err := c.recordBeforeActing(ctx); err != nil {
 		return err
 	}
 	return c.createJobManager(ctx)
@@ -318,9 +320,8 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	// stands.
 	c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, note))
 	c.setCondition(condition(ConditionSavepointRequired, metav1.ConditionFalse, ConditionReasonNotRequired, note))
-	c.setJobState(state.StepCreateJobManager, v1beta1.JobStateDeploying, "", "", c.now)
 	c.poll()
-	return nil
+	return c.setJobState(state.EventJobManagerCreated, "", "", c.now)
 }
 
 // deleteObject deletes obj if it exists; dependents go in the background (and explicitly,

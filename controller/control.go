@@ -112,7 +112,9 @@ func (c *cycle) cancel(ctx context.Context) error {
 			c.waitFor(ConditionReasonWaitingForJobCancel, "job %s was stopped with savepoint %s: waiting for Flink to report it ended", job.ID, job.SavepointLocation)
 			return nil
 		}
-		c.cancelled("stopped with savepoint "+job.SavepointLocation, byControl)
+		if err := c.cancelled("stopped with savepoint "+job.SavepointLocation, byControl); err != nil {
+			return err
+		}
 		if byControl {
 			ctl.Details = map[string]string{"savepointLocation": job.SavepointLocation}
 		}
@@ -136,21 +138,24 @@ func (c *cycle) jobEnded() bool {
 // own before the cancel took effect (Flink reported it FAILED meanwhile) keeps its end: the
 // job state machine leaves a terminal state only by a new deploy or a restart, and a
 // failure recorded as a cancel would skip afterJobFails and hide the failure.
-func (c *cycle) cancelled(how string, byControl bool) {
+func (c *cycle) cancelled(how string, byControl bool) error {
 	if job := c.job(); flinkcluster.Terminal(job.State) && job.State != v1beta1.JobStateCancelled {
 		c.event(corev1.EventTypeNormal, ReasonJobCancelled, "Cancel", "job %s ended %s before the cancel took effect", c.jobID(), job.State)
 		if byControl {
 			c.controlDone(v1beta1.ControlStateFailed, "the job ended "+job.State+" before the cancel took effect")
 		}
 		c.poll()
-		return
+		return nil
 	}
-	c.setJobState(state.StepCancelled, v1beta1.JobStateCancelled, "", how, c.now)
+	if err := c.setJobState(state.EventCancelConfirmed, "", how, c.now); err != nil {
+		return err
+	}
 	c.event(corev1.EventTypeNormal, ReasonJobCancelled, "Cancel", "job %s cancelled: %s", c.jobID(), how)
 	if byControl {
 		c.controlDone(v1beta1.ControlStateSucceeded, "job "+how)
 	}
 	c.poll()
+	return nil
 }
 
 // cancelWithoutSavepoint cancels a job whose savepoint cannot be taken: Flink cancels a job
@@ -168,8 +173,7 @@ func (c *cycle) cancelWithoutSavepoint(ctx context.Context, why string) error {
 		return nil
 	}
 	if c.jobEnded() {
-		c.cancelled("cancelled without a savepoint ("+why+")", byControl)
-		return nil
+		return c.cancelled("cancelled without a savepoint ("+why+")", byControl)
 	}
 	if f := c.obs.flink; f != nil && f.Job != nil {
 		cl, err := c.flinkClient(ctx)

@@ -106,10 +106,11 @@ func (c *cycle) requireSavepoint(reason, format string, args ...any) {
 	c.savepointRequired = &cond
 }
 
-// persist writes the status now, before an action whose record must not be lost: the job
-// ID of a deploy before its workload is created, a trigger ID before the savepoint call. A
-// copy is patched, so a concurrent spec edit does not change this reconcile's cluster.
-func (c *cycle) persist(ctx context.Context) error {
+// recordBeforeActing writes the status now, before an action whose record must not be lost:
+// the job ID of a deploy before its workload is created, a trigger ID before the savepoint
+// call. A copy is patched, so a concurrent spec edit does not change this reconcile's
+// cluster. The rest of the status is patched once, when the reconcile ends (reconcile).
+func (c *cycle) recordBeforeActing(ctx context.Context) error {
 	if equality.Semantic.DeepEqual(c.orig.Status, c.fc.Status) {
 		return nil
 	}
@@ -144,28 +145,59 @@ func (c *cycle) event(eventType, reason, action, format string, args ...any) {
 	c.r.Recorder.Eventf(c.fc, nil, eventType, reason, action, format, args...)
 }
 
+// run is one reconcile of the cluster, then the removal of the annotations whose requests
+// the written status now carries.
 func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
-	c.initStatus()
-	if err := c.observe(ctx); err != nil {
-		return ctrl.Result{}, fmt.Errorf("observe: %w", err)
+	if err := c.reconcile(ctx); err != nil {
+		return ctrl.Result{}, err
 	}
+	if err := c.removeControlAnnotation(ctx); err != nil {
+		return ctrl.Result{}, fmt.Errorf("removeControlAnnotation: %w", err)
+	}
+	if err := c.removeRestoreAnnotation(ctx); err != nil {
+		return ctrl.Result{}, fmt.Errorf("removeRestoreAnnotation: %w", err)
+	}
+	return ctrl.Result{RequeueAfter: c.requeue}, nil
+}
+
+// reconcile observes, decides and acts. The status is patched in a defer, whatever failed
+// (cluster-api's machine controller patches its Machine so): what was observed and done, and,
+// when something failed, the Reconciling condition says what. A failed observation changes
+// nothing it would have derived — components, cluster state and the conditions read from
+// Kubernetes and Flink keep their record — so a half-read world is never written as seen.
+func (c *cycle) reconcile(ctx context.Context) (err error) {
+	c.initStatus()
+	observed := false
+	defer func() {
+		c.recordOutcome(observed, err)
+		if werr := c.writeStatus(ctx); werr != nil {
+			err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
+		}
+	}()
+	if err := c.observe(ctx); err != nil {
+		return fmt.Errorf("observe: %w", err)
+	}
+	observed = true
 	c.acceptControl()
-	c.derive()
+	if err := c.derive(); err != nil {
+		return fmt.Errorf("derive: %w", err)
+	}
 	c.noteUnsupportedHA()
 	c.noteRestoreRefused()
 	if !c.updatePending() && !c.cancelPending() {
 		lost, err := c.haMetadataLost(ctx)
 		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("haMetadataLost: %w", err)
+			return fmt.Errorf("haMetadataLost: %w", err)
 		}
 		if lost {
-			c.redeployWithoutHA()
+			if err := c.redeployWithoutHA(); err != nil {
+				return fmt.Errorf("redeployWithoutHA: %w", err)
+			}
 		}
 	}
 
 	// Each flow's error names the step that failed, as the job state machine
 	// (state.Transitions) names the steps.
-	var err error
 	step, ensured := "", false
 	switch {
 	case c.cancelStopping():
@@ -202,22 +234,29 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	if err == nil {
 		c.noteSavepointCheckpointID(ctx)
 	}
-	c.setComponents()
-	c.setClusterState()
-	c.setConditions()
-	if werr := c.writeStatus(ctx); werr != nil {
-		return ctrl.Result{}, errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
+	return err
+}
+
+// recordOutcome completes the status at the end of a reconcile whose observation completed
+// (observed) or failed, and whose flows failed with err (nil when nothing failed).
+func (c *cycle) recordOutcome(observed bool, err error) {
+	if observed {
+		c.setComponents()
+		c.deriveClusterState()
+		c.setConditions(err)
+		return
 	}
-	if err != nil {
-		return ctrl.Result{}, err
+	if c.st.State == "" {
+		// A new cluster: the schema requires a state, and nothing was created yet.
+		c.deriveClusterState()
 	}
-	if err := c.removeControlAnnotation(ctx); err != nil {
-		return ctrl.Result{}, fmt.Errorf("removeControlAnnotation: %w", err)
+	c.setHealth(err)
+	for i := range c.st.Conditions {
+		switch c.st.Conditions[i].Type {
+		case ConditionReady, ConditionReconciling, ConditionStalled:
+			c.st.Conditions[i].ObservedGeneration = c.fc.Generation
+		}
 	}
-	if err := c.removeRestoreAnnotation(ctx); err != nil {
-		return ctrl.Result{}, fmt.Errorf("removeRestoreAnnotation: %w", err)
-	}
-	return ctrl.Result{RequeueAfter: c.requeue}, nil
 }
 
 // initStatus starts the status of a new cluster: revision and a Pending job, whose ID the
@@ -306,8 +345,10 @@ func (c *cycle) stopInFlight(reason string) bool {
 	return sp != nil && sp.JobID == c.jobID() && sp.TriggerReason == reason && sp.State != SavepointStateFailed
 }
 
-// derive applies the lifecycle rules (package state) to this cycle's observation.
-func (c *cycle) derive() {
+// derive applies the lifecycle rules (package state) to this cycle's observation. The state
+// they derive moves the job by the derive event that the job state machine lists for it
+// (state.Derived); one it does not list is refused.
+func (c *cycle) derive() error {
 	res := state.DeriveJob(state.Input{
 		Now:                 c.now,
 		DeploymentType:      c.mode,
@@ -327,7 +368,15 @@ func (c *cycle) derive() {
 	})
 	c.after(res.RequeueAfter)
 	prev := c.job().State
-	c.setJobState(state.StepDerive, res.State, res.Reason, res.Message, res.LostSince)
+	if res.State != prev {
+		ev, ok := state.Derived(prev, res.State)
+		if !ok {
+			return c.refuseTransition(fmt.Sprintf("%s -> %s by %s", prev, res.State, state.StepDerive))
+		}
+		if err := c.setJobState(ev, res.Reason, res.Message, res.LostSince); err != nil {
+			return err
+		}
+	}
 	switch {
 	case res.DeploymentFailure != "":
 		c.derivedFailure = true
@@ -362,6 +411,7 @@ func (c *cycle) derive() {
 		c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonLostTimeout, note))
 		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s", note)
 	}
+	return nil
 }
 
 // lostReasonRecorded reports whether the recorded Lost condition is True with reason.
@@ -396,19 +446,32 @@ func clusterFinished(s string) bool {
 	return s == v1beta1.ClusterStateStopping || s == v1beta1.ClusterStateStopped || s == v1beta1.ClusterStatePartiallyStopped
 }
 
-// setJobState records a job state transition made by step, its reason and an Event. Every
-// transition is checked against the job state machine (state.Transitions): one the table
-// does not list is still made — the step decided on what it observed — but a Warning Event
-// says so, for the simulation and for a user to report.
-func (c *cycle) setJobState(step state.Step, newState, reason, message string, lostSince time.Time) {
+// errUnlistedTransition is the error of an event that the job state machine does not list
+// for the job's state.
+var errUnlistedTransition = errors.New("transition not in the job state machine (controller/state/machine.go)")
+
+// refuseTransition refuses a job state change the job state machine does not list: a Warning
+// Event UnlistedTransition, and the error that ends the reconcile's flow.
+func (c *cycle) refuseTransition(what string) error {
+	c.event(corev1.EventTypeWarning, ReasonUnlistedTransition, "Observe",
+		"job %s: %s is not in the job state machine (controller/state/machine.go): refused", c.jobID(), what)
+	return fmt.Errorf("job %s: %s: %w", c.jobID(), what, errUnlistedTransition)
+}
+
+// setJobState moves the job by ev through the job state machine (state.Next), recording its
+// reason and an Event. An event the table does not list for the job's state is refused: the
+// state stays, a Warning Event UnlistedTransition says so (for the simulation and for a user
+// to report), and the error makes the reconcile fail instead of acting on a state the
+// machine never reaches.
+func (c *cycle) setJobState(ev state.Event, reason, message string, lostSince time.Time) error {
 	job := c.job()
-	if newState == job.State {
-		return
-	}
 	prev := job.State
-	if !state.Allowed(prev, newState, step) {
-		c.event(corev1.EventTypeWarning, ReasonUnlistedTransition, "Observe",
-			"job %s: %s -> %s by %s is not in the job state machine (controller/state/machine.go)", job.ID, prev, newState, step)
+	newState, ok := state.Next(prev, ev)
+	if !ok {
+		return c.refuseTransition(fmt.Sprintf("%s in state %s by %s", ev, prev, state.StepOf(ev)))
+	}
+	if newState == prev {
+		return nil
 	}
 	job.State = newState
 	if reason != "" {
@@ -451,6 +514,7 @@ func (c *cycle) setJobState(step state.Step, newState, reason, message string, l
 		note += ": " + message
 	}
 	c.event(eventType, eventReason, "Observe", "%s", note)
+	return nil
 }
 
 // writeStatus patches the status when it changed. The patch carries no resourceVersion: the
@@ -473,9 +537,9 @@ func (c *cycle) setCondition(cond metav1.Condition) bool {
 }
 
 // setConditions derives the conditions that follow from this reconcile's observation and
-// outcome, records an Event when JobManagerReady or Updating changes its status, and stamps
-// every condition with the generation.
-func (c *cycle) setConditions() {
+// outcome (err: what failed, nil when nothing did), records an Event when JobManagerReady or
+// Updating changes its status, and stamps every condition with the generation.
+func (c *cycle) setConditions(err error) {
 	c.setCondition(managedCondition(c.fc))
 	c.setJobManagerReady()
 
@@ -495,19 +559,23 @@ func (c *cycle) setConditions() {
 	}
 	c.setSavepointRequired()
 	c.setWaiting()
-	c.setHealth()
+	c.setHealth(err)
 	observedGeneration(c.st.Conditions, c.fc.Generation)
 	c.st.ObservedGeneration = c.fc.Generation
 }
 
 // setHealth derives Ready, Reconciling and Stalled (see health) from the conditions set
-// before it.
-func (c *cycle) setHealth() {
+// before it and what failed in this reconcile (err, nil when nothing did).
+func (c *cycle) setHealth(err error) {
 	cancel := c.fc.Spec.Job != nil && c.fc.Spec.Job.CancelRequested != nil && *c.fc.Spec.Job.CancelRequested
 	if ctl := c.st.Control; ctl != nil && ctl.Name == v1beta1.ControlNameJobCancel && ctl.State != v1beta1.ControlStateFailed {
 		cancel = true
 	}
-	ready, reconciling, stalled := health(healthInput{Status: c.st, CancelRequested: cancel})
+	in := healthInput{Status: c.st, CancelRequested: cancel}
+	if err != nil {
+		in.Failed = err.Error()
+	}
+	ready, reconciling, stalled := health(in)
 	c.setCondition(ready)
 	c.setCondition(reconciling)
 	c.setCondition(stalled)
@@ -590,8 +658,8 @@ func (c *cycle) updateStepf(reason, format string, args ...any) {
 	c.updateStep = &cond
 }
 
-// setClusterState derives status.state and records its transitions.
-func (c *cycle) setClusterState() {
+// deriveClusterState derives status.state from the job and what this reconcile observed.
+func (c *cycle) deriveClusterState() {
 	job := c.job()
 	comps := state.Components{
 		JobManager:     c.obs.wl != nil && !c.obs.wl.Deleting,
@@ -604,12 +672,18 @@ func (c *cycle) setClusterState() {
 	if next == v1beta1.ClusterStateStopping {
 		c.poll()
 	}
+	c.setClusterState(next, ReasonClusterState, "Observe", fmt.Sprintf("cluster %s -> %s", orNone(c.st.State), next))
+}
+
+// setClusterState is the one writer of status.state: it records a change with a Normal Event
+// (reason, action, note), and reports whether the state changed.
+func (c *cycle) setClusterState(next, reason, action, note string) bool {
 	if next == c.st.State {
-		return
+		return false
 	}
-	prev := c.st.State
 	c.st.State = next
-	c.event(corev1.EventTypeNormal, ReasonClusterState, "Observe", "cluster %s -> %s", orNone(prev), next)
+	c.event(corev1.EventTypeNormal, reason, action, "%s", note)
+	return true
 }
 
 func orNone(s string) string {

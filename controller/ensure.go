@@ -39,7 +39,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 			if job.ID == "" {
 				return c.newDeploy(ctx, from)
 			}
-			if err := c.persist(ctx); err != nil {
+			if err := c.recordBeforeActing(ctx); err != nil {
 				return err
 			}
 			return c.createJobManager(ctx)
@@ -79,14 +79,16 @@ func (c *cycle) resume(ctx context.Context) error {
 	if c.kubernetesHA() && !c.obs.ha.jobGraphStored(job.ID) {
 		reason := fmt.Sprintf("the JobManager Deployment of job %s is missing and the HA metadata the job would recover from is gone (no job graph in the ConfigMaps of cluster ID %s): restoring savepoint %q would lose the state acknowledged since",
 			job.ID, resources.HAClusterID(c.fc), job.SavepointLocation)
-		c.setJobState(state.StepResume, v1beta1.JobStateFailed, reason, reason, c.now)
+		if err := c.setJobState(state.EventDeploymentAndHAMissing, reason, reason, c.now); err != nil {
+			return err
+		}
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason))
 		c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Deploy", "%s", reason)
 		c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
 		return nil
 	}
 	job.FromSavepoint = ""
-	if err := c.persist(ctx); err != nil {
+	if err := c.recordBeforeActing(ctx); err != nil {
 		return err
 	}
 	return c.createJobManager(ctx)

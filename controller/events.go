@@ -34,8 +34,8 @@ const (
 	ReasonUnsupportedHA       = "UnsupportedHA"
 	ReasonWaitExceeded        = "WaitExceeded"
 	ReasonJobCancelled        = "JobCancelled"
-	// ReasonUnlistedTransition: the controller moved the job between two states by a step
-	// that the job state machine (state.Transitions) does not list.
+	// ReasonUnlistedTransition: the controller refused to move the job by an event that the
+	// job state machine (state.Transitions) does not list for the job's state.
 	ReasonUnlistedTransition = "UnlistedTransition"
 	// ReasonSavepointDisposed: Flink disposed of a savepoint spec.job.savepointsToKeep no
 	// longer keeps.

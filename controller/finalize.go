@@ -27,10 +27,7 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (ct
 	if err := c.observe(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if c.st.State != v1beta1.ClusterStateStopping {
-		c.st.State = v1beta1.ClusterStateStopping
-		c.event(corev1.EventTypeNormal, ReasonDeleting, "Delete", "FlinkCluster deleted: removing its JobManager, TaskManagers and HA ConfigMaps")
-	}
+	c.setClusterState(v1beta1.ClusterStateStopping, ReasonDeleting, "Delete", "FlinkCluster deleted: removing its JobManager, TaskManagers and HA ConfigMaps")
 	if err := c.deleteJobManager(ctx); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -217,7 +217,7 @@ func (c *cycle) haMetadataLost(ctx context.Context) (bool, error) {
 // new job ID, through the update flow — which deletes what is left of the HA ConfigMaps
 // first, and stops with SavepointRequired when the savepoint cannot be taken. Until the new
 // deploy runs, DeploymentFailed says why (reason HAMetadataMissing), with a Warning Event.
-func (c *cycle) redeployWithoutHA() {
+func (c *cycle) redeployWithoutHA() error {
 	job := c.job()
 	reason := fmt.Sprintf("the HA metadata of running job %s is gone (no job graph in the ConfigMaps of cluster ID %s): a restart of its JobManager would run main() again from empty state; stopping the job with a savepoint to deploy revision %s again from it",
 		job.ID, resources.HAClusterID(c.fc), c.st.Revision.CurrentRevision)
@@ -226,8 +226,11 @@ func (c *cycle) redeployWithoutHA() {
 	if ctl := c.st.Control; controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameSavepoint {
 		c.controlDone(v1beta1.ControlStateFailed, "superseded by a redeploy: the job's HA metadata is gone")
 	}
-	c.setJobState(state.StepRedeployWithoutHA, v1beta1.JobStateUpdating, "", "its HA metadata is gone", c.now)
+	if err := c.setJobState(state.EventHAMetadataGone, "", "its HA metadata is gone", c.now); err != nil {
+		return err
+	}
 	c.requestSavepoint(SavepointReasonUpdate)
+	return nil
 }
 
 // redeployingWithoutHA reports whether the update in progress is redeployWithoutHA's.

@@ -51,13 +51,20 @@ const (
 	// ConditionReasonNotReady: Ready is False while the cluster is Reconciling or Stalled; the
 	// message is theirs.
 	ConditionReasonNotReady = "NotReady"
+	// ConditionReasonReconcileFailed: Reconciling, the last reconcile failed (an observation
+	// the API server or Flink refused, a step that failed, a transition the job state machine
+	// refused) and is retried; the message is the error.
+	ConditionReasonReconcileFailed = "ReconcileFailed"
 )
 
 // healthInput is what health reads: the status after this reconcile's other conditions were
-// set, and whether the user asked to cancel the job.
+// set, whether the user asked to cancel the job, and what failed in this reconcile.
 type healthInput struct {
 	Status          *v1beta1.FlinkClusterStatus
 	CancelRequested bool
+	// Failed is the error that ended this reconcile ("" when none did): the controller could
+	// not observe or finish what it set out to do, and retries.
+	Failed string
 }
 
 // health derives Ready, Reconciling and Stalled. At most one of them is True: Stalled wins
@@ -109,6 +116,9 @@ func judge(in healthInput) (healthVerdict, string, string) {
 		if c := trueCondition(conds, ConditionLost); c != nil && (c.Reason == ConditionReasonLostTimeout || c.Reason == ConditionReasonEndedUnobserved) {
 			return healthStalled, ConditionReasonJobLost, c.Message
 		}
+	}
+	if in.Failed != "" {
+		return healthReconciling, ConditionReasonReconcileFailed, "the last reconcile failed and is retried: " + in.Failed
 	}
 	if st.Revision.CurrentRevision != st.Revision.NextRevision {
 		return healthReconciling, ConditionReasonProgressing,

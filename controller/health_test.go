@@ -25,6 +25,7 @@ type healthCase struct {
 	conds     []metav1.Condition
 	nextRev   string // "" means the current revision
 	cancel    bool
+	failed    string // the error that ended the reconcile
 	reason    string // the reason of the True health condition
 	kstatus   kstatus.Status
 	argo      string
@@ -79,6 +80,10 @@ func healthCases() []healthCase {
 			reason: ConditionReasonNoFinalSavepoint, kstatus: kstatus.FailedStatus, argo: "Degraded", unhealthy: true},
 		{name: "failed: job cancelled without a request", job: v1beta1.JobStateCancelled,
 			reason: ConditionReasonJobCancelled, kstatus: kstatus.FailedStatus, argo: "Degraded", unhealthy: true},
+		{name: "in progress: a reconcile of a running job failed", job: v1beta1.JobStateRunning, conds: []metav1.Condition{jmReady}, failed: "observe: etcdserver: request timed out",
+			reason: ConditionReasonReconcileFailed, kstatus: kstatus.InProgressStatus, argo: "Progressing", unhealthy: true},
+		{name: "failed: a failed job stays Stalled when a reconcile fails too", job: v1beta1.JobStateFailed, failed: "observe: etcdserver: request timed out",
+			reason: ConditionReasonJobFailed, kstatus: kstatus.FailedStatus, argo: "Degraded", unhealthy: true},
 	}
 }
 
@@ -96,7 +101,7 @@ func statusOf(tc healthCase) v1beta1.FlinkClusterStatus {
 	for _, c := range tc.conds {
 		setCondition(&st.Conditions, c, t0)
 	}
-	ready, reconciling, stalled := health(healthInput{Status: &st, CancelRequested: tc.cancel})
+	ready, reconciling, stalled := health(healthInput{Status: &st, CancelRequested: tc.cancel, Failed: tc.failed})
 	for _, c := range []metav1.Condition{ready, reconciling, stalled} {
 		setCondition(&st.Conditions, c, t0)
 	}

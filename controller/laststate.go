@@ -170,11 +170,13 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 	ls := c.lastState()
 	job.DeployTime, job.StartTime, job.CompletionTime = "", "", nil
 	job.FinalSavepoint, job.FailureReasons, job.FromSavepoint, job.FromCheckpoint = false, nil, "", true
-	c.setJobState(state.StepLastStateDeploy, v1beta1.JobStatePending, "", "last-state redeploy", c.now)
+	if err := c.setJobState(state.EventLastStateRedeploy, "", "last-state redeploy", c.now); err != nil {
+		return err
+	}
 	c.event(corev1.EventTypeNormal, ReasonLastStateRedeploy, "Deploy",
 		"last-state (%s): deploying revision %s as job %s again, restoring its newest checkpoint %d from Flink's HA store",
 		why, c.st.Revision.CurrentRevision, job.ID, ls.checkpoint)
-	if err := c.persist(ctx); err != nil {
+	if err := c.recordBeforeActing(ctx); err != nil {
 		return err
 	}
 	if err := c.createJobManager(ctx); err != nil {

@@ -19,7 +19,9 @@ func (c *cycle) restart(ctx context.Context) error {
 		job.RestartCount++
 		c.event(corev1.EventTypeNormal, ReasonRestarting, "Restart", "restarting failed job %s from savepoint %s (restart %d)",
 			job.ID, job.SavepointLocation, job.RestartCount)
-		c.setJobState(state.StepRestart, v1beta1.JobStateRestarting, "", fmt.Sprintf("restartPolicy %s", v1beta1.JobRestartPolicyFromSavepointOnFailure), c.now)
+		if err := c.setJobState(state.EventRestart, "", fmt.Sprintf("restartPolicy %s", v1beta1.JobRestartPolicyFromSavepointOnFailure), c.now); err != nil {
+			return err
+		}
 	}
 	ready, err := c.replaceJobManager(ctx, false)
 	if err != nil || !ready {

@@ -120,7 +120,7 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 	if sp.TriggerTime == "" {
 		sp.TriggerTime = state.Time(c.now)
 	}
-	if err := c.persist(ctx); err != nil {
+	if err := c.recordBeforeActing(ctx); err != nil {
 		return pending, err
 	}
 	cl, err := c.flinkClient(ctx)

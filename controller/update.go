@@ -26,11 +26,13 @@ func (c *cycle) update(ctx context.Context) error {
 	if c.updateReverted() {
 		// The spec went back to the running revision before anything was torn down or
 		// stopped: the update is over, the job runs on.
-		next := v1beta1.JobStateDeploying
+		ev := state.EventSpecReverted
 		if c.flinkReportsRunning() {
-			next = v1beta1.JobStateRunning
+			ev = state.EventSpecRevertedRunning
 		}
-		c.setJobState(state.StepUpdate, next, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now)
+		if err := c.setJobState(ev, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now); err != nil {
+			return err
+		}
 		c.replaceSavepointRecord(nil)
 		c.poll()
 		return nil
@@ -53,7 +55,9 @@ func (c *cycle) update(ctx context.Context) error {
 	}
 	c.upgrade = c.planUpdate(ctx)
 	if job.State != v1beta1.JobStateUpdating {
-		c.startUpdate()
+		if err := c.startUpdate(); err != nil {
+			return err
+		}
 	}
 	if c.upgrade.How == flinkcluster.UpgradeWait {
 		if !c.updateTooLong() {
@@ -114,7 +118,9 @@ func (c *cycle) update(ctx context.Context) error {
 		// The next deploy's workload exists already: it was created, but recording that
 		// failed. Adopt it rather than restart it.
 		c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
-		c.setJobState(state.StepUpdate, v1beta1.JobStateDeploying, "", "next revision's JobManager exists", c.now)
+		if err := c.setJobState(state.EventNextJobManagerExists, "", "next revision's JobManager exists", c.now); err != nil {
+			return err
+		}
 		c.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", c.st.Revision.CurrentRevision)
 		c.poll()
 		return nil
@@ -200,7 +206,7 @@ func (c *cycle) updateTooLong() bool {
 }
 
 // startUpdate moves the job to Updating and, when it runs, asks for its final savepoint.
-func (c *cycle) startUpdate() {
+func (c *cycle) startUpdate() error {
 	job := c.job()
 	prev := job.State
 	if ctl := c.st.Control; controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameSavepoint {
@@ -216,12 +222,15 @@ func (c *cycle) startUpdate() {
 	if flinkcluster.Terminal(prev) {
 		// A job that ended: nothing to stop, and its end says what the next deploy restores
 		// (a deploy that failed to deploy never ran; one that ended otherwise may have).
-		return
+		return nil
 	}
-	c.setJobState(state.StepStartUpdate, v1beta1.JobStateUpdating, "", fmt.Sprintf("was %s", prev), c.now)
+	if err := c.setJobState(state.EventSpecChanged, "", fmt.Sprintf("was %s", prev), c.now); err != nil {
+		return err
+	}
 	if prev == v1beta1.JobStateRunning && c.upgrade.Stop && c.obs.wl != nil && c.restoreChoice() == nil && !c.restoresSpec() {
 		c.requestSavepoint(SavepointReasonUpdate)
 	}
+	return nil
 }
 
 func (c *cycle) flinkReportsRunning() bool {

@@ -37,7 +37,7 @@ func TestJobStateMachineTable(t *testing.T) {
 func stateMachineRows() [][]string {
 	var rows [][]string
 	for _, tr := range state.Transitions {
-		rows = append(rows, []string{strings.Join(tr.From, ", "), tr.Event, tr.To, "`" + string(tr.Step) + "`"})
+		rows = append(rows, []string{strings.Join(tr.From, ", "), "`" + string(tr.Event) + "`: " + tr.Means, tr.To, "`" + string(tr.Step) + "`"})
 	}
 	return rows
 }

@@ -37,11 +37,40 @@ const (
 	StepCancelled Step = "cancelled"
 )
 
-// Transition is one row of the job state machine: from any of From, on Event, Step moves
-// the job to To.
+// Event names what happened to move the job: one event per row of Transitions, so that an
+// event and the state the job is in decide, through Next, the state it goes to.
+type Event string
+
+// The events of the job state machine, one per row of Transitions.
+const (
+	EventWorkloadExists         Event = "WorkloadExists"
+	EventReportedRunning        Event = "ReportedRunning"
+	EventReportedStarting       Event = "ReportedStarting"
+	EventJobSucceeded           Event = "JobSucceeded"
+	EventJobCanceled            Event = "JobCanceled"
+	EventJobFailed              Event = "JobFailed"
+	EventDeployFailed           Event = "DeployFailed"
+	EventDeploymentMissing      Event = "DeploymentMissing"
+	EventJobNotReported         Event = "JobNotReported"
+	EventNewDeploy              Event = "NewDeploy"
+	EventJobManagerCreated      Event = "JobManagerCreated"
+	EventLastStateRedeploy      Event = "LastStateRedeploy"
+	EventSpecChanged            Event = "SpecChanged"
+	EventSpecReverted           Event = "SpecReverted"
+	EventSpecRevertedRunning    Event = "SpecRevertedRunning"
+	EventNextJobManagerExists   Event = "NextJobManagerExists"
+	EventHAMetadataGone         Event = "HAMetadataGone"
+	EventDeploymentAndHAMissing Event = "DeploymentAndHAMissing"
+	EventRestart                Event = "Restart"
+	EventCancelConfirmed        Event = "CancelConfirmed"
+)
+
+// Transition is one row of the job state machine: from any of From, on Event (which Means
+// says in words), Step moves the job to To.
 type Transition struct {
 	From  []string
-	Event string
+	Event Event
+	Means string
 	To    string
 	Step  Step
 }
@@ -60,41 +89,73 @@ const (
 )
 
 // Transitions is the job state machine: every change of status.components.job.state the
-// controller makes is one of these rows (the controller checks each change against it, and
-// says so with a Warning Event UnlistedTransition when one is not; the simulation of package
-// controller/simulation fails on that Event; docs/troubleshooting.md shows this table, and a
-// test of package docs keeps the two equal). A state that is not a From of any row for a
-// step is one that step never leaves. Terminal states (Succeeded, Cancelled, Failed,
+// controller makes is one of these rows. The controller moves the job only through Next: an
+// event in a state its row does not list is refused (the state stays, a Warning Event
+// UnlistedTransition says so, and the reconcile returns an error; the simulation of package
+// controller/simulation fails on that Event). docs/troubleshooting.md shows this table, and a
+// test of package docs keeps the two equal. Terminal states (Succeeded, Cancelled, Failed,
 // DeployFailed) are left only by a new deploy, a last-state redeploy or a restart.
 var Transitions = []Transition{
-	{[]string{pending}, "the JobManager workload exists", deploying, StepDerive},
-	{[]string{pending, deploying, lostState}, "Flink reports the job RUNNING, RESTARTING or FAILING (a Lost job is reported again)", running, StepDerive},
-	{[]string{lostState}, "a Lost job is reported again, not yet running (INITIALIZING, CREATED)", deploying, StepDerive},
-	{[]string{pending, deploying, running, lostState}, "Flink reports the job FINISHED with no stop-with-savepoint in flight", succeeded, StepDerive},
-	{[]string{pending, deploying, running, lostState}, "Flink reports the job CANCELED with no stop-with-savepoint in flight", cancelled, StepDerive},
-	{[]string{pending, deploying, running, lostState}, "Flink reports the job FAILED; or a job that ran, or a Job-mode JobManager that ran for SubmitBound (10 s), fails", failed, StepDerive},
-	{[]string{pending, deploying}, "the JobManager cannot run, or main() failed, before the job ran", deployFailed, StepDerive},
-	{[]string{deploying, running, lostState}, "the JobManager Deployment is missing (Deployment mode): it is created again", pending, StepDerive},
-	{[]string{pending, deploying, running}, "the job is not reported within the HA recovery grace, it ended unobserved (Lost=True/EndedUnobserved; also a JobManager Job that completed before the job's end was on record), the JobManager Job is missing, or the Deployment of a job that ran (or may have: another pod of the deploy ran for SubmitBound, or the HA store holds its graph) cannot run", lostState, StepDerive},
-	{[]string{updating, restarting, succeeded, cancelled, failed, deployFailed, lostState}, "a deploy that does not resume from HA: a new job ID", pending, StepNewDeploy},
-	{[]string{pending}, "the deploy's JobManager workload was created", deploying, StepCreateJobManager},
-	{[]string{updating, restarting, succeeded, cancelled, failed, deployFailed, lostState}, "a last-state redeploy: the same job ID, the newest checkpoint of the HA store", pending, StepLastStateDeploy},
-	{[]string{pending, deploying, running, lostState, restarting}, "the spec changed (a new revision, also while a failed job restarts from its savepoint), or the user answered SavepointRequired", updating, StepStartUpdate},
-	{[]string{updating}, "the spec went back to the running revision before its stop took effect", deploying, StepUpdate},
-	{[]string{updating}, "the spec went back to the running revision before its stop took effect, and Flink reports the job RUNNING", running, StepUpdate},
-	{[]string{pending}, "the next revision's JobManager exists already (created, its record lost)", deploying, StepUpdate},
-	{[]string{pending, deploying, running, lostState}, "the HA metadata of the running job is gone: stop it with a savepoint and deploy again", updating, StepRedeployWithoutHA},
-	{[]string{pending}, "the JobManager Deployment of a job that ran is missing and its HA metadata is gone", failed, StepResume},
-	{[]string{failed, lostState}, "the job failed, or stayed Lost for the Lost timeout, with restartPolicy FromSavepointOnFailure", restarting, StepRestart},
-	{[]string{pending, deploying, running, lostState, updating, restarting}, "the job was cancelled (cancelRequested, the job-cancel control) and its end is confirmed", cancelled, StepCancelled},
+	{[]string{pending}, EventWorkloadExists, "the JobManager workload exists", deploying, StepDerive},
+	{[]string{pending, deploying, lostState}, EventReportedRunning, "Flink reports the job RUNNING, RESTARTING or FAILING (a Lost job is reported again)", running, StepDerive},
+	{[]string{lostState}, EventReportedStarting, "a Lost job is reported again, not yet running (INITIALIZING, CREATED)", deploying, StepDerive},
+	{[]string{pending, deploying, running, lostState}, EventJobSucceeded, "Flink reports the job FINISHED with no stop-with-savepoint in flight", succeeded, StepDerive},
+	{[]string{pending, deploying, running, lostState}, EventJobCanceled, "Flink reports the job CANCELED with no stop-with-savepoint in flight", cancelled, StepDerive},
+	{[]string{pending, deploying, running, lostState}, EventJobFailed, "Flink reports the job FAILED; or a job that ran, or a Job-mode JobManager that ran for SubmitBound (10 s), fails", failed, StepDerive},
+	{[]string{pending, deploying}, EventDeployFailed, "the JobManager cannot run, or main() failed, before the job ran", deployFailed, StepDerive},
+	{[]string{deploying, running, lostState}, EventDeploymentMissing, "the JobManager Deployment is missing (Deployment mode): it is created again", pending, StepDerive},
+	{[]string{pending, deploying, running}, EventJobNotReported, "the job is not reported within the HA recovery grace, it ended unobserved (Lost=True/EndedUnobserved; also a JobManager Job that completed before the job's end was on record), the JobManager Job is missing, or the Deployment of a job that ran (or may have: another pod of the deploy ran for SubmitBound, or the HA store holds its graph) cannot run", lostState, StepDerive},
+	{[]string{updating, restarting, succeeded, cancelled, failed, deployFailed, lostState}, EventNewDeploy, "a deploy that does not resume from HA: a new job ID", pending, StepNewDeploy},
+	{[]string{pending}, EventJobManagerCreated, "the deploy's JobManager workload was created", deploying, StepCreateJobManager},
+	{[]string{updating, restarting, succeeded, cancelled, failed, deployFailed, lostState}, EventLastStateRedeploy, "a last-state redeploy: the same job ID, the newest checkpoint of the HA store", pending, StepLastStateDeploy},
+	{[]string{pending, deploying, running, lostState, restarting}, EventSpecChanged, "the spec changed (a new revision, also while a failed job restarts from its savepoint), or the user answered SavepointRequired", updating, StepStartUpdate},
+	{[]string{updating}, EventSpecReverted, "the spec went back to the running revision before its stop took effect", deploying, StepUpdate},
+	{[]string{updating}, EventSpecRevertedRunning, "the spec went back to the running revision before its stop took effect, and Flink reports the job RUNNING", running, StepUpdate},
+	{[]string{pending}, EventNextJobManagerExists, "the next revision's JobManager exists already (created, its record lost)", deploying, StepUpdate},
+	{[]string{pending, deploying, running, lostState}, EventHAMetadataGone, "the HA metadata of the running job is gone: stop it with a savepoint and deploy again", updating, StepRedeployWithoutHA},
+	{[]string{pending}, EventDeploymentAndHAMissing, "the JobManager Deployment of a job that ran is missing and its HA metadata is gone", failed, StepResume},
+	{[]string{failed, lostState}, EventRestart, "the job failed, or stayed Lost for the Lost timeout, with restartPolicy FromSavepointOnFailure", restarting, StepRestart},
+	{[]string{pending, deploying, running, lostState, updating, restarting}, EventCancelConfirmed, "the job was cancelled (cancelRequested, the job-cancel control) and its end is confirmed", cancelled, StepCancelled},
 }
 
-// Allowed reports whether the table has a row by which step moves the job from one state to
-// another.
-func Allowed(from, to string, step Step) bool {
-	return slices.ContainsFunc(Transitions, func(t Transition) bool {
-		return t.Step == step && t.To == to && slices.Contains(t.From, from)
+// Next is the state an event moves the job to from a state, and whether the table lists that
+// transition. An event whose row leads to the state the job is in already moves nothing and is
+// listed; an unknown event is not.
+func Next(from string, ev Event) (string, bool) {
+	i := slices.IndexFunc(Transitions, func(t Transition) bool { return t.Event == ev })
+	if i < 0 {
+		return from, false
+	}
+	t := Transitions[i]
+	if t.To == from {
+		return from, true
+	}
+	if !slices.Contains(t.From, from) {
+		return from, false
+	}
+	return t.To, true
+}
+
+// StepOf is the step whose row an event is; "" for an unknown event.
+func StepOf(ev Event) Step {
+	if i := slices.IndexFunc(Transitions, func(t Transition) bool { return t.Event == ev }); i >= 0 {
+		return Transitions[i].Step
+	}
+	return ""
+}
+
+// Derived is the event by which DeriveJob's observation moves the job from one state to
+// another: the derive row that lists the transition; false when none does. A state DeriveJob
+// derives is a conclusion from what Kubernetes and Flink report, and the derive rows are one
+// per pair of states, so the pair names the event.
+func Derived(from, to string) (Event, bool) {
+	i := slices.IndexFunc(Transitions, func(t Transition) bool {
+		return t.Step == StepDerive && t.To == to && slices.Contains(t.From, from)
 	})
+	if i < 0 {
+		return "", false
+	}
+	return Transitions[i].Event, true
 }
 
 // Listed reports whether any step may move the job from one state to another.

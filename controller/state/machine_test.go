@@ -21,7 +21,7 @@ var jobStates = []string{
 // a terminal state only by a new deploy, a last-state redeploy or a restart.
 func TestTransitionsTableIsWellFormed(t *testing.T) {
 	for _, tr := range state.Transitions {
-		assert.Contains(t, jobStates, tr.To, "row %q", tr.Event)
+		assert.Contains(t, jobStates, tr.To, "row %s", tr.Event)
 		assert.NotEmpty(t, tr.Event)
 		for _, from := range tr.From {
 			assert.Contains(t, jobStates, from, "row %q", tr.Event)
@@ -38,24 +38,70 @@ func TestTransitionsTableIsWellFormed(t *testing.T) {
 	}
 }
 
-func TestAllowed(t *testing.T) {
+// Each event is one row: the event and the job's state decide the next state, with nothing
+// else to choose between rows.
+func TestEveryEventIsOneRow(t *testing.T) {
+	seen := map[state.Event]bool{}
+	for _, tr := range state.Transitions {
+		assert.NotEmpty(t, tr.Event)
+		assert.NotEmpty(t, tr.Means, "row %s", tr.Event)
+		assert.False(t, seen[tr.Event], "event %s names two rows", tr.Event)
+		seen[tr.Event] = true
+	}
+}
+
+func TestNextRefusesUnlistedTransitions(t *testing.T) {
 	cases := []struct {
-		from, to string
-		step     state.Step
-		want     bool
+		name   string
+		from   string
+		ev     state.Event
+		want   string
+		listed bool
 	}{
-		{v1beta1.JobStatePending, v1beta1.JobStateDeploying, state.StepCreateJobManager, true},
-		{v1beta1.JobStateRunning, v1beta1.JobStateFailed, state.StepDerive, true},
-		{v1beta1.JobStateRunning, v1beta1.JobStateDeployFailed, state.StepDerive, false},
-		{v1beta1.JobStateFailed, v1beta1.JobStateCancelled, state.StepCancelled, false},
-		{v1beta1.JobStateSucceeded, v1beta1.JobStatePending, state.StepNewDeploy, true},
-		{v1beta1.JobStateSucceeded, v1beta1.JobStatePending, state.StepDerive, false},
+		{"a created JobManager deploys a pending job", v1beta1.JobStatePending, state.EventJobManagerCreated, v1beta1.JobStateDeploying, true},
+		{"Flink's FAILED fails a running job", v1beta1.JobStateRunning, state.EventJobFailed, v1beta1.JobStateFailed, true},
+		{"a running job is not a failed deploy", v1beta1.JobStateRunning, state.EventDeployFailed, v1beta1.JobStateRunning, false},
+		{"a failure is never turned into a cancel", v1beta1.JobStateFailed, state.EventCancelConfirmed, v1beta1.JobStateFailed, false},
+		{"a new deploy leaves a terminal state", v1beta1.JobStateSucceeded, state.EventNewDeploy, v1beta1.JobStatePending, true},
+		{"a created JobManager does not revive a succeeded job", v1beta1.JobStateSucceeded, state.EventJobManagerCreated, v1beta1.JobStateSucceeded, false},
+		{"an event whose row ends where the job is moves nothing", v1beta1.JobStatePending, state.EventNewDeploy, v1beta1.JobStatePending, true},
+		{"an unknown event is refused", v1beta1.JobStateRunning, state.Event("Teleported"), v1beta1.JobStateRunning, false},
 	}
 	for _, tc := range cases {
-		assert.Equal(t, tc.want, state.Allowed(tc.from, tc.to, tc.step), "%s -> %s by %s", tc.from, tc.to, tc.step)
-		if tc.want {
-			assert.True(t, state.Listed(tc.from, tc.to))
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := state.Next(tc.from, tc.ev)
+			assert.Equal(t, tc.listed, ok)
+			assert.Equal(t, tc.want, got, "a refused event leaves the state as it is")
+			if ok && got != tc.from {
+				assert.True(t, state.Listed(tc.from, got))
+			}
+		})
 	}
 	assert.False(t, state.Listed(v1beta1.JobStateFailed, v1beta1.JobStateCancelled), "a failure is never turned into a cancel")
+}
+
+// Derived names, for each pair of states DeriveJob may move the job between, the one derive
+// row that lists it, and none for a pair no derive row lists.
+func TestDerivedNamesTheDeriveRow(t *testing.T) {
+	for _, from := range jobStates {
+		for _, to := range jobStates {
+			var rows []state.Event
+			for _, tr := range state.Transitions {
+				if tr.Step == state.StepDerive && tr.To == to && slices.Contains(tr.From, from) {
+					rows = append(rows, tr.Event)
+				}
+			}
+			assert.LessOrEqual(t, len(rows), 1, "%s -> %s is listed by derive rows %v", from, to, rows)
+			ev, ok := state.Derived(from, to)
+			assert.Equal(t, len(rows) == 1, ok, "%s -> %s", from, to)
+			if ok {
+				assert.Equal(t, rows[0], ev)
+				next, listed := state.Next(from, ev)
+				assert.True(t, listed)
+				assert.Equal(t, to, next)
+			}
+		}
+	}
+	_, ok := state.Derived(v1beta1.JobStateSucceeded, v1beta1.JobStatePending)
+	assert.False(t, ok, "only a new deploy leaves Succeeded")
 }

@@ -1,0 +1,67 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/internal/test/builder"
+)
+
+// A reconcile whose observation fails still patches the status: Reconciling says that the
+// reconcile failed and why, stamped with the generation, while what only the observation
+// could say (components, cluster state, status.observedGeneration) keeps its record — and a
+// new cluster gets the state the schema requires.
+func TestStatusIsPatchedWhenObserveFails(t *testing.T) {
+	newCluster := func(t *testing.T) *v1beta1.FlinkCluster {
+		fc := builder.MakeAppCluster("wc").Deployment().Obj()
+		fc.Finalizers = []string{Finalizer}
+		return fc
+	}
+	for _, tc := range []struct {
+		name      string
+		cluster   func(*testing.T) *v1beta1.FlinkCluster
+		wantState string
+	}{
+		{"an update in progress keeps its recorded state", func(t *testing.T) *v1beta1.FlinkCluster {
+			fc := updatingCluster(t)
+			fc.Status.State = v1beta1.ClusterStateUpdating
+			fc.Status.ObservedGeneration = 1
+			return fc
+		}, v1beta1.ClusterStateUpdating},
+		{"a new cluster is Creating", newCluster, v1beta1.ClusterStateCreating},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := tc.cluster(t)
+			fc.Generation = 2
+			before := fc.Status.DeepCopy()
+			r, cl := reconcilerWith(t, fc, func() error { return errors.New("etcdserver: request timed out") })
+			_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "wc"}})
+			require.ErrorContains(t, err, "observe", "the observation's error is returned")
+
+			got := &v1beta1.FlinkCluster{}
+			require.NoError(t, cl.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "wc"}, got))
+			rec := meta.FindStatusCondition(got.Status.Conditions, ConditionReconciling)
+			require.NotNil(t, rec, "the status was patched: %+v", got.Status)
+			assert.Equal(t, metav1.ConditionTrue, rec.Status)
+			assert.Equal(t, ConditionReasonReconcileFailed, rec.Reason)
+			assert.Contains(t, rec.Message, "etcdserver: request timed out")
+			assert.Equal(t, int64(2), rec.ObservedGeneration)
+			if ready := meta.FindStatusCondition(got.Status.Conditions, ConditionReady); assert.NotNil(t, ready) {
+				assert.Equal(t, metav1.ConditionFalse, ready.Status)
+			}
+			assert.Equal(t, tc.wantState, got.Status.State)
+			assert.Equal(t, before.ObservedGeneration, got.Status.ObservedGeneration, "nothing was observed for generation 2")
+			assert.Equal(t, before.Components.JobManager, got.Status.Components.JobManager, "components are the observation's")
+			assert.Nil(t, meta.FindStatusCondition(got.Status.Conditions, ConditionJobManagerReady), "no condition derived from a failed observation")
+		})
+	}
+}
