@@ -141,8 +141,9 @@ func (c *cycle) checkpointTimes(ctx context.Context, jobID string) *flinkcluster
 	var out flinkcluster.CheckpointTimes
 	latest := cps.Latest.Completed
 	if r := cps.Latest.Restored; r != nil && (latest == nil || r.ID > latest.ID) {
-		// A restored checkpoint has no trigger time of this run: its restore time stands in.
-		out.LatestCompleted = time.UnixMilli(r.RestoreTimestamp)
+		// Nothing completed since the restore: the restored checkpoint's trigger time is not
+		// reported, and its restore time says nothing of the state's age.
+		out.RestoredOnly = true
 	} else if latest != nil {
 		out.LatestCompleted = time.UnixMilli(latest.TriggerTimestamp)
 	}

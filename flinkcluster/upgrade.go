@@ -122,10 +122,12 @@ type LastStateOffer struct {
 }
 
 // CheckpointTimes are the trigger times Flink's checkpoint statistics report for the running
-// job: its newest completed checkpoint (or restored one) and the one in progress; zero when
-// there is none. Err is set when the statistics could not be read.
+// job: its newest completed checkpoint and the one in progress; zero when there is none. Err
+// is set when the statistics could not be read; RestoredOnly when the job completed no
+// checkpoint since the one it restored, whose trigger time Flink does not report.
 type CheckpointTimes struct {
 	LatestCompleted, Pending time.Time
+	RestoredOnly             bool
 	Err                      error
 }
 
@@ -171,7 +173,7 @@ func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterSta
 		if maxAge, bounded := LastStateMaxCheckpointAge(spec.FlinkProperties); bounded {
 			switch {
 			case running:
-				return lastStateByAge(job, obs.Checkpoints, maxAge, now)
+				return lastStateByAge(obs.Checkpoints, maxAge, now)
 			case obs.FlinkJobState == "" && obs.MayStillRun:
 				// No word from Flink while a JobManager may still run the job: it may run on
 				// with a checkpoint older than the bound, whose age cannot be read.
@@ -205,21 +207,18 @@ func savepointUpgrade(jobSpec *v1beta1.JobSpec, job *v1beta1.JobStatus, obs Upgr
 	return Upgrade{How: UpgradeSavepoint, Why: why, NoLastState: noLastState}
 }
 
-// lastStateByAge is the last-state decision for a running job under a max checkpoint age, as
-// the operator measures it: from the trigger time of the newest completed checkpoint; a job
-// started within the bound needs no checkpoint yet; a checkpoint in progress, triggered within
-// the bound, is waited for; otherwise the job is stopped with a savepoint. Statistics that
-// cannot be read take the savepoint way: it is the safe one while the job runs.
-func lastStateByAge(job *v1beta1.JobStatus, cps *CheckpointTimes, maxAge time.Duration, now time.Time) Upgrade {
+// lastStateByAge is the last-state decision for a running job under a max checkpoint age,
+// measured as the operator measures it, from the trigger time of the newest completed
+// checkpoint: a checkpoint in progress, triggered within the bound, is waited for; otherwise
+// the job is stopped with a savepoint. Statistics that cannot be read take the savepoint way:
+// it is the safe one while the job runs. Stricter than the operator, which also takes a job
+// started within the bound, or a restored checkpoint's restore time, as fresh: both can
+// restore state older than the bound (a job restarted from an old checkpoint a moment ago).
+func lastStateByAge(cps *CheckpointTimes, maxAge time.Duration, now time.Time) Upgrade {
 	within := func(t time.Time) bool { return !t.IsZero() && now.Sub(t) < maxAge }
 	stop := func(why string) Upgrade {
 		why = "not a last-state update: " + why + "; the job is stopped with a savepoint instead"
 		return Upgrade{How: UpgradeSavepoint, Stop: true, Why: why, NoLastState: why, Refused: true}
-	}
-	if job != nil {
-		if started, err := time.Parse(time.RFC3339, job.StartTime); err == nil && within(started) {
-			return Upgrade{How: UpgradeLastState, Why: fmt.Sprintf("upgradeMode last-state: the job started within %s %s", PropertyLastStateMaxCheckpointAge, maxAge)}
-		}
 	}
 	switch {
 	case cps == nil:
@@ -230,8 +229,10 @@ func lastStateByAge(job *v1beta1.JobStatus, cps *CheckpointTimes, maxAge time.Du
 		return Upgrade{How: UpgradeLastState, Why: fmt.Sprintf("upgradeMode last-state: the newest checkpoint was triggered %s ago, within %s %s",
 			now.Sub(cps.LatestCompleted).Round(time.Second), PropertyLastStateMaxCheckpointAge, maxAge)}
 	case within(cps.Pending):
-		return Upgrade{How: UpgradeWait, Why: fmt.Sprintf("upgradeMode last-state: the newest completed checkpoint is older than %s %s, and one triggered %s ago is in progress: waiting for it",
+		return Upgrade{How: UpgradeWait, Why: fmt.Sprintf("upgradeMode last-state: no checkpoint triggered within %s %s has completed, and one triggered %s ago is in progress: waiting for it",
 			PropertyLastStateMaxCheckpointAge, maxAge, now.Sub(cps.Pending).Round(time.Second))}
+	case cps.RestoredOnly:
+		return stop("the job has completed no checkpoint since the one it restored, whose age Flink does not report")
 	case cps.LatestCompleted.IsZero():
 		return stop("Flink reports no completed checkpoint")
 	}

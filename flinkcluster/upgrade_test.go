@@ -180,13 +180,21 @@ func TestPlanUpgrade(t *testing.T) {
 			wantHow: flinkcluster.UpgradeWait, wantWhy: "in progress",
 		},
 		{
-			name:    "last-state, max age: a job started within the bound needs no checkpoint yet",
+			name:    "last-state, max age: a job started within the bound is judged by its checkpoints all the same",
 			cluster: bounded(),
 			status: func(st *v1beta1.FlinkClusterStatus) {
 				st.Components.Job.StartTime = ago(2 * time.Minute).Format(time.RFC3339)
 			},
-			obs:     flinkcluster.UpgradeObservation{FlinkAnswered: true, FlinkJobState: "RUNNING", LastState: offer},
-			wantHow: flinkcluster.UpgradeLastState, wantWhy: "started within",
+			obs: flinkcluster.UpgradeObservation{FlinkAnswered: true, FlinkJobState: "RUNNING", LastState: offer,
+				Checkpoints: &flinkcluster.CheckpointTimes{LatestCompleted: ago(time.Hour)}},
+			wantHow: flinkcluster.UpgradeSavepoint, wantStop: true, wantWhy: "older than", wantNoLastState: "older than",
+		},
+		{
+			name:    "last-state, max age: only a restored checkpoint, whose age Flink does not report, takes the savepoint way",
+			cluster: bounded(),
+			obs: flinkcluster.UpgradeObservation{FlinkAnswered: true, FlinkJobState: "RUNNING", LastState: offer,
+				Checkpoints: &flinkcluster.CheckpointTimes{RestoredOnly: true}},
+			wantHow: flinkcluster.UpgradeSavepoint, wantStop: true, wantWhy: "since the one it restored", wantNoLastState: "since the one it restored",
 		},
 		{
 			name:    "last-state, max age: statistics that cannot be read take the savepoint way",
