@@ -299,13 +299,6 @@ func (c *cycle) keepRecoverableLostJob() {
 // lastState compares stored checkpoints with. A failed read leaves it unknown (0).
 func (c *cycle) noteSavepointCheckpointID(ctx context.Context) {
 	job := c.job()
-	var before string
-	if o := c.orig.Status.Components.Job; o != nil {
-		before = o.SavepointLocation
-	}
-	if job.SavepointLocation != before {
-		job.SavepointCheckpointID = 0
-	}
 	if job.SavepointCheckpointID != 0 || !c.savepointOfCurrentJob() || !flinkcluster.LastStateSupported(&c.fc.Spec) {
 		return
 	}

@@ -238,6 +238,10 @@ func (c *cycle) savepointSucceeded(location string, stop bool, how string) phase
 	job := c.job()
 	sp.State, sp.Message, sp.UpdateTime = SavepointStateSucceeded, how, state.Time(c.now)
 	job.SavepointLocation, job.SavepointTime, job.FinalSavepoint = location, state.Time(c.now), stop
+	// The checkpoint ID belongs to the savepoint it was learnt of: the new one's is learnt anew
+	// (noteSavepointCheckpointID). Reset here, where the location changes, not by comparing with
+	// the reconcile's first read, which a record before acting (recordBeforeActing) moves on.
+	job.SavepointCheckpointID = 0
 	if u := state.ParseTime(job.UnknownSavepointTime); sp.JobID == job.ID && !u.IsZero() && !state.ParseTime(sp.TriggerTime).Before(u) {
 		// Triggered no earlier than the savepoint whose outcome is unknown: this one holds
 		// state at least as new.

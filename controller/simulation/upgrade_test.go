@@ -136,3 +136,36 @@ func TestLastStateCheckpointAgeIsMeasuredFromItsTrigger(t *testing.T) {
 	assert.NotEqual(t, id, fc.Status.Components.Job.ID, "a savepoint deploy: a new job ID")
 	noViolations(t, w)
 }
+
+// A savepoint whose result arrives in the reconcile that starts an update (it was in flight)
+// gets its own checkpoint ID, not the previous savepoint's: the update's stop records the
+// status before it calls Flink, and the last-state fallback compares that ID with Flink's
+// stored checkpoints (a stale ID made a last-state redeploy restore an older checkpoint than
+// the savepoint, TestInvariants seed 1796172326151802095).
+func TestSavepointFinishedAsAnUpdateBeginsGetsItsOwnCheckpointID(t *testing.T) {
+	w := newWorldWith(t, 75, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
+	w.manualSavepoints = true
+	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	w.completeCheckpoint()
+	w.annotate(v1beta1.ControlAnnotation, v1beta1.ControlNameSavepoint)
+	w.until(t, "savepoint triggered", 20, func(fc *v1beta1.FlinkCluster) bool {
+		return fc.Status.Savepoint != nil && fc.Status.Savepoint.State == controller.SavepointStateInProgress
+	})
+	w.finishTriggers(false)
+	fc = w.until(t, "the first savepoint recorded with its checkpoint ID", 20, func(fc *v1beta1.FlinkCluster) bool {
+		return fc.Status.Components.Job.SavepointCheckpointID != 0
+	})
+	first, firstID := fc.Status.Components.Job.SavepointLocation, fc.Status.Components.Job.SavepointCheckpointID
+	w.annotate(v1beta1.ControlAnnotation, v1beta1.ControlNameSavepoint)
+	w.until(t, "a second savepoint in progress", 20, func(fc *v1beta1.FlinkCluster) bool {
+		return fc.Status.Savepoint != nil && fc.Status.Savepoint.State == controller.SavepointStateInProgress &&
+			fc.Status.Components.Job.SavepointLocation == first
+	})
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+	w.finishTriggers(false) // its result comes with the update's first look
+	w.reconcile()
+	fc = w.cluster()
+	require.NotEqual(t, first, fc.Status.Components.Job.SavepointLocation, "the second savepoint recorded")
+	assert.NotEqual(t, firstID, fc.Status.Components.Job.SavepointCheckpointID, "the first savepoint's checkpoint ID is not the second's")
+	noViolations(t, w)
+}
