@@ -44,9 +44,11 @@
 // sequences it is up to 40 s ahead of or behind the clock of Flink and of the API server and
 // kubelets that timestamp pods; the checks read the controller's conditions on its clock.
 //
-// TestInvariants explores 1,000 sequences of 60 steps in make test (SIM_SEQUENCES,
-// SIM_STEPS; SIM_SEED=<seed> replays one) and 50,000 in make soak-controller; a directed test
-// runs alone with go test ./controller/simulation/ -run TestName.
+// TestInvariants explores 1,000 sequences of 60 steps in make test, a fixed set (SIM_BASE
+// picks another; SIM_SEQUENCES, SIM_STEPS; SIM_SEED=<seed> replays one), and 50,000 drawn anew
+// in make soak-controller (SIM_BASE=random); after its steps each sequence plays a quiet phase
+// for the liveness invariant (liveness_test.go); a directed test runs alone with go test
+// ./controller/simulation/ -run TestName.
 //
 // # The invariants
 //
