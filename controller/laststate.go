@@ -125,8 +125,8 @@ func (c *cycle) upgradeObservation() flinkcluster.UpgradeObservation {
 }
 
 // checkpointTimes reads the trigger times of the running job's newest completed checkpoint
-// (or the one it restored, when newer) and of the one in progress from Flink's checkpoint
-// statistics, as the Flink Kubernetes operator measures a checkpoint's age.
+// and of the one in progress from Flink's checkpoint statistics, as the Flink Kubernetes
+// operator measures a checkpoint's age; a job that completed none since its restore says so.
 func (c *cycle) checkpointTimes(ctx context.Context, jobID string) *flinkcluster.CheckpointTimes {
 	cl, err := c.flinkClient(ctx)
 	if err != nil {
