@@ -108,7 +108,7 @@ func (c *cycle) cancel(ctx context.Context) error {
 	case pending:
 		return nil
 	case succeeded:
-		if !c.jobEnded() {
+		if !c.stopCompleted() && !c.jobEnded() {
 			c.waitFor(ConditionReasonWaitingForJobCancel, "job %s was stopped with savepoint %s: waiting for Flink to report it ended", job.ID, job.SavepointLocation)
 			return nil
 		}

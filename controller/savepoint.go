@@ -229,6 +229,15 @@ func (c *cycle) recoverSavepoint(ctx context.Context, cl flinkclient.Client) (st
 	return latest.ExternalPath, true
 }
 
+// stopCompleted reports whether Flink reported the current job's stop-with-savepoint
+// COMPLETED, which it does only once the job ended: that confirms the job's end even when the
+// JobManager, recovered or replaced since, no longer lists the job. A savepoint recovered from
+// the checkpoint statistics confirms nothing of the kind.
+func (c *cycle) stopCompleted() bool {
+	sp, job := c.st.Savepoint, c.job()
+	return sp != nil && sp.JobID == job.ID && sp.State == SavepointStateSucceeded && sp.Message != savepointRecovered && job.FinalSavepoint
+}
+
 // savepointRecovered is the message of a savepoint found in the checkpoint statistics after
 // its trigger's result expired, rather than reported COMPLETED by Flink.
 const savepointRecovered = "recovered from the checkpoint statistics"

@@ -392,11 +392,9 @@ func (c *cycle) confirmStopEnded() bool {
 	if c.restoreChoice() != nil || !job.FinalSavepoint || job.SavepointLocation == "" {
 		return true
 	}
-	if sp := c.st.Savepoint; sp != nil && sp.JobID == job.ID && sp.State == SavepointStateSucceeded && sp.Message != savepointRecovered {
-		// Flink reported the stop COMPLETED, which it does once the job ended: only a
-		// savepoint recovered from the statistics leaves the job's end unconfirmed. Checked
-		// again later, the old JobManager, scaled away, answers no more and would hold the
-		// update until it is gone.
+	if c.stopCompleted() {
+		// Checked again later, the old JobManager, scaled away, answers no more and would
+		// hold the update until it is gone.
 		return true
 	}
 	if f := c.obs.flink; f != nil {

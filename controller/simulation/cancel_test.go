@@ -1,6 +1,8 @@
 package simulation_test
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,6 +123,45 @@ func TestCancelledJobWithACleanResultIsNotLost(t *testing.T) {
 			})
 			assert.NotEqual(t, v1beta1.JobStateRunning, w.cluster().Status.Components.Job.State, "the cancel took effect")
 			assert.False(t, slicesContains(w.rec.notes, "Warning "+controller.ReasonJobLost))
+			assert.Equal(t, 1, w.truthOf(id).mains)
+			noViolations(t, w)
+		})
+	}
+}
+
+// A cancel whose stop-with-savepoint Flink reported COMPLETED, while the job overview went
+// unanswered, ends Cancelled although no JobManager lists the job afterwards: Flink completes
+// a stop's operation only once the job ended (seed 1796173894529746024: the cancel waited
+// for a FINISHED no restarted JobManager would report, the job went Lost, and every update
+// after it stalled).
+func TestCancelWhoseStopFlinkReportedCompletedEndsWithoutTheJobListed(t *testing.T) {
+	for _, v23 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "2.2", true: "2.3"}[v23], func(t *testing.T) {
+			w := newWorldWith(t, 31, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment, v23: v23})
+			fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+			id := fc.Status.Components.Job.ID
+			w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.CancelRequested = ptr.To(true) })
+			w.until(t, "the stop triggered", 20, func(fc *v1beta1.FlinkCluster) bool {
+				sp := fc.Status.Savepoint
+				return sp != nil && sp.JobID == id && sp.TriggerID != ""
+			})
+			pr := w.leader()
+			require.NotNil(t, pr)
+			// Only the savepoint operation's status gets through: the controller learns that the
+			// stop COMPLETED, and never sees the job FINISHED.
+			w.unanswered = func(r *http.Request) bool { return !strings.Contains(r.URL.Path, "/savepoints/") }
+			w.finishTriggers(false)
+			w.until(t, "the stop's outcome read", 10, func(fc *v1beta1.FlinkCluster) bool {
+				sp := fc.Status.Savepoint
+				return sp != nil && sp.JobID == id && sp.State == controller.SavepointStateSucceeded
+			})
+			// The JobManager restarts: its clean job result makes it list no job.
+			w.stop(pr.pod, false, 137, "OOMKilled")
+			w.unanswered = nil
+			fc = w.until(t, "Cancelled", 60, jobIs(v1beta1.JobStateCancelled))
+			assert.Equal(t, w.newestSavepoint(), fc.Status.Components.Job.SavepointLocation, "the stop's savepoint is on record")
+			assert.True(t, w.truthOf(id).stopped, "Flink ended the job by the cancel's stop-with-savepoint")
+			assert.False(t, slicesContains(w.rec.notes, "Warning "+controller.ReasonJobLost), "never Lost")
 			assert.Equal(t, 1, w.truthOf(id).mains)
 			noViolations(t, w)
 		})

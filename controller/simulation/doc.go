@@ -45,7 +45,7 @@
 // kubelets that timestamp pods; the checks read the controller's conditions on its clock.
 //
 // TestInvariants explores 1,000 sequences of 60 steps in make test, a fixed set (SIM_BASE
-// picks another; SIM_SEQUENCES, SIM_STEPS; SIM_SEED=<seed> replays one), and 50,000 drawn anew
+// picks another; SIM_SEQUENCES, SIM_STEPS; SIM_SEED=<seed> replays one, SIM_TRACE=all prints its whole trace), and 50,000 drawn anew
 // in make soak-controller (SIM_BASE=random); after its steps each sequence plays a quiet phase
 // for the liveness invariant (liveness_test.go); a directed test runs alone with go test
 // ./controller/simulation/ -run TestName.

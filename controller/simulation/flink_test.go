@@ -306,7 +306,7 @@ type service struct{ w *world }
 // RoundTrip implements http.RoundTripper.
 func (s service) RoundTrip(r *http.Request) (*http.Response, error) {
 	w := s.w
-	if w.apiDown > 0 {
+	if w.apiDown > 0 || w.unanswered != nil && w.unanswered(r) {
 		return nil, fmt.Errorf("dial tcp %s: i/o timeout", r.URL.Host)
 	}
 	var ready []*proc

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand"
 	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -102,6 +103,9 @@ type world struct {
 	confVersion string
 	truths      map[string]*truth
 	apiDown     int
+	// unanswered, when set, makes the requests it matches time out, as a lossy network
+	// drops some calls while others get through.
+	unanswered func(r *http.Request) bool
 	// haDeletedExternally is set once the HA ConfigMaps were deleted behind the controller.
 	haDeletedExternally bool
 	// snapshotAt is, by job ID, when its newest checkpoint or savepoint completed (Flink's
@@ -700,7 +704,7 @@ func (w *world) dump() string {
 		b.WriteString("  VIOLATION: " + v + "\n")
 	}
 	start := 0
-	if len(w.trace) > 60 {
+	if len(w.trace) > 60 && os.Getenv("SIM_TRACE") != "all" {
 		start = len(w.trace) - 60
 	}
 	for _, l := range w.trace[start:] {
