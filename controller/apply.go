@@ -401,11 +401,11 @@ func (c *cycle) deleteJobManagerPods(ctx context.Context) error {
 	return nil
 }
 
-// waitForNoLeader deletes leftover JobManager pods and reports whether none of them may
-// still lead the cluster. A pod stuck Terminating (a lost node) that the HA leader
-// information does not name blocks nothing; one that leads, or any live one without leader
-// information, does — the wait is reported on the Waiting condition and bounded by it.
-func (c *cycle) waitForNoLeader(ctx context.Context) (bool, error) {
+// waitForNoLeader deletes leftover JobManager pods and returns the wait while any of them
+// may still lead the cluster, nil when none may. A pod stuck Terminating (a lost node) that
+// the HA leader information does not name blocks nothing; one that leads, or any live one
+// without leader information, does — the caller records the wait (Waiting, bounded by it).
+func (c *cycle) waitForNoLeader(ctx context.Context) (*metav1.Condition, error) {
 	var blocking []corev1.Pod
 	for _, p := range c.obs.pods {
 		if state.MayLead(&p, c.obs.ha.leader, c.now) {
@@ -413,18 +413,16 @@ func (c *cycle) waitForNoLeader(ctx context.Context) (bool, error) {
 		}
 	}
 	if len(blocking) == 0 {
-		return true, nil
+		return nil, nil
 	}
 	if err := c.deleteJobManagerPods(ctx); err != nil {
-		return false, err
-	}
-	if c.obs.ha.leader.Known {
-		c.waitFor(ConditionReasonWaitingForLeader, "JobManager pod(s) %s may still lead the cluster (HA leader %s)", podNames(blocking), c.obs.ha.leader.Address)
-	} else {
-		c.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager pods to be gone: %s", podNames(blocking))
+		return nil, err
 	}
 	c.event(corev1.EventTypeNormal, ReasonWaitingForPods, "Wait", "waiting for JobManager pods to be gone before creating the JobManager: %s", podNames(blocking))
-	return false, nil
+	if c.obs.ha.leader.Known {
+		return waitCondition(ConditionReasonWaitingForLeader, "JobManager pod(s) %s may still lead the cluster (HA leader %s)", podNames(blocking), c.obs.ha.leader.Address), nil
+	}
+	return waitCondition(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager pods to be gone: %s", podNames(blocking)), nil
 }
 
 // podNames lists the pods' names, for messages.

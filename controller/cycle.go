@@ -57,8 +57,6 @@ type cycle struct {
 	// derivedFailure is set when this reconcile's observation found a failed JobManager
 	// deployment (DeploymentFailed with the failure's own reason).
 	derivedFailure bool
-	// upgrade is how the update of this reconcile carries the job's state (planUpdate).
-	upgrade flinkcluster.Upgrade
 }
 
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
@@ -88,22 +86,52 @@ func (c *cycle) jobID() string {
 	return ""
 }
 
-// waitFor records what this reconcile waits on, for the Waiting condition.
-func (c *cycle) waitFor(reason, format string, args ...any) {
+// waitCondition is a Waiting condition: what a flow waits on, which a step returns rather
+// than records, so that its caller decides what else the wait shows (haltUpdate).
+func waitCondition(reason, format string, args ...any) *metav1.Condition {
 	cond := condition(ConditionWaiting, metav1.ConditionTrue, reason, fmt.Sprintf(format, args...))
-	c.waiting = &cond
-	c.poll()
+	return &cond
 }
 
-// requireSavepoint stops the flow for want of a confirmed savepoint: nothing is deployed
-// until the user answers (RestoreAnnotation) — the SavepointRequired condition and a Warning
-// Event say why.
-func (c *cycle) requireSavepoint(reason, format string, args ...any) {
+// savepointRequiredCondition is a SavepointRequired stop for want of a confirmed savepoint:
+// nothing is deployed until the user answers (RestoreAnnotation).
+func savepointRequiredCondition(reason, format string, args ...any) *metav1.Condition {
 	msg := fmt.Sprintf(format, args...) + fmt.Sprintf(
 		"; to go on, annotate the FlinkCluster with %s=<savepoint path> to restore an older savepoint knowingly, or %s=%s to start without state",
 		RestoreAnnotation, RestoreAnnotation, RestoreEmptyState)
 	cond := condition(ConditionSavepointRequired, metav1.ConditionTrue, reason, msg)
-	c.savepointRequired = &cond
+	return &cond
+}
+
+// wait records what this reconcile waits on, for the Waiting condition, and looks again
+// soon.
+func (c *cycle) wait(w *metav1.Condition) {
+	c.waiting = w
+	c.poll()
+}
+
+// waitFor records what this reconcile waits on, for the Waiting condition.
+func (c *cycle) waitFor(reason, format string, args ...any) {
+	c.wait(waitCondition(reason, format, args...))
+}
+
+// requireSavepoint stops the flow for want of a confirmed savepoint: the SavepointRequired
+// condition and a Warning Event say why.
+func (c *cycle) requireSavepoint(reason, format string, args ...any) {
+	c.savepointRequired = savepointRequiredCondition(reason, format, args...)
+}
+
+// haltUpdate ends this reconcile's update step on h, a Waiting or a SavepointRequired
+// condition: it is recorded, and the Updating condition shows it as the update's step.
+func (c *cycle) haltUpdate(h *metav1.Condition) {
+	reason := h.Reason
+	if h.Type == ConditionSavepointRequired {
+		c.savepointRequired = h
+		reason = ConditionReasonNoFinalSavepoint
+	} else {
+		c.wait(h)
+	}
+	c.updateStepf(reason, "%s", h.Message)
 }
 
 // recordBeforeActing writes the status now, before an action whose record must not be lost:

@@ -27,7 +27,10 @@ func (c *cycle) ensure(ctx context.Context) error {
 			c.poll()
 			return nil
 		}
-		if none, err := c.waitForNoLeader(ctx); err != nil || !none {
+		if w, err := c.waitForNoLeader(ctx); err != nil || w != nil {
+			if w != nil {
+				c.wait(w)
+			}
 			return err
 		}
 		if job.DeployTime == "" {

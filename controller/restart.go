@@ -40,21 +40,18 @@ func (c *cycle) replaceJobManager(ctx context.Context, keepCheckpoints bool) (re
 		if err := c.deleteJobManager(ctx); err != nil {
 			return false, err
 		}
-		c.updateStepf(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
-			c.obs.wl.Revision, podNames(c.obs.pods))
-		c.waitFor(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
-			c.obs.wl.Revision, podNames(c.obs.pods))
+		c.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
+			c.obs.wl.Revision, podNames(c.obs.pods)))
 		return false, nil
 	}
-	if none, err := c.waitForNoLeader(ctx); err != nil || !none {
-		if err == nil {
-			c.updateStepf(c.waiting.Reason, "%s", c.waiting.Message)
+	if w, err := c.waitForNoLeader(ctx); err != nil || w != nil {
+		if w != nil {
+			c.haltUpdate(w)
 		}
 		return false, err
 	}
 	if c.obs.wl != nil {
-		c.updateStepf(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager %s to be deleted", c.obs.wl.Revision)
-		c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "waiting for the old JobManager workload (revision %s) to be deleted", c.obs.wl.Revision)
+		c.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerDeletion, "waiting for the old JobManager workload (revision %s) to be deleted", c.obs.wl.Revision))
 		return false, nil
 	}
 	if keepCheckpoints {

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
@@ -20,114 +21,43 @@ import (
 // stopping, with the old JobManager left alone, when nothing confirms it is the job's newest
 // state — then delete the old JobManager, wait until no old JobManager may still lead,
 // delete the HA ConfigMaps, and create the next deploy under a new job ID (Updating ->
-// Pending -> Deploying).
+// Pending -> Deploying). Each step either ends this reconcile's part of the update (done)
+// or hands on to the next; the upgrade decision (planUpdate) is made again on every look.
 func (c *cycle) update(ctx context.Context) error {
-	job := c.job()
 	if c.updateReverted() {
-		// The spec went back to the running revision before anything was torn down or
-		// stopped: the update is over, the job runs on.
-		ev := state.EventSpecReverted
-		if c.flinkReportsRunning() {
-			ev = state.EventSpecRevertedRunning
-		}
-		if err := c.setJobState(ev, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now); err != nil {
-			return err
-		}
-		c.replaceSavepointRecord(nil)
-		c.poll()
-		return nil
+		return c.revertUpdate()
 	}
-	if sp := c.st.Savepoint; c.savepointInFlight() && sp.TriggerReason != SavepointReasonUpdate && sp.TriggerReason != SavepointReasonJobCancel {
-		// A savepoint of the job in flight when the update began (on request, on schedule,
-		// the user-control's) is finished first: it may complete after the newest stored
-		// checkpoint, and the stop's record must not replace it before its result is known
-		// (lastState compares the two; a last-state redeploy would restore the older
-		// checkpoint). Its own wait is bounded and reported (WaitingForSavepoint).
-		ph, err := c.driveSavepoint(ctx, false)
-		if err != nil {
-			return err
-		}
-		if ph == pending {
-			c.updateStepf(ConditionReasonStoppingWithSavepoint, "savepoint %s of job %s (%s) was in flight when the update began: its result first",
-				sp.TriggerID, job.ID, sp.TriggerReason)
-			return nil
-		}
+	if done, err := c.finishSavepointInFlight(ctx); done || err != nil {
+		return err
 	}
-	c.upgrade = c.planUpdate(ctx)
-	if job.State != v1beta1.JobStateUpdating {
-		if err := c.startUpdate(); err != nil {
+	u := c.planUpdate(ctx)
+	if c.job().State != v1beta1.JobStateUpdating {
+		if err := c.startUpdate(u); err != nil {
 			return err
 		}
 	}
-	if c.upgrade.How == flinkcluster.UpgradeWait {
+	if u.How == flinkcluster.UpgradeWait {
 		if !c.updateTooLong() {
-			c.waitFor(ConditionReasonWaitingForUpgradableState, "job %s: %s", job.ID, c.upgrade.Why)
-			c.updateStepf(ConditionReasonWaitingForUpgradableState, "%s", c.waiting.Message)
+			c.haltUpdate(waitCondition(ConditionReasonWaitingForUpgradableState, "job %s: %s", c.jobID(), u.Why))
 			return nil
 		}
 		// Waited past the bound: the job cannot take a savepoint now, and what the next deploy
 		// restores is restoreSource's to confirm (or the user's to answer).
-		c.upgrade.How = flinkcluster.UpgradeSavepoint
+		u.How = flinkcluster.UpgradeSavepoint
 	}
-
-	// stopReported is set when Flink reported the stop-with-savepoint COMPLETED in this
-	// reconcile: Flink completes that operation once the job ended, and this reconcile's
-	// observation of the job predates it.
-	stopReported := false
-	if sp := c.st.Savepoint; sp != nil && sp.TriggerReason == SavepointReasonUpdate && sp.JobID == job.ID &&
-		(sp.State == SavepointStateRequested || sp.State == SavepointStateInProgress) {
-		ph, err := c.driveSavepoint(ctx, true)
-		if err != nil {
-			return err
-		}
-		stopReported = ph == succeeded && c.st.Savepoint.Message == ""
-		switch ph {
-		case pending:
-			c.updateStepf(ConditionReasonStoppingWithSavepoint, "stopping job %s with a savepoint to update to revision %s",
-				job.ID, c.st.Revision.NextRevision)
-			return nil
-		case failed:
-			if c.flinkReportsRunning() && !c.updateTooLong() {
-				// The job still runs: try again rather than lose its state.
-				msg := c.st.Savepoint.Message
-				c.requestSavepoint(SavepointReasonUpdate)
-				c.updateStepf(ConditionReasonStoppingWithSavepoint, "the savepoint failed (%s), the job still runs: stopping job %s with a savepoint again",
-					msg, job.ID)
-				c.poll()
-				return nil
-			}
-		}
+	stopReported, done, err := c.driveUpdateStop(ctx)
+	if done || err != nil {
+		return err
 	}
-
-	// A job that was deploying, or restarting, when the update began may run by now: it is
-	// stopped with a savepoint like any running job. So is one whose earlier stop failed while
-	// it did not run (Flink refuses a stop-with-savepoint of a job that is not RUNNING), within
-	// the update's bound: the decision is made again on every look, as the job changes.
-	if sp := c.st.Savepoint; c.upgrade.Stop && c.flinkReportsRunning() && c.restoreChoice() == nil && !c.restoresSpec() {
-		ours := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
-		if !ours || (sp.State == SavepointStateFailed && !c.updateTooLong()) {
-			c.requestSavepoint(SavepointReasonUpdate)
-			c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, c.st.Revision.NextRevision)
-			c.poll()
-			return nil
-		}
-	}
-
-	if c.obs.wl != nil && !c.obs.wl.Deleting && c.obs.wl.Revision == c.st.Revision.NextRevision &&
-		c.obs.wl.JobID == job.ID && job.State == v1beta1.JobStatePending {
-		// The next deploy's workload exists already: it was created, but recording that
-		// failed. Adopt it rather than restart it.
-		c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
-		if err := c.setJobState(state.EventNextJobManagerExists, "", "next revision's JobManager exists", c.now); err != nil {
-			return err
-		}
-		c.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", c.st.Revision.CurrentRevision)
-		c.poll()
+	if c.stopAgain(u) {
 		return nil
 	}
+	if done, err := c.adoptNextDeploy(); done || err != nil {
+		return err
+	}
 
-	var from string
-	switch c.upgrade.How {
+	from := ""
+	switch u.How {
 	case flinkcluster.UpgradeLastState:
 		return c.lastStateUpdate(ctx, "upgradeMode last-state")
 	case flinkcluster.UpgradeStateless:
@@ -136,13 +66,10 @@ func (c *cycle) update(ctx context.Context) error {
 		if !stopReported && !c.confirmStopEnded() {
 			return nil
 		}
-		var ok, lastState bool
-		if from, lastState, ok = c.restoreSource(); !ok {
-			if c.savepointRequired != nil {
-				c.updateStepf(ConditionReasonNoFinalSavepoint, "%s", c.savepointRequired.Message)
-			} else {
-				c.updateStepf(c.waiting.Reason, "%s", c.waiting.Message)
-			}
+		var lastState bool
+		var halt *metav1.Condition
+		if from, lastState, halt = c.restoreSource(u); halt != nil {
+			c.haltUpdate(halt)
 			return nil
 		}
 		if lastState {
@@ -151,6 +78,115 @@ func (c *cycle) update(ctx context.Context) error {
 			return c.lastStateUpdate(ctx, "fallback: the job does not run and has no final savepoint")
 		}
 	}
+	return c.deployNextRevision(ctx, u, from)
+}
+
+// revertUpdate ends an update whose spec went back to the running revision before anything
+// was torn down or stopped: the job runs on.
+func (c *cycle) revertUpdate() error {
+	ev := state.EventSpecReverted
+	if c.flinkReportsRunning() {
+		ev = state.EventSpecRevertedRunning
+	}
+	if err := c.setJobState(ev, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now); err != nil {
+		return err
+	}
+	c.replaceSavepointRecord(nil)
+	c.poll()
+	return nil
+}
+
+// finishSavepointInFlight finishes first a savepoint of the job in flight when the update
+// began (on request, on schedule, the user-control's): it may complete after the newest
+// stored checkpoint, and the stop's record must not replace it before its result is known
+// (lastState compares the two; a last-state redeploy would restore the older checkpoint).
+// Its own wait is bounded and reported (WaitingForSavepoint).
+func (c *cycle) finishSavepointInFlight(ctx context.Context) (done bool, err error) {
+	sp := c.st.Savepoint
+	if !c.savepointInFlight() || sp.TriggerReason == SavepointReasonUpdate || sp.TriggerReason == SavepointReasonJobCancel {
+		return false, nil
+	}
+	ph, err := c.driveSavepoint(ctx, false)
+	if err != nil || ph != pending {
+		return false, err
+	}
+	c.updateStepf(ConditionReasonStoppingWithSavepoint, "savepoint %s of job %s (%s) was in flight when the update began: its result first",
+		sp.TriggerID, c.jobID(), sp.TriggerReason)
+	return true, nil
+}
+
+// driveUpdateStop follows the update's stop-with-savepoint in flight. stopReported is set
+// when Flink reported it COMPLETED in this reconcile: Flink completes that operation once the
+// job ended, and this reconcile's observation of the job predates it. A stop that failed
+// while the job still runs is asked again, within the update's bound.
+func (c *cycle) driveUpdateStop(ctx context.Context) (stopReported, done bool, err error) {
+	job, sp := c.job(), c.st.Savepoint
+	if sp == nil || sp.TriggerReason != SavepointReasonUpdate || sp.JobID != job.ID ||
+		(sp.State != SavepointStateRequested && sp.State != SavepointStateInProgress) {
+		return false, false, nil
+	}
+	ph, err := c.driveSavepoint(ctx, true)
+	if err != nil {
+		return false, true, err
+	}
+	switch ph {
+	case pending:
+		c.updateStepf(ConditionReasonStoppingWithSavepoint, "stopping job %s with a savepoint to update to revision %s",
+			job.ID, c.st.Revision.NextRevision)
+		return false, true, nil
+	case failed:
+		if c.flinkReportsRunning() && !c.updateTooLong() {
+			// The job still runs: try again rather than lose its state.
+			msg := c.st.Savepoint.Message
+			c.requestSavepoint(SavepointReasonUpdate)
+			c.updateStepf(ConditionReasonStoppingWithSavepoint, "the savepoint failed (%s), the job still runs: stopping job %s with a savepoint again",
+				msg, job.ID)
+			c.poll()
+			return false, true, nil
+		}
+	}
+	return ph == succeeded && c.st.Savepoint.Message == "", false, nil
+}
+
+// stopAgain asks for the update's stop-with-savepoint of a job that runs now: one that was
+// deploying, or restarting, when the update began, or whose earlier stop failed while it did
+// not run (Flink refuses a stop-with-savepoint of a job that is not RUNNING), within the
+// update's bound. It reports whether it did.
+func (c *cycle) stopAgain(u flinkcluster.Upgrade) bool {
+	job, sp := c.job(), c.st.Savepoint
+	if !u.Stop || !c.flinkReportsRunning() || c.restoreChoice() != nil || c.restoresSpec() {
+		return false
+	}
+	ours := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
+	if ours && (sp.State != SavepointStateFailed || c.updateTooLong()) {
+		return false
+	}
+	c.requestSavepoint(SavepointReasonUpdate)
+	c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, c.st.Revision.NextRevision)
+	c.poll()
+	return true
+}
+
+// adoptNextDeploy adopts the next deploy's workload when it exists already: it was created,
+// but recording that failed. It is adopted rather than restarted.
+func (c *cycle) adoptNextDeploy() (done bool, err error) {
+	job := c.job()
+	if c.obs.wl == nil || c.obs.wl.Deleting || c.obs.wl.Revision != c.st.Revision.NextRevision ||
+		c.obs.wl.JobID != job.ID || job.State != v1beta1.JobStatePending {
+		return false, nil
+	}
+	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
+	if err := c.setJobState(state.EventNextJobManagerExists, "", "next revision's JobManager exists", c.now); err != nil {
+		return true, err
+	}
+	c.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", c.st.Revision.CurrentRevision)
+	c.poll()
+	return true, nil
+}
+
+// deployNextRevision replaces the JobManager and deploys the next revision under a new job
+// ID, restoring from ("" for empty state).
+func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, from string) error {
 	ready, err := c.replaceJobManager(ctx, false)
 	if err != nil || !ready {
 		return err
@@ -159,7 +195,7 @@ func (c *cycle) update(ctx context.Context) error {
 	if err := c.newDeploy(ctx, from); err != nil {
 		return err
 	}
-	if c.upgrade.How == flinkcluster.UpgradeStateless {
+	if u.How == flinkcluster.UpgradeStateless {
 		c.event(corev1.EventTypeWarning, ReasonStatelessRedeploy, "Deploy", "upgradeMode stateless: deployed revision %s as job %s from empty state, as asked",
 			c.st.Revision.CurrentRevision, c.jobID())
 		c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s from empty state (upgradeMode stateless)", c.st.Revision.CurrentRevision, c.jobID())
@@ -205,8 +241,9 @@ func (c *cycle) updateTooLong() bool {
 	return cond != nil && cond.Status == "True" && c.now.Sub(cond.LastTransitionTime.Time) > c.r.Options.WaitBound
 }
 
-// startUpdate moves the job to Updating and, when it runs, asks for its final savepoint.
-func (c *cycle) startUpdate() error {
+// startUpdate moves the job to Updating and, when it runs and u stops it, asks for its final
+// savepoint.
+func (c *cycle) startUpdate(u flinkcluster.Upgrade) error {
 	job := c.job()
 	prev := job.State
 	if ctl := c.st.Control; controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameSavepoint {
@@ -227,7 +264,7 @@ func (c *cycle) startUpdate() error {
 	if err := c.setJobState(state.EventSpecChanged, "", fmt.Sprintf("was %s", prev), c.now); err != nil {
 		return err
 	}
-	if prev == v1beta1.JobStateRunning && c.upgrade.Stop && c.obs.wl != nil && c.restoreChoice() == nil && !c.restoresSpec() {
+	if prev == v1beta1.JobStateRunning && u.Stop && c.obs.wl != nil && c.restoreChoice() == nil && !c.restoresSpec() {
 		c.requestSavepoint(SavepointReasonUpdate)
 	}
 	return nil
@@ -250,52 +287,51 @@ func (c *cycle) flinkReportsRunning() bool {
 //     acceptance (flinkcluster.SavepointFresh, as the webhook's update rule judges it).
 //
 // lastState is set when the next deploy restores Flink's HA store instead (the last-state
-// fallback, where c.upgrade.NoLastState allows it).
-func (c *cycle) restoreSource() (from string, lastState, ok bool) {
+// fallback, where u.NoLastState allows it). halt, when set, is the wait or the
+// SavepointRequired stop the update halts on.
+func (c *cycle) restoreSource(u flinkcluster.Upgrade) (from string, lastState bool, halt *metav1.Condition) {
 	job := c.job()
 	if choice := c.restoreChoice(); choice != nil {
-		return *choice, false, true
+		return *choice, false, nil
 	}
 	if from, ok := c.specRestore(); ok {
-		return from, false, true
+		return from, false, nil
 	}
 	if job.FinalSavepoint && job.SavepointLocation != "" {
-		return job.SavepointLocation, false, true
+		return job.SavepointLocation, false, nil
 	}
 	switch ran, known := c.jobRan(); {
 	case !known && !c.updateTooLong():
-		c.waitFor(ConditionReasonWaitingForFlinkAPI, "to learn whether job %s ran before choosing what the next deploy restores: %s", job.ID, c.obs.untrusted)
-		return "", false, false
+		return "", false, waitCondition(ConditionReasonWaitingForFlinkAPI, "to learn whether job %s ran before choosing what the next deploy restores: %s", job.ID, c.obs.untrusted)
 	case known && !ran:
 		if job.ID == "" && c.fc.Spec.Job.FromSavepoint != nil {
-			return *c.fc.Spec.Job.FromSavepoint, false, true
+			return *c.fc.Spec.Job.FromSavepoint, false, nil
 		}
 		if ls := c.lastState(); job.FromCheckpoint || ls.ok {
 			// The deploy restored the checkpoint store that Flink's HA store keeps for the job
 			// ID (a last-state deploy): a deploy under the same job ID restores it again. Once
 			// the store is gone, or the next deploy runs another Flink version, nothing but the
 			// user says what the job's newest state is.
-			if ls.ok && c.upgrade.NoLastState == "" {
-				return "", true, true
+			if ls.ok && u.NoLastState == "" {
+				return "", true, nil
 			}
 			if job.FromCheckpoint {
 				why := ls.why
-				if c.upgrade.NoLastState != "" {
-					why = c.upgrade.NoLastState
+				if u.NoLastState != "" {
+					why = u.NoLastState
 				}
-				c.requireSavepoint(ConditionReasonHAMetadataMissing, "last-state deploy of job %s never ran, and its checkpoints in Flink's HA store cannot be restored (%s): the controller deploys nothing that would rewind the job",
+				return "", false, savepointRequiredCondition(ConditionReasonHAMetadataMissing, "last-state deploy of job %s never ran, and its checkpoints in Flink's HA store cannot be restored (%s): the controller deploys nothing that would rewind the job",
 					job.ID, why)
-				return "", false, false
 			}
 		}
-		return job.FromSavepoint, false, true
+		return job.FromSavepoint, false, nil
 	}
 	sp := c.st.Savepoint
 	stopAttempted := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
 	if !stopAttempted && job.SavepointLocation != "" && flinkcluster.SavepointFresh(job, c.fc.Spec.Job, c.savepointAgeAt()) {
-		return job.SavepointLocation, false, true
+		return job.SavepointLocation, false, nil
 	}
-	noLastState := c.upgrade.NoLastState
+	noLastState := u.NoLastState
 	// The last-state fallback (the Flink Kubernetes operator's last-state-fallback, on by
 	// default): a job that does not run cannot take a savepoint, but Flink's HA store holds
 	// its newest state — its newest checkpoint, or a savepoint newer than every stored one.
@@ -305,13 +341,12 @@ func (c *cycle) restoreSource() (from string, lastState, ok bool) {
 			// Flink does not report the job running, but a JobManager may still run it (a
 			// lost node's pod leading until its lease ends): the fallback removes no
 			// JobManager that may still run the job; it waits, bounded by Waiting.
-			c.waitFor(ConditionReasonWaitingForLeader, "job %s may still run on JobManager pod(s) %s: the last-state fallback waits until none may lead",
+			return "", false, waitCondition(ConditionReasonWaitingForLeader, "job %s may still run on JobManager pod(s) %s: the last-state fallback waits until none may lead",
 				job.ID, podNames(c.mayLeadPods()))
-			return "", false, false
 		case ls.ok && noLastState == "":
-			return "", true, true
+			return "", true, nil
 		case ls.newerSavepoint:
-			return job.SavepointLocation, false, true
+			return job.SavepointLocation, false, nil
 		case noLastState == "":
 			noLastState = ls.why
 		}
@@ -326,8 +361,7 @@ func (c *cycle) restoreSource() (from string, lastState, ok bool) {
 	if noLastState != "" {
 		why += "; no last-state redeploy: " + noLastState
 	}
-	c.requireSavepoint(ConditionReasonNoFinalSavepoint, "%s: the controller deploys nothing that would rewind the job", why)
-	return "", false, false
+	return "", false, savepointRequiredCondition(ConditionReasonNoFinalSavepoint, "%s: the controller deploys nothing that would rewind the job", why)
 }
 
 // jobRan reports whether the current deploy's job ever ran, and whether that is known: the
@@ -412,9 +446,8 @@ func (c *cycle) confirmStopEnded() bool {
 			c.poll()
 			return false
 		}
-		c.waitFor(ConditionReasonWaitingForJobEnd, "job %s is %s after its stop-with-savepoint took %s: waiting until it runs (to stop it again) or ends",
-			job.ID, f.Job.State, job.SavepointLocation)
-		c.updateStepf(ConditionReasonWaitingForJobEnd, "%s", c.waiting.Message)
+		c.haltUpdate(waitCondition(ConditionReasonWaitingForJobEnd, "job %s is %s after its stop-with-savepoint took %s: waiting until it runs (to stop it again) or ends",
+			job.ID, f.Job.State, job.SavepointLocation))
 		return false
 	}
 	if w := c.obs.wl; w == nil || w.Deleting || w.Complete || w.Failed {
@@ -422,9 +455,8 @@ func (c *cycle) confirmStopEnded() bool {
 	}
 	for i := range c.obs.pods {
 		if state.MayLead(&c.obs.pods[i], c.obs.ha.leader, c.now) {
-			c.waitFor(ConditionReasonWaitingForJobEnd, "to confirm that job %s ended after its stop-with-savepoint before its JobManager is replaced: %s",
-				job.ID, orNone(c.obs.untrusted))
-			c.updateStepf(ConditionReasonWaitingForJobEnd, "%s", c.waiting.Message)
+			c.haltUpdate(waitCondition(ConditionReasonWaitingForJobEnd, "to confirm that job %s ended after its stop-with-savepoint before its JobManager is replaced: %s",
+				job.ID, orNone(c.obs.untrusted)))
 			return false
 		}
 	}
