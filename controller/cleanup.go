@@ -24,7 +24,7 @@ import (
 // end state applies. A job that ended unobserved keeps everything (cleanupAction): its
 // JobManager pod holds the log that says how it ended.
 func (c *cycle) cleanup(ctx context.Context) error {
-	if c.endedUnobserved {
+	if c.derived.endedUnobserved {
 		return nil
 	}
 	if err := c.scaleJobManager(ctx, 0); err != nil {
@@ -84,7 +84,7 @@ func (c *cycle) cleanup(ctx context.Context) error {
 // removing its HA data, would lose.
 func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	job, w := c.job(), c.obs.wl
-	lost := c.lostTimedOut && !flinkcluster.Terminal(job.State)
+	lost := c.derived.lostTimedOut && !flinkcluster.Terminal(job.State)
 	if c.mode != v1beta1.JobManagerDeploymentTypeJob || !(flinkcluster.Terminal(job.State) || lost) ||
 		w == nil || w.Deleting || w.Complete || w.Failed {
 		return true, nil

@@ -24,7 +24,7 @@ func (c *cycle) acceptControl() {
 	if !ok {
 		return
 	}
-	c.removeControl = true
+	c.out.removeControl = true
 	if controlInFlight(c.st.Control) {
 		return
 	}
@@ -49,7 +49,7 @@ func (c *cycle) controlDone(ctlState, message string) {
 }
 
 func (c *cycle) removeControlAnnotation(ctx context.Context) error {
-	if !c.removeControl {
+	if !c.out.removeControl {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(c.fc.DeepCopy(), client.MergeFromWithOptimisticLock{})

@@ -35,13 +35,38 @@ type cycle struct {
 	revision string
 	mode     v1beta1.JobManagerDeploymentType
 
-	obs          observed
-	client       flinkclient.Client
-	requeue      time.Duration
+	// obs is this reconcile's observation (observe).
+	obs    observed
+	client flinkclient.Client
+	// derived is what the lifecycle rules derived from the observation (derive); the flows
+	// read it and do not change it.
+	derived derived
+	// out is what the flows decided beyond the status they changed: the conditions of their
+	// stops and waits, the annotations whose requests the status now carries, when to look
+	// again.
+	out outcome
+}
+
+// derived is what derive found beyond the job's state.
+type derived struct {
+	// lostTimedOut: the job was Lost for longer than the Lost timeout, and nothing it can
+	// resume from is left (keepRecoverableLostJob): it is finished.
 	lostTimedOut bool
-	// endedUnobserved is set when the job ended in Flink while the controller did not see how
-	// (state.Result.Ended): it is finished, and no cleanup policy applies (cleanupAction).
+	// endedUnobserved: the job ended in Flink while the controller did not see how
+	// (state.Result.Ended); it is finished, and no cleanup policy applies (cleanupAction).
 	endedUnobserved bool
+	// deploymentFailed: the observation found a failed JobManager deployment
+	// (DeploymentFailed with the failure's own reason).
+	deploymentFailed bool
+}
+
+// outcome is what this reconcile's flows decided beyond the status they changed; the
+// conditions are derived from it when the reconcile ends (setConditions).
+type outcome struct {
+	// waiting is the Waiting condition of what this reconcile waits on; nil when nothing.
+	waiting *metav1.Condition
+	// savepointRequired is the SavepointRequired condition this reconcile stopped with.
+	savepointRequired *metav1.Condition
 	// updateStep is the Updating condition of the update flow's step in this reconcile.
 	updateStep *metav1.Condition
 	// removeControl is set once the user-control annotation was taken into status.control;
@@ -50,13 +75,8 @@ type cycle struct {
 	// removeRestore is set once a deploy restored what the RestoreAnnotation named; the
 	// annotation is removed after the status is written.
 	removeRestore bool
-	// waiting is the Waiting condition of what this reconcile waits on; nil when nothing.
-	waiting *metav1.Condition
-	// savepointRequired is the SavepointRequired condition this reconcile stopped with.
-	savepointRequired *metav1.Condition
-	// derivedFailure is set when this reconcile's observation found a failed JobManager
-	// deployment (DeploymentFailed with the failure's own reason).
-	derivedFailure bool
+	// requeue is when to reconcile again (0: on the next change only).
+	requeue time.Duration
 }
 
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
@@ -106,7 +126,7 @@ func savepointRequiredCondition(reason, format string, args ...any) *metav1.Cond
 // wait records what this reconcile waits on, for the Waiting condition, and looks again
 // soon.
 func (c *cycle) wait(w *metav1.Condition) {
-	c.waiting = w
+	c.out.waiting = w
 	c.poll()
 }
 
@@ -118,7 +138,7 @@ func (c *cycle) waitFor(reason, format string, args ...any) {
 // requireSavepoint stops the flow for want of a confirmed savepoint: the SavepointRequired
 // condition and a Warning Event say why.
 func (c *cycle) requireSavepoint(reason, format string, args ...any) {
-	c.savepointRequired = savepointRequiredCondition(reason, format, args...)
+	c.out.savepointRequired = savepointRequiredCondition(reason, format, args...)
 }
 
 // haltUpdate ends this reconcile's update step on h, a Waiting or a SavepointRequired
@@ -126,7 +146,7 @@ func (c *cycle) requireSavepoint(reason, format string, args ...any) {
 func (c *cycle) haltUpdate(h *metav1.Condition) {
 	reason := h.Reason
 	if h.Type == ConditionSavepointRequired {
-		c.savepointRequired = h
+		c.out.savepointRequired = h
 		reason = ConditionReasonNoFinalSavepoint
 	} else {
 		c.wait(h)
@@ -162,8 +182,8 @@ func (c *cycle) pastDeadline(since string, bound time.Duration) bool {
 
 // after asks for another reconcile within d.
 func (c *cycle) after(d time.Duration) {
-	if d > 0 && (c.requeue == 0 || d < c.requeue) {
-		c.requeue = d
+	if d > 0 && (c.out.requeue == 0 || d < c.out.requeue) {
+		c.out.requeue = d
 	}
 }
 
@@ -185,7 +205,7 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	if err := c.removeRestoreAnnotation(ctx); err != nil {
 		return ctrl.Result{}, fmt.Errorf("removeRestoreAnnotation: %w", err)
 	}
-	return ctrl.Result{RequeueAfter: c.requeue}, nil
+	return ctrl.Result{RequeueAfter: c.out.requeue}, nil
 }
 
 // reconcile observes, decides and acts. The status is patched in a defer, whatever failed
@@ -317,7 +337,7 @@ func (c *cycle) savepointRequiredRecorded() bool {
 func (c *cycle) restoreChoice() *string { return flinkcluster.RestoreChoice(c.fc.Annotations) }
 
 func (c *cycle) removeRestoreAnnotation(ctx context.Context) error {
-	if !c.removeRestore {
+	if !c.out.removeRestore {
 		return nil
 	}
 	if _, ok := c.fc.Annotations[RestoreAnnotation]; !ok {
@@ -332,7 +352,7 @@ func (c *cycle) removeRestoreAnnotation(ctx context.Context) error {
 // mode, restartPolicy FromSavepointOnFailure): the rule the webhook judges by too.
 func (c *cycle) shouldRestart() bool {
 	job := c.job()
-	if job.State != v1beta1.JobStateFailed && !(job.State == v1beta1.JobStateLost && c.lostTimedOut) {
+	if job.State != v1beta1.JobStateFailed && !(job.State == v1beta1.JobStateLost && c.derived.lostTimedOut) {
 		return false
 	}
 	return flinkcluster.ShouldRestart(c.mode, job, c.fc.Spec.Job)
@@ -341,7 +361,7 @@ func (c *cycle) shouldRestart() bool {
 // finished reports whether the job ended: a terminal state, Lost past its timeout, or Lost
 // because it ended unobserved.
 func (c *cycle) finished() bool {
-	return flinkcluster.Terminal(c.job().State) || c.lostTimedOut || c.endedUnobserved
+	return flinkcluster.Terminal(c.job().State) || c.derived.lostTimedOut || c.derived.endedUnobserved
 }
 
 // cleanupAction is what cleanup does for the job's end: the cleanup policy of its state,
@@ -351,7 +371,7 @@ func (c *cycle) finished() bool {
 // afterJobSucceeds applies, KeepCluster does, and cleanup does not even scale the JobManager
 // to 0 (the pod and its log would go).
 func (c *cycle) cleanupAction() v1beta1.CleanupAction {
-	if c.endedUnobserved {
+	if c.derived.endedUnobserved {
 		return v1beta1.CleanupActionKeepCluster
 	}
 	return state.CleanupAction(&c.fc.Spec, c.job().State)
@@ -407,15 +427,15 @@ func (c *cycle) derive() error {
 	}
 	switch {
 	case res.DeploymentFailure != "":
-		c.derivedFailure = true
+		c.derived.deploymentFailed = true
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))
 	case prev == v1beta1.JobStateLost && c.job().State == v1beta1.JobStateRunning &&
 		meta.IsStatusConditionTrue(c.st.Conditions, ConditionDeploymentFailed):
 		// The JobManager of a job that ran came back (a crash loop passed) and recovered it.
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, "the JobManager recovered the job"))
 	}
-	c.endedUnobserved = res.Ended
-	c.lostTimedOut = res.LostTimedOut
+	c.derived.endedUnobserved = res.Ended
+	c.derived.lostTimedOut = res.LostTimedOut
 	if res.Ended && !c.lostReasonRecorded(ConditionReasonEndedUnobserved) {
 		note := res.Reason + ": neither afterJobSucceeds nor afterJobFails applies, the cluster is kept as it is (KeepCluster, the JobManager not scaled down); the JobManager's previous container log (kubectl logs --previous) says how the job ended; change the spec to deploy again, or delete the FlinkCluster"
 		// Still Lost: the condition keeps the time the job became Lost.
@@ -428,7 +448,7 @@ func (c *cycle) derive() error {
 	// Once the Lost timeout ended the job (keepRecoverableLostJob decided), nothing is waited
 	// for: its JobManager may be shut down and answer no more.
 	c.noteWaits(res.Unreported)
-	if c.lostTimedOut && !clusterFinished(c.orig.Status.State) {
+	if c.derived.lostTimedOut && !clusterFinished(c.orig.Status.State) {
 		job := c.job()
 		reason := fmt.Sprintf("job lost: not reported again within %s", c.r.Options.LostTimeout)
 		if n := len(job.FailureReasons); n == 0 || job.FailureReasons[n-1] != reason {
@@ -572,7 +592,7 @@ func (c *cycle) setConditions(err error) {
 	c.setJobManagerReady()
 
 	prev := meta.FindStatusCondition(c.st.Conditions, ConditionUpdating)
-	if upd := updatingCondition(prev, c.updateStep, c.updatePending(), c.job().State, c.st.Revision.CurrentRevision); upd != nil {
+	if upd := updatingCondition(prev, c.out.updateStep, c.updatePending(), c.job().State, c.st.Revision.CurrentRevision); upd != nil {
 		if c.setCondition(*upd) && upd.Status == metav1.ConditionFalse {
 			c.event(corev1.EventTypeNormal, ReasonUpdateFinished, "Update", "update to revision %s finished: job %s",
 				c.st.Revision.CurrentRevision, c.job().State)
@@ -613,7 +633,7 @@ func (c *cycle) setHealth(err error) {
 // when it starts or its reason changes.
 func (c *cycle) setSavepointRequired() {
 	prev := meta.FindStatusCondition(c.st.Conditions, ConditionSavepointRequired)
-	if sr := c.savepointRequired; sr != nil {
+	if sr := c.out.savepointRequired; sr != nil {
 		if prev == nil || prev.Status != metav1.ConditionTrue || prev.Reason != sr.Reason {
 			c.event(corev1.EventTypeWarning, ReasonSavepointRequired, "Stop", "%s", sr.Message)
 		}
@@ -634,7 +654,7 @@ func (c *cycle) setSavepointRequired() {
 // once.
 func (c *cycle) setWaiting() {
 	prev := meta.FindStatusCondition(c.st.Conditions, ConditionWaiting)
-	w := c.waiting
+	w := c.out.waiting
 	if w == nil {
 		c.setCondition(condition(ConditionWaiting, metav1.ConditionFalse, ConditionReasonNotWaiting, "the controller waits on nothing"))
 		return
@@ -683,7 +703,7 @@ func (c *cycle) setJobManagerReady() {
 // updateStepf records the update flow's step for the Updating condition.
 func (c *cycle) updateStepf(reason, format string, args ...any) {
 	cond := condition(ConditionUpdating, metav1.ConditionTrue, reason, fmt.Sprintf(format, args...))
-	c.updateStep = &cond
+	c.out.updateStep = &cond
 }
 
 // deriveClusterState derives status.state from the job and what this reconcile observed.

@@ -130,7 +130,7 @@ func (c *cycle) noteUnsupportedHA() {
 	if !c.unsupportedHA() {
 		return
 	}
-	if c.derivedFailure {
+	if c.derived.deploymentFailed {
 		return
 	}
 	msg := fmt.Sprintf("deploymentType Deployment with high-availability.type %s: the controller reads and cleans up only Flink's Kubernetes HA ConfigMaps, so it cannot check that a restarted JobManager recovers job %s nor remove old job graphs before a new deploy; the job runs on (a JobManager started again without its HA data fails instead of starting empty). Recreate the cluster with high-availability.type kubernetes, or with deploymentType Job",
@@ -146,17 +146,8 @@ func haConfigMapSelector(fc *v1beta1.FlinkCluster) client.MatchingLabels {
 	return client.MatchingLabels(flinkha.Labels(resources.HAClusterID(fc)))
 }
 
-// observeHA reads the HA ConfigMaps from the API server (never a cache: a stale list could
+// readHA reads the HA ConfigMaps from the API server (never a cache: a stale list could
 // claim that the old job graph is gone before it is) and the leader they name.
-func (c *cycle) observeHA(ctx context.Context) error {
-	v, err := c.readHA(ctx)
-	if err != nil {
-		return err
-	}
-	c.obs.ha = v
-	return nil
-}
-
 func (c *cycle) readHA(ctx context.Context) (haView, error) {
 	list := &corev1.ConfigMapList{}
 	if err := c.r.Reader.List(ctx, list, client.InNamespace(c.fc.Namespace), haConfigMapSelector(c.fc)); err != nil {
@@ -245,25 +236,28 @@ func (c *cycle) redeployingWithoutHA() bool {
 // must not find the old job graph (the new JobManager would recover it, whatever its command
 // line says).
 func (c *cycle) deleteHAConfigMaps(ctx context.Context) (bool, error) {
-	if err := c.observeHA(ctx); err != nil {
+	// Read afresh, not from the observation: a JobManager may have written since, and the
+	// observation stays what this reconcile decided by.
+	v, err := c.readHA(ctx)
+	if err != nil {
 		return false, err
 	}
-	if len(c.obs.ha.configMaps) == 0 {
+	if len(v.configMaps) == 0 {
 		return true, nil
 	}
-	names := make([]string, 0, len(c.obs.ha.configMaps))
-	for i := range c.obs.ha.configMaps {
-		cm := &c.obs.ha.configMaps[i]
+	names := make([]string, 0, len(v.configMaps))
+	for i := range v.configMaps {
+		cm := &v.configMaps[i]
 		if err := c.r.Client.Delete(ctx, cm); err != nil && !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("deleting HA ConfigMap %s: %w", cm.Name, err)
 		}
 		names = append(names, cm.Name)
 	}
 	c.event(corev1.EventTypeNormal, ReasonHAConfigMapsDeleted, "Delete", "deleted the HA ConfigMaps %v so that the next deploy cannot recover the old job graph", names)
-	if err := c.observeHA(ctx); err != nil {
+	if v, err = c.readHA(ctx); err != nil {
 		return false, err
 	}
-	return len(c.obs.ha.configMaps) == 0, nil
+	return len(v.configMaps) == 0, nil
 }
 
 // noteRestoreRefused answers a job that FAILED restoring ResumeFromHAOnly: its JobManager

@@ -194,12 +194,15 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 // job graph is left; an update that lost a race with a writer is tried again on the next
 // reconcile, never forced.
 func (c *cycle) removeJobGraphs(ctx context.Context) (bool, error) {
-	if err := c.observeHA(ctx); err != nil {
+	// Read afresh, not from the observation: a JobManager may have written since, and the
+	// observation stays what this reconcile decided by.
+	v, err := c.readHA(ctx)
+	if err != nil {
 		return false, err
 	}
 	var removed []string
-	for i := range c.obs.ha.configMaps {
-		cm := &c.obs.ha.configMaps[i]
+	for i := range v.configMaps {
+		cm := &v.configMaps[i]
 		if cm.DeletionTimestamp != nil {
 			continue
 		}
@@ -232,10 +235,10 @@ func (c *cycle) removeJobGraphs(ctx context.Context) (bool, error) {
 		c.event(corev1.EventTypeNormal, ReasonHAConfigMapsDeleted, "Delete",
 			"removed the job graphs %v from the HA ConfigMaps and kept the checkpoints, so that the next deploy restores the newest checkpoint with the new spec", removed)
 	}
-	if err := c.observeHA(ctx); err != nil {
+	if v, err = c.readHA(ctx); err != nil {
 		return false, err
 	}
-	return len(c.obs.ha.allJobGraphs()) == 0, nil
+	return len(v.allJobGraphs()) == 0, nil
 }
 
 // allJobGraphs lists the job IDs whose graphs any HA ConfigMap of the view stores.
@@ -276,7 +279,7 @@ func (c *cycle) recoverableFromHA() (bool, string) {
 // (recoverableFromHA): the job stays Lost, with the Lost condition saying why and what
 // resumes it, instead of afterJobFails applying.
 func (c *cycle) keepRecoverableLostJob() {
-	if !c.lostTimedOut {
+	if !c.derived.lostTimedOut {
 		return
 	}
 	if l := meta.FindStatusCondition(c.st.Conditions, ConditionLost); l != nil && l.Status == metav1.ConditionTrue && l.Reason == ConditionReasonLostTimeout {
@@ -287,7 +290,7 @@ func (c *cycle) keepRecoverableLostJob() {
 	if !ok {
 		return
 	}
-	c.lostTimedOut = false
+	c.derived.lostTimedOut = false
 	note := fmt.Sprintf("job %s not reported again within %s, but %s; afterJobFails does not apply", c.job().ID, c.r.Options.LostTimeout, how)
 	if c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonLostRecoverable, note)) {
 		c.event(corev1.EventTypeWarning, ReasonJobLost, "Recover", "%s", note)

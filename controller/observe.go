@@ -134,7 +134,7 @@ func (c *cycle) observe(ctx context.Context) error {
 	if err := c.observeComponents(ctx); err != nil {
 		return err
 	}
-	if err := c.observeHA(ctx); err != nil {
+	if c.obs.ha, err = c.readHA(ctx); err != nil {
 		return err
 	}
 	if err := c.observeSubmitted(ctx); err != nil {

@@ -202,7 +202,7 @@ func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, 
 		return nil
 	}
 	if c.restoreChoice() != nil {
-		c.removeRestore = true
+		c.out.removeRestore = true
 		c.event(corev1.EventTypeWarning, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as annotated (%s)", c.jobID(), orNone(from), RestoreAnnotation)
 	} else if c.restoresSpec() {
 		c.event(corev1.EventTypeNormal, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as spec.job.fromSavepoint names it", c.jobID(), from)
