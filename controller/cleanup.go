@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -152,10 +151,9 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 		ctrl.LoggerFrom(ctx).V(1).Info("Flink did not take the shutdown", "error", err.Error())
 		why = "the shutdown (DELETE /cluster) failed: " + err.Error()
 	}
-	if c.now.Sub(ended) <= c.r.Options.WaitBound {
+	if !c.pastDeadline(ended, c.r.Options.WaitBound) {
 		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is to be shut down, but %s; past the wait bound (%s from the job's end) its Job is deleted instead",
 			job.ID, how, why, c.r.Options.WaitBound)
-		c.after(ended.Add(c.r.Options.WaitBound).Sub(c.now) + time.Second)
 		return false, nil
 	}
 	c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",

@@ -171,13 +171,21 @@ func (c *cycle) recordBeforeActing(ctx context.Context) error {
 	return nil
 }
 
-// pastDeadline reports whether an operation that started at since (a status time) has run
-// longer than bound. Every operation's deadline is measured from its own start as the status
-// records it, so that a restarted controller keeps the same deadline; an operation with no
-// recorded start has none (its start is recorded before it reaches Flink).
-func (c *cycle) pastDeadline(since string, bound time.Duration) bool {
-	t := state.ParseTime(since)
-	return !t.IsZero() && bound > 0 && c.now.Sub(t) > bound
+// pastDeadline reports whether an operation that started at since has run longer than bound;
+// before its deadline it asks for a reconcile just past it. Every operation's deadline is
+// measured from its own start as the status records it (a savepoint's trigger, a stop's
+// request, the update's start, the job's end before a JobManager shutdown), so that a
+// restarted controller keeps the same deadline; an operation with no recorded start has none
+// (its start is recorded before it reaches Flink).
+func (c *cycle) pastDeadline(since time.Time, bound time.Duration) bool {
+	if since.IsZero() || bound <= 0 {
+		return false
+	}
+	if left := since.Add(bound).Sub(c.now); left >= 0 {
+		c.after(left + time.Second)
+		return false
+	}
+	return true
 }
 
 // after asks for another reconcile within d.

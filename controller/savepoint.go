@@ -90,7 +90,7 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 	if c.job().State != v1beta1.JobStateRunning && c.job().State != v1beta1.JobStateUpdating {
 		return c.savepointFailed(fmt.Sprintf("job is %s, not Running", c.job().State)), nil
 	}
-	if sp.TriggerTime == "" && c.pastDeadline(sp.RequestTime, c.r.Options.SavepointTimeout) {
+	if sp.TriggerTime == "" && c.pastDeadline(state.ParseTime(sp.RequestTime), c.r.Options.SavepointTimeout) {
 		return c.savepointFailed(fmt.Sprintf("not triggered within --savepoint-timeout (%s) of its request", c.r.Options.SavepointTimeout)), nil
 	}
 	if c.obs.flink == nil {
@@ -159,7 +159,7 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 // and an unknown final savepoint is never replaced by an older one silently.
 func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 	sp := c.st.Savepoint
-	if c.pastDeadline(sp.TriggerTime, c.r.Options.SavepointTimeout) {
+	if c.pastDeadline(state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
 		return c.savepointUnknown(fmt.Sprintf("no result within --savepoint-timeout (%s) of its trigger: Flink may still complete it", c.r.Options.SavepointTimeout)), nil
 	}
 	cl, err := c.flinkClient(ctx)

@@ -238,7 +238,7 @@ func (c *cycle) updateReverted() bool {
 // wait bound: it then stops asking Flink and asks the user (the job keeps running).
 func (c *cycle) updateTooLong() bool {
 	cond := meta.FindStatusCondition(c.st.Conditions, ConditionUpdating)
-	return cond != nil && cond.Status == "True" && c.now.Sub(cond.LastTransitionTime.Time) > c.r.Options.WaitBound
+	return cond != nil && cond.Status == metav1.ConditionTrue && c.pastDeadline(cond.LastTransitionTime.Time, c.r.Options.WaitBound)
 }
 
 // startUpdate moves the job to Updating and, when it runs and u stops it, asks for its final
