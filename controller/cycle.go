@@ -402,8 +402,8 @@ func (c *cycle) stopInFlight(reason string) bool {
 }
 
 // derive applies the lifecycle rules (package state) to this cycle's observation. The state
-// they derive moves the job by the derive event that the job state machine lists for it
-// (state.Derived); one it does not list is refused.
+// they derive moves the job by the derive event DeriveJob names for it; a move the job state
+// machine does not list is refused.
 func (c *cycle) derive() error {
 	res := state.DeriveJob(state.Input{
 		Now:                 c.now,
@@ -424,12 +424,11 @@ func (c *cycle) derive() error {
 	})
 	c.after(res.RequeueAfter)
 	prev := c.job().State
-	if res.State != prev {
-		ev, ok := state.Derived(prev, res.State)
-		if !ok {
-			return c.refuseTransition(fmt.Sprintf("%s -> %s by %s", prev, res.State, state.StepDerive))
-		}
-		if err := c.setJobState(ev, res.Reason, res.Message, res.LostSince); err != nil {
+	switch {
+	case res.Unlisted:
+		return c.refuseTransition(fmt.Sprintf("%s -> %s by %s", prev, res.State, state.StepDerive))
+	case res.Event != "":
+		if err := c.setJobState(res.Event, res.Reason, res.Message, res.LostSince); err != nil {
 			return err
 		}
 	}

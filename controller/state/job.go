@@ -124,6 +124,12 @@ type Result struct {
 	// lists no job of the deploy: it started within the HA recovery grace. The state is the
 	// record's, not Flink's answer, and the controller says it waits.
 	Unreported string
+	// Event is the job state machine's derive event that moves the job to State; "" when the
+	// state stays.
+	Event Event
+	// Unlisted is set when the machine lists no derive event from the recorded state to
+	// State: the transition is refused, not applied.
+	Unlisted bool
 	// Ended is set when the job is Lost because it ended in Flink while the controller did
 	// not see how (see endedUnobserved): it ended, so nothing deploys it again, but neither
 	// afterJobSucceeds nor afterJobFails applies; Reason says what Flink showed.
@@ -234,8 +240,24 @@ func Trusted(selected *corev1.Pod, all []corev1.Pod, leader Leader, now time.Tim
 	return true
 }
 
-// DeriveJob applies the lifecycle rules to one observation.
+// DeriveJob applies the lifecycle rules to one observation. A new state comes with the
+// derive event of the job state machine that moves the job there (Result.Event), or with
+// Result.Unlisted when the machine lists no such move: the caller refuses it.
 func DeriveJob(in Input) Result {
+	r := deriveJob(in)
+	from := in.Recorded.State
+	if from == "" {
+		from = v1beta1.JobStatePending
+	}
+	if r.State != from {
+		var ok bool
+		r.Event, ok = Derived(from, r.State)
+		r.Unlisted = !ok
+	}
+	return r
+}
+
+func deriveJob(in Input) Result {
 	rec := in.Recorded.State
 	keep := Result{State: rec}
 	if rec == v1beta1.JobStateLost {

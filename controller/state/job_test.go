@@ -350,6 +350,18 @@ func TestDeriveJob(t *testing.T) {
 			assert.Equal(t, tc.timed, got.LostTimedOut, "lost timed out")
 			assert.Equal(t, tc.kind, got.DeploymentFailure, "deployment failure kind")
 			assert.Equal(t, tc.ended, got.Ended, "ended unobserved")
+			// Every move names the machine's derive event that makes it; staying names none.
+			from := tc.in.Recorded.State
+			if from == "" {
+				from = "Pending"
+			}
+			assert.False(t, got.Unlisted, "the machine lists %s -> %s", from, got.State)
+			if got.State == from {
+				assert.Empty(t, got.Event)
+				return
+			}
+			to, ok := state.Next(from, got.Event)
+			assert.True(t, ok && to == got.State, "event %q moves %s to %s, not %s", got.Event, from, to, got.State)
 		})
 	}
 }
