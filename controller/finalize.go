@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,8 +17,9 @@ import (
 
 // finalize runs when a FlinkCluster is deleted: the finalizer holds it until the JobManager
 // pods are gone; owned objects and the cluster's HA ConfigMaps are removed. No savepoint is
-// taken.
-func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (ctrl.Result, error) {
+// taken. As in reconcile, the status is patched in a defer, whatever failed, until the
+// finalizer is removed and the object goes with its status.
+func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (res ctrl.Result, err error) {
 	if !controllerutil.ContainsFinalizer(fc, Finalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -24,10 +27,22 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	released := false
+	defer func() {
+		if released {
+			return
+		}
+		c.setHealth(err)
+		observedGeneration(c.st.Conditions, fc.Generation)
+		if werr := c.writeStatus(ctx); werr != nil && !apierrors.IsNotFound(werr) {
+			err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
+		}
+	}()
 	if err := c.observe(ctx); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("observe: %w", err)
 	}
 	c.setClusterState(v1beta1.ClusterStateStopping, ReasonDeleting, "Delete", "FlinkCluster deleted: removing its JobManager, TaskManagers and HA ConfigMaps")
+	c.setJobManagerReady()
 	if err := c.deleteJobManager(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -44,11 +59,6 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (ct
 	}
 	if len(c.obs.pods) > 0 {
 		// JobManager pods still terminate: they may still write HA metadata.
-		c.setJobManagerReady()
-		observedGeneration(c.st.Conditions, fc.Generation)
-		if err := c.writeStatus(ctx); err != nil {
-			return ctrl.Result{}, err
-		}
 		return ctrl.Result{RequeueAfter: r.Options.RequeueInterval}, nil
 	}
 	if _, err := c.deleteHAConfigMaps(ctx); err != nil {
@@ -66,6 +76,7 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (ct
 	if err := r.Client.Patch(ctx, fc, patch); err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}
+	released = true
 	r.metrics.setJobState(client.ObjectKeyFromObject(fc), "")
 	return ctrl.Result{}, nil
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,4 +65,34 @@ func TestStatusIsPatchedWhenObserveFails(t *testing.T) {
 			assert.Nil(t, meta.FindStatusCondition(got.Status.Conditions, ConditionJobManagerReady), "no condition derived from a failed observation")
 		})
 	}
+}
+
+// A deleted cluster's finalize patches the status in a defer too: when its observation fails,
+// Reconciling says so while the finalizer holds the object; once the JobManager pods are gone
+// the finalizer is released and nothing more is written.
+func TestFinalizePatchesTheStatusWhenObserveFails(t *testing.T) {
+	fc := updatingCluster(t)
+	fc.Generation = 3
+	now := metav1.Now()
+	fc.DeletionTimestamp = &now
+	listErr := errors.New("etcdserver: request timed out")
+	r, cl := reconcilerWith(t, fc, func() error { return listErr })
+	key := types.NamespacedName{Namespace: "default", Name: "wc"}
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	require.ErrorContains(t, err, "observe")
+
+	got := &v1beta1.FlinkCluster{}
+	require.NoError(t, cl.Get(context.Background(), key, got))
+	rec := meta.FindStatusCondition(got.Status.Conditions, ConditionReconciling)
+	require.NotNil(t, rec, "the status was patched: %+v", got.Status)
+	assert.Equal(t, ConditionReasonReconcileFailed, rec.Reason)
+	assert.Contains(t, rec.Message, "etcdserver: request timed out")
+	assert.Equal(t, int64(3), rec.ObservedGeneration)
+	assert.Contains(t, got.Finalizers, Finalizer, "the finalizer holds the object")
+
+	listErr = nil
+	_, err = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	require.NoError(t, err)
+	err = cl.Get(context.Background(), key, got)
+	assert.True(t, err != nil || !slices.Contains(got.Finalizers, Finalizer), "the finalizer is released")
 }
