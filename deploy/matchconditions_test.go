@@ -19,6 +19,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/policy"
 )
 
 // matchCase is one request and whether each webhook must be called for it.
@@ -83,6 +84,14 @@ func matchCases() []matchCase {
 		{name: "annotation added on a Deployment-mode Application cluster", old: deployment.Obj(),
 			obj: deployment.Clone().Annotation("example.com/owner", "me").Obj()},
 		{name: "finalizer removed from a Deployment-mode Application cluster", old: withFinalizer(deployment), obj: deployment.Obj()},
+		// The confirmation of a state loss is judged with the spec change that throws the state
+		// away, which is sent; on its own it redeploys nothing and is not sent.
+		{name: "discard-state confirmation added alone", old: jobCluster.Obj(),
+			obj: jobCluster.Clone().Annotation(policy.DiscardStateAnnotation, "4f3c0d5e9a8b7c6d5e4f3a2b1c0d9e8f").Obj()},
+		{name: "spec change with the discard-state confirmation", old: jobCluster.Obj(),
+			obj: jobCluster.Clone().Annotation(policy.DiscardStateAnnotation, "4f3c0d5e9a8b7c6d5e4f3a2b1c0d9e8f").
+				Job(func(j *v1beta1.JobSpec) { m := v1beta1.UpgradeModeStateless; j.UpgradeMode = &m }).Obj(),
+			mutating: true, validating: true},
 	}
 }
 

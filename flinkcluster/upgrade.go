@@ -46,6 +46,10 @@ type Upgrade struct {
 	// Refused is set when the way the upgrade mode asks for was refused (a last-state update
 	// whose checkpoint is too old, across a version change, ...): the user is told why.
 	Refused bool
+	// EmptyState is set when the next deploy restores nothing: upgradeMode stateless, or the
+	// user's restore answer RestoreEmptyState. The running job's state is then thrown away,
+	// which the admission policy asks the user to confirm.
+	EmptyState bool
 }
 
 // SavepointUpgrades reports whether the job's upgrade mode carries its state by savepoints
@@ -150,13 +154,13 @@ func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterSta
 	noLastState := LastStateUnavailable(spec, job, obs)
 	switch {
 	case obs.RestoreChoice != nil:
-		return Upgrade{How: UpgradeSavepoint, Why: "the user's restore answer", NoLastState: noLastState}
+		return Upgrade{How: UpgradeSavepoint, Why: "the user's restore answer", NoLastState: noLastState, EmptyState: *obs.RestoreChoice == ""}
 	case obs.StopInFlight:
 		return Upgrade{How: UpgradeSavepoint, Stop: true, Why: "the update's stop-with-savepoint is under way", NoLastState: noLastState}
 	}
 	switch jobSpec.GetUpgradeMode() {
 	case v1beta1.UpgradeModeStateless:
-		return Upgrade{How: UpgradeStateless, Why: "upgradeMode stateless: empty state, as asked", NoLastState: "upgradeMode stateless"}
+		return Upgrade{How: UpgradeStateless, Why: "upgradeMode stateless: empty state, as asked", NoLastState: "upgradeMode stateless", EmptyState: true}
 	case v1beta1.UpgradeModeLastState:
 		if from, to, changed := versionChange(spec, job); changed {
 			why := fmt.Sprintf("flinkVersion changes from %s to %s: Flink %s does not read the HA checkpoint handles of Flink %s", from, to, to, from)

@@ -63,6 +63,8 @@ func TestPlanUpgrade(t *testing.T) {
 		wantStop bool
 		// wantWhy is a part of Why; wantNoLastState a part of NoLastState ("" wants none).
 		wantWhy, wantNoLastState string
+		// wantEmpty: the next deploy restores nothing.
+		wantEmpty bool
 	}{
 		{
 			name:    "savepoint: a running job is stopped with a savepoint",
@@ -107,6 +109,13 @@ func TestPlanUpgrade(t *testing.T) {
 			wantHow: flinkcluster.UpgradeSavepoint, wantWhy: "restore answer",
 		},
 		{
+			name:    "the user's restore answer empty-state: the next deploy restores nothing",
+			cluster: newSpec(),
+			obs:     flinkcluster.UpgradeObservation{RestoreChoice: ptr.To(""), FlinkAnswered: true, FlinkJobState: "RUNNING"},
+			wantHow: flinkcluster.UpgradeSavepoint, wantWhy: "restore answer", wantNoLastState: "needs a JobManager Deployment",
+			wantEmpty: true,
+		},
+		{
 			name:    "a stop in flight is finished",
 			cluster: lastState(),
 			obs:     flinkcluster.UpgradeObservation{StopInFlight: true, FlinkAnswered: true, FlinkJobState: "RUNNING", LastState: offer},
@@ -116,7 +125,7 @@ func TestPlanUpgrade(t *testing.T) {
 			name:    "stateless: empty state",
 			cluster: newSpec().mode(v1beta1.UpgradeModeStateless),
 			obs:     flinkcluster.UpgradeObservation{FlinkAnswered: true, FlinkJobState: "RUNNING"},
-			wantHow: flinkcluster.UpgradeStateless, wantNoLastState: "stateless",
+			wantHow: flinkcluster.UpgradeStateless, wantNoLastState: "stateless", wantEmpty: true,
 		},
 		{
 			name:    "last-state: the HA store's newest checkpoint",
@@ -233,6 +242,7 @@ func TestPlanUpgrade(t *testing.T) {
 			assert.Equal(t, tc.wantHow, got.How, got.Why)
 			assert.Equal(t, tc.wantStop, got.Stop, got.Why)
 			assert.Contains(t, got.Why, tc.wantWhy)
+			assert.Equal(t, tc.wantEmpty, got.EmptyState, got.Why)
 			if tc.wantNoLastState == "" {
 				assert.Empty(t, got.NoLastState)
 			} else {

@@ -68,6 +68,18 @@ const (
 	// MessageJobUpdateRequiresRecentSavepoint is the detail of RuleJobUpdateRequiresRecentSavepoint's error.
 	MessageJobUpdateRequiresRecentSavepoint = "no savepoint will be taken before this update (takeSavepointOnUpdate false or the job stopped) and the job has no savepoint newer than maxStateAgeToRestoreSeconds: set spec.job.fromSavepoint to the savepoint to restore (one left from an earlier deploy is not restored again) or take a savepoint first"
 
+	// MessageDiscardStateFormat is the detail of RuleDiscardStateUnconfirmed's error, formatted
+	// with the running job's ID, what starts the next deploy from empty state, the job's latest
+	// savepoint as the stored status has it, DiscardStateAnnotation and the job's ID again.
+	MessageDiscardStateFormat = "this update redeploys running job %s from empty state (%s): its state is thrown away, neither its latest savepoint (%s) nor a checkpoint is restored; to confirm, annotate the cluster with %s=%s"
+	// MessageDiscardStateNoJobIDFormat is the detail of RuleDiscardStateUnconfirmed's error
+	// when the stored status records no job ID to confirm with (formatted with the cause).
+	MessageDiscardStateNoJobIDFormat = "this update redeploys the running job from empty state (%s): its state is thrown away, and the stored status records no job ID to confirm that with: wait until status.components.job.id is recorded"
+	// MessageDiscardStateOtherJob starts the detail of RuleDiscardStateUnconfirmed's error when
+	// DiscardStateAnnotation names another job than the running one (a copied or an old
+	// confirmation).
+	MessageDiscardStateOtherJob = "the confirmation names another job, it holds only for the job it names: "
+
 	// MessageDeploymentRequiresKubernetesHA is the message of RuleDeploymentRequiresKubernetesHA,
 	// the same in the webhook and the CRD.
 	MessageDeploymentRequiresKubernetesHA = "deploymentType Deployment requires Kubernetes high availability (high-availability.type kubernetes): the controller checks and cleans up only the Kubernetes HA ConfigMaps of Flink, so with ZooKeeper or another HA factory it could neither tell whether a restarted JobManager recovers the job nor keep an old job graph out of a new deploy; use deploymentType Job for other HA services"

@@ -1216,4 +1216,47 @@ spec:
     parallelism: 4
 `,
 	},
+	{
+		Name:       RuleDiscardStateUnconfirmed,
+		EnforcedBy: EnforcedByWebhook,
+		Field:      `metadata.annotations[flink-admission.dev/discard-state]`,
+		Type:       field.ErrorTypeRequired,
+		Message: planf(MessageDiscardStateFormat, "4f3c0d5e9a8b7c6d5e4f3a2b1c0d9e8f", "spec.job.upgradeMode stateless",
+			"s3://flink-state/example/savepoints/savepoint-4f3c0d-1 of 2026-01-01T00:00:00Z", DiscardStateAnnotation, "4f3c0d5e9a8b7c6d5e4f3a2b1c0d9e8f"),
+		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    parallelism: 2
+status:
+  state: Running
+  components:
+    job:
+      id: 4f3c0d5e9a8b7c6d5e4f3a2b1c0d9e8f
+      state: Running
+      savepointLocation: s3://flink-state/example/savepoints/savepoint-4f3c0d-1
+      savepointTime: "2026-01-01T00:00:00Z"
+`,
+		Example: `apiVersion: flinkoperator.k8s.io/v1beta1
+kind: FlinkCluster
+metadata:
+  name: example
+spec:
+  flinkVersion: "1.20"
+  image:
+    name: flink:1.20.1
+  job:
+    jarFile: /opt/flink/usrlib/job.jar
+    savepointsDir: s3://flink-state/example/savepoints
+    parallelism: 4
+    upgradeMode: stateless
+`,
+	},
 }

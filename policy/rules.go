@@ -114,6 +114,10 @@ const (
 	RuleJobUpdateRequiresSavepointsDir = "job-update-requires-savepoints-dir"
 	// RuleJobUpdateRequiresRecentSavepoint: spec.job, Forbidden (update).
 	RuleJobUpdateRequiresRecentSavepoint = "job-update-requires-recent-savepoint"
+	// RuleDiscardStateUnconfirmed: metadata.annotations[flink-admission.dev/discard-state],
+	// Required or Invalid (update): an update whose upgrade plan newly throws the running job's
+	// state away needs the annotation, naming the job.
+	RuleDiscardStateUnconfirmed = "discard-state-unconfirmed"
 
 	// RuleNoObject: the object (or the old object of an update) is missing.
 	RuleNoObject = "no-object"

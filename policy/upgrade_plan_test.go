@@ -54,9 +54,10 @@ func TestUpgradePlanWarning(t *testing.T) {
 			plan: fmt.Sprintf(policy.WarningPlanNoStopFormat, "s3://sp/1"),
 		},
 		{
-			name: "savepoint: the restore-from annotation answers empty state",
+			name: "savepoint: the restore-from annotation answers empty state (confirmed)",
 			old:  running(makeFC("app")),
-			new:  slots(running(makeFC("app"))).Annotation(flinkcluster.RestoreAnnotation, flinkcluster.RestoreEmptyState),
+			new: slots(running(makeFC("app"))).Annotation(flinkcluster.RestoreAnnotation, flinkcluster.RestoreEmptyState).
+				Annotation(policy.DiscardStateAnnotation, "j1"),
 			plan: fmt.Sprintf(policy.WarningPlanRestoreChoiceFormat, "empty state", flinkcluster.RestoreAnnotation),
 		},
 		{

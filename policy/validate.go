@@ -53,7 +53,9 @@ func (v Validator) ValidateCreate(fc *v1beta1.FlinkCluster) (field.ErrorList, []
 // optionalOldSelf clauses do. When the spec is unchanged, only the annotation rules run,
 // as in the reference webhook; a spec that differs only by defaults counts as unchanged.
 // An admitted spec change of a cluster whose job runs gets the upgrade plan as its last
-// warning (upgradePlanWarning): what the controller will do to the job's state.
+// warning (updatePlan.warning): what the controller will do to the job's state. A change
+// whose plan newly throws the running job's state away is refused unless it is confirmed
+// (validateDiscardState).
 func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorList, []string) {
 	switch {
 	case fc == nil:
@@ -87,10 +89,17 @@ func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorLis
 	errs = append(errs, validateCancelOnCreate(fc, old)...)
 	errs = append(errs, validateUpgradeMode(fc)...)
 	warnings = append(warnings, objectWarnings(fc)...)
-	if len(errs) == 0 {
+	if plan, ok := v.planUpdate(old, fc); ok {
+		if discardsStateNewly(old, plan) {
+			if e := validateDiscardState(old, fc, plan); e != nil {
+				errs = append(errs, e)
+			}
+		} else if w := discardConfirmationUnused(old, fc); w != "" {
+			warnings = append(warnings, w)
+		}
 		// An update that is refused does not happen: only an admitted one has a plan.
-		if plan := v.upgradePlanWarning(old, fc); plan != "" {
-			warnings = append(warnings, plan)
+		if len(errs) == 0 {
+			warnings = append(warnings, plan.warning(old, fc))
 		}
 	}
 	return errs, warnings

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -186,59 +187,90 @@ const (
 	maxPlanPathRunes    = 48
 )
 
-// upgradePlanWarning is the upgrade plan of the update from old to fc: how the controller's
-// upgrade decision (flinkcluster.PlanUpgrade, the function the controller calls) carries the
-// job's state, as a warning; "" when the job does not run by the stored status, or the
-// cluster is a session cluster. The webhook has no word from Flink: the stored status says the
-// job runs, so the decision is asked as for a job Flink reports RUNNING; what Flink's HA store
-// holds is unknown, so a last-state plan is asked twice, with a fresh checkpoint and without
-// one, and says both.
-func (v Validator) upgradePlanWarning(old, fc *v1beta1.FlinkCluster) string {
+// updatePlan is the controller's upgrade decision on an update of a running job, asked as
+// the webhook can ask it (see planUpdate).
+type updatePlan struct {
+	// redeploy is false when the update makes no new revision: the job runs on as it is.
+	redeploy bool
+	u        flinkcluster.Upgrade
+	obs      flinkcluster.UpgradeObservation
+	now      time.Time
+	// maxAge is the last-state max checkpoint age of the new spec; bounded says it is set.
+	maxAge  time.Duration
+	bounded bool
+}
+
+// planUpdate asks the controller's upgrade decision (flinkcluster.PlanUpgrade, the function
+// the controller calls) how the update from old to fc carries the job's state. ok is false
+// when the job does not run by the stored status, or the cluster is a session cluster: then
+// there is no plan. The webhook has no word from Flink: the stored status says the job runs,
+// so the decision is asked as for a job Flink reports RUNNING, whose HA store offers a fresh
+// checkpoint (see planObservation).
+func (v Validator) planUpdate(old, fc *v1beta1.FlinkCluster) (p updatePlan, ok bool) {
 	job := old.Status.Components.Job
-	nj := fc.Spec.Job
-	if nj == nil || job == nil || job.State != v1beta1.JobStateRunning {
-		return ""
+	if fc.Spec.Job == nil || job == nil || job.State != v1beta1.JobStateRunning {
+		return p, false
 	}
 	// The controller redeploys a running job for a new revision only (the restore annotation
 	// answers a stop, it starts no update). A spec that cannot be hashed is taken as a
 	// redeploy: the plan then says what a redeploy does, never that the job is left alone when
 	// it may not be.
 	if redeploy, err := flinkcluster.RedeployNeeded(&old.Spec, &fc.Spec); err == nil && !redeploy {
-		return WarningPlanNoRedeploy
+		return p, true
 	}
-	restore := flinkcluster.RestoreChoice(fc.Annotations)
-	now := v.now()
+	p.redeploy, p.now = true, v.now()
+	p.maxAge, p.bounded = flinkcluster.LastStateMaxCheckpointAge(fc.Spec.FlinkProperties)
+	p.obs = planObservation(flinkcluster.RestoreChoice(fc.Annotations), p.bounded, p.now)
+	p.u = flinkcluster.PlanUpgrade(&fc.Spec, &old.Status, p.obs, p.now)
+	return p, true
+}
+
+// planObservation is what the webhook tells the upgrade decision of a job the stored status
+// records running: Flink reports it RUNNING, and its HA store offers a checkpoint, triggered
+// now when a max checkpoint age bounds it (the warning says what a last-state plan depends
+// on).
+func planObservation(restore *string, bounded bool, now time.Time) flinkcluster.UpgradeObservation {
 	obs := flinkcluster.UpgradeObservation{
 		RestoreChoice: restore,
 		FlinkAnswered: true,
 		FlinkJobState: flinkcluster.FlinkJobRunning,
 		LastState:     flinkcluster.LastStateOffer{Available: true},
 	}
-	maxAge, bounded := flinkcluster.LastStateMaxCheckpointAge(fc.Spec.FlinkProperties)
 	if bounded {
 		obs.Checkpoints = &flinkcluster.CheckpointTimes{LatestCompleted: now}
 	}
-	u := flinkcluster.PlanUpgrade(&fc.Spec, &old.Status, obs, now)
+	return obs
+}
+
+// warning is the upgrade plan of the update from old to fc as a warning. What Flink's HA
+// store holds is unknown to the webhook, so a last-state plan is asked again without a
+// checkpoint, and says both.
+func (p updatePlan) warning(old, fc *v1beta1.FlinkCluster) string {
+	if !p.redeploy {
+		return WarningPlanNoRedeploy
+	}
+	nj := fc.Spec.Job
 	dir := planPath(ptr.Deref(nj.SavepointsDir, ""), "the configured savepoint directory")
 	var w string
-	switch u.How {
+	switch p.u.How {
 	case flinkcluster.UpgradeStateless:
 		w = WarningPlanStateless
 	case flinkcluster.UpgradeWait:
-		w = planf(WarningPlanWaitFormat, u.Why)
+		w = planf(WarningPlanWaitFormat, p.u.Why)
 	case flinkcluster.UpgradeLastState:
 		bound := ""
-		if bounded {
-			bound = planf(WarningPlanLastStateBoundFormat, maxAge.String())
+		if p.bounded {
+			bound = planf(WarningPlanLastStateBoundFormat, p.maxAge.String())
 		}
+		obs := p.obs
 		obs.LastState, obs.Checkpoints = flinkcluster.LastStateOffer{}, nil
 		fallback := planf(WarningPlanFallbackStopFormat, dir)
-		if !flinkcluster.PlanUpgrade(&fc.Spec, &old.Status, obs, now).Stop {
+		if !flinkcluster.PlanUpgrade(&fc.Spec, &old.Status, obs, p.now).Stop {
 			fallback = WarningPlanFallbackNoStop
 		}
 		w = planf(WarningPlanLastStateFormat, bound, fallback)
 	default:
-		w = savepointPlan(u, restore, job, nj, dir)
+		w = savepointPlan(p.u, p.obs.RestoreChoice, old.Status.Components.Job, nj, dir)
 	}
 	return boundRunes(w, maxPlanWarningRunes)
 }

@@ -65,7 +65,7 @@ const (
 // controller's upgrade decision (flinkcluster.PlanUpgrade) carries the job's state, so that
 // `kubectl apply --dry-run=server` says it before the change is made. Each is prefixed with
 // WarningPlanPrefix; the webhook has no word from Flink, so a last-state plan says what it
-// depends on. upgradePlanWarning keeps each within maxPlanWarningRunes.
+// depends on. updatePlan.warning keeps each within maxPlanWarningRunes.
 const (
 	// WarningPlanPrefix starts every upgrade plan warning.
 	WarningPlanPrefix = "upgrade plan: "
@@ -116,3 +116,8 @@ const (
 	// before it decides.
 	WarningPlanWaitFormat = "upgrade plan: the controller waits before it redeploys the job: %s"
 )
+
+// WarningDiscardStateUnusedFormat (formatted with DiscardStateAnnotation and the running job's
+// ID): the confirmation names the running job, but the update throws no state away; left on
+// the cluster, it would confirm a later update that does.
+const WarningDiscardStateUnusedFormat = "annotation %s=%s names the running job, but this update throws none of its state away: remove it, or it confirms the next update that does"
