@@ -25,8 +25,7 @@ const (
 const (
 	// WarningStagedFormat (formatted with the rule and the field error's Error()): an error of
 	// a rule only the webhook enforces, admitted because the namespace is staged.
-	WarningStagedFormat = "staged enforcement: rule %s would deny this write: %s; admitted because the namespace is labelled " +
-		EnforcementLabel + "=" + EnforcementWarn + " (the CRD's CEL and schema rules are the API server's and stay enforced)"
+	WarningStagedFormat = "staged enforcement: rule %s would deny this write: %s; admitted because the namespace is labelled flink-admission.dev/enforcement=warn (the CRD's CEL and schema rules are the API server's and stay enforced)"
 
 	// WarningNotStagedFormat (formatted with the rule): an error that stays a denial in a
 	// staged namespace because the CRD enforces the rule too.

@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,7 +23,9 @@ func TestStage(t *testing.T) {
 	otherRule := field.Invalid(path("spec"), 1, "x").WithOrigin("not-a-rule")
 	noObject, _ := policy.ValidateCreate(nil)
 
-	staged := func(e *field.Error) string { return fmt.Sprintf(policy.WarningStagedFormat, policy.RuleOf(e), e.Error()) }
+	staged := func(e *field.Error) string {
+		return fmt.Sprintf(policy.WarningStagedFormat, policy.RuleOf(e), e.Error())
+	}
 	notStaged := func(rule string) string { return fmt.Sprintf(policy.WarningNotStagedFormat, rule) }
 	cases := []struct {
 		name         string
@@ -129,5 +132,12 @@ func TestEveryRuleHasAnEnforcement(t *testing.T) {
 		if by, ok := policy.EnforcedBy(rule); ok {
 			t.Errorf("EnforcedBy(%q) = %q, want no rule", rule, by)
 		}
+	}
+}
+
+// TestStagedWarningNamesTheLabel: the warning names the label that staged the namespace.
+func TestStagedWarningNamesTheLabel(t *testing.T) {
+	if want := policy.EnforcementLabel + "=" + policy.EnforcementWarn; !strings.Contains(policy.WarningStagedFormat, want) {
+		t.Errorf("WarningStagedFormat %q does not name %s", policy.WarningStagedFormat, want)
 	}
 }
