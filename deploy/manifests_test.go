@@ -193,6 +193,26 @@ func TestWebhookConfigurations(t *testing.T) {
 	}
 }
 
+// TestStagedWebhookIsTheValidatingOne: the staged webhook differs from the validating one
+// only by its name, its path and the namespaces it selects, so that a staged namespace is
+// judged by the same rules, conditions, timeout and failure policy.
+func TestStagedWebhookIsTheValidatingOne(t *testing.T) {
+	for _, k := range append(append([]kustomization(nil), kustomizations...), scoped) {
+		t.Run(k.name, func(t *testing.T) {
+			vwc := one[*admissionregistrationv1.ValidatingWebhookConfiguration](t, objects(t, k), webhookConfigName)
+			require.Len(t, vwc.Webhooks, 2)
+			enforced, staged := vwc.Webhooks[0].DeepCopy(), vwc.Webhooks[1].DeepCopy()
+			for _, w := range []*admissionregistrationv1.ValidatingWebhook{enforced, staged} {
+				w.Name, w.NamespaceSelector = "", nil
+				if w.ClientConfig.Service != nil {
+					w.ClientConfig.Service.Path = nil
+				}
+			}
+			assert.Equal(t, enforced, staged)
+		})
+	}
+}
+
 var flinkClusters = schema.GroupVersionResource{Group: "flinkoperator.k8s.io", Version: "v1beta1", Resource: "flinkclusters"}
 
 // rulesMatch reports whether any rule selects the request, as the API server decides it.
