@@ -35,6 +35,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
+	"github.com/flink-admission/flink-admission/policy"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -51,12 +52,14 @@ const (
 	webhookConfigName     = "flink-admission"
 	mutatingWebhookName   = "mflinkcluster.flinkoperator.k8s.io"
 	validatingWebhookName = "vflinkcluster.flinkoperator.k8s.io"
-	servingCertSecret     = "flink-admission-serving-cert"
-	servingCertDir        = "/var/run/flink-admission/serving-certs"
-	caSecretName          = "flink-admission-ca"
-	leaseName             = "flink-admission.flinkoperator.k8s.io"
-	image                 = "flink-admission:latest"
-	priorityClassName     = "flink-admission-critical"
+	// stagedWebhookName is the validating webhook of namespaces under staged enforcement.
+	stagedWebhookName = "vflinkcluster-warn.flinkoperator.k8s.io"
+	servingCertSecret = "flink-admission-serving-cert"
+	servingCertDir    = "/var/run/flink-admission/serving-certs"
+	caSecretName      = "flink-admission-ca"
+	leaseName         = "flink-admission.flinkoperator.k8s.io"
+	image             = "flink-admission:latest"
+	priorityClassName = "flink-admission-critical"
 	// highestUserDefinablePriority is the API server's limit for a PriorityClass whose name
 	// does not start with system- (k8s.io/kubernetes/pkg/apis/scheduling).
 	highestUserDefinablePriority = int32(1000000000)
@@ -86,8 +89,8 @@ func validatingView(w admissionregistrationv1.ValidatingWebhook) webhookView {
 		w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.MatchConditions}
 }
 
-// webhooksOf returns the two webhook configurations' single webhooks, with the path each
-// must call.
+// webhooksOf returns the webhooks of the two webhook configurations, by kind ("mutating",
+// "validating", "validating-warn" for staged enforcement), with the path each must call.
 func webhooksOf(t *testing.T, objs []object) map[string]struct {
 	view webhookView
 	path string
@@ -96,18 +99,19 @@ func webhooksOf(t *testing.T, objs []object) map[string]struct {
 	mwc := one[*admissionregistrationv1.MutatingWebhookConfiguration](t, objs, webhookConfigName)
 	vwc := one[*admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, webhookConfigName)
 	require.Len(t, mwc.Webhooks, 1)
-	require.Len(t, vwc.Webhooks, 1)
+	require.Len(t, vwc.Webhooks, 2)
 	return map[string]struct {
 		view webhookView
 		path string
 	}{
-		"mutating":   {mutatingView(mwc.Webhooks[0]), webhook.MutatePath},
-		"validating": {validatingView(vwc.Webhooks[0]), webhook.ValidatePath},
+		"mutating":        {mutatingView(mwc.Webhooks[0]), webhook.MutatePath},
+		"validating":      {validatingView(vwc.Webhooks[0]), webhook.ValidatePath},
+		"validating-warn": {validatingView(vwc.Webhooks[1]), webhook.ValidateWarnPath},
 	}
 }
 
 func TestWebhookConfigurations(t *testing.T) {
-	wantNames := map[string]string{"mutating": mutatingWebhookName, "validating": validatingWebhookName}
+	wantNames := map[string]string{"mutating": mutatingWebhookName, "validating": validatingWebhookName, "validating-warn": stagedWebhookName}
 	for _, k := range kustomizations {
 		objs := objects(t, k)
 		svc := one[*corev1.Service](t, objs, serviceName)
@@ -146,13 +150,22 @@ func TestWebhookConfigurations(t *testing.T) {
 				require.NotNil(t, v.namespaceSelector)
 				selector, err := metav1.LabelSelectorAsSelector(v.namespaceSelector)
 				require.NoError(t, err)
-				for ns, want := range map[string]bool{
+				// Every namespace but two is judged by exactly one validating webhook: the
+				// staged one where the namespace is labelled for it.
+				for ns, judged := range map[string]bool{
 					"kube-system": false, namespace: false, // never block the cluster or itself
 					"default": true, "team-a": true, "kube-public": true,
 				} {
-					// The API server sets kubernetes.io/metadata.name on every namespace.
-					got := selector.Matches(labels.Set{corev1.LabelMetadataName: ns})
-					assert.Equal(t, want, got, "namespace %s selected", ns)
+					for _, enforcement := range []string{"", policy.EnforcementWarn, "deny"} {
+						// The API server sets kubernetes.io/metadata.name on every namespace.
+						nsLabels := labels.Set{corev1.LabelMetadataName: ns}
+						if enforcement != "" {
+							nsLabels[policy.EnforcementLabel] = enforcement
+						}
+						staged := enforcement == policy.EnforcementWarn
+						want := judged && (kind == "mutating" || staged == (kind == "validating-warn"))
+						assert.Equal(t, want, selector.Matches(nsLabels), "namespace %s (%s=%s) selected", ns, policy.EnforcementLabel, enforcement)
+					}
 				}
 
 				// The rules, evaluated by the API server's own matcher.
@@ -177,6 +190,26 @@ func TestWebhookConfigurations(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestStagedWebhookIsTheValidatingOne: the staged webhook differs from the validating one
+// only by its name, its path and the namespaces it selects, so that a staged namespace is
+// judged by the same rules, conditions, timeout and failure policy.
+func TestStagedWebhookIsTheValidatingOne(t *testing.T) {
+	for _, k := range append(append([]kustomization(nil), kustomizations...), scoped) {
+		t.Run(k.name, func(t *testing.T) {
+			vwc := one[*admissionregistrationv1.ValidatingWebhookConfiguration](t, objects(t, k), webhookConfigName)
+			require.Len(t, vwc.Webhooks, 2)
+			enforced, staged := vwc.Webhooks[0].DeepCopy(), vwc.Webhooks[1].DeepCopy()
+			for _, w := range []*admissionregistrationv1.ValidatingWebhook{enforced, staged} {
+				w.Name, w.NamespaceSelector = "", nil
+				if w.ClientConfig.Service != nil {
+					w.ClientConfig.Service.Path = nil
+				}
+			}
+			assert.Equal(t, enforced, staged)
+		})
 	}
 }
 

@@ -104,7 +104,7 @@ func TestWebhooksSendOnlyJudgedChanges(t *testing.T) {
 			t.Run(k.name+"/"+kind, func(t *testing.T) {
 				matcher := matcherOf(kind, w.view, compiler)
 				for _, c := range matchCases() {
-					want := map[string]bool{"mutating": c.mutating, "validating": c.validating}[kind]
+					want := map[string]bool{"mutating": c.mutating, "validating": c.validating, "validating-warn": c.validating}[kind]
 					res := matcher.Match(context.Background(), versionedAttributes(t, c.old, c.obj), nil, nil)
 					require.NoError(t, res.Error, c.name)
 					assert.Equal(t, want, res.Matches, "%s: sent to the %s webhook", c.name, kind)

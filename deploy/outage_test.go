@@ -30,11 +30,12 @@ import (
 	"github.com/flink-admission/flink-admission/internal/devenv"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
+	"github.com/flink-admission/flink-admission/policy"
 )
 
 // TestWebhookOutage installs the webhook configurations, failing closed, with no webhook
 // server behind them, on a real API server: what the policy does not judge goes through, and
-// what it judges is refused. The controller's finalizer is the controller's own
+// what it judges is refused, in an unlabelled namespace and in one under staged enforcement. The controller's finalizer is the controller's own
 // ("flinkclusters.flinkoperator.k8s.io/finalizer"), removed by the patch the controller sends.
 func TestWebhookOutage(t *testing.T) {
 	ctrllog.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
@@ -64,24 +65,42 @@ func TestWebhookOutage(t *testing.T) {
 	}
 	for _, in := range installs {
 		t.Run(in.name, func(t *testing.T) {
-			ns := "outage-" + in.name
-			require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-			jobCluster := builder.MakeFlinkCluster("wordcount", ns).Label("team", "a").Obj()
-			controllerutil.AddFinalizer(jobCluster, finalizer)
-			deployment := builder.MakeFlinkCluster("deployment", ns).Label("team", "a").
-				DeploymentType(v1beta1.JobManagerDeploymentTypeDeployment).HA().Obj()
-			// Created while the webhooks are up (here: not installed).
-			require.NoError(t, c.Create(ctx, jobCluster))
-			require.NoError(t, c.Create(ctx, deployment))
+			// An unlabelled namespace, judged by the validating webhook, and one under staged
+			// enforcement, judged by the staged one: both fail closed.
+			namespaces := []struct{ name, validating string }{
+				{"outage-" + in.name, validatingWebhookName},
+				{"outage-" + in.name + "-warn", stagedWebhookName},
+			}
+			for i, n := range namespaces {
+				nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n.name}}
+				if i == 1 {
+					nsObj.Labels = map[string]string{policy.EnforcementLabel: policy.EnforcementWarn}
+				}
+				require.NoError(t, c.Create(ctx, nsObj))
+			}
 
-			// Each install's configurations under their own name and for their own namespace
+			// Each install's configurations under their own name and for their own namespaces
 			// only, so that no other install's, on their way in or out, is in force there.
 			m, v := in.mutating.DeepCopy(), in.validating.DeepCopy()
 			m.Name, v.Name = webhookConfigName+"-"+in.name, webhookConfigName+"-"+in.name
 			require.Len(t, m.Webhooks, 1)
-			require.Len(t, v.Webhooks, 1)
-			for _, sel := range []*metav1.LabelSelector{m.Webhooks[0].NamespaceSelector, v.Webhooks[0].NamespaceSelector} {
-				sel.MatchLabels = map[string]string{corev1.LabelMetadataName: ns}
+			require.Len(t, v.Webhooks, 2)
+			for _, sel := range []*metav1.LabelSelector{m.Webhooks[0].NamespaceSelector, v.Webhooks[0].NamespaceSelector, v.Webhooks[1].NamespaceSelector} {
+				sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
+					Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{namespaces[0].name, namespaces[1].name}})
+			}
+
+			type clusters struct{ jobCluster, deployment *v1beta1.FlinkCluster }
+			created := make([]clusters, len(namespaces))
+			for i, n := range namespaces {
+				jobCluster := builder.MakeFlinkCluster("wordcount", n.name).Label("team", "a").Obj()
+				controllerutil.AddFinalizer(jobCluster, finalizer)
+				deployment := builder.MakeFlinkCluster("deployment", n.name).Label("team", "a").
+					DeploymentType(v1beta1.JobManagerDeploymentTypeDeployment).HA().Obj()
+				// Created while the webhooks are up (here: not installed).
+				require.NoError(t, c.Create(ctx, jobCluster))
+				require.NoError(t, c.Create(ctx, deployment))
+				created[i] = clusters{jobCluster, deployment}
 			}
 			require.NoError(t, c.Create(ctx, m))
 			require.NoError(t, c.Create(ctx, v))
@@ -90,61 +109,66 @@ func TestWebhookOutage(t *testing.T) {
 				assert.NoError(t, c.Delete(context.Background(), v))
 			})
 
-			// The API server serves the new configurations once its informer has them: until
-			// a spec change is refused, which must happen.
-			specChange := func() error {
-				fc := &v1beta1.FlinkCluster{}
-				if err := c.Get(ctx, client.ObjectKeyFromObject(jobCluster), fc); err != nil {
-					return err
-				}
-				fc.Spec.Image.Name = "flink:2.2.2"
-				return c.Update(ctx, fc, client.DryRunAll)
-			}
-			require.NoError(t, wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-				return isWebhookCallFailure(specChange(), mutatingWebhookName), nil
-			}), "a spec change was never refused by the unreachable mutating webhook")
+			for i, n := range namespaces {
+				ns, jobCluster, deployment := n.name, created[i].jobCluster, created[i].deployment
+				t.Run(ns, func(t *testing.T) {
+					// The API server serves the new configurations once its informer has them:
+					// until a spec change is refused, which must happen.
+					specChange := func() error {
+						fc := &v1beta1.FlinkCluster{}
+						if err := c.Get(ctx, client.ObjectKeyFromObject(jobCluster), fc); err != nil {
+							return err
+						}
+						fc.Spec.Image.Name = "flink:2.2.2"
+						return c.Update(ctx, fc, client.DryRunAll)
+					}
+					require.NoError(t, wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+						return isWebhookCallFailure(specChange(), mutatingWebhookName), nil
+					}), "a spec change was never refused by the unreachable mutating webhook")
 
-			t.Run("a spec change is refused", func(t *testing.T) {
-				assertRefusedBy(t, specChange(), mutatingWebhookName)
-			})
-			t.Run("a create is refused", func(t *testing.T) {
-				assertRefusedBy(t, c.Create(ctx, builder.MakeFlinkCluster("new", ns).Obj()), mutatingWebhookName)
-			})
-			t.Run("a user-control annotation is refused", func(t *testing.T) {
-				assertRefusedBy(t, patchCluster(ctx, c, jobCluster, func(fc *v1beta1.FlinkCluster) {
-					metav1.SetMetaDataAnnotation(&fc.ObjectMeta, v1beta1.ControlAnnotation, v1beta1.ControlNameSavepoint)
-				}), validatingWebhookName)
-			})
-			t.Run("a label change of a Deployment-mode Application cluster is refused", func(t *testing.T) {
-				assertRefusedBy(t, patchCluster(ctx, c, deployment, func(fc *v1beta1.FlinkCluster) {
-					metav1.SetMetaDataLabel(&fc.ObjectMeta, "team", "b")
-				}), validatingWebhookName)
-			})
-			t.Run("a label edit is accepted", func(t *testing.T) {
-				require.NoError(t, patchCluster(ctx, c, jobCluster, func(fc *v1beta1.FlinkCluster) {
-					metav1.SetMetaDataLabel(&fc.ObjectMeta, "team", "b")
-				}))
-				fc := &v1beta1.FlinkCluster{}
-				require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(jobCluster), fc))
-				assert.Equal(t, "b", fc.Labels["team"])
-			})
-			t.Run("another annotation is accepted", func(t *testing.T) {
-				require.NoError(t, patchCluster(ctx, c, jobCluster, func(fc *v1beta1.FlinkCluster) {
-					metav1.SetMetaDataAnnotation(&fc.ObjectMeta, "example.com/owner", "team-a")
-				}))
-			})
-			t.Run("a deleted cluster is gone once the controller removes its finalizer", func(t *testing.T) {
-				require.NoError(t, c.Delete(ctx, jobCluster))
-				fc := &v1beta1.FlinkCluster{}
-				require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(jobCluster), fc))
-				require.NotNil(t, fc.DeletionTimestamp, "the finalizer holds the cluster")
-				// As controller/finalize.go does it.
-				patch := client.MergeFromWithOptions(fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-				controllerutil.RemoveFinalizer(fc, finalizer)
-				require.NoError(t, c.Patch(ctx, fc, patch))
-				err := c.Get(ctx, client.ObjectKeyFromObject(jobCluster), &v1beta1.FlinkCluster{})
-				assert.True(t, apierrors.IsNotFound(err), "the cluster is still there: %v", err)
-			})
+					t.Run("a spec change is refused", func(t *testing.T) {
+						assertRefusedBy(t, specChange(), mutatingWebhookName)
+					})
+					t.Run("a create is refused", func(t *testing.T) {
+						assertRefusedBy(t, c.Create(ctx, builder.MakeFlinkCluster("new", ns).Obj()), mutatingWebhookName)
+					})
+					t.Run("a user-control annotation is refused", func(t *testing.T) {
+						assertRefusedBy(t, patchCluster(ctx, c, jobCluster, func(fc *v1beta1.FlinkCluster) {
+							metav1.SetMetaDataAnnotation(&fc.ObjectMeta, v1beta1.ControlAnnotation, v1beta1.ControlNameSavepoint)
+						}), n.validating)
+					})
+					t.Run("a label change of a Deployment-mode Application cluster is refused", func(t *testing.T) {
+						assertRefusedBy(t, patchCluster(ctx, c, deployment, func(fc *v1beta1.FlinkCluster) {
+							metav1.SetMetaDataLabel(&fc.ObjectMeta, "team", "b")
+						}), n.validating)
+					})
+					t.Run("a label edit is accepted", func(t *testing.T) {
+						require.NoError(t, patchCluster(ctx, c, jobCluster, func(fc *v1beta1.FlinkCluster) {
+							metav1.SetMetaDataLabel(&fc.ObjectMeta, "team", "b")
+						}))
+						fc := &v1beta1.FlinkCluster{}
+						require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(jobCluster), fc))
+						assert.Equal(t, "b", fc.Labels["team"])
+					})
+					t.Run("another annotation is accepted", func(t *testing.T) {
+						require.NoError(t, patchCluster(ctx, c, jobCluster, func(fc *v1beta1.FlinkCluster) {
+							metav1.SetMetaDataAnnotation(&fc.ObjectMeta, "example.com/owner", "team-a")
+						}))
+					})
+					t.Run("a deleted cluster is gone once the controller removes its finalizer", func(t *testing.T) {
+						require.NoError(t, c.Delete(ctx, jobCluster))
+						fc := &v1beta1.FlinkCluster{}
+						require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(jobCluster), fc))
+						require.NotNil(t, fc.DeletionTimestamp, "the finalizer holds the cluster")
+						// As controller/finalize.go does it.
+						patch := client.MergeFromWithOptions(fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+						controllerutil.RemoveFinalizer(fc, finalizer)
+						require.NoError(t, c.Patch(ctx, fc, patch))
+						err := c.Get(ctx, client.ObjectKeyFromObject(jobCluster), &v1beta1.FlinkCluster{})
+						assert.True(t, apierrors.IsNotFound(err), "the cluster is still there: %v", err)
+					})
+				})
+			}
 		})
 	}
 }

@@ -228,7 +228,10 @@ func installFilesModeWebhook(t *testing.T, baseURL string, caPEM []byte, label s
 	validating.Name = "e2e-files-mode"
 	for i := range validating.Webhooks {
 		validating.Webhooks[i].ClientConfig.CABundle = caPEM
-		validating.Webhooks[i].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{label: "true"}}
+		// The label added to the manifests' selector, which keeps the staged webhook to the
+		// namespaces under staged enforcement: an unlabelled one calls the validating webhook
+		// once.
+		validating.Webhooks[i].NamespaceSelector.MatchLabels = map[string]string{label: "true"}
 	}
 	api := clientset(t).AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	_, err = api.Create(context.Background(), validating, metav1.CreateOptions{})

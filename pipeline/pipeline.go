@@ -26,6 +26,10 @@ const (
 	// Validate judges the object (the defaulted copy when Default runs too) with the
 	// policy: what the validating webhook does.
 	Validate
+	// Stage, with Validate, turns the errors of the rules only the webhook enforces into
+	// warnings (policy.Stage): what the staged validating webhook does for namespaces
+	// labelled policy.EnforcementLabel=policy.EnforcementWarn.
+	Stage
 )
 
 // Pipeline admits FlinkClusters. Its zero value is ready to use, with the real clock.
@@ -51,6 +55,8 @@ type Verdict struct {
 	Rules []string
 	// Warnings are returned to the client, allowed or not (Validate only).
 	Warnings []string
+	// Warned names the rule of each error that Stage turned into a warning, in order.
+	Warned []string
 }
 
 // Allowed reports whether the verdict admits the object.
@@ -80,6 +86,10 @@ func (p Pipeline) Admit(old, obj *v1beta1.FlinkCluster, steps Steps) Verdict {
 		if p.Controller != nil {
 			errs, warnings := policy.ValidateControllerScope(old, v.Object, *p.Controller)
 			v.Errors, v.Warnings = append(v.Errors, errs...), append(v.Warnings, warnings...)
+		}
+		if steps&Stage != 0 {
+			s := policy.Stage(v.Errors)
+			v.Errors, v.Warnings, v.Warned = s.Errors, append(v.Warnings, s.Warnings...), rules(s.Warned)
 		}
 		v.Rules = rules(v.Errors)
 	}

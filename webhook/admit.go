@@ -25,10 +25,12 @@ type mutator struct {
 	r        *refuser
 }
 
-// validator is the validating webhook's admission.Handler: it judges the object (and, on
-// UPDATE, the change from the old one) with the policy.
+// validator is the validating webhooks' admission.Handler: it judges the object (and, on
+// UPDATE, the change from the old one) with the policy, under staged enforcement when steps
+// has pipeline.Stage.
 type validator struct {
 	pipeline pipeline.Pipeline
+	steps    pipeline.Steps
 	r        *refuser
 }
 
@@ -65,9 +67,12 @@ func (h *validator) Handle(_ context.Context, req admission.Request) admission.R
 			return h.r.refuse(&req, ruleUndecodableObject, fmt.Sprintf(msgOldUndecodableFmt, err))
 		}
 	}
-	v := h.pipeline.Admit(old, obj, pipeline.Validate)
+	v := h.pipeline.Admit(old, obj, h.steps)
 	if len(v.Warnings) > 0 {
 		h.r.metrics.warnings.Add(float64(len(v.Warnings)))
+	}
+	if len(v.Warned) > 0 {
+		h.r.metrics.warned(v.Warned)
 	}
 	if v.Allowed() {
 		return admission.Allowed("").WithWarnings(v.Warnings...)

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"slices"
+
 	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admission/v1"
 
@@ -12,6 +14,8 @@ import (
 const (
 	webhookMutate   = "mutate"
 	webhookValidate = "validate"
+	// webhookValidateWarn is the staged validating webhook (ValidateWarnPath).
+	webhookValidateWarn = "validate-warn"
 
 	// operationNone labels HTTP requests that carried no decodable admission review.
 	operationNone = "none"
@@ -38,6 +42,9 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	denials  *prometheus.CounterVec
 	warnings *prometheus.CounterVec
+	// warnedWrites counts, by rule, the writes under staged enforcement that the rule would
+	// have denied.
+	warnedWrites *prometheus.CounterVec
 	// bodyBytes and budgetRefusals record the body budget (bodyBudget).
 	bodyBytes      prometheus.Gauge
 	budgetRefusals *prometheus.CounterVec
@@ -65,6 +72,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "flink_admission_webhook_warnings_total",
 			Help: "Warnings returned to clients, by webhook.",
 		}, []string{"webhook"}),
+		warnedWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flink_admission_webhook_warned_writes_total",
+			Help: "Writes to namespaces under staged enforcement (label " + policy.EnforcementLabel + "=" + policy.EnforcementWarn +
+				") that a rule only the webhook enforces would have denied, warned instead, by rule; a write warned for several rules counts once per rule.",
+		}, []string{"rule"}),
 		bodyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "flink_admission_webhook_body_bytes_in_flight",
 			Help: "Bytes of request body buffers the webhooks hold, of the budget --max-body-bytes-in-flight.",
@@ -74,10 +86,17 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Requests answered 503 because the body budget had no room for them in time, by webhook.",
 		}, []string{"webhook"}),
 	}
+	// A series for every rule that can be warned, so that a dashboard sees 0, not nothing.
+	for _, r := range policy.Rules() {
+		if r.EnforcedBy == policy.EnforcedByWebhook {
+			m.warnedWrites.WithLabelValues(r.Name)
+		}
+	}
+	m.warnedWrites.WithLabelValues(policy.RuleDeploymentWithoutController)
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.denials, m.warnings, m.bodyBytes, m.budgetRefusals} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.denials, m.warnings, m.warnedWrites, m.bodyBytes, m.budgetRefusals} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -144,6 +163,15 @@ func (wm *webhookMetrics) denial(rule string) {
 		return
 	}
 	wm.m.denials.WithLabelValues(wm.webhook, rule).Inc()
+}
+
+// warned counts one write under staged enforcement for each distinct rule of rules.
+func (wm *webhookMetrics) warned(rules []string) {
+	for i, r := range rules {
+		if !slices.Contains(rules[:i], r) {
+			wm.m.warnedWrites.WithLabelValues(r).Inc()
+		}
+	}
 }
 
 // operationLabel maps an admission operation to a bounded label value.

@@ -144,6 +144,7 @@ func TestMetricsRegistered(t *testing.T) {
 	for _, want := range []string{
 		"flink_admission_webhook_requests_total",
 		"flink_admission_webhook_request_duration_seconds",
+		"flink_admission_webhook_warned_writes_total",
 		"flink_admission_webhook_body_bytes_in_flight",
 		"flink_admission_webhook_body_budget_refusals_total",
 	} {

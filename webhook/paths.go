@@ -8,4 +8,9 @@ const (
 	MutatePath = "/mutate-flinkoperator-k8s-io-v1beta1-flinkcluster"
 	// ValidatePath is the path of the validating webhook for FlinkCluster.
 	ValidatePath = "/validate-flinkoperator-k8s-io-v1beta1-flinkcluster"
+	// ValidateWarnPath is the path of the staged validating webhook for FlinkCluster: the
+	// webhook configurations send it the writes of namespaces labelled
+	// policy.EnforcementLabel=policy.EnforcementWarn, whose denials by rules only the
+	// webhook enforces it turns into warnings (policy.Stage).
+	ValidateWarnPath = "/validate-flinkoperator-k8s-io-v1beta1-flinkcluster-warn"
 )

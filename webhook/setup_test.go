@@ -29,7 +29,7 @@ func newTestManager(t *testing.T) ctrl.Manager {
 	return mgr
 }
 
-// TestSetup checks that Setup registers both webhooks at their paths on the manager's
+// TestSetup checks that Setup registers every webhook at its path on the manager's
 // webhook server, and the readiness check.
 func TestSetup(t *testing.T) {
 	certErr := errors.New("no serving certificate loaded yet")
@@ -40,8 +40,9 @@ func TestSetup(t *testing.T) {
 	}
 	mux := mgr.GetWebhookServer().WebhookMux()
 	for path, want := range map[string]string{
-		MutatePath:   `"patchType":"JSONPatch"`,
-		ValidatePath: `"allowed":true`,
+		MutatePath:       `"patchType":"JSONPatch"`,
+		ValidatePath:     `"allowed":true`,
+		ValidateWarnPath: `"allowed":true`,
 	} {
 		req := httptest.NewRequest(http.MethodPost, path,
 			strings.NewReader(string(reviewBody(request(admissionv1.Create, deploymentCluster(), nil)))))

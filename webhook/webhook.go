@@ -44,13 +44,15 @@ type Options struct {
 	BodyBytesInFlight int64
 }
 
-// Handlers are the two webhooks as http.Handlers. They are safe for concurrent use and
+// Handlers are the webhooks as http.Handlers. They are safe for concurrent use and
 // keep no state between requests.
 type Handlers struct {
 	// Mutate serves MutatePath.
 	Mutate http.Handler
 	// Validate serves ValidatePath.
 	Validate http.Handler
+	// ValidateWarn serves ValidateWarnPath: Validate under staged enforcement.
+	ValidateWarn http.Handler
 }
 
 // NewHandlers builds the webhooks without a manager (for Setup, tests and benchmarks).
@@ -74,14 +76,17 @@ func NewHandlers(opts Options) (*Handlers, error) {
 	budget := newBodyBudget(size, m.bodyBytes)
 	mr := &refuser{name: webhookMutate, metrics: m.forWebhook(webhookMutate), log: log}
 	vr := &refuser{name: webhookValidate, metrics: m.forWebhook(webhookValidate), log: log}
+	wr := &refuser{name: webhookValidateWarn, metrics: m.forWebhook(webhookValidateWarn), log: log}
 	return &Handlers{
-		Mutate:   newServer(&mutator{pipeline: p, r: mr}, false, budget, mr),
-		Validate: newServer(&validator{pipeline: p, r: vr}, true, budget, vr),
+		Mutate:       newServer(&mutator{pipeline: p, r: mr}, false, budget, mr),
+		Validate:     newServer(&validator{pipeline: p, steps: pipeline.Validate, r: vr}, true, budget, vr),
+		ValidateWarn: newServer(&validator{pipeline: p, steps: pipeline.Validate | pipeline.Stage, r: wr}, true, budget, wr),
 	}, nil
 }
 
 // Setup builds the webhooks, with their metrics on controller-runtime's registry, and
-// registers them on the manager's webhook server at MutatePath and ValidatePath, with a
+// registers them on the manager's webhook server at MutatePath, ValidatePath and
+// ValidateWarnPath, with a
 // readiness check (ReadyzCheckName) that passes once the serving certificate is loaded.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.CertHealthy == nil {
@@ -101,6 +106,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	srv := mgr.GetWebhookServer()
 	srv.Register(MutatePath, h.Mutate)
 	srv.Register(ValidatePath, h.Validate)
+	srv.Register(ValidateWarnPath, h.ValidateWarn)
 	if err := mgr.AddReadyzCheck(ReadyzCheckName, ReadyCheck(opts.CertHealthy)); err != nil {
 		return fmt.Errorf("adding the webhook readiness check: %w", err)
 	}

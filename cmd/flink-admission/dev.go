@@ -148,7 +148,8 @@ func printReady(w io.Writer, d *devenv.Dev) {
 	fmt.Fprintf(w, `  kubeconfig  %s (removed on exit)
   webhooks    %s%s
               %s%s
-`, kc, d.WebhookURL, webhook.MutatePath, d.WebhookURL, webhook.ValidatePath)
+              %s%s
+`, kc, d.WebhookURL, webhook.MutatePath, d.WebhookURL, webhook.ValidatePath, d.WebhookURL, webhook.ValidateWarnPath)
 	if d.MetricsURL != "" {
 		fmt.Fprintf(w, "  metrics     %s/metrics\n", d.MetricsURL)
 	}

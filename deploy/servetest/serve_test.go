@@ -127,7 +127,9 @@ func serveAsServiceAccount(t *testing.T, overlay string, withController bool) {
 		}},
 		{"CA bundle injected into the ValidatingWebhookConfiguration", func(ctx context.Context) (bool, error) {
 			c, err := admin.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, o.ValidatingWebhookConfiguration, metav1.GetOptions{})
-			return err == nil && len(c.Webhooks) == 1 && len(c.Webhooks[0].ClientConfig.CABundle) > 0, err
+			// The validating webhook and the staged one.
+			return err == nil && len(c.Webhooks) == 2 && len(c.Webhooks[0].ClientConfig.CABundle) > 0 &&
+				len(c.Webhooks[1].ClientConfig.CABundle) > 0, err
 		}},
 	}
 	if withController {

@@ -23,11 +23,13 @@ func TestWebhookConfigurationsFromTheManifests(t *testing.T) {
 	require.NoError(t, err)
 
 	require.Len(t, mutating.Webhooks, 1)
-	require.Len(t, validating.Webhooks, 1)
+	require.Len(t, validating.Webhooks, 2, "the validating webhook and the staged one")
 	assert.Equal(t, "https://127.0.0.1:4443"+webhook.MutatePath, ptrValue(mutating.Webhooks[0].ClientConfig.URL))
 	assert.Equal(t, "https://127.0.0.1:4443"+webhook.ValidatePath, ptrValue(validating.Webhooks[0].ClientConfig.URL))
+	assert.Equal(t, "https://127.0.0.1:4443"+webhook.ValidateWarnPath, ptrValue(validating.Webhooks[1].ClientConfig.URL))
 	assert.Nil(t, mutating.Webhooks[0].ClientConfig.Service, "no Service in the local setup")
 	assert.Nil(t, validating.Webhooks[0].ClientConfig.Service)
+	assert.Nil(t, validating.Webhooks[1].ClientConfig.Service)
 	assert.Empty(t, mutating.Webhooks[0].ClientConfig.CABundle, "the self-signed source injects the CA")
 
 	wantM, wantV := renderedBaseWebhooks(t)
