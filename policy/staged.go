@@ -30,7 +30,16 @@ const (
 	// WarningNotStagedFormat (formatted with the rule): an error that stays a denial in a
 	// staged namespace because the CRD enforces the rule too.
 	WarningNotStagedFormat = "staged enforcement: rule %s is enforced in this namespace too: the CRD carries it (the API server's CEL and schema rules are not staged)"
+
+	// WarningStateNotStagedFormat (formatted with the rule): an error of a rule that guards a
+	// running job's state, which stays a denial in a staged namespace: a warning would come
+	// after the state is gone.
+	WarningStateNotStagedFormat = "staged enforcement: rule %s is enforced in this namespace too: it guards the running job's state, which a warning would not keep"
 )
+
+// guardsState lists the webhook-only rules staged enforcement never turns into warnings:
+// they stop an update from throwing a running job's state away, which no later edit undoes.
+var guardsState = []string{RuleDiscardStateUnconfirmed}
 
 // StagedVerdict is what staged enforcement makes of a policy's errors.
 type StagedVerdict struct {
@@ -45,15 +54,15 @@ type StagedVerdict struct {
 }
 
 // Stage sorts a policy's errors for a namespace under staged enforcement: the errors of
-// rules only the webhook enforces (EnforcedByWebhook) become warnings; the others stay
-// errors. errs is not modified.
+// rules only the webhook enforces (EnforcedByWebhook) become warnings, except the rules that
+// guard a running job's state (guardsState); the others stay errors. errs is not modified.
 func Stage(errs field.ErrorList) StagedVerdict {
 	var s StagedVerdict
 	var denied []string
 	for _, e := range errs {
 		rule := RuleOf(e)
 		by, ok := EnforcedBy(rule)
-		if ok && by == EnforcedByWebhook {
+		if ok && by == EnforcedByWebhook && !slices.Contains(guardsState, rule) {
 			s.Warned = append(s.Warned, e)
 			s.Warnings = append(s.Warnings, fmt.Sprintf(WarningStagedFormat, rule, e.Error()))
 			continue
@@ -64,7 +73,11 @@ func Stage(errs field.ErrorList) StagedVerdict {
 		}
 	}
 	for _, rule := range denied {
-		s.Warnings = append(s.Warnings, fmt.Sprintf(WarningNotStagedFormat, rule))
+		format := WarningNotStagedFormat
+		if slices.Contains(guardsState, rule) {
+			format = WarningStateNotStagedFormat
+		}
+		s.Warnings = append(s.Warnings, fmt.Sprintf(format, rule))
 	}
 	return s
 }

@@ -19,6 +19,7 @@ func TestStage(t *testing.T) {
 	celRule := invalid(path("spec", "job", "parallelism"), 0, policy.RuleJobParallelism)
 	schemaRule := invalid(path("spec", "taskManager", "replicas"), 0, policy.RuleTaskManagerReplicas)
 	celRule2 := invalid(path("spec", "job", "parallelism"), -1, policy.RuleJobParallelism)
+	discard := required(field.NewPath("metadata", "annotations").Key("flink-admission.dev/discard-state"), policy.RuleDiscardStateUnconfirmed)
 	noRule := field.Invalid(path("spec"), 1, "made elsewhere")
 	otherRule := field.Invalid(path("spec"), 1, "x").WithOrigin("not-a-rule")
 	noObject, _ := policy.ValidateCreate(nil)
@@ -71,6 +72,13 @@ func TestStage(t *testing.T) {
 			wantErrors:   field.ErrorList{celRule, celRule2},
 			wantWarned:   field.ErrorList{image},
 			wantWarnings: []string{staged(image), notStaged(policy.RuleJobParallelism)},
+		},
+		{
+			name:         "deny: a webhook-only rule that guards the running job's state",
+			errs:         field.ErrorList{discard, image},
+			wantErrors:   field.ErrorList{discard},
+			wantWarned:   field.ErrorList{image},
+			wantWarnings: []string{staged(image), fmt.Sprintf(policy.WarningStateNotStagedFormat, policy.RuleDiscardStateUnconfirmed)},
 		},
 		{
 			name:       "deny: an error of no rule (fail closed)",
