@@ -223,7 +223,7 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 `), 0o600))
-	cfg, err := loadConfig(path)
+	cfg, err := LoadConfig(path)
 	require.NoError(t, err)
 	assert.Equal(t, "https://127.0.0.1:6443", cfg.Host)
 	assert.Equal(t, float32(-1), cfg.QPS)
