@@ -135,3 +135,34 @@ func TestPolicyReports(t *testing.T) {
 		})
 	}
 }
+
+// TestSameReport: a report that says the same (a later run, read back from the API server)
+// needs no write; one whose results, summary or left-out count changed does.
+func TestSameReport(t *testing.T) {
+	results := []check.Result{refused("a", "one", "r1"), refused("a", "fine")}
+	first := audit.PolicyReports(results, nil, time.Unix(100, 0), 10)[0]
+	stored := &unstructured.Unstructured{}
+	data, err := first.MarshalJSON()
+	require.NoError(t, err)
+	require.NoError(t, stored.UnmarshalJSON(data), "as the API server returns it")
+
+	fixed := []check.Result{refused("a", "one"), refused("a", "fine")}
+	other := []check.Result{refused("a", "one", "r2"), refused("a", "fine")}
+	more := append([]check.Result{refused("a", "two", "r1")}, results...)
+	cases := []struct {
+		name string
+		next *unstructured.Unstructured
+		want bool
+	}{
+		{name: "same: a later run over the same clusters", next: audit.PolicyReports(results, nil, time.Unix(200, 0), 10)[0], want: true},
+		{name: "changed: the cluster is fixed", next: audit.PolicyReports(fixed, nil, time.Unix(200, 0), 10)[0]},
+		{name: "changed: another rule", next: audit.PolicyReports(other, nil, time.Unix(200, 0), 10)[0]},
+		{name: "changed: another refused cluster, past the bound", next: audit.PolicyReports(more, nil, time.Unix(200, 0), 1)[0]},
+		{name: "changed: no report yet", next: nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, audit.SameReport(stored, tc.next))
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"reflect"
 	"sort"
 	"strconv"
 	"time"
@@ -114,4 +115,44 @@ func PolicyReports(results []check.Result, also []string, now time.Time, maxResu
 		reports = append(reports, u)
 	}
 	return reports
+}
+
+// SameReport reports whether two reports say the same: the same summary, the same results
+// (their timestamps aside) and the same count left out. The server writes a report only when
+// it changes, so that an audit of clusters that did not change costs no write, and each
+// result keeps the time of the run that found it.
+func SameReport(a, b *unstructured.Unstructured) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.GetAnnotations()[LeftOutAnnotation] != b.GetAnnotations()[LeftOutAnnotation] ||
+		!reflect.DeepEqual(a.Object["summary"], b.Object["summary"]) {
+		return false
+	}
+	ra, _, _ := unstructured.NestedSlice(a.Object, "results")
+	rb, _, _ := unstructured.NestedSlice(b.Object, "results")
+	if len(ra) != len(rb) {
+		return false
+	}
+	for i := range ra {
+		ma, okA := ra[i].(map[string]any)
+		mb, okB := rb[i].(map[string]any)
+		if !okA || !okB {
+			return false
+		}
+		if !reflect.DeepEqual(withoutTimestamp(ma), withoutTimestamp(mb)) {
+			return false
+		}
+	}
+	return true
+}
+
+func withoutTimestamp(result map[string]any) map[string]any {
+	out := make(map[string]any, len(result))
+	for k, v := range result {
+		if k != "timestamp" {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -109,7 +109,8 @@ func (a *auditor) run(ctx context.Context) {
 }
 
 // writeReports applies the PolicyReport of every namespace with clusters, and an emptied one
-// in every namespace that holds a report of an earlier run.
+// in every namespace that holds a report of an earlier run; a report that says what it said
+// already is left as it is.
 //
 // +kubebuilder:rbac:groups=wgpolicyk8s.io,resources=policyreports,verbs=get;list;create;update;patch
 func (a *auditor) writeReports(ctx context.Context, results []check.Result) {
@@ -138,12 +139,17 @@ func (a *auditor) writeReports(ctx context.Context, results []check.Result) {
 		return
 	}
 	var also []string
-	for _, r := range existing.Items {
+	previous := map[string]*unstructured.Unstructured{}
+	for i, r := range existing.Items {
 		if r.GetName() == audit.ReportName {
 			also = append(also, r.GetNamespace())
+			previous[r.GetNamespace()] = &existing.Items[i]
 		}
 	}
 	for _, r := range audit.PolicyReports(results, also, a.clock.Now(), audit.MaxReportResults) {
+		if audit.SameReport(previous[r.GetNamespace()], r) {
+			continue
+		}
 		err := a.writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(r), client.FieldOwner(audit.ReportManager), client.ForceOwnership)
 		if err != nil && ctx.Err() == nil {
 			a.log.Error(err, "writing a PolicyReport", "namespace", r.GetNamespace(), "name", r.GetName())
