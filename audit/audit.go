@@ -12,7 +12,9 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,6 +90,9 @@ func Run(ctx context.Context, r client.Reader, v policy.Validator, o Options) ([
 	for {
 		var page v1beta1.FlinkClusterList
 		if err := r.List(ctx, &page, append(opts, client.Continue(cont))...); err != nil {
+			if meta.IsNoMatchError(err) || discovery.IsGroupDiscoveryFailedError(err) {
+				return nil, fmt.Errorf("listing FlinkClusters: the API server serves no %s (is the FlinkCluster CRD installed?): %w", v1beta1.GroupVersion, err)
+			}
 			return nil, fmt.Errorf("listing FlinkClusters: %w", err)
 		}
 		for i := range page.Items {

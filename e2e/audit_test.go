@@ -220,7 +220,7 @@ func TestAuditOfStoredClusters(t *testing.T) {
 		defer func() { assert.NoError(t, bare.Stop()) }()
 		r := runCommand(t, exec.Command(bin, "audit", "-A", "--kubeconfig", bare.Kubeconfig), "flink-admission audit -A")
 		assert.Equal(t, 2, r.exitCode, "%s", r)
-		assert.Contains(t, r.stderr, "audit: listing FlinkClusters: ")
+		assert.Contains(t, r.stderr, "audit: listing FlinkClusters: the API server serves no flinkoperator.k8s.io/v1beta1 (is the FlinkCluster CRD installed?)")
 		assert.Empty(t, r.stdout)
 	})
 }
@@ -255,6 +255,8 @@ func TestServeAuditsPeriodically(t *testing.T) {
 		// Short, so that each change is seen at the next run; the test waits on what the runs
 		// write, not on the time.
 		"--audit-interval=500ms",
+		// Each run logs at debug level: the test counts them.
+		"--log-level=debug",
 		"--kubeconfig="+e.env.Kubeconfig,
 	)
 	metrics := fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
@@ -358,6 +360,27 @@ func TestServeAuditsPeriodically(t *testing.T) {
 	waitReport("team-a", reportState{Summary: summary(2, 0), LeftOut: "0"})
 	waitSeries(`flink_admission_stored_violations{namespace="team-b",rule="hadoop-config"} 1`)
 	assert.Equal(t, 1, strings.Count(log.String(), "the PolicyReport CRD is installed"), "logged once, when found")
+
+	// Runs that find nothing new write nothing: the reports keep their resourceVersion.
+	versions := func() map[string]string {
+		out := map[string]string{}
+		for _, ns := range []string{"team-a", "team-b"} {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(audit.PolicyReportGVK)
+			require.NoError(t, e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: audit.ReportName}, u))
+			out[ns] = u.GetResourceVersion()
+		}
+		return out
+	}
+	before := versions()
+	runs := strings.Count(log.String(), "audited the stored FlinkClusters")
+	eventually(t, 60*time.Second, "two more audit runs", func() error {
+		if n := strings.Count(log.String(), "audited the stored FlinkClusters"); n < runs+2 {
+			return fmt.Errorf("%d runs since, want 2", n-runs)
+		}
+		return nil
+	})
+	assert.Equal(t, before, versions(), "an audit that finds nothing new writes no report")
 
 	require.NoError(t, proc.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, waitExit(proc, 60*time.Second), "serve exits 0 on SIGTERM")

@@ -104,8 +104,8 @@ func (a *auditor) run(ctx context.Context) {
 	for v, n := range counts {
 		a.gauge.WithLabelValues(v.Namespace, v.Rule).Set(float64(n))
 	}
-	a.log.V(1).Info("audited the stored FlinkClusters", "clusters", len(results), "violations", len(counts))
 	a.writeReports(ctx, results)
+	a.log.V(1).Info("audited the stored FlinkClusters", "clusters", len(results), "violations", len(counts))
 }
 
 // writeReports applies the PolicyReport of every namespace with clusters, and an emptied one
