@@ -64,6 +64,8 @@ type auditor struct {
 	clock     clock.PassiveClock
 	log       logr.Logger
 
+	// exported are the series the last run set.
+	exported map[audit.Violation]int
 	// reportsServed is what the last run found of the PolicyReport CRD, so that its absence
 	// (or its arrival) is logged once, not at every run.
 	reportsServed *bool
@@ -99,11 +101,17 @@ func (a *auditor) run(ctx context.Context) {
 		return
 	}
 	counts := audit.Count(results)
-	// Reset first, so that a rule fixed in a namespace has no series left.
-	a.gauge.Reset()
 	for v, n := range counts {
 		a.gauge.WithLabelValues(v.Namespace, v.Rule).Set(float64(n))
 	}
+	// A rule fixed in a namespace has no series left. Deleted after the new values are set,
+	// rather than by a Reset first, so that a scrape in between never sees an empty gauge.
+	for v := range a.exported {
+		if _, ok := counts[v]; !ok {
+			a.gauge.DeleteLabelValues(v.Namespace, v.Rule)
+		}
+	}
+	a.exported = counts
 	a.writeReports(ctx, results)
 	a.log.V(1).Info("audited the stored FlinkClusters", "clusters", len(results), "violations", len(counts))
 }
