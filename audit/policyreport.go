@@ -119,8 +119,7 @@ func PolicyReports(results []check.Result, also []string, now time.Time, maxResu
 
 // SameReport reports whether two reports say the same: the same summary, the same results
 // (their timestamps aside) and the same count left out. The server writes a report only when
-// it changes, so that an audit of clusters that did not change costs no write, and each
-// result keeps the time of the run that found it.
+// it changes, so that an audit of clusters that did not change costs no write.
 func SameReport(a, b *unstructured.Unstructured) bool {
 	if a == nil || b == nil {
 		return a == b
