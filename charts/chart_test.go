@@ -275,6 +275,11 @@ func TestValues(t *testing.T) {
 		assert.NotContains(t, strings.Join(args(t, deployment(t, ``)), " "), "--deployment-without-controller", "the binary's default, warn")
 		assert.Contains(t, args(t, deployment(t, `deploymentWithoutController: deny`)), "--deployment-without-controller=deny")
 	})
+	t.Run("the audit: the binary's interval by default, another on request", func(t *testing.T) {
+		assert.NotContains(t, strings.Join(args(t, deployment(t, ``)), " "), "--audit-interval", "the binary's default, 10m")
+		assert.Contains(t, args(t, deployment(t, `auditInterval: 0s`)), "--audit-interval=0s")
+		assert.Contains(t, args(t, deployment(t, `auditInterval: 1h30m`)), "--audit-interval=1h30m")
+	})
 	t.Run("image by digest", func(t *testing.T) {
 		digest := "sha256:" + strings.Repeat("ab", 32)
 		c := container(t, deployment(t, `image: {repository: registry.example/fa, tag: v9, digest: "`+digest+`"}`))
@@ -355,6 +360,7 @@ func TestValues(t *testing.T) {
 		{"deny: an unknown top-level key (replicas for replicaCount)", `replicas: 5`, "replicas"},
 		{"deny: an unknown nested key", `metrics: {serviceMonitor: {enable: true}}`, "enable"},
 		{"deny: an image digest that is not sha256", `image: {digest: latest}`, "digest"},
+		{"deny: an audit interval that is not a duration", `auditInterval: hourly`, "auditInterval"},
 		{"deny: a PodDisruptionBudget that keeps every replica", `{replicaCount: 2, podDisruptionBudget: {minAvailable: 2}}`, "podDisruptionBudget.minAvailable 2 must be below replicaCount 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -32,13 +32,21 @@ type FieldError struct {
 	// policy.RuleUnknown for an object check could not judge.
 	Rule    string `json:"rule"`
 	Message string `json:"message"`
+	// Ratcheted is set on a refusal of a stored cluster (flink-admission audit): true when an
+	// update of the spec that leaves the violation as it is is admitted with it as a warning
+	// (ratcheting keeps the cluster editable), false when it refuses every such update until
+	// the violation is fixed. Nil for manifests, which check judges as they are written.
+	Ratcheted *bool `json:"ratcheted,omitempty"`
 	Position
 }
 
 // Result is the verdict on one FlinkCluster.
 type Result struct {
-	Name      string                `json:"name"`
-	Namespace string                `json:"namespace"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// Source is the manifest file the object comes from ("-" for standard input), and empty
+	// for a cluster stored in the API server (flink-admission audit), whose location is its
+	// namespace and name.
 	Source    string                `json:"source"`
 	Index     int                   `json:"index"`
 	Position  Position              `json:"position,omitzero"`

@@ -47,8 +47,9 @@ type junitSkipped struct {
 	Message string `xml:"message,attr"`
 }
 
-func writeJUnit(w io.Writer, results []Result, skipped []Skipped) error {
-	out := junitSuites{Name: "flink-admission check"}
+// writeJUnit prints one test suite per manifest file, or per namespace for stored clusters.
+func writeJUnit(w io.Writer, rep report, results []Result, skipped []Skipped) error {
+	out := junitSuites{Name: rep.tool}
 	suites := map[string]int{}
 	suite := func(source string) *junitSuite {
 		i, ok := suites[source]
@@ -60,10 +61,17 @@ func writeJUnit(w io.Writer, results []Result, skipped []Skipped) error {
 		return &out.Suites[i]
 	}
 	for _, r := range results {
-		s := suite(r.Source)
-		c := junitCase{
-			Name:      fmt.Sprintf("%s/%s (%s, document %d)", r.Namespace, r.Name, strings.ToLower(r.Operation), r.Index),
-			Classname: r.Source, File: r.Source, Line: r.Position.Line,
+		var c junitCase
+		var s *junitSuite
+		if r.Source == "" {
+			s = suite(r.Namespace)
+			c = junitCase{Name: r.Namespace + "/" + r.Name, Classname: r.Namespace}
+		} else {
+			s = suite(r.Source)
+			c = junitCase{
+				Name:      fmt.Sprintf("%s/%s (%s, document %d)", r.Namespace, r.Name, strings.ToLower(r.Operation), r.Index),
+				Classname: r.Source, File: r.Source, Line: r.Position.Line,
+			}
 		}
 		if len(r.Warnings) > 0 {
 			c.SystemOut = "warning: " + strings.Join(r.Warnings, "\nwarning: ")
@@ -74,7 +82,7 @@ func writeJUnit(w io.Writer, results []Result, skipped []Skipped) error {
 				if e.Line > 0 {
 					fmt.Fprintf(&text, "%s:%d:%d: ", r.Source, e.Line, e.Column)
 				}
-				fmt.Fprintf(&text, "%s: %s\n", e.Field, e.Message)
+				fmt.Fprintf(&text, "%s: %s%s\n", e.Field, e.Message, ratchetNote(e))
 			}
 			c.Failure = &junitFailure{Message: fmt.Sprintf("denied: %d error(s)", len(r.Errors)), Type: "Denied", Text: text.String()}
 			if len(r.Errors) > 0 {

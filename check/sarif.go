@@ -73,10 +73,15 @@ type sarifResult struct {
 	Level     string          `json:"level"`
 	Message   sarifMessage    `json:"message"`
 	Locations []sarifLocation `json:"locations"`
+	// Properties is the result's property bag: whether ratcheting keeps a stored cluster
+	// editable despite it (audit).
+	Properties map[string]any `json:"properties,omitempty"`
 }
 
 type sarifLocation struct {
-	PhysicalLocation sarifPhysicalLocation  `json:"physicalLocation"`
+	// PhysicalLocation is left out for a stored cluster, which is in no file: its logical
+	// location names it.
+	PhysicalLocation *sarifPhysicalLocation `json:"physicalLocation,omitempty"`
 	LogicalLocations []sarifLogicalLocation `json:"logicalLocations,omitempty"`
 }
 
@@ -131,11 +136,15 @@ func writeSARIF(w io.Writer, results []Result) error {
 				id = policy.RuleUnknown
 			}
 			i := rule(id)
-			run.Results = append(run.Results, sarifResult{
+			res := sarifResult{
 				RuleID: id, RuleIndex: i, Level: "error",
-				Message:   sarifMessage{Text: fmt.Sprintf("%s: %s (FlinkCluster %s/%s, %s)", e.Field, e.Message, r.Namespace, r.Name, strings.ToLower(r.Operation))},
+				Message:   sarifMessage{Text: fmt.Sprintf("%s: %s (FlinkCluster %s/%s, %s)%s", e.Field, e.Message, r.Namespace, r.Name, strings.ToLower(r.Operation), ratchetNote(e))},
 				Locations: []sarifLocation{sarifLocationOf(r.Source, e.Position, object)},
-			})
+			}
+			if e.Ratcheted != nil {
+				res.Properties = map[string]any{"ratcheted": *e.Ratcheted}
+			}
+			run.Results = append(run.Results, res)
 		}
 		for j, wn := range r.Warnings {
 			i := rule(SARIFWarningRule)
@@ -215,10 +224,11 @@ func docsRef() string {
 }
 
 func sarifLocationOf(source string, pos Position, object sarifLogicalLocation) sarifLocation {
-	loc := sarifLocation{
-		PhysicalLocation: sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: artifactURI(source)}},
-		LogicalLocations: []sarifLogicalLocation{object},
+	loc := sarifLocation{LogicalLocations: []sarifLogicalLocation{object}}
+	if source == "" {
+		return loc
 	}
+	loc.PhysicalLocation = &sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: artifactURI(source)}}
 	if pos.Line > 0 {
 		loc.PhysicalLocation.Region = &sarifRegion{StartLine: pos.Line, StartColumn: pos.Column}
 	}

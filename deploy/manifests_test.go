@@ -549,13 +549,16 @@ func TestNamespaceSetInOnePlace(t *testing.T) {
 var writeVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 
 // wantWebhookClusterRules is what every replica needs cluster-wide, with or without the
-// controller: its two webhook configurations (self-signed CA injection) and the reviews that
-// authenticate and authorize the callers of /metrics.
+// controller: its two webhook configurations (self-signed CA injection), the reviews that
+// authenticate and authorize the callers of /metrics, and the audit's list of the clusters and
+// its PolicyReports.
 var wantWebhookClusterRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"},
 		ResourceNames: []string{webhookConfigName}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
 	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"flinkoperator.k8s.io"}, Resources: []string{"flinkclusters"}, Verbs: []string{"list"}},
+	{APIGroups: []string{"wgpolicyk8s.io"}, Resources: []string{"policyreports"}, Verbs: []string{"get", "list", "create", "update", "patch"}},
 }
 
 // wantControllerClusterRules is what the controller needs cluster-wide: no more, no less.

@@ -16,10 +16,10 @@ import (
 )
 
 // TestFlagTables compares the flag tables of docs/configuration.md with the flags the
-// program defines: the same flags, with the same defaults, for serve, dev and check.
+// program defines: the same flags, with the same defaults, for serve, dev, check and audit.
 //
 // serve's flags come from server.Options.AddFlags, the function `flink-admission serve`
-// registers them with, so the defaults are exact; dev and check build their flag sets inside
+// registers them with, so the defaults are exact; dev, check and audit build their flag sets inside
 // package main, so theirs are read from `-h`. serve's `-h` is compared with AddFlags too, so
 // the binary cannot drift from it.
 func TestFlagTables(t *testing.T) {
@@ -47,6 +47,7 @@ func TestFlagTables(t *testing.T) {
 		{"serve", serveFlags},
 		{"dev", helpFlags(t, "dev")},
 		{"check", helpFlags(t, "check")},
+		{"audit", helpFlags(t, "audit")},
 	} {
 		t.Run(tc.command, func(t *testing.T) {
 			documented := documentedFlags(t, doc, "flink-admission "+tc.command)

@@ -54,6 +54,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.EnableController, "enable-controller", true, "run the FlinkCluster controller (off: the webhooks only)")
 	fs.BoolVar(&o.SimulateFlink, "simulate-flink", true,
 		"attach a simulated Flink JobManager to each running JobManager pod and point the controller at it, in process (needs --control-plane; off: the controller calls the JobManager Service, which nothing answers)")
+	fs.DurationVar(&o.AuditInterval, "audit-interval", 0,
+		"how often to audit the stored FlinkClusters, as serve does (0: off)")
 	controllerFlags := flag.NewFlagSet("dev", flag.ContinueOnError)
 	o.Controller.BindFlags(controllerFlags)
 	fs.AddGoFlagSet(controllerFlags)
@@ -67,6 +69,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if _, err := server.ParseLogLevel(o.LogLevel); err != nil {
 		fmt.Fprintf(stderr, "dev: %v\n", err)
+		return exitUsage
+	}
+	if o.AuditInterval < 0 {
+		fmt.Fprintf(stderr, "dev: --audit-interval %s is negative (0 turns the audit off)\n", o.AuditInterval)
 		return exitUsage
 	}
 	if err := checkDevFlags(fs, &o); err != nil {

@@ -27,6 +27,7 @@ func TestDevUsageErrors(t *testing.T) {
 		{name: "deny: the simulated Flink asked for without the control plane", args: []string{"dev", "--control-plane=false", "--simulate-flink"},
 			want: "--simulate-flink needs --control-plane"},
 		{name: "deny: a control plane without nodes", args: []string{"dev", "--nodes=0"}, want: "--nodes 0"},
+		{name: "deny: a negative audit interval", args: []string{"dev", "--audit-interval=-1m"}, want: "--audit-interval -1m0s is negative"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr strings.Builder

@@ -25,6 +25,7 @@ func TestFlagErrorsAreDoubleDashed(t *testing.T) {
 		{name: "check: a bad value of a shorthand's flag", args: []string{"check", "-f"},
 			want: []string{`check: flag needs an argument: 'f' in -f`}},
 		{name: "check: an unknown flag", args: []string{"check", "--olds", "x"}, want: []string{"check: unknown flag: --olds"}},
+		{name: "audit: an unknown flag", args: []string{"audit", "--all"}, want: []string{"audit: unknown flag: --all"}},
 		{name: "version takes no flags", args: []string{"version", "--short"}, want: []string{"version: unknown flag: --short"}},
 	}
 	for _, tc := range tests {
@@ -41,7 +42,7 @@ func TestFlagErrorsAreDoubleDashed(t *testing.T) {
 
 // TestHelpFlags: -h and --help print a command's help on standard error and exit 0.
 func TestHelpFlags(t *testing.T) {
-	for _, cmd := range []string{"serve", "check", "version"} {
+	for _, cmd := range []string{"serve", "check", "audit", "version"} {
 		for _, h := range []string{"-h", "--help"} {
 			code, _, stderr := runCmd(t, "", cmd, h)
 			assert.Equal(t, 0, code, "%s %s", cmd, h)

@@ -4,6 +4,7 @@
 //	flink-admission serve     the webhook server (and the controller) in a cluster
 //	flink-admission dev       a local control plane, the CRD, the webhooks and the server, on one machine
 //	flink-admission check     the policy offline, for CI pipelines
+//	flink-admission audit     the stored clusters of a live cluster, judged by the policy
 //	flink-admission version   which build this is
 //
 // The dev command links a local control plane (envtest), test tooling that the image's
@@ -35,6 +36,7 @@ commands:
   dev       run a local control plane with the CRD and webhooks installed, and serve (make run;
             only in builds with -tags dev)
   check     check FlinkCluster manifests offline against the admission policy
+  audit     judge the FlinkClusters stored in a cluster by the admission policy, as if created now
   version   print the version and the commit of this build
 
 Run 'flink-admission <command> --help' for the flags of a command.
@@ -49,6 +51,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "check":
 		return runCheck(ctx, args[1:], stdin, stdout, stderr)
+	case "audit":
+		return runAudit(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return runServe(ctx, args[1:], stderr)
 	case "dev":

@@ -35,6 +35,7 @@ import (
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/freeport"
+	"github.com/flink-admission/flink-admission/internal/test/policyreport"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
@@ -68,6 +69,11 @@ func serveAsServiceAccount(t *testing.T, overlay string, withController bool) {
 	// A FlinkCluster in the webhook's own namespace, which the webhooks leave alone: nothing
 	// serves them at the Service's address here, only this process on a local port.
 	kubectl(t, env, "apply", "-n", namespace, "-f", filepath.Join("..", "samples", "deployment-mode.yaml"))
+	// The PolicyReport CRD, so that the audit writes its report under the RBAC too.
+	reportCRD := filepath.Join(t.TempDir(), "policyreport-crd.yaml")
+	require.NoError(t, os.WriteFile(reportCRD, policyreport.CRD, 0o600))
+	kubectl(t, env, "apply", "-f", reportCRD)
+	require.NoError(t, env.WaitEstablished("policyreports.wgpolicyk8s.io", time.Minute))
 
 	o := overlayOptions(t, overlay)
 	require.Equal(t, withController, o.EnableController)
@@ -175,6 +181,9 @@ func serveAsServiceAccount(t *testing.T, overlay string, withController bool) {
 		{"watch of the ValidatingWebhookConfiguration", "WATCH", "/validatingwebhookconfigurations"},
 		{"TokenReview of a metrics caller", "POST", "/tokenreviews"},
 		{"SubjectAccessReview of a metrics caller", "POST", "/subjectaccessreviews"},
+		{"list of FlinkClusters by the audit", "GET", "/flinkclusters"},
+		{"list of the audit's PolicyReports", "GET", "/policyreports"},
+		{"PolicyReport written by the audit", "PATCH", "/namespaces/" + namespace + "/policyreports/flink-admission"},
 	}
 	if withController {
 		made = append(made, []struct{ what, method, path string }{
@@ -194,9 +203,11 @@ func serveAsServiceAccount(t *testing.T, overlay string, withController bool) {
 	}
 	assert.Empty(t, rec.list(), "requests the service account's RBAC refused")
 	if !withController {
-		for _, p := range []string{"/flinkclusters", "/deployments", "/pods", "/leases"} {
+		for _, p := range []string{"/deployments", "/pods", "/leases"} {
 			assert.False(t, rec.made("GET", p) || rec.made("WATCH", p), "the webhook-only server reads %s", p)
 		}
+		// The audit lists the clusters; nothing watches them.
+		assert.False(t, rec.made("WATCH", "/flinkclusters"), "the webhook-only server watches FlinkClusters")
 	}
 }
 

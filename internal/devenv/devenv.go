@@ -90,6 +90,8 @@ type DevOptions struct {
 	SimulateFlink bool
 	// Controller configures the controller.
 	Controller controller.Options
+	// AuditInterval is as in server.Options; zero (the default) audits nothing.
+	AuditInterval time.Duration
 	// Log is the logger of the server; when zero, a console logger at LogLevel writing to
 	// Progress becomes the global logger.
 	Log logr.Logger
@@ -269,6 +271,7 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 		LogLevel:                       o.LogLevel,
 		EnableController:               o.EnableController,
 		Controller:                     ctrl,
+		AuditInterval:                  o.AuditInterval,
 		Config:                         env.Config,
 		Log:                            log,
 	})

@@ -124,6 +124,12 @@ type Options struct {
 	// whose verdicts `check` must predict) skips the check.
 	DeploymentWithoutController string
 
+	// AuditInterval is --audit-interval: how often the stored FlinkClusters are judged by the
+	// policy as if created now (package audit), for the metric
+	// flink_admission_stored_violations and the PolicyReports. Zero turns the audit off (dev,
+	// tests).
+	AuditInterval time.Duration
+
 	// Kubeconfig is the path of a kubeconfig; empty means $KUBECONFIG, then the in-cluster
 	// configuration, then ~/.kube/config (controller-runtime's order).
 	Kubeconfig string
@@ -177,6 +183,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect one replica to run the controller (Lease "+LeaderElectionID+" in --namespace)")
 	fs.StringVar(&o.DeploymentWithoutController, "deployment-without-controller", DeploymentCheckWarn,
 		"what the validating webhook does with a Deployment-mode FlinkCluster that no Deployment-aware controller runs (outside --watch-namespaces or --cluster-selector, or with --enable-controller=false): warn or deny")
+	fs.DurationVar(&o.AuditInterval, "audit-interval", DefaultAuditInterval,
+		"how often to judge the stored FlinkClusters by the policy as if created now, for the metric flink_admission_stored_violations and a PolicyReport per namespace (when the wgpolicyk8s.io CRD is installed); 0 turns the audit off")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path of a kubeconfig (default $KUBECONFIG, then the in-cluster configuration, then ~/.kube/config)")
 	o.Controller.BindFlags(fs)
 }
@@ -231,6 +239,9 @@ func (o *Options) Validate() error {
 	if o.MaxBodyBytesInFlight < 0 || o.MaxBodyBytesInFlight > 0 && o.MaxBodyBytesInFlight < webhook.MaxRequestBytes {
 		errs = append(errs, fmt.Errorf("--max-body-bytes-in-flight %s is below the largest request body (%s), which would always be refused",
 			byteQuantity(o.MaxBodyBytesInFlight).String(), byteQuantity(webhook.MaxRequestBytes).String()))
+	}
+	if o.AuditInterval < 0 {
+		errs = append(errs, fmt.Errorf("--audit-interval %s is negative (0 turns the audit off)", o.AuditInterval))
 	}
 	if o.ShutdownDrain < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-drain %s is negative", o.ShutdownDrain))
@@ -347,7 +358,7 @@ func New(o Options) (*Server, error) {
 	cfg := o.Config
 	if cfg == nil {
 		var err error
-		if cfg, err = loadConfig(o.Kubeconfig); err != nil {
+		if cfg, err = LoadConfig(o.Kubeconfig); err != nil {
 			return nil, err
 		}
 	}
@@ -420,6 +431,11 @@ func New(o Options) (*Server, error) {
 	if err := mgr.AddReadyzCheck("shutdown", webhooks.DrainChecker()); err != nil {
 		return nil, err
 	}
+	if o.AuditInterval > 0 {
+		if err := addAuditor(mgr, o.AuditInterval, log.WithName("audit")); err != nil {
+			return nil, fmt.Errorf("setting up the audit: %w", err)
+		}
+	}
 	if o.EnableController {
 		if err := controller.Setup(mgr, o.Controller); err != nil {
 			return nil, fmt.Errorf("setting up the controller: %w", err)
@@ -483,9 +499,9 @@ func newCertSource(o Options, cfg *rest.Config, log logr.Logger) (certs.Source, 
 	}
 }
 
-// loadConfig returns the API server configuration from a kubeconfig path, or
+// LoadConfig returns the API server configuration (serve, audit) from a kubeconfig path, or
 // controller-runtime's lookup ($KUBECONFIG, in-cluster, ~/.kube/config) when path is empty.
-func loadConfig(path string) (*rest.Config, error) {
+func LoadConfig(path string) (*rest.Config, error) {
 	if path != "" {
 		cfg, err := clientcmd.BuildConfigFromFlags("", path)
 		if err != nil {

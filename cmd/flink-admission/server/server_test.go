@@ -45,6 +45,7 @@ func TestServeFlagDefaults(t *testing.T) {
 		"max-connections":                  "1000",
 		"shutdown-drain":                   "10s",
 		"max-body-bytes-in-flight":         "64Mi",
+		"audit-interval":                   "10m0s",
 	}
 	for name, def := range want {
 		f := fs.Lookup(name)
@@ -102,6 +103,7 @@ func TestValidate(t *testing.T) {
 		{name: "deny: leader election without a namespace", modify: func(o *Options) { o.Namespace = "" }, wantErr: "leader election needs --namespace"},
 		{name: "allow: no drain", modify: func(o *Options) { o.ShutdownDrain = 0 }},
 		{name: "deny: negative drain", modify: func(o *Options) { o.ShutdownDrain = -time.Second }, wantErr: "--shutdown-drain -1s is negative"},
+		{name: "deny: negative audit interval", modify: func(o *Options) { o.AuditInterval = -time.Minute }, wantErr: "--audit-interval -1m0s is negative"},
 		{name: "deny: negative connection limit", modify: func(o *Options) { o.MaxConnections = -1 }, wantErr: "--max-connections -1 is negative"},
 		{name: "allow: the default body budget (zero)", modify: func(o *Options) { o.MaxBodyBytesInFlight = 0 }},
 		{name: "allow: a body budget of one largest request", modify: func(o *Options) { o.MaxBodyBytesInFlight = 7 << 20 }},
@@ -223,7 +225,7 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 `), 0o600))
-	cfg, err := loadConfig(path)
+	cfg, err := LoadConfig(path)
 	require.NoError(t, err)
 	assert.Equal(t, "https://127.0.0.1:6443", cfg.Host)
 	assert.Equal(t, float32(-1), cfg.QPS)
