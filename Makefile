@@ -119,7 +119,9 @@ installer:
 ## controller with 500 clusters on the real control plane with simulated Flink; a JSON copy
 ## goes to .bench/. Several minutes; BENCH_QUICK=1 for small counts, BENCH_FILTER=regexp to
 ## choose the Go benchmarks, BENCH_ONLY=cel,inprocess,https,apiserver,controller to run some
-## sections only, BENCH_PROFILE=<seconds> to record CPU profiles (API server, webhook server).
+## sections only, BENCH_PROFILE=<seconds> to record CPU profiles (API server, webhook server),
+## BENCH_CLUSTERS=<n> (500) and BENCH_REPLICAS=<n> (1; more run leader-elected serve replicas
+## and a phase that kills the leader mid-update) to size the controller section.
 .PHONY: bench
 bench: envtest
 	$(CONTROL_PLANE_ENV) $(GO) run ./hack/bench

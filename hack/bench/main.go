@@ -23,7 +23,11 @@ func main() {
 	// stream), so that the table on stdout stays alone.
 	level, _ := server.ParseLogLevel("error")
 	server.SetGlobalLogger(server.NewLogger(level, os.Stderr))
-	cfg := bench.ConfigFromEnv(testenv.RepoRoot())
+	cfg, err := bench.ConfigFromEnv(testenv.RepoRoot())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	}
 	report, runErr := bench.Run(ctx, cfg)
 	path, err := report.Write(cfg.OutDir)
 	if err != nil {

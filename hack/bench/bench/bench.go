@@ -43,9 +43,13 @@ type Config struct {
 	// its memory is read.
 	ControllerWait time.Duration
 	// ControllerClusters is how many Deployment-mode clusters section 6 creates at once on the
-	// real control plane; ControllerPhaseWait bounds each of its phases.
+	// real control plane (BENCH_CLUSTERS); ControllerPhaseWait bounds each of its phases.
 	ControllerClusters  int
 	ControllerPhaseWait time.Duration
+	// ControllerReplicas is how many `serve` processes section 6 runs (BENCH_REPLICAS, 1 by
+	// default); ControllerSteadyWindow is its quiet window after the phases.
+	ControllerReplicas     int
+	ControllerSteadyWindow time.Duration
 	// Only, when not empty, limits the run to these sections (BENCH_ONLY, comma-separated:
 	// cel, inprocess, https, apiserver, controller), to measure one piece again without
 	// the others. The server's memory is read whenever the server runs; controller also
@@ -75,14 +79,16 @@ func (c Config) runs(section string) bool { return len(c.Only) == 0 || c.Only[se
 var concurrencyLevels = []int{1, 16, 64}
 
 // ConfigFromEnv returns the full configuration, or the quick one when BENCH_QUICK is set
-// (to anything but "" or "0"), for the module at root.
-func ConfigFromEnv(root string) Config {
+// (to anything but "" or "0"), for the module at root. BENCH_CLUSTERS and BENCH_REPLICAS,
+// when set, must be positive integers.
+func ConfigFromEnv(root string) (Config, error) {
 	c := Config{
 		Root: root, OutDir: filepath.Join(root, ".bench"), Filter: ".",
 		Objects: 500, Warmup: 20,
 		HTTPSRequests: map[int]int{1: 1_000, 16: 3_000, 64: 6_000}, HTTPSWarmup: 100,
 		ControllerWait:     3 * time.Minute,
 		ControllerClusters: 500, ControllerPhaseWait: 15 * time.Minute,
+		ControllerReplicas: 1, ControllerSteadyWindow: time.Minute,
 		Progress: os.Stderr,
 	}
 	if q := os.Getenv("BENCH_QUICK"); q != "" && q != "0" {
@@ -92,6 +98,21 @@ func ConfigFromEnv(root string) Config {
 		c.HTTPSRequests, c.HTTPSWarmup = map[int]int{1: 50, 16: 100, 64: 200}, 20
 		c.ControllerWait = time.Minute
 		c.ControllerClusters, c.ControllerPhaseWait = 5, 3*time.Minute
+		c.ControllerSteadyWindow = 15 * time.Second
+	}
+	for _, v := range []struct {
+		name string
+		to   *int
+	}{{"BENCH_CLUSTERS", &c.ControllerClusters}, {"BENCH_REPLICAS", &c.ControllerReplicas}} {
+		raw := os.Getenv(v.name)
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			return Config{}, fmt.Errorf("%s=%q: want a positive integer", v.name, raw)
+		}
+		*v.to = n
 	}
 	if f := os.Getenv("BENCH_FILTER"); f != "" {
 		c.Filter = f
@@ -107,7 +128,7 @@ func ConfigFromEnv(root string) Config {
 			c.Only[s] = true
 		}
 	}
-	return c
+	return c, nil
 }
 
 // Run measures everything the configuration asks for. A piece that cannot be measured is
@@ -273,7 +294,8 @@ func (c Config) runServer(ctx context.Context, r *Report, fail func(string, erro
 		fail("controller memory", err)
 	}
 	res, err := RunController(ctx, ControllerOptions{
-		Binary: binary, Clusters: c.ControllerClusters, Wait: c.ControllerPhaseWait, LogDir: logDir, Progress: progress,
+		Binary: binary, Clusters: c.ControllerClusters, Replicas: c.ControllerReplicas, Wait: c.ControllerPhaseWait,
+		SteadyWindow: c.ControllerSteadyWindow, LogDir: logDir, Progress: progress,
 	})
 	r.Controller = res
 	if err != nil {

@@ -350,9 +350,13 @@ func sampleReport() *Report {
 			Rules: []CELRuleCost{{Location: "spec", Rule: "a | b", Cost: 629_189}, {Location: "<root>", Rule: "x", Cost: 10}},
 			Total: 629_199, PerRuleLimit: 10_000_000, PerCRDLimit: 100_000_000,
 		},
-		Controller: &ControllerResult{Clusters: 500, Nodes: 6, Phases: []ControllerPhase{
-			{Name: "create", Seconds: 42.5, Done: 500, ReconcilesPerCluster: 7.5, CPUSeconds: 12.25, RSSKiB: 100 * 1024, PeakKiB: 120 * 1024},
+		Controller: &ControllerResult{Clusters: 500, Replicas: 2, Nodes: 6, Phases: []ControllerPhase{
+			{Name: "create", Seconds: 42.5, Done: 500, ReconcilesPerCluster: 7.5, CPUSeconds: 12.25, RSSKiB: 100 * 1024, PeakKiB: 120 * 1024, FloorSeconds: 17, FloorDone: 500},
 			{Name: "delete pods", Seconds: 80, Done: 499, IDsChanged: 1, ReconcilesPerCluster: 3, CPUSeconds: 5, RSSKiB: 110 * 1024, PeakKiB: 120 * 1024},
+			{Name: "update, leader killed", Seconds: 90, Done: 500, ReconcilesPerCluster: 9, CPUSeconds: 8, RSSKiB: 110 * 1024, PeakKiB: 120 * 1024, Killed: "replica 0 (Lease holder h_1)"},
+		}, Steady: &ControllerSteady{
+			Seconds: 60, Replicas: 1, Running: 500, CPUSeconds: 6, CPUSecondsPerClusterMinute: 0.012,
+			FlinkCalls: map[string]int{"GET /jobs/overview": 6000}, FlinkCallsPerClusterMinute: 12, ClustersPerCore: 5000,
 		}},
 		Failures: []string{"controller memory: timed out"},
 	}
@@ -373,6 +377,21 @@ func TestReportJSONHasEverySection(t *testing.T) {
 		assert.Contains(t, doc, key)
 	}
 	assert.EqualValues(t, Schema, doc["schema"])
+	ctl := doc["controller"].(map[string]any)
+	assert.EqualValues(t, 500, ctl["clusters"])
+	assert.EqualValues(t, 2, ctl["replicas"])
+	phases := ctl["phases"].([]any)
+	require.Len(t, phases, 3)
+	for _, p := range phases {
+		for _, key := range []string{"name", "seconds", "done", "idsChanged"} {
+			assert.Contains(t, p, key)
+		}
+	}
+	assert.EqualValues(t, 17, phases[0].(map[string]any)["floorSeconds"])
+	steady := ctl["steady"].(map[string]any)
+	assert.EqualValues(t, 0.012, steady["cpuSecondsPerClusterMinute"])
+	assert.EqualValues(t, 12, steady["flinkCallsPerClusterMinute"])
+	assert.EqualValues(t, 5000, steady["clustersPerCore"])
 	var back Report
 	require.NoError(t, json.Unmarshal(raw, &back))
 	assert.Equal(t, *r, back)
@@ -400,8 +419,8 @@ func TestMarkdownIsOneTableWithRatiosAndReferences(t *testing.T) {
 	}
 	assert.Len(t, header, 1, "one table")
 	// 2 in-process, 2 HTTPS, 3 API server + the webhook calls, 2 memory, 1 CEL total + 2
-	// largest, 2 controller phases, 1 failure.
-	assert.Len(t, rows, 16, "%s", text)
+	// largest, 3 controller phases and the steady state, 1 failure.
+	assert.Len(t, rows, 18, "%s", text)
 	assert.Contains(t, text, "2 CPUs (Some CPU), load average 1.00 2.00 3.00 at the start and 4.00 5.00 6.00 at the end")
 	assert.Contains(t, text, "| in-process | webhook ServeHTTP/typical-validate-update | 1.85 ms/op, 1,329,646 B/op, 12,362 allocs/op |  | 1.35 ms–1.68 ms, 192,830 B, 1,787 allocs (ours: allocs ×6.92) |")
 	assert.Contains(t, text, "| HTTPS loopback | typical-validate-update c=16 (5,000 req) | 800 req/s; p50 20.00 / p99 150.00 / p99.9 200.00 ms; 2 errors | req/s ×2.00 of c=1 |  |")
@@ -412,15 +431,18 @@ func TestMarkdownIsOneTableWithRatiosAndReferences(t *testing.T) {
 	assert.Contains(t, text, "| memory | RSS of serve, controller on, watching the clusters | 80.0 MiB (peak 90.0 MiB); 500 clusters, 500 reconciles |  | 45 MB after load |")
 	assert.Contains(t, text, "| CEL cost | largest #1 at spec | 629,189 (limit 10,000,000 per rule) |")
 	assert.Contains(t, text, "| — | not measured | controller memory: timed out |")
-	assert.Contains(t, text, "| controller, real control plane | 500 Deployment-mode clusters on 6 KWOK nodes, simulated Flink: create | 42.5 s (500 of 500 clusters); 7.5 reconciles per cluster; serve's CPU 12.2 s, RSS 100.0 MiB (peak 120.0 MiB) |")
+	assert.Contains(t, text, "| controller, real control plane | 500 Deployment-mode clusters, 2 replica(s), 6 KWOK nodes, simulated Flink: create | 42.5 s (500 of 500 clusters); 7.5 reconciles per cluster; serve's CPU 12.2 s, RSS 100.0 MiB (peak 120.0 MiB) | ×2.50 of the control plane's floor, 17.0 s (500 pods of plain Deployments) |")
 	assert.Contains(t, text, "80.0 s (499 of 500 clusters); 3.0 reconciles per cluster; serve's CPU 5.0 s, RSS 110.0 MiB (peak 120.0 MiB); 1 job IDs changed |")
+	assert.Contains(t, text, "simulated Flink: update, leader killed | 90.0 s (500 of 500 clusters); 9.0 reconciles per cluster; serve's CPU 8.0 s, RSS 110.0 MiB (peak 120.0 MiB); killed replica 0 (Lease holder h_1); 0 jobs run twice |")
+	assert.Contains(t, text, "simulated Flink: steady state, 60 s with 500 of 500 jobs Running, 1 live replica(s) | per cluster per minute: 0.0120 CPU s, 12.00 Flink calls | 5,000 clusters per CPU core (60 / CPU s per cluster per minute) |")
 	assert.Contains(t, text, "measured elsewhere")
 }
 
 func TestConfigFromEnvSelectsSectionsAndProfiles(t *testing.T) {
 	t.Setenv("BENCH_ONLY", "https, apiserver")
 	t.Setenv("BENCH_PROFILE", "7")
-	c := ConfigFromEnv(t.TempDir())
+	c, err := ConfigFromEnv(t.TempDir())
+	require.NoError(t, err)
 	assert.True(t, c.runs(SectionHTTPS))
 	assert.True(t, c.runs(SectionAPIServer))
 	assert.False(t, c.runs(SectionInProcess), "a section not named is skipped")
@@ -429,11 +451,44 @@ func TestConfigFromEnvSelectsSectionsAndProfiles(t *testing.T) {
 
 	t.Setenv("BENCH_ONLY", "")
 	t.Setenv("BENCH_PROFILE", "")
-	c = ConfigFromEnv(t.TempDir())
+	c, err = ConfigFromEnv(t.TempDir())
+	require.NoError(t, err)
 	for _, s := range []string{SectionCEL, SectionInProcess, SectionHTTPS, SectionAPIServer, SectionController} {
 		assert.True(t, c.runs(s), "every section runs by default: %s", s)
 	}
 	assert.Zero(t, c.ProfileSeconds)
+	assert.Equal(t, 500, c.ControllerClusters, "the default fleet")
+	assert.Equal(t, 1, c.ControllerReplicas, "one replica by default")
+}
+
+func TestConfigFromEnvSizesTheControllerSection(t *testing.T) {
+	t.Setenv("BENCH_QUICK", "1")
+	t.Setenv("BENCH_CLUSTERS", "")
+	t.Setenv("BENCH_REPLICAS", "")
+	c, err := ConfigFromEnv(t.TempDir())
+	require.NoError(t, err)
+	assert.Equal(t, 5, c.ControllerClusters, "quick runs are small")
+	assert.Equal(t, 1, c.ControllerReplicas)
+
+	t.Setenv("BENCH_CLUSTERS", "1000")
+	t.Setenv("BENCH_REPLICAS", "3")
+	c, err = ConfigFromEnv(t.TempDir())
+	require.NoError(t, err)
+	assert.Equal(t, 1000, c.ControllerClusters, "BENCH_CLUSTERS wins over BENCH_QUICK")
+	assert.Equal(t, 3, c.ControllerReplicas)
+
+	for _, tc := range []struct{ name, clusters, replicas string }{
+		{"deny: BENCH_CLUSTERS not a number", "many", ""},
+		{"deny: BENCH_CLUSTERS zero", "0", ""},
+		{"deny: BENCH_REPLICAS negative", "", "-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("BENCH_CLUSTERS", tc.clusters)
+			t.Setenv("BENCH_REPLICAS", tc.replicas)
+			_, err := ConfigFromEnv(t.TempDir())
+			assert.Error(t, err)
+		})
+	}
 }
 
 func TestReadWebhookCallsAttributesTheTimeOfACall(t *testing.T) {

@@ -14,20 +14,24 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/devenv"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/policy"
 )
@@ -39,14 +43,24 @@ const controllerNamespace = "bench-controller"
 // 110 pods, as a kubelet's default).
 const podsPerNode = 100
 
+// createWorkers is how many creates the section sends at once, to the floor's Deployments
+// and to the clusters alike.
+const createWorkers = 32
+
 // ControllerOptions configure RunController.
 type ControllerOptions struct {
 	// Binary is the flink-admission executable (the image's build: serve).
 	Binary string
 	// Clusters is how many Deployment-mode FlinkClusters are created at once.
 	Clusters int
+	// Replicas is how many `serve` processes run against the control plane (0 means 1); with
+	// more than one they elect the controller's leader through a Lease, as the installs do.
+	Replicas int
 	// Wait bounds each phase.
 	Wait time.Duration
+	// SteadyWindow is the quiet window after the phases in which the steady-state costs are
+	// measured.
+	SteadyWindow time.Duration
 	// LogDir receives the control plane's and the server's logs.
 	LogDir string
 	// Progress receives what the run is doing.
@@ -56,11 +70,17 @@ type ControllerOptions struct {
 // ControllerResult is the controller section (section 6): the controller, the real
 // `flink-admission serve`, on the real control plane with simulated Flink.
 type ControllerResult struct {
-	// Clusters and Nodes size the run.
+	// Clusters, Replicas and Nodes size the run.
 	Clusters int `json:"clusters"`
+	Replicas int `json:"replicas"`
 	Nodes    int `json:"nodes"`
-	// Phases are the create and the delete-every-JobManager-pod phases, in order.
+	// Phases are the create, the delete-every-JobManager-pod and (with more than one
+	// replica) the update-with-the-leader-killed phases, in order.
 	Phases []ControllerPhase `json:"phases"`
+	// Skipped says which phases did not run, and why.
+	Skipped []string `json:"skipped,omitempty"`
+	// Steady is the cost of the quiet window after the phases.
+	Steady *ControllerSteady `json:"steady,omitempty"`
 }
 
 // ControllerPhase is one phase of the controller section.
@@ -68,35 +88,61 @@ type ControllerPhase struct {
 	// Name says what happened at once to every cluster.
 	Name string `json:"name"`
 	// Seconds is the time from the phase's start until every job was Running (with its job
-	// ID kept, after a pod delete); Done how many were by then (Clusters unless Wait ran out).
+	// ID kept, after a pod delete; on its new revision, after an update); Done how many were
+	// by then (Clusters unless Wait ran out).
 	Seconds float64 `json:"seconds"`
 	Done    int     `json:"done"`
-	// IDsChanged counts clusters whose job ID changed (a job resubmitted, not recovered).
+	// IDsChanged counts, after a pod delete, clusters whose job ID changed (a job
+	// resubmitted, not recovered). An update's redeploy gives every job a new ID by design:
+	// there it counts clusters whose simulated Flink started the job by submission more than
+	// once in the phase, or recorded a violation (a job run again after it ended, or by two
+	// JobManagers at once): a job run twice. A lost job shows as Done < Clusters.
 	IDsChanged int `json:"idsChanged"`
-	// Reconciles is the controller's reconcile count during the phase, per cluster.
+	// FloorSeconds (create phase only) is the control plane's own time for the same
+	// JobManager Deployments created directly, with no controller, until every pod ran;
+	// FloorDone how many pods ran by then.
+	FloorSeconds float64 `json:"floorSeconds,omitempty"`
+	FloorDone    int     `json:"floorDone,omitempty"`
+	// Killed (update phase only) is the replica stopped with SIGKILL mid-way, the leader:
+	// its index and the Lease holder identity it had.
+	Killed string `json:"killed,omitempty"`
+	// Reconciles is the controller's reconcile count during the phase, per cluster, over
+	// every replica.
 	ReconcilesPerCluster float64 `json:"reconcilesPerCluster"`
-	// CPUSeconds is the server's user+system CPU time during the phase.
+	// CPUSeconds is the servers' user+system CPU time during the phase, summed over the
+	// replicas (a killed one's up to its kill).
 	CPUSeconds float64 `json:"cpuSeconds"`
-	// RSSKiB and PeakKiB are the server's resident set at the phase's end and its peak.
+	// RSSKiB and PeakKiB are the resident set at the phase's end and the peak, of the live
+	// replica with the largest peak.
 	RSSKiB  uint64 `json:"rssKiB"`
 	PeakKiB uint64 `json:"peakKiB"`
 }
 
 // RunController measures the controller on the real control plane (kube-apiserver, etcd,
-// kube-controller-manager, kube-scheduler, KWOK nodes) with simulated Flink: o.Clusters
-// Deployment-mode clusters created at once, the time until every job is Running; then every
-// JobManager pod deleted at once, the time until every job runs again, on a new pod, with
-// its job ID kept. The controller is `flink-admission serve` as shipped, in its own process
-// (its CPU and memory are its own); the simulated Flink runs in this process and answers the
-// controller's REST calls through an HTTP proxy on loopback (HTTP_PROXY), since serve calls
-// each cluster's JobManager Service by its cluster DNS name.
+// kube-controller-manager, kube-scheduler, KWOK nodes) with simulated Flink. First the
+// control plane's floor: the clusters' JobManager Deployments created directly, the time
+// until every pod runs. Then o.Clusters Deployment-mode clusters created at once, the time
+// until every job is Running; every JobManager pod deleted at once, the time until every
+// job runs again, on a new pod, with its job ID kept; with several replicas, every cluster
+// updated (a redeploy through stop-with-savepoint) and the leader killed once half of them
+// started, the time until every job runs its new revision; and a quiet window's CPU and Flink
+// calls per cluster. The controller is `flink-admission serve` as shipped, in its own
+// processes (their CPU and memory are their own); the simulated Flink runs in this process
+// and answers the controller's REST calls through an HTTP proxy on loopback (HTTP_PROXY),
+// since serve calls each cluster's JobManager Service by its cluster DNS name.
 func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult, error) {
 	progress := o.Progress
 	if progress == nil {
 		progress = io.Discard
 	}
+	if o.Replicas == 0 {
+		o.Replicas = 1
+	}
+	if o.Clusters < 1 || o.Replicas < 1 {
+		return nil, fmt.Errorf("the controller section needs at least one cluster and one replica, not %d and %d", o.Clusters, o.Replicas)
+	}
 	nodes := o.Clusters/podsPerNode + 1
-	fmt.Fprintf(progress, "== 6. the controller on the real control plane: %d clusters, %d KWOK nodes\n", o.Clusters, nodes)
+	fmt.Fprintf(progress, "== 6. the controller on the real control plane: %d clusters, %d replicas, %d KWOK nodes\n", o.Clusters, o.Replicas, nodes)
 	cp, err := testenv.StartControlPlane(testenv.ControlPlaneOptions{Nodes: nodes, LogDir: filepath.Join(o.LogDir, "controlplane")})
 	if err != nil {
 		return nil, err
@@ -124,6 +170,17 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 			return nil, err
 		}
 	}
+	sample, err := benchCluster()
+	if err != nil {
+		return nil, err
+	}
+
+	// The floor, before the simulated Flink and the controller run: the plane alone.
+	floor, floorDone, err := measureFloor(ctx, cl, sample, o.Clusters, o.Wait)
+	if err != nil {
+		return nil, fmt.Errorf("the control plane's floor: %w", err)
+	}
+	fmt.Fprintf(progress, "   floor: %d/%d JobManager pods of plain Deployments running after %.1f s\n", floorDone, o.Clusters, floor)
 
 	sim, err := devenv.NewSimulation(&cfg, logr.Discard())
 	if err != nil {
@@ -139,50 +196,32 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	}
 	defer proxy.Close()
 
-	certDir := filepath.Join(o.LogDir, "controller-certs")
-	if err := os.MkdirAll(certDir, 0o700); err != nil {
-		return nil, err
+	replicas, err := startReplicas(ctx, o, cp.Kubeconfig, proxy.URL)
+	for _, srv := range replicas {
+		defer func() { _ = srv.Stop() }()
 	}
-	cert, err := WriteServingCert(certDir)
 	if err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(o.LogDir, "serve-controlplane.log"))
-	if err != nil {
+	if _, err := waitLeader(ctx, replicas, o.Wait); err != nil {
 		return nil, err
 	}
-	defer logFile.Close()
-	srv, err := StartServe(ctx, ServeOptions{
-		Binary: o.Binary, Kubeconfig: cp.Kubeconfig, Cert: cert, Controller: true, Log: logFile,
-		// The Flink REST calls (to <cluster>-jobmanager.<namespace>.svc) go to the proxy; the
-		// API server's address is loopback, which Go never proxies.
-		Env: []string{"HTTP_PROXY=" + proxy.URL, "http_proxy=" + proxy.URL, "NO_PROXY=", "no_proxy="},
-	}, 2*time.Minute)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = srv.Stop() }()
 
-	res := &ControllerResult{Clusters: o.Clusters, Nodes: nodes}
-	m := &phaseMeter{srv: srv, clusters: o.Clusters}
+	res := &ControllerResult{Clusters: o.Clusters, Replicas: o.Replicas, Nodes: nodes}
+	m := newPhaseMeter(replicas, o.Clusters)
 
 	// Phase 1: every cluster created at once.
-	sample, err := benchCluster()
-	if err != nil {
-		return nil, err
-	}
 	if err := m.begin(ctx); err != nil {
 		return nil, err
 	}
-	if err := parallel(o.Clusters, 32, func(i int) error {
+	if err := parallel(o.Clusters, createWorkers, func(i int) error {
 		fc := sample.DeepCopy()
-		fc.Name = fmt.Sprintf("c%04d", i)
+		fc.Name = clusterName(i)
 		return cl.Create(ctx, fc)
 	}); err != nil {
 		return nil, fmt.Errorf("creating the clusters: %w", err)
 	}
-	ids := map[string]string{}
-	done, _, waiting, err := waitJobs(ctx, cl, o.Wait, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
+	done, _, waiting, err := waitJobs(ctx, cl, o.Wait, 0, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
 		return jobRunning(fc)
 	}, nil)
 	if err != nil {
@@ -193,18 +232,14 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if err != nil {
 		return nil, err
 	}
+	p.FloorSeconds, p.FloorDone = floor, floorDone
 	res.Phases = append(res.Phases, p)
-	fmt.Fprintf(progress, "   %d/%d Running after %.1f s\n", p.Done, o.Clusters, p.Seconds)
+	fmt.Fprintf(progress, "   %d/%d Running after %.1f s (floor %.1f s)\n", p.Done, o.Clusters, p.Seconds, floor)
 
 	// Phase 2: every JobManager pod deleted at once.
-	var list v1beta1.FlinkClusterList
-	if err := cl.List(ctx, &list, client.InNamespace(controllerNamespace)); err != nil {
+	ids, err := jobIDs(ctx, cl)
+	if err != nil {
 		return nil, err
-	}
-	for _, fc := range list.Items {
-		if j := fc.Status.Components.Job; j != nil {
-			ids[fc.Name] = j.ID
-		}
 	}
 	var pods corev1.PodList
 	if err := cl.List(ctx, &pods, client.InNamespace(controllerNamespace), client.MatchingLabels{resources.LabelComponent: resources.ComponentJobManager}); err != nil {
@@ -223,7 +258,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	// Running again means: the controller reports the job Running with its ID, and Flink's
 	// leader, the one that runs it, is the process of a new pod (until the old pods end
 	// after their preStop delay, the old leaders still run the jobs).
-	done, changed, waiting, err := waitJobs(ctx, cl, o.Wait, func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool {
+	done, changed, waiting, err := waitJobs(ctx, cl, o.Wait, 0, func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool {
 		if !jobRunning(fc) {
 			return false
 		}
@@ -243,7 +278,266 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	p.IDsChanged = changed
 	res.Phases = append(res.Phases, p)
 	fmt.Fprintf(progress, "   %d/%d Running again after %.1f s, %d job IDs changed\n", p.Done, o.Clusters, p.Seconds, changed)
+
+	// Phase 3: every cluster updated, the leader killed mid-way.
+	if o.Replicas < 2 {
+		skip := "update every cluster and kill the leader mid-way: needs 2 or more replicas (BENCH_REPLICAS)"
+		res.Skipped = append(res.Skipped, skip)
+		fmt.Fprintf(progress, "   skipped: %s\n", skip)
+	} else {
+		p, err := updateKillingLeader(ctx, cl, sim, m, o, progress)
+		if err != nil {
+			return nil, err
+		}
+		res.Phases = append(res.Phases, p)
+	}
+
+	steady, err := measureSteady(ctx, cl, m, proxy, o)
+	if err != nil {
+		return nil, err
+	}
+	res.Steady = steady
+	fmt.Fprintf(progress, "   steady, %.0f s with %d/%d Running on %d replica(s): %.4f CPU s and %.2f Flink calls per cluster per minute\n",
+		steady.Seconds, steady.Running, o.Clusters, steady.Replicas, steady.CPUSecondsPerClusterMinute, steady.FlinkCallsPerClusterMinute)
 	return res, nil
+}
+
+// startReplicas starts o.Replicas `serve` processes with the controller on, each with its
+// own ports, certificate and log; with more than one, leader election is on with the Lease
+// in the clusters' namespace. It returns those it started, also on an error.
+func startReplicas(ctx context.Context, o ControllerOptions, kubeconfig, proxyURL string) ([]*ServeProcess, error) {
+	var out []*ServeProcess
+	for i := range o.Replicas {
+		certDir := filepath.Join(o.LogDir, fmt.Sprintf("controller-certs-%d", i))
+		if err := os.MkdirAll(certDir, 0o700); err != nil {
+			return out, err
+		}
+		cert, err := WriteServingCert(certDir)
+		if err != nil {
+			return out, err
+		}
+		logFile, err := os.Create(filepath.Join(o.LogDir, fmt.Sprintf("serve-controlplane-%d.log", i)))
+		if err != nil {
+			return out, err
+		}
+		// The child holds its own descriptor: this one can close at once.
+		defer logFile.Close()
+		so := ServeOptions{
+			Binary: o.Binary, Kubeconfig: kubeconfig, Cert: cert, Controller: true, Log: logFile,
+			// The Flink REST calls (to <cluster>-jobmanager.<namespace>.svc) go to the proxy;
+			// the API server's address is loopback, which Go never proxies.
+			Env: []string{"HTTP_PROXY=" + proxyURL, "http_proxy=" + proxyURL, "NO_PROXY=", "no_proxy="},
+		}
+		if o.Replicas > 1 {
+			so.LeaderElectNamespace = controllerNamespace
+		}
+		srv, err := StartServe(ctx, so, 2*time.Minute)
+		if err != nil {
+			return out, fmt.Errorf("starting replica %d: %w", i, err)
+		}
+		out = append(out, srv)
+	}
+	return out, nil
+}
+
+// leaderElectionName is the metric controller-runtime sets to 1 on the replica that holds
+// the leader election Lease.
+const leaderElectionName = "leader_election_master_status"
+
+// waitLeader returns the index of the live replica that leads, waiting up to wait for one.
+// A single replica without leader election leads.
+func waitLeader(ctx context.Context, replicas []*ServeProcess, wait time.Duration) (int, error) {
+	if len(replicas) == 1 {
+		return 0, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for i, srv := range replicas {
+			if srv.Exited() {
+				continue
+			}
+			if v, err := srv.Gauge(ctx, leaderElectionName, nil); err == nil && v == 1 {
+				return i, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("no replica leads after %s", wait)
+		case <-tick.C:
+		}
+	}
+}
+
+// jobIDs are the clusters' job IDs by cluster name.
+func jobIDs(ctx context.Context, cl client.Client) (map[string]string, error) {
+	var list v1beta1.FlinkClusterList
+	if err := cl.List(ctx, &list, client.InNamespace(controllerNamespace)); err != nil {
+		return nil, err
+	}
+	ids := map[string]string{}
+	for _, fc := range list.Items {
+		if j := fc.Status.Components.Job; j != nil {
+			ids[fc.Name] = j.ID
+		}
+	}
+	return ids, nil
+}
+
+// updateArgs are the job arguments the update phase sets: a change of the spec's revision
+// that Flink must redeploy the job for (stop-with-savepoint, then a new deploy from it).
+var updateArgs = []string{"--bench-update"}
+
+// updateKillingLeader updates every cluster at once, kills the leading replica (SIGKILL) once
+// half of the clusters started their update, and waits until every job runs its new
+// revision under a new job ID.
+func updateKillingLeader(ctx context.Context, cl client.Client, sim *devenv.Simulation, m *phaseMeter, o ControllerOptions, progress io.Writer) (ControllerPhase, error) {
+	var list v1beta1.FlinkClusterList
+	if err := cl.List(ctx, &list, client.InNamespace(controllerNamespace)); err != nil {
+		return ControllerPhase{}, err
+	}
+	ids := map[string]string{}
+	want := map[string]string{}
+	for i := range list.Items {
+		fc := &list.Items[i]
+		if j := fc.Status.Components.Job; j != nil {
+			ids[fc.Name] = j.ID
+		}
+		next := fc.DeepCopy()
+		next.Spec.Job.Args = updateArgs
+		rev, err := resources.Revision(next)
+		if err != nil {
+			return ControllerPhase{}, err
+		}
+		want[fc.Name] = rev
+	}
+	if err := m.begin(ctx); err != nil {
+		return ControllerPhase{}, err
+	}
+	start := time.Now()
+	if err := parallel(len(list.Items), createWorkers, func(i int) error {
+		fc := &list.Items[i]
+		patch := client.MergeFrom(fc.DeepCopy())
+		fc.Spec.Job.Args = updateArgs
+		return cl.Patch(ctx, fc, patch)
+	}); err != nil {
+		return ControllerPhase{}, fmt.Errorf("updating the clusters: %w", err)
+	}
+
+	// Half started: the controller names the new revision as the one being rolled out.
+	half := (o.Clusters + 1) / 2
+	started, _, _, err := waitJobs(ctx, cl, o.Wait, half, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
+		return fc.Status.Revision.NextRevision == want[fc.Name] || fc.Status.Revision.CurrentRevision == want[fc.Name]
+	}, nil)
+	if err != nil {
+		return ControllerPhase{}, err
+	}
+	leader, err := waitLeader(ctx, m.replicas, o.Wait)
+	if err != nil {
+		return ControllerPhase{}, err
+	}
+	holder, err := leaseHolder(ctx, cl)
+	if err != nil {
+		return ControllerPhase{}, err
+	}
+	if err := m.sample(ctx, leader); err != nil {
+		return ControllerPhase{}, err
+	}
+	m.replicas[leader].Kill()
+	killed := fmt.Sprintf("replica %d (Lease holder %s)", leader, holder)
+	fmt.Fprintf(progress, "   %d/%d clusters started their update after %.1f s: killed the leader, %s\n", started, o.Clusters, time.Since(start).Seconds(), killed)
+
+	done, _, waiting, err := waitJobs(ctx, cl, o.Wait, 0, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
+		return jobRunning(fc) && fc.Status.Revision.CurrentRevision == want[fc.Name] && fc.Status.Components.Job.ID != ids[fc.Name]
+	}, nil)
+	if err != nil {
+		return ControllerPhase{}, err
+	}
+	describeWaiting(progress, waiting)
+	p, err := m.end(ctx, "update every cluster (a redeploy from a savepoint), SIGKILL the leader once half started; until every job runs its new revision", done)
+	if err != nil {
+		return ControllerPhase{}, err
+	}
+	p.Killed = killed
+	if err := cl.List(ctx, &list, client.InNamespace(controllerNamespace)); err != nil {
+		return ControllerPhase{}, err
+	}
+	for i := range list.Items {
+		if ranTwice(sim.Cluster(&list.Items[i]), start) {
+			p.IDsChanged++
+		}
+	}
+	fmt.Fprintf(progress, "   %d/%d on their new revision after %.1f s, %d jobs run twice\n", p.Done, o.Clusters, p.Seconds, p.IDsChanged)
+	return p, nil
+}
+
+// ranTwice reports whether a simulated Flink cluster started its job by submission more
+// than once since start, or recorded a violation (a job run again after it ended, or run by
+// two JobManagers at once). Recoveries from HA are not submissions.
+func ranTwice(c *fakeflink.Cluster, start time.Time) bool {
+	if len(c.Violations()) > 0 {
+		return true
+	}
+	submitted := 0
+	for _, e := range c.Executions() {
+		// The simulated clock follows the real one in steps of 100 ms.
+		if !e.Recovered && !e.Start.Before(start.Add(-time.Second)) {
+			submitted++
+		}
+	}
+	return submitted > 1
+}
+
+// leaseHolder is the holder identity of the controller's leader election Lease.
+func leaseHolder(ctx context.Context, cl client.Client) (string, error) {
+	var lease coordinationv1.Lease
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: controllerNamespace, Name: server.LeaderElectionID}, &lease); err != nil {
+		return "", fmt.Errorf("the leader election Lease: %w", err)
+	}
+	return ptr.Deref(lease.Spec.HolderIdentity, ""), nil
+}
+
+// measureSteady measures the live replicas' CPU time and the Flink REST calls over a quiet
+// window of o.SteadyWindow.
+func measureSteady(ctx context.Context, cl client.Client, m *phaseMeter, proxy *flinkProxy, o ControllerOptions) (*ControllerSteady, error) {
+	running := func() (int, error) {
+		var list v1beta1.FlinkClusterList
+		if err := cl.List(ctx, &list, client.InNamespace(controllerNamespace)); err != nil {
+			return 0, err
+		}
+		n := 0
+		for i := range list.Items {
+			if jobRunning(&list.Items[i]) {
+				n++
+			}
+		}
+		return n, nil
+	}
+	before, err := running()
+	if err != nil {
+		return nil, err
+	}
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	calls := proxy.calls.snapshot()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(o.SteadyWindow):
+	}
+	p, err := m.end(ctx, "steady", 0)
+	if err != nil {
+		return nil, err
+	}
+	after, err := running()
+	if err != nil {
+		return nil, err
+	}
+	s := steadyFigures(o.Clusters, m.live(), min(before, after), p.Seconds, p.CPUSeconds, callsSince(calls, proxy.calls.snapshot()))
+	return &s, nil
 }
 
 // benchCluster is deploy/samples/deployment-mode.yaml as the mutating webhook defaults it
@@ -289,11 +583,11 @@ func jobRunning(fc *v1beta1.FlinkCluster) bool {
 	return j != nil && j.ID != "" && j.State == v1beta1.JobStateRunning
 }
 
-// waitJobs polls every cluster until ready holds for all of them or wait runs out, and
-// returns how many it held for, how many changed (by changedFn) and the clusters it did not
+// waitJobs polls every cluster until ready holds for need of them (all, with need 0) or
+// wait runs out, and returns how many it held for, how many changed (by changedFn) and the clusters it did not
 // hold for, at the end (those of the last round the deadline let it read). With old
 // set, ready is given the names of the cluster's Running JobManager pods not in old.
-func waitJobs(ctx context.Context, cl client.Client, wait time.Duration,
+func waitJobs(ctx context.Context, cl client.Client, wait time.Duration, need int,
 	ready func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool, changedFn func(*v1beta1.FlinkCluster) bool, old ...map[types.UID]bool) (done, changed int, waiting []v1beta1.FlinkCluster, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -338,7 +632,7 @@ func waitJobs(ctx context.Context, cl client.Client, wait time.Duration,
 				changed++
 			}
 		}
-		if done == len(list.Items) && done > 0 {
+		if done > 0 && (done == len(list.Items) || need > 0 && done >= need) {
 			return done, changed, nil, nil
 		}
 		select {
@@ -349,47 +643,85 @@ func waitJobs(ctx context.Context, cl client.Client, wait time.Duration,
 	}
 }
 
-// phaseMeter reads the server's reconciles, CPU time and memory around a phase.
+// phaseMeter reads the replicas' reconciles, CPU time and memory around a phase.
 type phaseMeter struct {
-	srv        *ServeProcess
-	clusters   int
-	start      time.Time
-	reconciles float64
-	cpu        float64
+	replicas []*ServeProcess
+	clusters int
+	start    time.Time
+	// begun are the replicas' readings at the phase's start; last their latest, kept for
+	// a replica killed since.
+	begun, last []meterReading
 }
 
-func (m *phaseMeter) begin(ctx context.Context) error {
-	n, err := m.srv.Counter(ctx, "controller_runtime_reconcile_total", map[string]string{"controller": controller.ControllerName})
-	if err != nil {
-		n = 0 // no reconcile yet: the counter is not exported before the first
+type meterReading struct{ reconciles, cpu float64 }
+
+func newPhaseMeter(replicas []*ServeProcess, clusters int) *phaseMeter {
+	return &phaseMeter{replicas: replicas, clusters: clusters, begun: make([]meterReading, len(replicas)), last: make([]meterReading, len(replicas))}
+}
+
+// sample reads replica i into last; a replica that exited keeps its last reading.
+func (m *phaseMeter) sample(ctx context.Context, i int) error {
+	srv := m.replicas[i]
+	if srv.Exited() {
+		return nil
 	}
-	cpu, err := ProcessCPUSeconds(m.srv.Pid())
+	n, err := srv.Counter(ctx, "controller_runtime_reconcile_total", map[string]string{"controller": controller.ControllerName})
 	if err != nil {
 		return err
 	}
-	m.start, m.reconciles, m.cpu = time.Now(), n, cpu
+	cpu, err := ProcessCPUSeconds(srv.Pid())
+	if err != nil {
+		return err
+	}
+	m.last[i] = meterReading{reconciles: n, cpu: cpu}
+	return nil
+}
+
+// live is how many replicas run.
+func (m *phaseMeter) live() int {
+	n := 0
+	for _, srv := range m.replicas {
+		if !srv.Exited() {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *phaseMeter) begin(ctx context.Context) error {
+	for i := range m.replicas {
+		if err := m.sample(ctx, i); err != nil {
+			return err
+		}
+	}
+	copy(m.begun, m.last)
+	m.start = time.Now()
 	return nil
 }
 
 func (m *phaseMeter) end(ctx context.Context, name string, done int) (ControllerPhase, error) {
 	elapsed := time.Since(m.start)
-	n, err := m.srv.Counter(ctx, "controller_runtime_reconcile_total", map[string]string{"controller": controller.ControllerName})
-	if err != nil {
-		return ControllerPhase{}, err
+	p := ControllerPhase{Name: name, Seconds: elapsed.Seconds(), Done: done}
+	var reconciles float64
+	for i, srv := range m.replicas {
+		if err := m.sample(ctx, i); err != nil {
+			return ControllerPhase{}, err
+		}
+		reconciles += m.last[i].reconciles - m.begun[i].reconciles
+		p.CPUSeconds += m.last[i].cpu - m.begun[i].cpu
+		if srv.Exited() {
+			continue
+		}
+		mem, err := ReadMemory(srv.Pid())
+		if err != nil {
+			return ControllerPhase{}, err
+		}
+		if mem.Peak >= p.PeakKiB {
+			p.RSSKiB, p.PeakKiB = mem.RSS, mem.Peak
+		}
 	}
-	cpu, err := ProcessCPUSeconds(m.srv.Pid())
-	if err != nil {
-		return ControllerPhase{}, err
-	}
-	mem, err := ReadMemory(m.srv.Pid())
-	if err != nil {
-		return ControllerPhase{}, err
-	}
-	return ControllerPhase{
-		Name: name, Seconds: elapsed.Seconds(), Done: done,
-		ReconcilesPerCluster: (n - m.reconciles) / float64(m.clusters),
-		CPUSeconds:           cpu - m.cpu, RSSKiB: mem.RSS, PeakKiB: mem.Peak,
-	}, nil
+	p.ReconcilesPerCluster = reconciles / float64(m.clusters)
+	return p, nil
 }
 
 // ProcessCPUSeconds is a process's user and system CPU time, from /proc/<pid>/stat.
@@ -460,6 +792,8 @@ type flinkProxy struct {
 	// clusters caches the FlinkClusters by namespace/name: the proxy must not add an API
 	// request to each REST call it serves.
 	clusters sync.Map
+	// calls counts the requests served, by kind.
+	calls callCounter
 }
 
 func startFlinkProxy(cl client.Client, sim *devenv.Simulation) (*flinkProxy, error) {
@@ -475,6 +809,7 @@ func startFlinkProxy(cl client.Client, sim *devenv.Simulation) (*flinkProxy, err
 
 // ServeHTTP implements http.Handler.
 func (p *flinkProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.calls.count(r)
 	host := r.URL.Hostname() // a proxied request carries the absolute URL
 	name, rest, ok := strings.Cut(host, "-jobmanager.")
 	ns, _, ok2 := strings.Cut(rest, ".svc")

@@ -102,8 +102,12 @@ type ServeOptions struct {
 	Binary, Kubeconfig string
 	// Cert is the serving certificate (files mode).
 	Cert *ServingCert
-	// Controller runs the FlinkCluster controller (without leader election).
+	// Controller runs the FlinkCluster controller.
 	Controller bool
+	// LeaderElectNamespace, when not empty, turns leader election on with its Lease in that
+	// namespace: replicas of one install must all name the same one. Empty runs the
+	// controller without leader election (one replica).
+	LeaderElectNamespace string
 	// Pprof serves Go's profiling endpoints (ServeProcess.Profile).
 	Pprof bool
 	// Log receives the server's output (a file).
@@ -124,18 +128,21 @@ func StartServe(ctx context.Context, o ServeOptions, timeout time.Duration) (*Se
 	if o.Pprof {
 		pprof = "127.0.0.1:" + strconv.Itoa(ports[3])
 	}
-	cmd := exec.Command(o.Binary, "serve",
-		"--cert-mode=files", "--cert-dir="+o.Cert.Dir,
-		"--webhook-port="+strconv.Itoa(webhookPort),
-		"--health-probe-bind-address="+health,
-		"--metrics-bind-address="+metrics,
+	leaderElect := []string{"--leader-elect=false"}
+	if o.LeaderElectNamespace != "" {
+		leaderElect = []string{"--leader-elect=true", "--namespace=" + o.LeaderElectNamespace}
+	}
+	cmd := exec.Command(o.Binary, append([]string{"serve",
+		"--cert-mode=files", "--cert-dir=" + o.Cert.Dir,
+		"--webhook-port=" + strconv.Itoa(webhookPort),
+		"--health-probe-bind-address=" + health,
+		"--metrics-bind-address=" + metrics,
 		// Plain HTTP on loopback: the bench reads /metrics without a token.
 		"--metrics-secure=false",
-		"--pprof-bind-address="+pprof,
-		"--enable-controller="+strconv.FormatBool(o.Controller),
-		"--leader-elect=false",
+		"--pprof-bind-address=" + pprof,
+		"--enable-controller=" + strconv.FormatBool(o.Controller),
 		"--log-level=error",
-	)
+	}, leaderElect...)...)
 	// $KUBECONFIG rather than --kubeconfig: controller-runtime's lookup of $KUBECONFIG
 	// turns off client-go's default rate limit of 5 requests/s (the API server's priority
 	// and fairness limits instead), which --kubeconfig keeps; with it the controller would
@@ -195,6 +202,25 @@ func (p *ServeProcess) waitReady(ctx context.Context, timeout time.Duration) err
 	}
 }
 
+// Exited reports whether the server's process has ended.
+func (p *ServeProcess) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Kill ends the server at once (SIGKILL), as a node or a process lost: no shutdown, no
+// Lease released. It returns once the process is gone.
+func (p *ServeProcess) Kill() {
+	if !p.Exited() {
+		_ = p.cmd.Process.Kill()
+	}
+	<-p.done
+}
+
 // Stop sends SIGTERM (a graceful shutdown), and kills the process if it has not exited
 // within 30 s. The error says when the server did not exit cleanly.
 func (p *ServeProcess) Stop() error {
@@ -250,6 +276,15 @@ func httpGet(ctx context.Context, url string) ([]byte, error) {
 // Counter sums the values of the counter name whose labels include every pair of labels,
 // from the server's /metrics.
 func (p *ServeProcess) Counter(ctx context.Context, name string, labels map[string]string) (float64, error) {
+	return p.metricSum(ctx, name, labels, func(m *dto.Metric) float64 { return m.GetCounter().GetValue() })
+}
+
+// Gauge sums the values of the gauge name whose labels include every pair of labels.
+func (p *ServeProcess) Gauge(ctx context.Context, name string, labels map[string]string) (float64, error) {
+	return p.metricSum(ctx, name, labels, func(m *dto.Metric) float64 { return m.GetGauge().GetValue() })
+}
+
+func (p *ServeProcess) metricSum(ctx context.Context, name string, labels map[string]string, value func(*dto.Metric) float64) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.MetricsURL+"/metrics", nil)
 	if err != nil {
 		return 0, err
@@ -267,7 +302,7 @@ func (p *ServeProcess) Counter(ctx context.Context, name string, labels map[stri
 	var sum float64
 	for _, m := range families[name].GetMetric() {
 		if hasLabels(m, labels) {
-			sum += m.GetCounter().GetValue()
+			sum += value(m)
 		}
 	}
 	return sum, nil

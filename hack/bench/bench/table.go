@@ -123,17 +123,46 @@ func (r *Report) Rows() []Row {
 		}
 	}
 	if c := r.Controller; c != nil {
-		for _, p := range c.Phases {
-			figures := printer.Sprintf("%.1f s (%d of %d clusters); %.1f reconciles per cluster; serve's CPU %.1f s, RSS %.1f MiB (peak %.1f MiB)",
-				p.Seconds, p.Done, c.Clusters, p.ReconcilesPerCluster, p.CPUSeconds, mib(p.RSSKiB), mib(p.PeakKiB))
-			if p.IDsChanged > 0 {
-				figures += printer.Sprintf("; %d job IDs changed", p.IDsChanged)
-			}
-			rows = append(rows, Row{Section: 6, What: printer.Sprintf("%d Deployment-mode clusters on %d KWOK nodes, simulated Flink: %s", c.Clusters, c.Nodes, p.Name), Figures: figures})
-		}
+		rows = append(rows, controllerRows(c)...)
 	}
 	for _, f := range r.Failures {
 		rows = append(rows, Row{What: "not measured", Figures: f})
+	}
+	return rows
+}
+
+// controllerRows are section 6's rows: one per phase, one per skipped phase, the steady
+// state.
+func controllerRows(c *ControllerResult) []Row {
+	var rows []Row
+	// CPU is the sum over the replicas, RSS that of the largest.
+	what := printer.Sprintf("%d Deployment-mode clusters, %d replica(s), %d KWOK nodes, simulated Flink: ", c.Clusters, c.Replicas, c.Nodes)
+	for _, p := range c.Phases {
+		figures := printer.Sprintf("%.1f s (%d of %d clusters); %.1f reconciles per cluster; serve's CPU %.1f s, RSS %.1f MiB (peak %.1f MiB)",
+			p.Seconds, p.Done, c.Clusters, p.ReconcilesPerCluster, p.CPUSeconds, mib(p.RSSKiB), mib(p.PeakKiB))
+		switch {
+		case p.Killed != "":
+			// Only the update phase kills a replica; there IDsChanged counts jobs run twice.
+			figures += printer.Sprintf("; killed %s; %d jobs run twice", p.Killed, p.IDsChanged)
+		case p.IDsChanged > 0:
+			figures += printer.Sprintf("; %d job IDs changed", p.IDsChanged)
+		}
+		row := Row{Section: 6, What: what + p.Name, Figures: figures}
+		if p.FloorSeconds > 0 {
+			row.Ratio = printer.Sprintf("×%.2f of the control plane's floor, %.1f s (%d pods of plain Deployments)", p.Seconds/p.FloorSeconds, p.FloorSeconds, p.FloorDone)
+		}
+		rows = append(rows, row)
+	}
+	for _, s := range c.Skipped {
+		rows = append(rows, Row{Section: 6, What: what + s, Figures: "not run"})
+	}
+	if s := c.Steady; s != nil {
+		rows = append(rows, Row{
+			Section: 6,
+			What:    printer.Sprintf("%ssteady state, %.0f s with %d of %d jobs Running, %d live replica(s)", what, s.Seconds, s.Running, c.Clusters, s.Replicas),
+			Figures: printer.Sprintf("per cluster per minute: %.4f CPU s, %.2f Flink calls", s.CPUSecondsPerClusterMinute, s.FlinkCallsPerClusterMinute),
+			Ratio:   printer.Sprintf("%.0f clusters per CPU core (60 / CPU s per cluster per minute)", s.ClustersPerCore),
+		})
 	}
 	return rows
 }

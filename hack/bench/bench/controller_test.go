@@ -1,0 +1,103 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flink-admission/flink-admission/controller/resources"
+)
+
+func TestFlinkCallKindGroupsCallsAcrossClusters(t *testing.T) {
+	for _, tc := range []struct {
+		name, method, path, want string
+	}{
+		{"the overview keeps its path", "GET", "/jobs/overview", "GET /jobs/overview"},
+		{"a job ID is replaced", "GET", "/jobs/5a1f3e0c8d2b4a6f9e7c1d3b5a7f9e0c", "GET /jobs/:id"},
+		{"job and trigger IDs are replaced", "GET", "/jobs/5a1f3e0c8d2b4a6f9e7c1d3b5a7f9e0c/savepoints/0f1e2d3c4b5a69788796a5b4c3d2e1f0", "GET /jobs/:id/savepoints/:id"},
+		{"a checkpoint number is replaced", "GET", "/jobs/5a1f3e0c8d2b4a6f9e7c1d3b5a7f9e0c/checkpoints/details/42", "GET /jobs/:id/checkpoints/details/:n"},
+		{"a dashed ID is replaced", "POST", "/jars/623e39fb-70c3-44f1-811f-561ec4a28d75/run", "POST /jars/:id/run"},
+		{"a short hex word is kept", "GET", "/jobs/ab/config", "GET /jobs/ab/config"},
+		{"the root stays the root", "GET", "/", "GET /"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, flinkCallKind(tc.method, tc.path))
+		})
+	}
+}
+
+func TestSteadyFiguresArePerClusterPerMinute(t *testing.T) {
+	calls := map[string]int{"GET /jobs/overview": 200, "GET /jobs/:id": 100}
+	// 100 clusters over 30 s: 3 CPU s are 0.06 CPU s per cluster per minute; 300 calls are 6.
+	s := steadyFigures(100, 2, 100, 30, 3, calls)
+	assert.InDelta(t, 0.06, s.CPUSecondsPerClusterMinute, 1e-9)
+	assert.InDelta(t, 6.0, s.FlinkCallsPerClusterMinute, 1e-9)
+	assert.InDelta(t, 1000.0, s.ClustersPerCore, 1e-6, "60 core-seconds a minute / 0.06")
+	assert.Equal(t, calls, s.FlinkCalls)
+	assert.Equal(t, 2, s.Replicas)
+	assert.Equal(t, 100, s.Running)
+
+	t.Run("no CPU used: no clusters-per-core figure", func(t *testing.T) {
+		s := steadyFigures(100, 1, 100, 30, 0, nil)
+		assert.Zero(t, s.ClustersPerCore)
+		assert.Zero(t, s.FlinkCallsPerClusterMinute)
+	})
+	t.Run("no window: no per-minute figures", func(t *testing.T) {
+		s := steadyFigures(100, 1, 100, 0, 3, calls)
+		assert.Zero(t, s.CPUSecondsPerClusterMinute)
+		assert.Zero(t, s.ClustersPerCore)
+	})
+}
+
+func TestCallsSinceCountsOnlyTheNewCalls(t *testing.T) {
+	c := &callCounter{}
+	assert.Empty(t, callsSince(nil, c.snapshot()))
+	before := map[string]int{"GET /jobs/overview": 5, "GET /config": 1}
+	after := map[string]int{"GET /jobs/overview": 8, "GET /config": 1, "GET /jobs/:id": 2}
+	assert.Equal(t, map[string]int{"GET /jobs/overview": 3, "GET /jobs/:id": 2}, callsSince(before, after))
+}
+
+func TestFloorDeploymentsAreTheControllersJobManagersWithoutOwner(t *testing.T) {
+	sample, err := benchCluster()
+	require.NoError(t, err)
+	deps, err := floorDeployments(sample, 3)
+	require.NoError(t, err)
+	require.Len(t, deps, 3)
+	for i, d := range deps {
+		fc := sample.DeepCopy()
+		fc.Name, fc.Namespace = clusterName(i), floorNamespace
+		assert.Equal(t, resources.JobManagerName(clusterName(i)), d.Name)
+		assert.Equal(t, floorNamespace, d.Namespace)
+		assert.Empty(t, d.OwnerReferences, "no FlinkCluster stands behind the floor")
+		assert.Equal(t, int32(1), *d.Spec.Replicas)
+		assert.Equal(t, resources.ComponentJobManager, d.Spec.Template.Labels[resources.LabelComponent])
+		want := resources.JobManagerPodTemplate(fc, resources.Deploy{})
+		assert.Equal(t, want.Spec.Containers[0].Resources, d.Spec.Template.Spec.Containers[0].Resources, "the JobManager's resources")
+	}
+	assert.NotEqual(t, deps[0].Spec.Template.Labels[resources.LabelJobID], deps[1].Spec.Template.Labels[resources.LabelJobID], "a job ID each")
+}
+
+func TestPodRunningNeedsRunningAndReady(t *testing.T) {
+	ready := func(s corev1.ConditionStatus) []corev1.PodCondition {
+		return []corev1.PodCondition{{Type: corev1.PodReady, Status: s}}
+	}
+	now := metav1.Now()
+	for _, tc := range []struct {
+		name string
+		pod  corev1.Pod
+		want bool
+	}{
+		{"running and ready", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: ready(corev1.ConditionTrue)}}, true},
+		{"running without a Ready condition", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, true},
+		{"running, not ready", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: ready(corev1.ConditionFalse)}}, false},
+		{"pending", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}, false},
+		{"being deleted", corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}, Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: ready(corev1.ConditionTrue)}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, podRunning(&tc.pod))
+		})
+	}
+}
