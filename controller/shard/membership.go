@@ -17,6 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// A member reads, lists, creates, renews and deletes Leases of any name (one per replica) in
+// its namespace:
+//
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;create;update;delete,namespace=flink-admission-system
+
 // GroupLabel labels the Leases of one install's members with the install's group, so that a
 // member lists its peers and no one else's.
 const GroupLabel = "shard.flinkoperator.k8s.io/group"
@@ -91,11 +96,16 @@ func (m *Membership) Identity() string { return m.opts.Identity }
 func (m *Membership) NeedLeaderElection() bool { return false }
 
 // OnChange registers f, called with the previous and the new view whenever the view changes
-// (a member joined or left, this one started or stopped acting). Register before Start.
+// (a member joined or left, this one started or stopped acting), and once at once with the
+// current view as a change from a view that owns nothing, so that a subscriber that comes
+// late misses nothing. f runs on a goroutine of its own: a slow subscriber never delays a
+// renewal.
 func (m *Membership) OnChange(f func(old, cur View)) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.onChange = append(m.onChange, f)
+	cur := m.state.View(m.opts.Clock.Now())
+	m.mu.Unlock()
+	go f(View{Self: m.opts.Identity}, cur)
 }
 
 // View is the member's view now.
@@ -148,7 +158,7 @@ func (m *Membership) Start(ctx context.Context) error {
 			subs := m.onChange
 			m.mu.Unlock()
 			for _, f := range subs {
-				f(last, cur)
+				go f(last, cur)
 			}
 			last = cur
 		}
