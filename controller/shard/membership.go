@@ -45,6 +45,10 @@ type Options struct {
 	Clock clock.WithTicker
 	// Log receives the membership's changes.
 	Log logr.Logger
+	// Release deletes the Lease when the membership stops, once its actions in flight are
+	// done, so that the others take its clusters at once; without it they take them once
+	// the Lease expires, as from a replica that was killed.
+	Release bool
 }
 
 // Membership is one replica's membership of its install: a Lease renewed every RenewPeriod,
@@ -140,10 +144,10 @@ func (m *Membership) Begin(ctx context.Context, key string) (_ context.Context, 
 	}, true
 }
 
-// Start joins, renews and lists every RenewPeriod until ctx ends, then leaves: it stops
-// acting, waits for the actions in flight (at most until its right to act ends, plus the
-// margin for their requests to land) and deletes its Lease, so that the others take its
-// clusters at their next list instead of after a lease duration.
+// Start joins, renews and lists every RenewPeriod until ctx ends, then stops acting. With
+// Options.Release it then leaves: it waits for the actions in flight (at most until its
+// right to act ends, plus the margin for their requests to land) and deletes its Lease, so
+// that the others take its clusters at their next list instead of after a lease duration.
 func (m *Membership) Start(ctx context.Context) error {
 	log := m.opts.Log.WithValues("member", m.opts.Identity)
 	ticker := m.opts.Clock.NewTicker(m.opts.Timing.RenewPeriod)
@@ -276,7 +280,7 @@ func (m *Membership) leave(log logr.Logger) {
 	}
 	lease := m.lease
 	m.mu.Unlock()
-	if lease == nil {
+	if lease == nil || !m.opts.Release {
 		return
 	}
 	if idle != nil {

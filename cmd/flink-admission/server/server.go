@@ -462,7 +462,7 @@ func newShardMembership(o Options, mgr ctrl.Manager, log logr.Logger) (*shard.Me
 	}
 	m, err := shard.New(shard.Options{
 		Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Namespace: o.Namespace, Group: LeaderElectionID,
-		Identity: host + "-" + utilrand.String(5), Timing: o.Shard, Log: log,
+		Identity: host + "-" + utilrand.String(5), Timing: o.Shard, Log: log, Release: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the shard membership: %w", err)
