@@ -6,7 +6,8 @@
 //
 // # The fence
 //
-// A member acts on a cluster (every write of a reconcile, every Flink REST call) only from
+// A member acts on a cluster (every write of a reconcile, every Flink REST call; not the
+// Events it records, which tell and change nothing) only from
 // Membership.Begin, which says yes only while the member owns the cluster in its view and
 // may act, and gives the action a context whose deadline is the end of that right. With D the
 // lease duration and m the margin (Timing), on each member's own clock:
