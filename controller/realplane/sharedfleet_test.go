@@ -35,8 +35,9 @@ import (
 const sharedFleetLabel = "flink-admission.dev/shared-fleet"
 
 // fleetTiming is short, so that the row's joins and takeover take seconds; the margin
-// still covers a loaded machine's slow renewals.
-var fleetTiming = shard.Timing{LeaseDuration: 10 * time.Second, RenewPeriod: time.Second, Margin: 2 * time.Second}
+// still covers a loaded machine's slow renewals (a slower one only makes its replica wait
+// and join again).
+var fleetTiming = shard.Timing{LeaseDuration: 12 * time.Second, RenewPeriod: time.Second, Margin: 3 * time.Second}
 
 // TestSharedFleetSurvivesAKilledReplica runs three replicas that share the fleet, each a
 // manager of its own with its own Kubernetes and Flink clients, and kills one (its context
@@ -113,7 +114,10 @@ func TestSharedFleetSurvivesAKilledReplica(t *testing.T) {
 		}
 		assert.Equal(t, []string{was[i].id, job.ID}, ids, "%s: each job submitted once, no other", h.ns)
 		assert.NotEmpty(t, job.FromSavepoint, "%s: the updated job restores the update's savepoint", h.ns)
-		assert.Equal(t, flinkclient.JobStateRunning, h.flink.Leader().JobState(job.ID), "%s: the updated job runs", h.ns)
+		h.eventually("the updated job running in Flink", func() bool {
+			l := h.flink.Leader()
+			return l != nil && l.JobState(job.ID) == flinkclient.JobStateRunning
+		})
 	}
 
 	took := map[string]bool{}
@@ -127,8 +131,7 @@ func TestSharedFleetSurvivesAKilledReplica(t *testing.T) {
 				took[h.ns] = true
 			}
 		}
-		require.NotEmpty(t, tenures, "%s: acted on", h.ns)
-		assert.Equal(t, owner(h), tenures[0].replica, "%s: its owner created it", h.ns)
+		assert.True(t, slices.ContainsFunc(tenures, func(x tenure) bool { return x.replica == owner(h) }), "%s: its owner acted on it", h.ns)
 		if owner(h) == victim {
 			assert.True(t, took[h.ns], "%s: another replica took the victim's cluster over", h.ns)
 		}
