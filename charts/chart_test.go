@@ -271,6 +271,14 @@ func TestValues(t *testing.T) {
 		a = args(t, deployment(t, `controller: {enabled: false, watchNamespaces: [team-a]}`))
 		assert.NotContains(t, strings.Join(a, " "), "--watch-namespaces", "no scope without a controller")
 	})
+	t.Run("more than one replica shares the fleet; one replica elects a leader", func(t *testing.T) {
+		a := args(t, deployment(t, ``))
+		assert.Contains(t, a, "--shard-fleet=true", "two replicas by default: each runs its share")
+		assert.Contains(t, a, "--leader-elect=false")
+		a = args(t, deployment(t, `replicaCount: 1`))
+		assert.NotContains(t, strings.Join(a, " "), "--shard-fleet")
+		assert.Contains(t, a, "--leader-elect=true")
+	})
 	t.Run("a Deployment-mode cluster no controller runs: warned by default, denied on request", func(t *testing.T) {
 		assert.NotContains(t, strings.Join(args(t, deployment(t, ``)), " "), "--deployment-without-controller", "the binary's default, warn")
 		assert.Contains(t, args(t, deployment(t, `deploymentWithoutController: deny`)), "--deployment-without-controller=deny")

@@ -60,6 +60,11 @@ func (m *metrics) setJobState(key types.NamespacedName, state string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if state == "" {
+		if _, ok := m.states[key]; !ok {
+			// Nothing to forget: a replica that shares the fleet drops every request for
+			// the clusters of the others, and recounting for each would cost O(clusters).
+			return
+		}
 		delete(m.states, key)
 	} else {
 		m.states[key] = state

@@ -15,6 +15,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/shard"
 	"github.com/flink-admission/flink-admission/scope"
 )
 
@@ -70,6 +71,11 @@ type Options struct {
 	// nothing from the controller: no object, no status, no Event, not even Managed=False,
 	// so that another controller (the flink-on-k8s-operator) can run it.
 	Scope scope.Scope
+	// Shard, when set, makes this replica one of several that share the clusters in Scope
+	// (--shard-fleet): it reconciles only those its membership owns, each reconcile fenced by
+	// the membership (shard.Membership.Begin). Setup runs it on the manager. Nil reconciles
+	// every cluster in Scope (one replica, or the elected leader).
+	Shard *shard.Membership
 }
 
 // BindFlags registers the timers as flags.

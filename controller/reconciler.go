@@ -42,6 +42,18 @@ var _ reconcile.Reconciler = &Reconciler{}
 
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	if s := r.Options.Shard; s != nil {
+		// Another replica's cluster, or this replica may not act now: nothing, not even a
+		// read. When it gains the cluster, its shard view's change enqueues it (Setup).
+		// Otherwise every request of the reconcile carries the fence's deadline.
+		fenced, release, ok := s.Begin(ctx, req.NamespacedName.String())
+		if !ok {
+			r.metrics.setJobState(req.NamespacedName, "")
+			return ctrl.Result{}, nil
+		}
+		defer release()
+		ctx = fenced
+	}
 	defer func() { r.metrics.observe(err) }()
 	fc := &v1beta1.FlinkCluster{}
 	if err := r.Reader.Get(ctx, req.NamespacedName, fc); err != nil {

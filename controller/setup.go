@@ -22,9 +22,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/shard"
 	"github.com/flink-admission/flink-admission/scope"
 )
 
@@ -64,7 +66,8 @@ func NewReconciler(cl client.Client, reader client.Reader, recorder events.Event
 // Setup registers the FlinkCluster reconciler with the manager: it owns Jobs, Deployments,
 // StatefulSets, Services, ConfigMaps, Ingresses, PodDisruptionBudgets and
 // HorizontalPodAutoscalers, watches JobManager pods, records Events and exports
-// metrics on controller-runtime's registry. Leader election is the manager's.
+// metrics on controller-runtime's registry. Leader election is the manager's; with
+// Options.Shard, the replicas share the clusters instead (controller/shard).
 func Setup(mgr ctrl.Manager, opts Options) error {
 	opts, err := opts.complete()
 	if err != nil {
@@ -81,7 +84,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Options:  opts,
 		metrics:  m,
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if s := opts.Shard; s != nil {
+		if err := mgr.Add(s); err != nil {
+			return err
+		}
+		b = b.WatchesRawSource(gainedClusters(s, mgr.GetCache()))
+	}
+	return b.
 		Named(ControllerName).
 		For(&v1beta1.FlinkCluster{}).
 		Owns(&batchv1.Job{}).
@@ -105,6 +115,28 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			NewQueue:         newQueue,
 		}).
 		Complete(r)
+}
+
+// gainedClusters enqueues the clusters this replica gains when its shard view changes (a
+// member left, this replica started acting): their watch events came while another replica
+// owned them, and Reconcile dropped them.
+func gainedClusters(s *shard.Membership, cache client.Reader) source.Source {
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		s.OnChange(func(old, cur shard.View) {
+			list := &v1beta1.FlinkClusterList{}
+			if err := cache.List(ctx, list); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "listing the FlinkClusters this replica gained")
+				return
+			}
+			for _, fc := range list.Items {
+				key := types.NamespacedName{Namespace: fc.Namespace, Name: fc.Name}
+				if cur.Owns(key.String()) && !old.Owns(key.String()) {
+					q.Add(reconcile.Request{NamespacedName: key})
+				}
+			}
+		})
+		return nil
+	})
 }
 
 // newQueue is the controller's work queue: client-go's, first in first out, not

@@ -367,7 +367,8 @@ func TestDeployment(t *testing.T) {
 			assert.Equal(t, serviceName, flags["service-name"])
 			assert.Equal(t, webhookConfigName, flags["mutating-webhook-configuration"])
 			assert.Equal(t, webhookConfigName, flags["validating-webhook-configuration"])
-			assert.Equal(t, "true", flags["leader-elect"])
+			assert.Equal(t, "false", flags["leader-elect"], "the replicas share the fleet, no one leads it")
+			assert.Equal(t, "true", flags["shard-fleet"])
 			assert.Equal(t, strconv.FormatBool(!k.webhookOnly), flags["enable-controller"])
 			// The webhook fails closed: it must be scheduled before workloads that can wait, in a
 			// class of its own that any namespace may use.
@@ -585,10 +586,12 @@ var wantWebhookNamespaceRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
 }
 
-// wantControllerNamespaceRules is the controller's leader-election Lease.
+// wantControllerNamespaceRules is the controller's leader-election Lease and the shard
+// members' Leases (one per replica, named after its pod).
 var wantControllerNamespaceRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{leaseName}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "update", "delete"}},
 }
 
 // wantRules is what an install grants its service account: the webhook's rules, and the

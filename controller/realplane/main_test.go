@@ -34,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"sync"
 	"testing"
@@ -41,7 +42,9 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,6 +57,7 @@ import (
 	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 	"github.com/flink-admission/flink-admission/internal/test/flinksim"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
+	"github.com/flink-admission/flink-admission/scope"
 )
 
 // Timers of the controller under test. The HA grace and Lost timeout run on fakeClock, which
@@ -109,6 +113,23 @@ func TestMain(m *testing.M) {
 	}())
 }
 
+// flinkClientFor reaches the cluster's fake Flink through its JobManager Service (whichever
+// JobManager process answers), over httpClient (nil: the default).
+func flinkClientFor(fc *v1beta1.FlinkCluster, httpClient *http.Client) (flinkclient.Client, error) {
+	f := fakeFor(fc.Namespace, fc.Name)
+	if f == nil {
+		return nil, fmt.Errorf("no fake Flink for %s/%s", fc.Namespace, fc.Name)
+	}
+	return flinkclient.New(f.URL(), httpClient)
+}
+
+func must[T any](v *T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return *v
+}
+
 func fakeFor(namespace, name string) *fakeflink.Cluster {
 	if f, ok := fakes.Load(namespace + "/" + name); ok {
 		return f.(*fakeflink.Cluster)
@@ -133,18 +154,14 @@ func start() (func(), error) {
 	if k8s, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
 		return fail(err)
 	}
+	// The clusters of the shared-fleet row are its replicas', not this controller's.
+	own := scope.Scope{Selector: labels.NewSelector().Add(must(labels.NewRequirement(sharedFleetLabel, selection.DoesNotExist, nil)))}
 	env, err := controllerenv.Start(controllerenv.Options{
-		Config: cp.Config, Scheme: scheme, Cache: controller.CacheOptions(),
+		Config: cp.Config, Scheme: scheme, Cache: controller.ScopedCacheOptions(own),
 		Controller: controller.Options{
 			Clock: fakeClock, HARecoveryGrace: haGrace, LostTimeout: lostTimeout, RequeueInterval: pollInterval,
-			FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
-				f := fakeFor(fc.Namespace, fc.Name)
-				if f == nil {
-					return nil, fmt.Errorf("no fake Flink for %s/%s", fc.Namespace, fc.Name)
-				}
-				// The JobManager Service: it reaches whichever JobManager process answers.
-				return flinkclient.New(f.URL(), nil)
-			},
+			FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) { return flinkClientFor(fc, nil) },
+			Scope:          own,
 		},
 		Simulator: flinksim.Options{
 			Config: cp.Config, BackOff: time.Second, MaxBackOff: 4 * time.Second,

@@ -34,6 +34,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/shard"
 	"github.com/flink-admission/flink-admission/internal/freeport"
 	"github.com/flink-admission/flink-admission/internal/test/policyreport"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
@@ -140,9 +141,10 @@ func serveAsServiceAccount(t *testing.T, overlay string, withController bool) {
 	}
 	if withController {
 		checks = append(checks, []check{
-			{"Lease " + server.LeaderElectionID + " held", func(ctx context.Context) (bool, error) {
-				l, err := admin.CoordinationV1().Leases(namespace).Get(ctx, server.LeaderElectionID, metav1.GetOptions{})
-				return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "", ignoreNotFound(err)
+			// The overlays' replicas share the fleet: one Lease each, no leader.
+			{"shard Lease of the replica held", func(ctx context.Context) (bool, error) {
+				ls, err := admin.CoordinationV1().Leases(namespace).List(ctx, metav1.ListOptions{LabelSelector: shard.GroupLabel + "=" + server.LeaderElectionID})
+				return err == nil && len(ls.Items) == 1 && ls.Items[0].Spec.HolderIdentity != nil && *ls.Items[0].Spec.HolderIdentity == ls.Items[0].Name, err
 			}},
 			{"JobManager Deployment created by the controller", func(ctx context.Context) (bool, error) {
 				_, err := admin.AppsV1().Deployments(namespace).Get(ctx, resources.JobManagerName(cluster), metav1.GetOptions{})
@@ -190,7 +192,8 @@ func serveAsServiceAccount(t *testing.T, overlay string, withController bool) {
 			{"watch of FlinkClusters", "WATCH", "/flinkclusters"},
 			{"watch of Deployments", "WATCH", "/deployments"},
 			{"watch of Pods", "WATCH", "/pods"},
-			{"renewal of the Lease", "PUT", "/leases/" + server.LeaderElectionID},
+			{"list of the shard Leases", "GET", "/leases"},
+			{"renewal of the shard Lease", "PUT", "/leases/"},
 		}...)
 	}
 	for _, want := range made {

@@ -19,6 +19,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -33,6 +34,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/certs"
 	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/shard"
 	"github.com/flink-admission/flink-admission/internal/version"
 	"github.com/flink-admission/flink-admission/policy"
 	"github.com/flink-admission/flink-admission/webhook"
@@ -115,6 +117,12 @@ type Options struct {
 	EnableController bool
 	// LeaderElect elects one replica to run the controller.
 	LeaderElect bool
+	// ShardFleet is --shard-fleet: every replica runs the controller on its share of the
+	// clusters, membership kept in Leases in Namespace (controller/shard), instead of one
+	// elected leader running them all.
+	ShardFleet bool
+	// Shard is the shard membership's timing; shard.DefaultTiming when zero. Not a serve flag.
+	Shard shard.Timing
 	// Controller configures the controller.
 	Controller controller.Options
 	// DeploymentWithoutController is --deployment-without-controller: what the validating
@@ -181,6 +189,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.EnableController, "enable-controller", true,
 		"run the FlinkCluster controller on the elected leader; false serves the webhooks only (beside another operator)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect one replica to run the controller (Lease "+LeaderElectionID+" in --namespace)")
+	fs.BoolVar(&o.ShardFleet, "shard-fleet", false,
+		"every replica runs the controller on its share of the FlinkClusters (rendezvous hashing over the live replicas, one Lease each in --namespace, labelled "+shard.GroupLabel+"); needs --leader-elect=false")
 	fs.StringVar(&o.DeploymentWithoutController, "deployment-without-controller", DeploymentCheckWarn,
 		"what the validating webhook does with a Deployment-mode FlinkCluster that no Deployment-aware controller runs (outside --watch-namespaces or --cluster-selector, or with --enable-controller=false): warn or deny")
 	fs.DurationVar(&o.AuditInterval, "audit-interval", DefaultAuditInterval,
@@ -220,6 +230,12 @@ func (o *Options) Validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("--cert-mode %q is not supported: use %s or %s", o.CertMode, CertModeFiles, CertModeSelfSigned))
+	}
+	if o.ShardFleet && o.LeaderElect {
+		errs = append(errs, errors.New("--shard-fleet shares the clusters among every replica, --leader-elect gives them all to one: pass --leader-elect=false"))
+	}
+	if o.ShardFleet && o.EnableController && o.Namespace == "" {
+		errs = append(errs, errors.New("--shard-fleet needs --namespace (or $POD_NAMESPACE) for its Leases"))
 	}
 	if o.leaderElection() && o.Namespace == "" {
 		errs = append(errs, errors.New("leader election needs --namespace (or $POD_NAMESPACE) for its Lease; or pass --leader-elect=false"))
@@ -437,11 +453,37 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	if o.EnableController {
+		if o.ShardFleet {
+			m, err := newShardMembership(o, mgr, log.WithName("shard"))
+			if err != nil {
+				return nil, err
+			}
+			o.Controller.Shard = m
+		}
 		if err := controller.Setup(mgr, o.Controller); err != nil {
 			return nil, fmt.Errorf("setting up the controller: %w", err)
 		}
 	}
 	return &Server{Manager: mgr, Source: src, Options: o, webhooks: webhooks}, nil
+}
+
+// newShardMembership is this replica's membership of the install's shard group (the leader
+// election Lease's name, so that two installs in one namespace need two names anyway). Its
+// name is the pod's (the host name) with a random suffix: a restarted process is a new
+// member, whatever its predecessor left behind.
+func newShardMembership(o Options, mgr ctrl.Manager, log logr.Logger) (*shard.Membership, error) {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "flink-admission"
+	}
+	m, err := shard.New(shard.Options{
+		Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Namespace: o.Namespace, Group: LeaderElectionID,
+		Identity: host + "-" + utilrand.String(5), Timing: o.Shard, Log: log, Release: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the shard membership: %w", err)
+	}
+	return m, nil
 }
 
 // metricsOptions configures the metrics server. Secure, it shares the webhook's certificate

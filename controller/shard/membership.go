@@ -1,0 +1,303 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// A member reads, lists, creates, renews and deletes Leases of any name (one per replica) in
+// its namespace:
+//
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;create;update;delete,namespace=flink-admission-system
+
+// GroupLabel labels the Leases of one install's members with the install's group, so that a
+// member lists its peers and no one else's.
+const GroupLabel = "shard.flinkoperator.k8s.io/group"
+
+// Options configure a Membership.
+type Options struct {
+	// Reader lists and reads the Leases from the API server; it must not be a cache: the
+	// proof counts on each list being as fresh as the API server.
+	Reader client.Reader
+	// Writer creates, renews and deletes them.
+	Writer client.Writer
+	// Namespace holds the Leases.
+	Namespace string
+	// Group names the install (GroupLabel): the replicas of one install share its clusters.
+	Group string
+	// Identity is this member's Lease name, unique among the live members.
+	Identity string
+	// Timing is the membership's timing; DefaultTiming when zero.
+	Timing Timing
+	// Clock is the monotonic clock every bound is measured on; the real one when nil.
+	Clock clock.WithTicker
+	// Log receives the membership's changes.
+	Log logr.Logger
+	// Release deletes the Lease when the membership stops, once its actions in flight are
+	// done, so that the others take its clusters at once; without it they take them once
+	// the Lease expires, as from a replica that was killed.
+	Release bool
+}
+
+// Membership is one replica's membership of its install: a Lease renewed every RenewPeriod,
+// the peers' Leases listed after each renewal, and the fence that says which clusters this
+// replica may act on, and until when. It is a manager Runnable that runs on every replica
+// (no leader election).
+type Membership struct {
+	opts Options
+
+	mu       sync.Mutex
+	state    *State
+	lease    *coordinationv1.Lease
+	stopping bool
+	inFlight int
+	idle     chan struct{}
+	onChange []func(old, cur View)
+}
+
+// New checks opts and returns a Membership that has not joined yet.
+func New(opts Options) (*Membership, error) {
+	if opts.Timing == (Timing{}) {
+		opts.Timing = DefaultTiming
+	}
+	if err := opts.Timing.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Reader == nil || opts.Writer == nil {
+		return nil, errors.New("shard membership needs a reader and a writer")
+	}
+	if opts.Namespace == "" {
+		return nil, errors.New("shard membership needs a namespace for its Leases")
+	}
+	if errs := validation.IsDNS1123Subdomain(opts.Identity); len(errs) > 0 {
+		return nil, fmt.Errorf("shard identity %q is not a Lease name: %v", opts.Identity, errs)
+	}
+	if errs := validation.IsValidLabelValue(opts.Group); opts.Group == "" || len(errs) > 0 {
+		return nil, fmt.Errorf("shard group %q is not a label value: %v", opts.Group, errs)
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &Membership{opts: opts, state: NewState(opts.Identity, opts.Timing)}, nil
+}
+
+// Identity is this member's name.
+func (m *Membership) Identity() string { return m.opts.Identity }
+
+// NeedLeaderElection is false: every replica is a member.
+func (m *Membership) NeedLeaderElection() bool { return false }
+
+// OnChange registers f, called with the previous and the new view whenever the view changes
+// (a member joined or left, this one started or stopped acting), and once at once with the
+// current view as a change from a view that owns nothing, so that a subscriber that comes
+// late misses nothing. f runs on a goroutine of its own: a slow subscriber never delays a
+// renewal.
+func (m *Membership) OnChange(f func(old, cur View)) {
+	m.mu.Lock()
+	m.onChange = append(m.onChange, f)
+	cur := m.state.View(m.opts.Clock.Now())
+	m.mu.Unlock()
+	go f(View{Self: m.opts.Identity}, cur)
+}
+
+// View is the member's view now.
+func (m *Membership) View() View {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state.View(m.opts.Clock.Now())
+}
+
+// Begin asks to act on key now. When this member owns key and may act, it returns a context
+// whose deadline is the end of this member's right to act, to carry every request of the
+// action, and a release to call when the action is done; otherwise ok is false.
+func (m *Membership) Begin(ctx context.Context, key string) (_ context.Context, release func(), ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopping || !m.state.View(m.opts.Clock.Now()).Owns(key) {
+		return ctx, func() {}, false
+	}
+	m.inFlight++
+	actx, cancel := context.WithDeadline(ctx, m.state.Until())
+	var once sync.Once
+	return actx, func() {
+		once.Do(func() {
+			cancel()
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if m.inFlight--; m.inFlight == 0 && m.idle != nil {
+				close(m.idle)
+				m.idle = nil
+			}
+		})
+	}, true
+}
+
+// Start joins, renews and lists every RenewPeriod until ctx ends, then stops acting. With
+// Options.Release it then leaves: it waits for the actions in flight (at most until its
+// right to act ends, plus the margin for their requests to land) and deletes its Lease, so
+// that the others take its clusters at their next list instead of after a lease duration.
+func (m *Membership) Start(ctx context.Context) error {
+	log := m.opts.Log.WithValues("member", m.opts.Identity)
+	ticker := m.opts.Clock.NewTicker(m.opts.Timing.RenewPeriod)
+	defer ticker.Stop()
+	last := m.View()
+	for {
+		m.round(ctx, log)
+		cur := m.View()
+		if !cur.Equal(last) {
+			log.Info("shard view changed", "members", cur.Members, "acting", cur.Acting)
+			m.mu.Lock()
+			subs := m.onChange
+			m.mu.Unlock()
+			for _, f := range subs {
+				go f(last, cur)
+			}
+			last = cur
+		}
+		select {
+		case <-ctx.Done():
+			m.leave(log)
+			return nil
+		case <-ticker.C():
+		}
+	}
+}
+
+// round renews this member's Lease, then lists the members'.
+func (m *Membership) round(ctx context.Context, log logr.Logger) {
+	t := m.opts.Timing
+	rctx, cancel := context.WithTimeout(ctx, t.Margin)
+	sent, err := m.renew(rctx)
+	answered := m.opts.Clock.Now()
+	cancel()
+	m.mu.Lock()
+	if err == nil {
+		m.state.Renewed(sent, answered)
+	} else {
+		m.lease = nil // read it again next round
+	}
+	m.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		log.Info("renewing the shard Lease failed", "error", err.Error())
+	}
+
+	lctx, cancel := context.WithTimeout(ctx, t.RenewPeriod)
+	defer cancel()
+	list := &coordinationv1.LeaseList{}
+	sent = m.opts.Clock.Now()
+	if err := m.opts.Reader.List(lctx, list, client.InNamespace(m.opts.Namespace), client.MatchingLabels{GroupLabel: m.opts.Group}); err != nil {
+		if ctx.Err() == nil {
+			log.Info("listing the shard Leases failed", "error", err.Error())
+		}
+		return
+	}
+	answered = m.opts.Clock.Now()
+	records := make([]Record, 0, len(list.Items))
+	for _, l := range list.Items {
+		if l.DeletionTimestamp == nil {
+			records = append(records, Record{Name: l.Name, Version: l.ResourceVersion})
+		}
+	}
+	m.mu.Lock()
+	stale := m.state.Listed(sent, answered, records)
+	m.mu.Unlock()
+	for _, rec := range stale {
+		// The version as a precondition: a member that renewed since keeps its Lease.
+		err := m.opts.Writer.Delete(lctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: rec.Name, Namespace: m.opts.Namespace}},
+			client.Preconditions{ResourceVersion: &rec.Version})
+		if err == nil {
+			log.Info("deleted the Lease of a member gone for long", "gone", rec.Name)
+		}
+	}
+}
+
+// renew writes this member's Lease (creating it when it has none) and returns when the write
+// was sent.
+func (m *Membership) renew(ctx context.Context) (time.Time, error) {
+	m.mu.Lock()
+	lease := m.lease
+	m.mu.Unlock()
+	if lease == nil {
+		lease = &coordinationv1.Lease{}
+		err := m.opts.Reader.Get(ctx, client.ObjectKey{Namespace: m.opts.Namespace, Name: m.opts.Identity}, lease)
+		if apierrors.IsNotFound(err) {
+			lease = nil
+		} else if err != nil {
+			return time.Time{}, err
+		}
+	}
+	sent := m.opts.Clock.Now()
+	now := metav1.NewMicroTime(sent)
+	if lease == nil {
+		lease = &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: m.opts.Identity, Namespace: m.opts.Namespace, Labels: map[string]string{GroupLabel: m.opts.Group}},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity:       ptr.To(m.opts.Identity),
+				LeaseDurationSeconds: ptr.To(int32(m.opts.Timing.LeaseDuration / time.Second)),
+				AcquireTime:          &now,
+				RenewTime:            &now,
+			},
+		}
+		if err := m.opts.Writer.Create(ctx, lease); err != nil {
+			return time.Time{}, err
+		}
+	} else {
+		lease = lease.DeepCopy()
+		lease.Spec.RenewTime = &now
+		if err := m.opts.Writer.Update(ctx, lease); err != nil {
+			return time.Time{}, err
+		}
+	}
+	m.mu.Lock()
+	m.lease = lease
+	m.mu.Unlock()
+	return sent, nil
+}
+
+// leave stops acting, waits for the actions in flight and for their requests to land, and
+// deletes the Lease.
+func (m *Membership) leave(log logr.Logger) {
+	m.mu.Lock()
+	m.stopping = true
+	until := m.state.Until().Add(m.opts.Timing.Margin)
+	m.state.Lost()
+	var idle chan struct{}
+	if m.inFlight > 0 {
+		m.idle = make(chan struct{})
+		idle = m.idle
+	}
+	lease := m.lease
+	m.mu.Unlock()
+	if lease == nil || !m.opts.Release {
+		return
+	}
+	if idle != nil {
+		timer := m.opts.Clock.NewTimer(until.Sub(m.opts.Clock.Now()))
+		select {
+		case <-idle:
+			timer.Stop()
+		case <-timer.C():
+		}
+	}
+	// A request of an action cancelled by the shutdown may still be on its way: give it the
+	// margin to land before the others may act.
+	<-m.opts.Clock.After(m.opts.Timing.Margin)
+	ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timing.RenewPeriod)
+	defer cancel()
+	// Only the version this member wrote: a Lease another wrote since is not this one's.
+	if err := m.opts.Writer.Delete(ctx, lease, client.Preconditions{ResourceVersion: &lease.ResourceVersion}); err != nil && !apierrors.IsNotFound(err) {
+		log.Info("deleting the shard Lease failed; the others take this member's clusters once it expires", "error", err.Error())
+	}
+}
