@@ -353,7 +353,7 @@ func sampleReport() *Report {
 		Controller: &ControllerResult{Clusters: 500, Replicas: 2, Nodes: 6, Phases: []ControllerPhase{
 			{Name: "create", Seconds: 42.5, Done: 500, ReconcilesPerCluster: 7.5, CPUSeconds: 12.25, RSSKiB: 100 * 1024, PeakKiB: 120 * 1024, FloorSeconds: 17, FloorDone: 500},
 			{Name: "delete pods", Seconds: 80, Done: 499, IDsChanged: 1, ReconcilesPerCluster: 3, CPUSeconds: 5, RSSKiB: 110 * 1024, PeakKiB: 120 * 1024},
-			{Name: "update, leader killed", Seconds: 90, Done: 500, ReconcilesPerCluster: 9, CPUSeconds: 8, RSSKiB: 110 * 1024, PeakKiB: 120 * 1024, Killed: "replica 0 (Lease holder h_1)"},
+			{Name: "update, a replica killed", Seconds: 90, Done: 500, ReconcilesPerCluster: 9, CPUSeconds: 8, RSSKiB: 110 * 1024, PeakKiB: 120 * 1024, Killed: "replica 0 of 3 sharing the fleet"},
 		}, Steady: &ControllerSteady{
 			Seconds: 60, Replicas: 1, Running: 500, CPUSeconds: 6, CPUSecondsPerClusterMinute: 0.012,
 			FlinkCalls: map[string]int{"GET /jobs/overview": 6000}, FlinkCallsPerClusterMinute: 12, ClustersPerCore: 5000,
@@ -433,7 +433,7 @@ func TestMarkdownIsOneTableWithRatiosAndReferences(t *testing.T) {
 	assert.Contains(t, text, "| — | not measured | controller memory: timed out |")
 	assert.Contains(t, text, "| controller, real control plane | 500 Deployment-mode clusters, 2 replica(s), 6 KWOK nodes, simulated Flink: create | 42.5 s (500 of 500 clusters); 7.5 reconciles per cluster; serve's CPU 12.2 s, RSS 100.0 MiB (peak 120.0 MiB) | ×2.50 of the control plane's floor, 17.0 s (500 pods of plain Deployments) |")
 	assert.Contains(t, text, "80.0 s (499 of 500 clusters); 3.0 reconciles per cluster; serve's CPU 5.0 s, RSS 110.0 MiB (peak 120.0 MiB); 1 job IDs changed |")
-	assert.Contains(t, text, "simulated Flink: update, leader killed | 90.0 s (500 of 500 clusters); 9.0 reconciles per cluster; serve's CPU 8.0 s, RSS 110.0 MiB (peak 120.0 MiB); killed replica 0 (Lease holder h_1); 0 jobs run twice |")
+	assert.Contains(t, text, "simulated Flink: update, a replica killed | 90.0 s (500 of 500 clusters); 9.0 reconciles per cluster; serve's CPU 8.0 s, RSS 110.0 MiB (peak 120.0 MiB); killed replica 0 of 3 sharing the fleet; 0 jobs run twice |")
 	assert.Contains(t, text, "simulated Flink: steady state, 60 s with 500 of 500 jobs Running, 1 live replica(s) | per cluster per minute: 0.0120 CPU s, 12.00 Flink calls | 5,000 clusters per CPU core (60 / CPU s per cluster per minute) |")
 	assert.Contains(t, text, "measured elsewhere")
 }

@@ -20,15 +20,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/shard"
 	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/devenv"
 	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
@@ -54,7 +53,8 @@ type ControllerOptions struct {
 	// Clusters is how many Deployment-mode FlinkClusters are created at once.
 	Clusters int
 	// Replicas is how many `serve` processes run against the control plane (0 means 1); with
-	// more than one they elect the controller's leader through a Lease, as the installs do.
+	// more than one they share the fleet through shard Leases (--shard-fleet), as the
+	// installs do.
 	Replicas int
 	// Wait bounds each phase.
 	Wait time.Duration
@@ -103,8 +103,8 @@ type ControllerPhase struct {
 	// FloorDone how many pods ran by then.
 	FloorSeconds float64 `json:"floorSeconds,omitempty"`
 	FloorDone    int     `json:"floorDone,omitempty"`
-	// Killed (update phase only) is the replica stopped with SIGKILL mid-way, the leader:
-	// its index and the Lease holder identity it had.
+	// Killed (update phase only) is the replica stopped with SIGKILL mid-way: its clusters
+	// go to the others once its shard Lease expires.
 	Killed string `json:"killed,omitempty"`
 	// Reconciles is the controller's reconcile count during the phase, per cluster, over
 	// every replica.
@@ -124,7 +124,7 @@ type ControllerPhase struct {
 // until every pod runs. Then o.Clusters Deployment-mode clusters created at once, the time
 // until every job is Running; every JobManager pod deleted at once, the time until every
 // job runs again, on a new pod, with its job ID kept; with several replicas, every cluster
-// updated (a redeploy through stop-with-savepoint) and the leader killed once half of them
+// updated (a redeploy through stop-with-savepoint) and one replica killed once half of them
 // started, the time until every job runs its new revision; and a quiet window's CPU and Flink
 // calls per cluster. The controller is `flink-admission serve` as shipped, in its own
 // processes (their CPU and memory are their own); the simulated Flink runs in this process
@@ -203,7 +203,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := waitLeader(ctx, replicas, o.Wait); err != nil {
+	if _, err := waitMembers(ctx, cl, replicas, o.Wait); err != nil {
 		return nil, err
 	}
 
@@ -279,9 +279,9 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	res.Phases = append(res.Phases, p)
 	fmt.Fprintf(progress, "   %d/%d Running again after %.1f s, %d job IDs changed\n", p.Done, o.Clusters, p.Seconds, changed)
 
-	// Phase 3: every cluster updated, the leader killed mid-way.
+	// Phase 3: every cluster updated, one replica killed mid-way.
 	if o.Replicas < 2 {
-		skip := "update every cluster and kill the leader mid-way: needs 2 or more replicas (BENCH_REPLICAS)"
+		skip := "update every cluster and kill a replica mid-way: needs 2 or more replicas (BENCH_REPLICAS)"
 		res.Skipped = append(res.Skipped, skip)
 		fmt.Fprintf(progress, "   skipped: %s\n", skip)
 	} else {
@@ -303,8 +303,8 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 }
 
 // startReplicas starts o.Replicas `serve` processes with the controller on, each with its
-// own ports, certificate and log; with more than one, leader election is on with the Lease
-// in the clusters' namespace. It returns those it started, also on an error.
+// own ports, certificate and log; with more than one, they share the fleet (--shard-fleet)
+// with their Leases in the clusters' namespace. It returns those it started, also on an error.
 func startReplicas(ctx context.Context, o ControllerOptions, kubeconfig, proxyURL string) ([]*ServeProcess, error) {
 	var out []*ServeProcess
 	for i := range o.Replicas {
@@ -329,7 +329,8 @@ func startReplicas(ctx context.Context, o ControllerOptions, kubeconfig, proxyUR
 			Env: []string{"HTTP_PROXY=" + proxyURL, "http_proxy=" + proxyURL, "NO_PROXY=", "no_proxy="},
 		}
 		if o.Replicas > 1 {
-			so.LeaderElectNamespace = controllerNamespace
+			// As the manifests run more than one replica: they share the fleet.
+			so.LeaderElectNamespace, so.ShardFleet = controllerNamespace, true
 		}
 		srv, err := StartServe(ctx, so, 2*time.Minute)
 		if err != nil {
@@ -340,32 +341,35 @@ func startReplicas(ctx context.Context, o ControllerOptions, kubeconfig, proxyUR
 	return out, nil
 }
 
-// leaderElectionName is the metric controller-runtime sets to 1 on the replica that holds
-// the leader election Lease.
-const leaderElectionName = "leader_election_master_status"
-
-// waitLeader returns the index of the live replica that leads, waiting up to wait for one.
-// A single replica without leader election leads.
-func waitLeader(ctx context.Context, replicas []*ServeProcess, wait time.Duration) (int, error) {
+// waitMembers waits up to wait until every live replica holds its shard Lease (a single
+// replica runs every cluster at once), and returns the index of the first live replica: the
+// one the update phase stops.
+func waitMembers(ctx context.Context, cl client.Client, replicas []*ServeProcess, wait time.Duration) (int, error) {
+	first, live := -1, 0
+	for i, srv := range replicas {
+		if !srv.Exited() {
+			live++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
 	if len(replicas) == 1 {
-		return 0, nil
+		return first, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		for i, srv := range replicas {
-			if srv.Exited() {
-				continue
-			}
-			if v, err := srv.Gauge(ctx, leaderElectionName, nil); err == nil && v == 1 {
-				return i, nil
-			}
+		var leases coordinationv1.LeaseList
+		err := cl.List(ctx, &leases, client.InNamespace(controllerNamespace), client.HasLabels{shard.GroupLabel})
+		if err == nil && len(leases.Items) >= live {
+			return first, nil
 		}
 		select {
 		case <-ctx.Done():
-			return -1, fmt.Errorf("no replica leads after %s", wait)
+			return -1, fmt.Errorf("not every one of %d replicas holds its shard Lease after %s", live, wait)
 		case <-tick.C:
 		}
 	}
@@ -434,20 +438,16 @@ func updateKillingLeader(ctx context.Context, cl client.Client, sim *devenv.Simu
 	if err != nil {
 		return ControllerPhase{}, err
 	}
-	leader, err := waitLeader(ctx, m.replicas, o.Wait)
+	victim, err := waitMembers(ctx, cl, m.replicas, o.Wait)
 	if err != nil {
 		return ControllerPhase{}, err
 	}
-	holder, err := leaseHolder(ctx, cl)
-	if err != nil {
+	if err := m.sample(ctx, victim); err != nil {
 		return ControllerPhase{}, err
 	}
-	if err := m.sample(ctx, leader); err != nil {
-		return ControllerPhase{}, err
-	}
-	m.replicas[leader].Kill()
-	killed := fmt.Sprintf("replica %d (Lease holder %s)", leader, holder)
-	fmt.Fprintf(progress, "   %d/%d clusters started their update after %.1f s: killed the leader, %s\n", started, o.Clusters, time.Since(start).Seconds(), killed)
+	m.replicas[victim].Kill()
+	killed := fmt.Sprintf("replica %d of %d sharing the fleet", victim, len(m.replicas))
+	fmt.Fprintf(progress, "   %d/%d clusters started their update after %.1f s: killed %s\n", started, o.Clusters, time.Since(start).Seconds(), killed)
 
 	done, _, waiting, err := waitJobs(ctx, cl, o.Wait, 0, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
 		return jobRunning(fc) && fc.Status.Revision.CurrentRevision == want[fc.Name] && fc.Status.Components.Job.ID != ids[fc.Name]
@@ -456,7 +456,7 @@ func updateKillingLeader(ctx context.Context, cl client.Client, sim *devenv.Simu
 		return ControllerPhase{}, err
 	}
 	describeWaiting(progress, waiting)
-	p, err := m.end(ctx, "update every cluster (a redeploy from a savepoint), SIGKILL the leader once half started; until every job runs its new revision", done)
+	p, err := m.end(ctx, "update every cluster (a redeploy from a savepoint), SIGKILL one replica once half started; until every job runs its new revision", done)
 	if err != nil {
 		return ControllerPhase{}, err
 	}
@@ -488,15 +488,6 @@ func ranTwice(c *fakeflink.Cluster, start time.Time) bool {
 		}
 	}
 	return submitted > 1
-}
-
-// leaseHolder is the holder identity of the controller's leader election Lease.
-func leaseHolder(ctx context.Context, cl client.Client) (string, error) {
-	var lease coordinationv1.Lease
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: controllerNamespace, Name: server.LeaderElectionID}, &lease); err != nil {
-		return "", fmt.Errorf("the leader election Lease: %w", err)
-	}
-	return ptr.Deref(lease.Spec.HolderIdentity, ""), nil
 }
 
 // measureSteady measures the live replicas' CPU time and the Flink REST calls over a quiet

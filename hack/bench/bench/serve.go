@@ -108,6 +108,10 @@ type ServeOptions struct {
 	// namespace: replicas of one install must all name the same one. Empty runs the
 	// controller without leader election (one replica).
 	LeaderElectNamespace string
+	// ShardFleet, with LeaderElectNamespace, shares the clusters among the replicas
+	// (--shard-fleet, their Leases in that namespace) instead of electing one leader: what
+	// the manifests run with more than one replica.
+	ShardFleet bool
 	// Pprof serves Go's profiling endpoints (ServeProcess.Profile).
 	Pprof bool
 	// Log receives the server's output (a file).
@@ -129,7 +133,10 @@ func StartServe(ctx context.Context, o ServeOptions, timeout time.Duration) (*Se
 		pprof = "127.0.0.1:" + strconv.Itoa(ports[3])
 	}
 	leaderElect := []string{"--leader-elect=false"}
-	if o.LeaderElectNamespace != "" {
+	switch {
+	case o.LeaderElectNamespace != "" && o.ShardFleet:
+		leaderElect = []string{"--leader-elect=false", "--shard-fleet=true", "--namespace=" + o.LeaderElectNamespace}
+	case o.LeaderElectNamespace != "":
 		leaderElect = []string{"--leader-elect=true", "--namespace=" + o.LeaderElectNamespace}
 	}
 	cmd := exec.Command(o.Binary, append([]string{"serve",

@@ -114,13 +114,13 @@ func TestServeAdmitsTheHTTPSReviewsAndStops(t *testing.T) {
 	require.NoError(t, srv.Stop(), "SIGTERM stops the server gracefully")
 }
 
-// TestRunControllerRecoversEveryJobAndSurvivesTheLeadersKill runs section 6 small, on the
+// TestRunControllerRecoversEveryJobAndSurvivesAReplicasKill runs section 6 small, on the
 // real control plane, with two replicas (the servers are this test binary acting as serve):
 // the floor is measured; every job reaches Running through the proxy to the simulated Flink;
 // after every JobManager pod is deleted, every job runs again, led by a new pod's process,
-// with its job ID kept; every cluster's update completes though the leader is killed
+// with its job ID kept; every cluster's update completes though a replica is killed
 // mid-way, no job run twice; and the quiet window counts the Flink calls.
-func TestRunControllerRecoversEveryJobAndSurvivesTheLeadersKill(t *testing.T) {
+func TestRunControllerRecoversEveryJobAndSurvivesAReplicasKill(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	t.Setenv(helperServeEnv, "1")
@@ -141,7 +141,7 @@ func TestRunControllerRecoversEveryJobAndSurvivesTheLeadersKill(t *testing.T) {
 	}
 	assert.Positive(t, res.Phases[0].FloorSeconds)
 	assert.Equal(t, 3, res.Phases[0].FloorDone)
-	assert.Contains(t, res.Phases[2].Killed, "Lease holder")
+	assert.Contains(t, res.Phases[2].Killed, "sharing the fleet")
 	require.NotNil(t, res.Steady)
 	assert.Equal(t, 3, res.Steady.Running)
 	assert.Equal(t, 1, res.Steady.Replicas, "the killed replica is not measured")
