@@ -86,6 +86,13 @@ func changedFields(before, after *v1beta1.FlinkCluster) (b, a *v1beta1.FlinkClus
 // marshalerType is the type of a value that encodes itself.
 var marshalerType = reflect.TypeFor[json.Marshaler]()
 
+// encodesItself reports whether encoding/json encodes a struct of type t, or a pointer to
+// one, with its own MarshalJSON. Asked of struct fields only: the others are compared
+// whole anyway, and the question costs a lookup of the method sets.
+func encodesItself(t reflect.Type) bool {
+	return t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)
+}
+
 // keepChanged sets the fields of the structs b and a to those of before and after where
 // they differ, and reports whether any does. Where both are structs, or pointers to
 // structs, it keeps only their fields that differ in turn, depth levels down, unless the
@@ -93,19 +100,19 @@ var marshalerType = reflect.TypeFor[json.Marshaler]()
 // the others encode.
 func keepChanged(before, after, b, a reflect.Value, depth int) (changed bool) {
 	for i := range before.NumField() {
-		if !before.Type().Field(i).IsExported() {
-			// encoding/json does not write it either.
+		bf, af := before.Field(i), after.Field(i)
+		if !bf.CanInterface() {
+			// An unexported field: encoding/json does not write it either.
 			continue
 		}
-		bf, af := before.Field(i), after.Field(i)
 		t := bf.Type()
 		switch {
-		case depth == 0 || t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):
-		case t.Kind() == reflect.Struct:
+		case depth == 0:
+		case t.Kind() == reflect.Struct && !encodesItself(t):
 			changed = keepChanged(bf, af, b.Field(i), a.Field(i), depth-1) || changed
 			continue
 		case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && !bf.IsNil() && !af.IsNil() &&
-			!reflect.PointerTo(t.Elem()).Implements(marshalerType):
+			!encodesItself(t.Elem()):
 			// Both set: compared field by field (left nil in both copies when equal).
 			nb, na := reflect.New(t.Elem()), reflect.New(t.Elem())
 			if keepChanged(bf.Elem(), af.Elem(), nb.Elem(), na.Elem(), depth-1) {
