@@ -6,6 +6,7 @@ require (
 	github.com/CycloneDX/cyclonedx-go v0.12.0
 	github.com/cert-manager/cert-manager v1.21.2
 	github.com/evanphx/json-patch/v5 v5.9.11
+	github.com/go-json-experiment/json v1.27.2
 	github.com/go-logr/logr v1.4.4
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1

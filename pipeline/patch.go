@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -44,20 +45,21 @@ func DefaultingPatch(sent []byte, decoded, defaulted *v1beta1.FlinkCluster) ([]j
 	if err != nil || len(ops) == 0 {
 		return nil, err
 	}
-	// Case-sensitive, as the API server and the webhook read it. When every operation is
-	// in the spec, as policy.Default's always are, the rest of the object (metadata, with
-	// its managed fields, often most of a stored object's bytes) is only skipped.
-	var doc any
+	// When every operation is in the spec, as policy.Default's always are, only the spec
+	// is read, split into its members: the rest of the object (metadata, with its managed
+	// fields, often most of a stored object's bytes) is only skipped.
 	prefix := "/spec"
+	var doc container
 	if slices.ContainsFunc(ops, func(op jsonpatch.Operation) bool { return !strings.HasPrefix(op.Path, prefix+"/") }) {
 		prefix = ""
-		err = sigsjson.UnmarshalCaseSensitivePreserveInts(sent, &doc)
+		doc, err = split(sent)
 	} else {
 		var obj struct {
-			Spec any `json:"spec"`
+			Spec map[string]json.RawMessage `json:"spec"`
 		}
+		// Case-sensitive, as the API server and the webhook read it.
 		err = sigsjson.UnmarshalCaseSensitivePreserveInts(sent, &obj)
-		doc = obj.Spec
+		doc = container{members: obj.Spec, ok: obj.Spec != nil}
 		for i := range ops {
 			ops[i].Path = strings.TrimPrefix(ops[i].Path, prefix)
 		}
@@ -84,6 +86,13 @@ func changedFields(before, after *v1beta1.FlinkCluster) (b, a *v1beta1.FlinkClus
 // marshalerType is the type of a value that encodes itself.
 var marshalerType = reflect.TypeFor[json.Marshaler]()
 
+// encodesItself reports whether encoding/json encodes a struct of type t, or a pointer to
+// one, with its own MarshalJSON. Asked of struct fields only: the others are compared
+// whole anyway, and the question costs a lookup of the method sets.
+func encodesItself(t reflect.Type) bool {
+	return t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)
+}
+
 // keepChanged sets the fields of the structs b and a to those of before and after where
 // they differ, and reports whether any does. Where both are structs, or pointers to
 // structs, it keeps only their fields that differ in turn, depth levels down, unless the
@@ -91,19 +100,19 @@ var marshalerType = reflect.TypeFor[json.Marshaler]()
 // the others encode.
 func keepChanged(before, after, b, a reflect.Value, depth int) (changed bool) {
 	for i := range before.NumField() {
-		if !before.Type().Field(i).IsExported() {
-			// encoding/json does not write it either.
+		bf, af := before.Field(i), after.Field(i)
+		if !bf.CanInterface() {
+			// An unexported field: encoding/json does not write it either.
 			continue
 		}
-		bf, af := before.Field(i), after.Field(i)
 		t := bf.Type()
 		switch {
-		case depth == 0 || t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):
-		case t.Kind() == reflect.Struct:
+		case depth == 0:
+		case t.Kind() == reflect.Struct && !encodesItself(t):
 			changed = keepChanged(bf, af, b.Field(i), a.Field(i), depth-1) || changed
 			continue
 		case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && !bf.IsNil() && !af.IsNil() &&
-			!reflect.PointerTo(t.Elem()).Implements(marshalerType):
+			!encodesItself(t.Elem()):
 			// Both set: compared field by field (left nil in both copies when equal).
 			nb, na := reflect.New(t.Elem()), reflect.New(t.Elem())
 			if keepChanged(bf.Elem(), af.Elem(), nb.Elem(), na.Elem(), depth-1) {
@@ -112,7 +121,7 @@ func keepChanged(before, after, b, a reflect.Value, depth int) (changed bool) {
 			}
 			continue
 		}
-		if reflect.DeepEqual(bf.Interface(), af.Interface()) {
+		if deepEqual(bf, af) {
 			continue
 		}
 		changed = true
@@ -120,6 +129,34 @@ func keepChanged(before, after, b, a reflect.Value, depth int) (changed bool) {
 		a.Field(i).Set(af)
 	}
 	return changed
+}
+
+// deepEqual is reflect.DeepEqual on two addressable values of one type. DeepEqual
+// allocates on every call (its record of visited pointers) and for every entry of a map it
+// compares; scalars, unset pointers, maps and slices, and string maps, most of a spec's
+// fields, are compared here without it.
+func deepEqual(x, y reflect.Value) bool {
+	switch x.Kind() {
+	case reflect.String:
+		return x.String() == y.String()
+	case reflect.Bool:
+		return x.Bool() == y.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return x.Int() == y.Int()
+	case reflect.Pointer, reflect.Slice:
+		if x.IsNil() || y.IsNil() {
+			return x.IsNil() == y.IsNil()
+		}
+	case reflect.Map:
+		if x.IsNil() || y.IsNil() {
+			return x.IsNil() == y.IsNil()
+		}
+		if m, ok := x.Interface().(map[string]string); ok {
+			return maps.Equal(m, y.Interface().(map[string]string))
+		}
+	}
+	// Through pointers: boxing the values themselves would copy them.
+	return reflect.DeepEqual(x.Addr().Interface(), y.Addr().Interface())
 }
 
 // jsonValue decodes one JSON value as CreatePatch decodes its values: numbers as
@@ -141,22 +178,51 @@ func jsonValue(doc []byte) (any, error) {
 // value read from after; a "replace" of a member sent lacks becomes an "add", and a
 // "remove" of one is dropped. Lists keep their length when decoded, so an index valid in
 // the Go types' JSON is valid in sent.
-func anchor(ops []jsonpatch.Operation, sent, after any, prefix string) ([]jsonpatch.Operation, error) {
+//
+// sent is read only as deep as the operations' paths go (see container): a typical spec's
+// Flink properties, volumes or affinity, which no operation reaches, are never decoded.
+func anchor(ops []jsonpatch.Operation, sent container, after any, prefix string) ([]jsonpatch.Operation, error) {
 	var afterDoc any
 	added := map[string]bool{}
+	// read holds the containers of sent read so far, by their JSON pointer: operations
+	// share most of their paths.
+	read := map[string]container{}
+	containerAt := func(pointer string, raw json.RawMessage) (container, error) {
+		if c, ok := read[pointer]; ok {
+			return c, nil
+		}
+		c, err := split(raw)
+		if err != nil {
+			return container{}, fmt.Errorf("reading the object as sent: %w", err)
+		}
+		read[pointer] = c
+		return c, nil
+	}
+	root := sent
+	var err error
 	out := ops[:0]
 	for _, op := range ops {
 		tokens := pointerTokens(op.Path)
-		node, parent, missing := sent, any(nil), -1
+		node, parent, missing := root, container{}, -1
+		rest := op.Path
 		for i, tok := range tokens[:len(tokens)-1] {
 			parent = node
-			if node = child(node, tok); node == nil {
+			_, rest = cutToken(rest)
+			raw, ok := node.child(tok)
+			if ok {
+				if node, err = containerAt(op.Path[:len(op.Path)-len(rest)], raw); err != nil {
+					return nil, err
+				}
+			}
+			if !ok || !node.ok {
+				// An operation cannot reach inside a member sent lacks, or one that is no
+				// object or list.
 				missing = i
 				break
 			}
 		}
-		if missing < 0 && sent != nil {
-			_, present := childPresent(node, tokens[len(tokens)-1])
+		if missing < 0 && root.ok {
+			_, present := node.child(tokens[len(tokens)-1])
 			switch {
 			case op.Operation == "remove" && !present:
 				continue
@@ -171,7 +237,7 @@ func anchor(ops []jsonpatch.Operation, sent, after any, prefix string) ([]jsonpa
 		// sent is null or no object (no spec at all).
 		var at []string // the member set whole; none for the root
 		path := ""
-		if sent != nil {
+		if root.ok {
 			at = tokens[:missing+1]
 			path = "/" + strings.Join(escapeAll(at), "/")
 		}
@@ -196,7 +262,7 @@ func anchor(ops []jsonpatch.Operation, sent, after any, prefix string) ([]jsonpa
 		// "add" creates a member or replaces a null one, but inserts into a list: a null
 		// element is replaced.
 		verb := "add"
-		if _, inList := parent.([]any); inList {
+		if parent.list {
 			verb = "replace"
 		}
 		out = append(out, jsonpatch.Operation{Operation: verb, Path: prefix + path, Value: v})
@@ -208,14 +274,43 @@ func anchor(ops []jsonpatch.Operation, sent, after any, prefix string) ([]jsonpa
 	return out, nil
 }
 
-// child returns the member or element tok of node when it is an object or a list, or nil:
-// an operation cannot reach inside it.
-func child(node any, tok string) any {
-	switch v, _ := childPresent(node, tok); v.(type) {
-	case map[string]any, []any:
-		return v
+// container is an object or a list of the object as sent, split into its members' or
+// elements' JSON, which are decoded only when an operation's path goes into them. Any other
+// value, null included, is no container (ok is false).
+type container struct {
+	members  map[string]json.RawMessage
+	items    []json.RawMessage
+	ok, list bool
+}
+
+// split reads one JSON value as a container, one level deep.
+func split(raw json.RawMessage) (container, error) {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	var c container
+	var err error
+	switch {
+	case len(raw) == 0:
+	case raw[0] == '{':
+		c.ok = true
+		err = sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &c.members)
+	case raw[0] == '[':
+		c.ok, c.list = true, true
+		err = sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &c.items)
 	}
-	return nil
+	return c, err
+}
+
+// child returns the member or element tok of c and whether c has it (null included).
+func (c container) child(tok string) (json.RawMessage, bool) {
+	if c.list {
+		i, ok := arrayIndex(tok)
+		if !ok || i >= len(c.items) {
+			return nil, false
+		}
+		return c.items[i], true
+	}
+	v, ok := c.members[tok]
+	return v, ok
 }
 
 // childPresent returns the member or element tok of node and whether node has it (null
@@ -255,9 +350,17 @@ func pointerTokens(p string) []string {
 	}
 	tokens := strings.Split(p[1:], "/")
 	for i, t := range tokens {
-		tokens[i] = pointerUnescaper.Replace(t)
+		tokens[i] = unescape(t)
 	}
 	return tokens
+}
+
+// unescape undoes the escapes of a JSON pointer's reference token.
+func unescape(tok string) string {
+	if !strings.Contains(tok, "~") {
+		return tok
+	}
+	return pointerUnescaper.Replace(tok)
 }
 
 // escapeAll escapes reference tokens for a JSON pointer.
@@ -282,20 +385,42 @@ var (
 // numbers, the removals of a list's trailing elements from the last one down, as
 // CreatePatch writes them: each removal must leave the next one's index in place.
 func comparePaths(a, b jsonpatch.Operation) int {
-	as, bs := strings.Split(a.Path, "/"), strings.Split(b.Path, "/")
-	for i := 0; i < len(as) && i < len(bs); i++ {
-		if as[i] == bs[i] {
+	ap, bp := a.Path, b.Path
+	for ap != "" && bp != "" {
+		var as, bs string
+		as, ap = cutToken(ap)
+		bs, bp = cutToken(bp)
+		if as == bs {
 			continue
 		}
-		na, errA := strconv.Atoi(as[i])
-		nb, errB := strconv.Atoi(bs[i])
-		if errA != nil || errB != nil {
-			return strings.Compare(as[i], bs[i])
+		na, aIndex := arrayIndex(as)
+		nb, bIndex := arrayIndex(bs)
+		if !aIndex || !bIndex {
+			return strings.Compare(as, bs)
 		}
-		if a.Operation == "remove" && b.Operation == "remove" && i == len(as)-1 && i == len(bs)-1 {
+		if a.Operation == "remove" && b.Operation == "remove" && ap == "" && bp == "" {
 			return nb - na
 		}
 		return na - nb
 	}
-	return len(as) - len(bs)
+	return strings.Compare(ap, bp)
+}
+
+// cutToken splits the first reference token off a JSON pointer: "/a/b" into "a" and "/b".
+func cutToken(p string) (token, rest string) {
+	p = strings.TrimPrefix(p, "/")
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i:]
+	}
+	return p, ""
+}
+
+// arrayIndex reads a reference token as a list index: digits only (strconv.Atoi would
+// also take a sign, and builds an error for every member name).
+func arrayIndex(tok string) (int, bool) {
+	if tok == "" || strings.TrimLeft(tok, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(tok)
+	return n, err == nil
 }

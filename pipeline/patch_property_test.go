@@ -74,8 +74,8 @@ func checkChangedFields(t *testing.T, sent []byte, decoded, defaulted *v1beta1.F
 	if err != nil {
 		t.Fatalf("CreatePatch on the whole objects: %v", err)
 	}
-	var doc any
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(sent, &doc); err != nil {
+	doc, err := split(sent)
+	if err != nil {
 		t.Fatalf("reading the object as sent: %v", err)
 	}
 	want, err := anchor(ops, doc, defaulted, "")

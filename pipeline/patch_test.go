@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gomodules.xyz/jsonpatch/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
@@ -82,7 +85,9 @@ func TestAnchor(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := anchor(slices.Clone(tt.ops), mustValue(t, tt.sent), json.RawMessage(after), "/spec")
+			sent, err := split(json.RawMessage(tt.sent))
+			require.NoError(t, err)
+			got, err := anchor(slices.Clone(tt.ops), sent, json.RawMessage(after), "/spec")
 			require.NoError(t, err)
 			assert.Equal(t, string(marshal(t, tt.want)), string(marshal(t, got)))
 		})
@@ -121,4 +126,84 @@ func TestDefaultingPatchLeavesManagedFieldsAlone(t *testing.T) {
 	require.NoError(t, json.Unmarshal(apply(t, sent, ops), patched))
 	assert.Equal(t, obj.ManagedFields, patched.ManagedFields)
 	assert.Equal(t, defaulted.Spec, patched.Spec)
+}
+
+// TestComparePathsOrdersAPatch checks the order of a patch's operations: by path, list
+// indices as numbers, a list's trailing removals from the last one down, a member before
+// the members inside it.
+func TestComparePathsOrdersAPatch(t *testing.T) {
+	want := []jsonpatch.Operation{
+		{Operation: "add", Path: ""},
+		{Operation: "add", Path: "/a"},
+		{Operation: "add", Path: "/a/2"},
+		{Operation: "add", Path: "/a/10"},
+		{Operation: "add", Path: "/a/10/x"},
+		{Operation: "add", Path: "/a/b"},
+		{Operation: "remove", Path: "/l/12"},
+		{Operation: "remove", Path: "/l/3"},
+		{Operation: "remove", Path: "/l/2"},
+		{Operation: "add", Path: "/l/20/name"},
+		{Operation: "add", Path: "/m~0n"},
+		{Operation: "add", Path: "/m~1n"},
+		{Operation: "add", Path: "/z"},
+	}
+	for _, perm := range [][]jsonpatch.Operation{slices.Clone(want), reversed(want), rotated(want, 5)} {
+		slices.SortStableFunc(perm, comparePaths)
+		assert.Equal(t, paths(want), paths(perm))
+	}
+}
+
+func reversed(ops []jsonpatch.Operation) []jsonpatch.Operation {
+	out := slices.Clone(ops)
+	slices.Reverse(out)
+	return out
+}
+
+func rotated(ops []jsonpatch.Operation, n int) []jsonpatch.Operation {
+	return append(slices.Clone(ops[n:]), ops[:n]...)
+}
+
+func paths(ops []jsonpatch.Operation) []string {
+	out := make([]string, len(ops))
+	for i, op := range ops {
+		out[i] = op.Operation + " " + op.Path
+	}
+	return out
+}
+
+// TestDeepEqualIsReflectDeepEqual checks deepEqual against reflect.DeepEqual on fields of
+// every kind it takes a shortcut for: unset and empty maps, slices and pointers are not
+// equal, equal contents are.
+func TestDeepEqualIsReflectDeepEqual(t *testing.T) {
+	type fields struct {
+		S     string
+		B     bool
+		I     int32
+		P     *int32
+		M     map[string]string
+		Q     corev1.ResourceList
+		L     []string
+		Probe *corev1.Probe
+	}
+	one, two := int32(1), int32(2)
+	values := []fields{
+		{},
+		{S: "a", B: true, I: 1, P: &one, M: map[string]string{}, Q: corev1.ResourceList{}, L: []string{}, Probe: &corev1.Probe{}},
+		{S: "b", I: 2, P: &two, M: map[string]string{"k": "v"}, Q: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+			L: []string{"x"}, Probe: &corev1.Probe{PeriodSeconds: 3}},
+		{S: "b", I: 2, P: &two, M: map[string]string{"k": "w"}, Q: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m")},
+			L: []string{"x", "y"}, Probe: &corev1.Probe{PeriodSeconds: 4}},
+	}
+	for i := range values {
+		for j := range values {
+			x, y := &values[i], &values[j]
+			c := &fields{}
+			*c = *y // the same values, another copy of the struct
+			vx, vy := reflect.ValueOf(x).Elem(), reflect.ValueOf(c).Elem()
+			for f := range vx.NumField() {
+				want := reflect.DeepEqual(vx.Field(f).Interface(), vy.Field(f).Interface())
+				assert.Equal(t, want, deepEqual(vx.Field(f), vy.Field(f)), "%d and %d, field %s", i, j, vx.Type().Field(f).Name)
+			}
+		}
+	}
 }

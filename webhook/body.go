@@ -76,18 +76,24 @@ func (b *bodyBudget) release(n int64) {
 }
 
 // readBody reads a request body as it arrives, into buffers that grow only once full, each
-// paid for from the budget before it is allocated; the announced Content-Length is not
-// trusted for anything. It returns the body and the budget it holds, which the caller
-// releases once the body is no longer used (also on error). body must enforce
-// MaxRequestBytes (http.MaxBytesReader): the buffers stop growing there, and reading past
-// it is left to body to refuse.
-func readBody(ctx context.Context, body io.Reader, budget *bodyBudget) ([]byte, int64, error) {
+// paid for from the budget before it is allocated. The announced Content-Length (negative
+// when unknown) is trusted for one thing only: a body announced smaller than the first
+// buffer is first read into a buffer one byte larger than announced, which sees the body's
+// end without growing (a minimal review is half the first buffer); a longer body grows it
+// as any other. It returns the body and the budget it holds, which the caller releases
+// once the body is no longer used (also on error). body must enforce MaxRequestBytes
+// (http.MaxBytesReader): the buffers stop growing there, and reading past it is left to
+// body to refuse.
+func readBody(ctx context.Context, body io.Reader, announced int64, budget *bodyBudget) ([]byte, int64, error) {
 	var buf []byte
 	var held int64
 	var probe [1]byte
 	for {
 		if len(buf) == cap(buf) && cap(buf) < MaxRequestBytes {
 			size := min(max(2*cap(buf), firstBodyBuffer), MaxRequestBytes)
+			if buf == nil && announced >= 0 && announced < firstBodyBuffer {
+				size = int(announced) + 1
+			}
 			if err := budget.acquire(ctx, int64(size-cap(buf))); err != nil {
 				return nil, held, err
 			}

@@ -128,7 +128,7 @@ func TestBodiesAreReadWhole(t *testing.T) {
 			if tt.size < 64<<10 {
 				src = oneByteReader{src}
 			}
-			got, held, err := readBody(context.Background(), http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(src), MaxRequestBytes), h.budget)
+			got, held, err := readBody(context.Background(), http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(src), MaxRequestBytes), -1, h.budget)
 			defer h.budget.release(held)
 			assert.Equal(t, float64(held), h.inFlight(), "the gauge shows the budget held")
 			if tt.tooLong {
@@ -139,6 +139,33 @@ func TestBodiesAreReadWhole(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, bytes.Equal(want, got), "the body is read byte for byte")
 			assert.LessOrEqual(t, held, int64(max(2*tt.size, firstBodyBuffer)), "budget held")
+		})
+	}
+}
+
+// TestBodiesAnnouncedSmallAreReadIntoTheirSize checks that a body whose Content-Length is
+// below the first buffer holds one byte more than announced, and that a body longer than
+// announced is still read whole.
+func TestBodiesAnnouncedSmallAreReadIntoTheirSize(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		size, announced int
+		wantHeld        int64
+	}{
+		{name: "empty", size: 0, announced: 0, wantHeld: 1},
+		{name: "a minimal review", size: 2047, announced: 2047, wantHeld: 2048},
+		{name: "one byte below the first buffer", size: firstBodyBuffer - 1, announced: firstBodyBuffer - 1, wantHeld: firstBodyBuffer},
+		{name: "the first buffer, announced", size: firstBodyBuffer, announced: firstBodyBuffer, wantHeld: 2 * firstBodyBuffer},
+		{name: "longer than announced", size: 3000, announced: 100, wantHeld: firstBodyBuffer},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newBudgetHandlers(t, 0)
+			want := bytes.Repeat([]byte("x"), tt.size)
+			got, held, err := readBody(context.Background(), http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(oneByteReader{bytes.NewReader(want)}), MaxRequestBytes), int64(tt.announced), h.budget)
+			defer h.budget.release(held)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(want, got), "the body is read byte for byte")
+			assert.Equal(t, tt.wantHeld, held, "budget held")
 		})
 	}
 }

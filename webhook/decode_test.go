@@ -227,9 +227,15 @@ func TestDecodeReviewObjects(t *testing.T) {
 		"no request":                          `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":null}`,
 		"a null object":                       string(reviewWithObjects("CREATE", []byte("null"), nil)),
 		"an object with an unknown field":     string(reviewWithObjects("CREATE", mustJSON(set(jobCluster(), "spec.unknown", true)), nil)),
-		"an old object of another kind":       string(reviewWithObjects("UPDATE", valid, mustJSON(set(jobCluster(), "kind", "Pod")))),
-		"a malformed old object":              string(reviewWithObjects("UPDATE", valid, []byte(`{"spec":[`))),
-		"another review version":              strings.Replace(string(reviewWithObjects("CREATE", valid, nil)), "admission.k8s.io/v1", "admission.k8s.io/v2", 1),
+		"a name twice in an object's map": string(reviewWithObjects("CREATE",
+			[]byte(strings.Replace(string(valid), `"flinkProperties":{`, `"flinkProperties":{"a":"1","a":"2",`, 1)), nil)),
+		"a name twice in an old object's spec": string(reviewWithObjects("UPDATE", valid,
+			[]byte(strings.Replace(string(valid), `"spec":{`, `"spec":{"flinkVersion":"1.14",`, 1)))),
+		"a name escaped and not": string(reviewWithObjects("CREATE",
+			[]byte(strings.Replace(string(valid), `"spec":{`, `"\u0073pec":{},"spec":{`, 1)), nil)),
+		"an old object of another kind": string(reviewWithObjects("UPDATE", valid, mustJSON(set(jobCluster(), "kind", "Pod")))),
+		"a malformed old object":        string(reviewWithObjects("UPDATE", valid, []byte(`{"spec":[`))),
+		"another review version":        strings.Replace(string(reviewWithObjects("CREATE", valid, nil)), "admission.k8s.io/v1", "admission.k8s.io/v2", 1),
 	} {
 		t.Run("left to decodeReview: "+name, func(t *testing.T) {
 			_, ok := decodeReviewObjects([]byte(body), &admission.Request{})

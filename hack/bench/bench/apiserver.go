@@ -135,6 +135,13 @@ type APIServerOptions struct {
 // Namespaces of the scenarios (each gets its own, so that the stored objects do not mix).
 func scenarioNamespace(s string) string { return "bench-" + s }
 
+// OpUpdateJobRunning is the operation of the updates of clusters whose job runs: the same
+// change as "update", with the upgrade plan in the validating webhook's answer.
+const OpUpdateJobRunning = "update, job running"
+
+// benchJobID is the job ID the status of every benchmark cluster records.
+const benchJobID = "4f3c0d5e9a8b7c6d5e4f3a2b1c0d9e8f"
+
 // warmupLabel marks the unmeasured objects, so that they can be removed before the
 // controller's memory is read with exactly Objects clusters.
 const warmupLabel = "bench.flink-admission/warmup"
@@ -153,6 +160,8 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 	}
 	cfg := rest.CopyConfig(o.Config)
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit: it would be what we measure
+	// The upgrade plan of each update of a running job is a warning: not one log line each.
+	cfg.WarningHandler = rest.NoWarnings{}
 	scheme := runtime.NewScheme()
 	if err := v1beta1.AddToScheme(scheme); err != nil {
 		return nil, err
@@ -332,14 +341,15 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 
 // createThenUpdate creates n typical clusters in each of the namespaces one request at a
 // time, then updates each one (a flinkProperties value changed, as in the shared validate
-// UPDATE review), and returns the latencies of each operation by namespace (in the order of
-// namespaces). The namespaces take turns, the first one alternating, so that none is
+// UPDATE review), then updates each one again once its status says that its job runs
+// (OpUpdateJobRunning: the validating webhook's answer then carries the upgrade plan), and
+// returns the latencies of each operation by namespace (in the order of namespaces). The namespaces take turns, the first one alternating, so that none is
 // systematically measured right after another's write. warmup clusters are created and
 // updated first, unmeasured.
 func createThenUpdate(ctx context.Context, c client.Client, namespaces []string, n, warmup int) ([][]APIServerOp, error) {
 	k := len(namespaces)
-	run := func(prefix string, count int, labels map[string]string) (creates, updates [][]time.Duration, err error) {
-		creates, updates = make([][]time.Duration, k), make([][]time.Duration, k)
+	run := func(prefix string, count int, labels map[string]string) (creates, updates, running [][]time.Duration, err error) {
+		creates, updates, running = make([][]time.Duration, k), make([][]time.Duration, k), make([][]time.Duration, k)
 		created := make([][]*v1beta1.FlinkCluster, k)
 		turn := func(i, j int) int { return (i + j) % k } // the namespace of the j-th write of round i
 		for i := range count {
@@ -347,12 +357,12 @@ func createThenUpdate(ctx context.Context, c client.Client, namespaces []string,
 				ns := turn(i, j)
 				fc, err := TypicalCluster(fmt.Sprintf("%s-%04d", prefix, i), namespaces[ns])
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				fc.Labels = labels
 				t0 := time.Now()
 				if err := c.Create(ctx, fc); err != nil {
-					return nil, nil, fmt.Errorf("creating %s/%s: %w", fc.Namespace, fc.Name, err)
+					return nil, nil, nil, fmt.Errorf("creating %s/%s: %w", fc.Namespace, fc.Name, err)
 				}
 				creates[ns] = append(creates[ns], time.Since(t0))
 				created[ns] = append(created[ns], fc)
@@ -365,25 +375,49 @@ func createThenUpdate(ctx context.Context, c client.Client, namespaces []string,
 				fc.Spec.FlinkProperties["execution.checkpointing.interval"] = "120s"
 				t0 := time.Now()
 				if err := c.Update(ctx, fc); err != nil {
-					return nil, nil, fmt.Errorf("updating %s/%s: %w", fc.Namespace, fc.Name, err)
+					return nil, nil, nil, fmt.Errorf("updating %s/%s: %w", fc.Namespace, fc.Name, err)
 				}
 				updates[ns] = append(updates[ns], time.Since(t0))
 			}
 		}
-		return creates, updates, nil
+		// The job runs, as the controller records it (unmeasured: no webhook sees the status
+		// subresource).
+		for i := range count {
+			for j := range k {
+				fc := created[turn(i, j)][i]
+				fc.Status.State = v1beta1.ClusterStateRunning
+				fc.Status.Components.Job = &v1beta1.JobStatus{ID: benchJobID, State: v1beta1.JobStateRunning, FlinkVersion: fc.Spec.FlinkVersion}
+				if err := c.Status().Update(ctx, fc); err != nil {
+					return nil, nil, nil, fmt.Errorf("recording the job of %s/%s as running: %w", fc.Namespace, fc.Name, err)
+				}
+			}
+		}
+		for i := range count {
+			for j := range k {
+				ns := turn(i, j)
+				fc := created[ns][i]
+				fc.Spec.FlinkProperties["execution.checkpointing.interval"] = "180s"
+				t0 := time.Now()
+				if err := c.Update(ctx, fc); err != nil {
+					return nil, nil, nil, fmt.Errorf("updating %s/%s, its job running: %w", fc.Namespace, fc.Name, err)
+				}
+				running[ns] = append(running[ns], time.Since(t0))
+			}
+		}
+		return creates, updates, running, nil
 	}
 	if warmup > 0 {
-		if _, _, err := run("warmup", warmup, map[string]string{warmupLabel: "true"}); err != nil {
+		if _, _, _, err := run("warmup", warmup, map[string]string{warmupLabel: "true"}); err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	creates, updates, err := run("fc", n, nil)
+	creates, updates, running, err := run("fc", n, nil)
 	if err != nil {
 		return nil, err
 	}
 	out := make([][]APIServerOp, k)
 	for i := range k {
-		out[i] = []APIServerOp{latencyOp("create", creates[i]), latencyOp("update", updates[i])}
+		out[i] = []APIServerOp{latencyOp("create", creates[i]), latencyOp("update", updates[i]), latencyOp(OpUpdateJobRunning, running[i])}
 	}
 	return out, nil
 }
@@ -413,7 +447,7 @@ func apiServerRatios(ops []APIServerOp) []Ratio {
 		return nil
 	}
 	var out []Ratio
-	for _, op := range []string{"create", "update"} {
+	for _, op := range []string{"create", "update", OpUpdateJobRunning} {
 		for _, pair := range [][2]string{{ScenarioWebhooks, ScenarioPlain}, {ScenarioWebhooks, ScenarioCEL}, {ScenarioCEL, ScenarioPlain},
 			{ScenarioPolicy, ScenarioPlain}, {ScenarioPolicy, ScenarioCEL}} {
 			num, den := find(pair[0], op), find(pair[1], op)

@@ -311,11 +311,14 @@ func TestAPIServerRatios(t *testing.T) {
 		{Scenario: "b", Operation: "create", P50Ms: 4, P99Ms: 10},
 		{Scenario: "c", Operation: "create", P50Ms: 5, P99Ms: 30},
 		{Scenario: "a", Operation: "update", P50Ms: 1, P99Ms: 4},
+		{Scenario: "a", Operation: OpUpdateJobRunning, P50Ms: 2, P99Ms: 4},
+		{Scenario: "c", Operation: OpUpdateJobRunning, P50Ms: 3, P99Ms: 6},
 	}
 	assert.Equal(t, []Ratio{
 		{Operation: "create", Of: "c/a", P50: 2.5, P99: 3},
 		{Operation: "create", Of: "c/b", P50: 1.25, P99: 3},
 		{Operation: "create", Of: "b/a", P50: 2, P99: 1},
+		{Operation: OpUpdateJobRunning, Of: "c/a", P50: 1.5, P99: 1.5},
 	}, apiServerRatios(ops))
 }
 
