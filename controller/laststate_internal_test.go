@@ -10,7 +10,9 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
+	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
@@ -104,3 +106,47 @@ func lastStateCycle(jobID string, now time.Time) *cycle {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// The last-state fallback of a job that cannot take a savepoint waits while a JobManager may
+// still run the job and none answers as the leader; once the leader answers and does not
+// list the job, nothing runs it (only the leader runs jobs) and the fallback redeploys from
+// the checkpoint store (seed 1796181100155158405: the update waited an hour on the answering
+// leader's own pod).
+func TestLastStateFallbackWaitsOnlyWhileNoLeaderAnswers(t *testing.T) {
+	const jobID = "2c91d7ecbabfceee31cb6f34c54ce6c3"
+	t0 := time.Date(2026, 11, 30, 12, 30, 23, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		// flink is what the JobManager answered as the leader; nil for no answer.
+		flink         *state.Flink
+		wantLastState bool
+		wantWait      string
+	}{
+		{name: "no leader answers: the pod may still run the job, the fallback waits",
+			wantWait: ConditionReasonWaitingForLeader},
+		{name: "the leader answers and lists no job: the fallback redeploys last-state",
+			flink: &state.Flink{}, wantLastState: true},
+		{name: "the leader answers with the job failed: the fallback redeploys last-state",
+			flink: &state.Flink{Job: &flinkclient.Job{ID: jobID, State: flinkclient.JobStateFailed}, JobCount: 1}, wantLastState: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := lastStateCycle(jobID, t0)
+			c.fc.Spec.Job.UpgradeMode = ptrTo(v1beta1.UpgradeModeSavepoint)
+			c.st.Savepoint = &v1beta1.SavepointStatus{JobID: jobID, TriggerID: "696bd7dca53700484b11d504dba9092d", TriggerTime: "2026-11-30T12:22:04Z",
+				TriggerReason: SavepointReasonUpdate, State: SavepointStateFailed, Message: "the job is not running"}
+			c.obs.pods = []corev1.Pod{*builder.SetRunning(builder.Pod("wc", "wc-jobmanager-1-3", "wc-d324db481c", t0.Add(-8*time.Minute)), t0.Add(-7*time.Minute))}
+			c.obs.flink = tc.flink
+			from, lastState, halt := c.restoreSource(flinkcluster.Upgrade{How: flinkcluster.UpgradeSavepoint})
+			assert.Empty(t, from)
+			assert.Equal(t, tc.wantLastState, lastState)
+			if tc.wantWait == "" {
+				assert.Nil(t, halt)
+				return
+			}
+			if assert.NotNil(t, halt) {
+				assert.Equal(t, ConditionWaiting, halt.Type)
+				assert.Equal(t, tc.wantWait, halt.Reason)
+			}
+		})
+	}
+}

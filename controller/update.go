@@ -337,10 +337,12 @@ func (c *cycle) restoreSource(u flinkcluster.Upgrade) (from string, lastState bo
 	// its newest state — its newest checkpoint, or a savepoint newer than every stored one.
 	if !c.flinkReportsRunning() && flinkcluster.KeepsState(c.fc.Spec.Job) {
 		switch ls := c.lastState(); {
-		case (ls.ok || ls.newerSavepoint) && len(c.mayLeadPods()) > 0:
-			// Flink does not report the job running, but a JobManager may still run it (a
-			// lost node's pod leading until its lease ends): the fallback removes no
-			// JobManager that may still run the job; it waits, bounded by Waiting.
+		case (ls.ok || ls.newerSavepoint) && c.obs.flink == nil && len(c.mayLeadPods()) > 0:
+			// No JobManager answered as the leader, but one may still run the job (a lost
+			// node's pod leading until its lease ends): the fallback removes no JobManager
+			// that may still run the job; it waits, bounded by Waiting. A leader that answers
+			// and does not list the job running runs it nowhere (only the leader runs jobs),
+			// as the upgrade decision reads it too (UpgradeObservation.MayStillRun).
 			return "", false, waitCondition(ConditionReasonWaitingForLeader, "job %s may still run on JobManager pod(s) %s: the last-state fallback waits until none may lead",
 				job.ID, podNames(c.mayLeadPods()))
 		case ls.ok && noLastState == "":
