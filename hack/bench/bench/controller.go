@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -341,10 +342,10 @@ func startReplicas(ctx context.Context, o ControllerOptions, kubeconfig, proxyUR
 	return out, nil
 }
 
-// waitMembers waits up to wait until every live replica holds its shard Lease (a single
+// waitMembers waits up to timeout until every live replica holds its shard Lease (a single
 // replica runs every cluster at once), and returns the index of the first live replica: the
 // one the update phase stops.
-func waitMembers(ctx context.Context, cl client.Client, replicas []*ServeProcess, wait time.Duration) (int, error) {
+func waitMembers(ctx context.Context, cl client.Client, replicas []*ServeProcess, timeout time.Duration) (int, error) {
 	first, live := -1, 0
 	for i, srv := range replicas {
 		if !srv.Exited() {
@@ -357,22 +358,15 @@ func waitMembers(ctx context.Context, cl client.Client, replicas []*ServeProcess
 	if len(replicas) == 1 {
 		return first, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		var leases coordinationv1.LeaseList
 		err := cl.List(ctx, &leases, client.InNamespace(controllerNamespace), client.HasLabels{shard.GroupLabel})
-		if err == nil && len(leases.Items) >= live {
-			return first, nil
-		}
-		select {
-		case <-ctx.Done():
-			return -1, fmt.Errorf("not every one of %d replicas holds its shard Lease after %s", live, wait)
-		case <-tick.C:
-		}
+		return err == nil && len(leases.Items) >= live, nil
+	})
+	if err != nil {
+		return -1, fmt.Errorf("not every one of %d replicas holds its shard Lease after %s: %w", live, timeout, err)
 	}
+	return first, nil
 }
 
 // jobIDs are the clusters' job IDs by cluster name.
