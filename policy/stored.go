@@ -30,11 +30,7 @@ func (v Validator) ValidateStored(stored, fc *v1beta1.FlinkCluster) (errs field.
 	}
 	// What ValidateUpdate refuses of fc after stored, its per-object part: the rules it
 	// ratchets drop the violations stored already had.
-	refused, _ := ratchet(validateObject(fc), validateObject(stored))
-	deployErrs, _ := validateDeployment(fc, stored)
-	refused = append(refused, deployErrs...)
-	refused = append(refused, validateCancelOnCreate(fc, stored)...)
-	refused = append(refused, validateUpgradeMode(fc)...)
+	refused, _ := validateObjectUpdate(stored, fc)
 	still := make(map[ruleKey]struct{}, len(refused))
 	for _, e := range refused {
 		still[keyOf(e)] = struct{}{}

@@ -77,17 +77,8 @@ func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorLis
 		return errs, nil
 	}
 
-	var warnings []string
-	if newErrs := validateObject(fc); len(newErrs) > 0 {
-		kept, ratcheted := ratchet(newErrs, validateObject(old))
-		errs = append(errs, kept...)
-		warnings = append(warnings, ratcheted...)
-	}
-	deployErrs, deployWarnings := validateDeployment(fc, old)
-	errs = append(errs, deployErrs...)
-	warnings = append(warnings, deployWarnings...)
-	errs = append(errs, validateCancelOnCreate(fc, old)...)
-	errs = append(errs, validateUpgradeMode(fc)...)
+	objErrs, warnings := validateObjectUpdate(old, fc)
+	errs = append(errs, objErrs...)
 	warnings = append(warnings, objectWarnings(fc)...)
 	if plan, ok := v.planUpdate(old, fc); ok {
 		if discardsStateNewly(old, plan) {
@@ -102,6 +93,24 @@ func (v Validator) ValidateUpdate(old, fc *v1beta1.FlinkCluster) (field.ErrorLis
 			warnings = append(warnings, plan.warning(old, fc))
 		}
 	}
+	return errs, warnings
+}
+
+// validateObjectUpdate is the part of an update of old to fc that judges fc as an object:
+// the object rules, ratcheted against the violations old already had, and the rules of a
+// Deployment JobManager, the cancel and the upgrade mode. ValidateStored asks it which of a
+// stored cluster's violations its next update would still refuse.
+func validateObjectUpdate(old, fc *v1beta1.FlinkCluster) (errs field.ErrorList, warnings []string) {
+	if newErrs := validateObject(fc); len(newErrs) > 0 {
+		kept, ratcheted := ratchet(newErrs, validateObject(old))
+		errs = append(errs, kept...)
+		warnings = append(warnings, ratcheted...)
+	}
+	deployErrs, deployWarnings := validateDeployment(fc, old)
+	errs = append(errs, deployErrs...)
+	warnings = append(warnings, deployWarnings...)
+	errs = append(errs, validateCancelOnCreate(fc, old)...)
+	errs = append(errs, validateUpgradeMode(fc)...)
 	return errs, warnings
 }
 
