@@ -24,6 +24,10 @@ type RuleInfo struct {
 	Name string
 	// EnforcedBy says whether the CRD enforces the rule too.
 	EnforcedBy Enforcement
+	// GuardsState marks a webhook rule that stops an update from throwing a running job's
+	// state away, which no later edit undoes: staged enforcement (Stage) never turns it into
+	// a warning.
+	GuardsState bool
 	// Field and Type are the field path and type of the error the rule gives on Example.
 	Field string
 	Type  field.ErrorType
@@ -1217,10 +1221,11 @@ spec:
 `,
 	},
 	{
-		Name:       RuleDiscardStateUnconfirmed,
-		EnforcedBy: EnforcedByWebhook,
-		Field:      `metadata.annotations[flink-admission.dev/discard-state]`,
-		Type:       field.ErrorTypeRequired,
+		Name:        RuleDiscardStateUnconfirmed,
+		EnforcedBy:  EnforcedByWebhook,
+		GuardsState: true,
+		Field:       `metadata.annotations[flink-admission.dev/discard-state]`,
+		Type:        field.ErrorTypeRequired,
 		Message: planf(MessageDiscardStateFormat, "4f3c0d5e9a8b7c6d5e4f3a2b1c0d9e8f", "spec.job.upgradeMode stateless",
 			"s3://flink-state/example/savepoints/savepoint-4f3c0d-1 of 2026-01-01T00:00:00Z", DiscardStateAnnotation, "4f3c0d5e9a8b7c6d5e4f3a2b1c0d9e8f"),
 		ExampleOld: `apiVersion: flinkoperator.k8s.io/v1beta1

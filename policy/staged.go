@@ -37,9 +37,17 @@ const (
 	WarningStateNotStagedFormat = "staged enforcement: rule %s is enforced in this namespace too: it guards the running job's state, which a warning would not keep"
 )
 
-// guardsState lists the webhook-only rules staged enforcement never turns into warnings:
-// they stop an update from throwing a running job's state away, which no later edit undoes.
-var guardsState = []string{RuleDiscardStateUnconfirmed}
+// guardsState is the set of rules staged enforcement never turns into warnings
+// (RuleInfo.GuardsState).
+var guardsState = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range rules {
+		if r.GuardsState {
+			m[r.Name] = true
+		}
+	}
+	return m
+}()
 
 // StagedVerdict is what staged enforcement makes of a policy's errors.
 type StagedVerdict struct {
@@ -55,14 +63,14 @@ type StagedVerdict struct {
 
 // Stage sorts a policy's errors for a namespace under staged enforcement: the errors of
 // rules only the webhook enforces (EnforcedByWebhook) become warnings, except the rules that
-// guard a running job's state (guardsState); the others stay errors. errs is not modified.
+// guard a running job's state (RuleInfo.GuardsState); the others stay errors. errs is not modified.
 func Stage(errs field.ErrorList) StagedVerdict {
 	var s StagedVerdict
 	var denied []string
 	for _, e := range errs {
 		rule := RuleOf(e)
 		by, ok := EnforcedBy(rule)
-		if ok && by == EnforcedByWebhook && !slices.Contains(guardsState, rule) {
+		if ok && by == EnforcedByWebhook && !guardsState[rule] {
 			s.Warned = append(s.Warned, e)
 			s.Warnings = append(s.Warnings, fmt.Sprintf(WarningStagedFormat, rule, e.Error()))
 			continue
@@ -74,7 +82,7 @@ func Stage(errs field.ErrorList) StagedVerdict {
 	}
 	for _, rule := range denied {
 		format := WarningNotStagedFormat
-		if slices.Contains(guardsState, rule) {
+		if guardsState[rule] {
 			format = WarningStateNotStagedFormat
 		}
 		s.Warnings = append(s.Warnings, fmt.Sprintf(format, rule))
