@@ -60,7 +60,8 @@ type ControllerOptions struct {
 	// Wait bounds each phase.
 	Wait time.Duration
 	// SteadyWindow is the quiet window after the phases in which the steady-state costs are
-	// measured.
+	// measured. It spans at least one --flink-poll-interval (controller.DefaultRequeueInterval),
+	// so that every running cluster is polled in it: a shorter one can fall between two polls.
 	SteadyWindow time.Duration
 	// LogDir receives the control plane's and the server's logs.
 	LogDir string
@@ -141,6 +142,9 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	}
 	if o.Clusters < 1 || o.Replicas < 1 {
 		return nil, fmt.Errorf("the controller section needs at least one cluster and one replica, not %d and %d", o.Clusters, o.Replicas)
+	}
+	if o.SteadyWindow < controller.DefaultRequeueInterval {
+		return nil, fmt.Errorf("the steady window (%s) is shorter than the controller's poll interval (%s): it can fall between two polls", o.SteadyWindow, controller.DefaultRequeueInterval)
 	}
 	nodes := o.Clusters/podsPerNode + 1
 	fmt.Fprintf(progress, "== 6. the controller on the real control plane: %d clusters, %d replicas, %d KWOK nodes\n", o.Clusters, o.Replicas, nodes)

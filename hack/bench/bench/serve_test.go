@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -125,7 +126,7 @@ func TestRunControllerRecoversEveryJobAndSurvivesAReplicasKill(t *testing.T) {
 	require.NoError(t, err)
 	t.Setenv(helperServeEnv, "1")
 	res, err := RunController(t.Context(), ControllerOptions{
-		Binary: self, Clusters: 3, Replicas: 2, Wait: 3 * time.Minute, SteadyWindow: 5 * time.Second, LogDir: t.TempDir(),
+		Binary: self, Clusters: 3, Replicas: 2, Wait: 3 * time.Minute, SteadyWindow: controller.DefaultRequeueInterval + 2*time.Second, LogDir: t.TempDir(),
 	})
 	require.NoError(t, err)
 	assert.Equal(t, 3, res.Clusters)
@@ -146,4 +147,18 @@ func TestRunControllerRecoversEveryJobAndSurvivesAReplicasKill(t *testing.T) {
 	assert.Equal(t, 3, res.Steady.Running)
 	assert.Equal(t, 1, res.Steady.Replicas, "the killed replica is not measured")
 	assert.Positive(t, res.Steady.FlinkCallsPerClusterMinute, "the controller polls Flink while the jobs run")
+}
+
+// TestRunControllerRefusesAnUnmeasurableRun guards the options that would measure nothing:
+// no cluster, or a steady window that can fall between two Flink polls and count none.
+func TestRunControllerRefusesAnUnmeasurableRun(t *testing.T) {
+	for name, o := range map[string]ControllerOptions{
+		"no cluster":                         {Clusters: 0, SteadyWindow: time.Minute},
+		"a window shorter than a poll cycle": {Clusters: 3, SteadyWindow: controller.DefaultRequeueInterval / 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := RunController(t.Context(), o)
+			require.Error(t, err)
+		})
+	}
 }
