@@ -197,6 +197,41 @@ func (c *cycle) after(d time.Duration) {
 
 func (c *cycle) poll() { c.after(c.r.Options.RequeueInterval) }
 
+// idle ends a reconcile with nothing in flight. What wakes the next one is a change of the
+// cluster's objects (watched), of what Flink reports (the poller: trackFlink), or the resync
+// interval. Without a poller, or when what kept the REST API from being asked is not watched
+// (another JobManager's leadership, a REST TLS setting), the reconcile looks again itself.
+func (c *cycle) idle() {
+	if c.r.polls == nil || (c.obs.flinkRead == nil && !c.obs.watched) {
+		c.poll()
+		return
+	}
+	c.after(c.r.Options.ResyncInterval)
+}
+
+// trackFlink hands the cluster's REST reads to the poller until the next reconcile: at the
+// steady interval while the job runs, at the poll interval while it is not running yet (a
+// deploy, a restart), and at the steady interval again as a backstop when this reconcile
+// looks again itself within the poll interval (an operation in flight). A cluster whose REST
+// API was not asked is not polled.
+func (c *cycle) trackFlink() {
+	p := c.r.polls
+	if p == nil {
+		return
+	}
+	key := c.key(c.fc.Name)
+	if c.obs.flinkRead == nil {
+		p.Forget(key)
+		return
+	}
+	every := c.r.Options.SteadyPollInterval
+	selfPolls := c.out.requeue > 0 && c.out.requeue <= c.r.Options.RequeueInterval
+	if c.job().State != v1beta1.JobStateRunning && !selfPolls {
+		every = c.r.Options.RequeueInterval
+	}
+	p.Track(key, c.obs.flinkTarget, every, c.obs.flinkRead)
+}
+
 func (c *cycle) event(eventType, reason, action, format string, args ...any) {
 	c.r.Recorder.Eventf(c.fc, nil, eventType, reason, action, format, args...)
 }
@@ -204,7 +239,9 @@ func (c *cycle) event(eventType, reason, action, format string, args ...any) {
 // run is one reconcile of the cluster, then the removal of the annotations whose requests
 // the written status now carries.
 func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
-	if err := c.reconcile(ctx); err != nil {
+	err := c.reconcile(ctx)
+	c.trackFlink()
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := c.removeControlAnnotation(ctx); err != nil {

@@ -61,7 +61,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 			return err
 		}
 	}
-	c.poll()
+	c.idle()
 	return nil
 }
 

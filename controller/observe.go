@@ -21,6 +21,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/flinkpoll"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
 )
@@ -45,6 +46,14 @@ type observed struct {
 	untrusted string
 	// notLeader is set when the selected pod is ready but another JobManager leads.
 	notLeader bool
+	// watched is set when what kept the REST API from being asked is an object the
+	// controller watches (the JobManager workload and its pods): its change wakes the next
+	// reconcile.
+	watched bool
+	// flinkTarget names the JobManager pod and the job the REST API was asked about, and
+	// flinkRead asks again (the poller's read, trackFlink); nil when it was not asked.
+	flinkTarget string
+	flinkRead   flinkpoll.Read[*state.Flink]
 	// ha is what the cluster's HA ConfigMaps say.
 	ha haView
 	// submitted is the job ID of the current deploy when its main() submitted the job before
@@ -153,13 +162,14 @@ func (c *cycle) observe(ctx context.Context) error {
 	}
 	switch {
 	case c.obs.wl == nil || c.obs.wl.Deleting:
-		c.obs.untrusted = "no JobManager workload"
+		c.obs.untrusted, c.obs.watched = "no JobManager workload", true
 	case c.obs.wl.JobID != "" && c.obs.wl.JobID != c.jobID():
 		// Another deploy's JobManager (its creation was not recorded, or it is being
 		// replaced): what it reports is not this deploy's job.
 		c.obs.untrusted = fmt.Sprintf("the JobManager workload runs job %s, not %s", c.obs.wl.JobID, c.jobID())
+		c.obs.watched = true
 	case !state.Ready(c.obs.pod):
-		c.obs.untrusted = "no ready JobManager pod"
+		c.obs.untrusted, c.obs.watched = "no ready JobManager pod", true
 	case !state.Trusted(c.obs.pod, c.obs.pods, c.obs.ha.leader, c.now):
 		if c.obs.ha.leader.Known {
 			c.obs.notLeader = true
@@ -274,8 +284,10 @@ func mentionsResumeFromHAOnly(ex []flinkclient.Exception) bool {
 	return slices.ContainsFunc(ex, func(e flinkclient.Exception) bool { return strings.Contains(e.StackTrace, ResumeFromHAOnly) })
 }
 
-// observeFlink asks the REST API for the job and, on Flink 2.3+, the application. A failed
-// call leaves obs.flink nil: the API counts as unreachable and the recorded state is kept.
+// observeFlink asks the REST API for the job and, on Flink 2.3+, the application, or takes
+// the poller's reading of them when one is fresh and nothing is in flight
+// (flinkReadingReusable). A failed call leaves obs.flink nil: the API counts as unreachable
+// and the recorded state is kept.
 func (c *cycle) observeFlink(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx)
 	cl, err := c.flinkClient(ctx)
@@ -285,16 +297,55 @@ func (c *cycle) observeFlink(ctx context.Context) {
 		c.obs.untrusted = "the Flink REST API cannot be reached: " + err.Error()
 		return
 	}
+	id, key := c.jobID(), c.key(c.fc.Name)
+	c.obs.flinkTarget = id + "@" + string(c.obs.pod.UID)
+	c.obs.flinkRead = func(ctx context.Context) (*state.Flink, error) { return readFlink(ctx, cl, id) }
+	p := c.r.polls
+	if p != nil && c.flinkReadingReusable() {
+		if f, ok := p.Latest(key, c.obs.flinkTarget); ok {
+			c.obs.flink = f
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, flinkCallTimeout)
 	defer cancel()
-	jobs, err := cl.ListJobs(ctx)
+	f, err := readFlink(ctx, cl, id)
+	if p != nil {
+		p.Record(key, c.obs.flinkTarget, f, err == nil)
+	}
 	if err != nil {
 		log.V(1).Info("Flink REST API unreachable", "error", err.Error())
 		c.obs.untrusted = "the Flink REST API does not answer: " + err.Error()
 		return
 	}
+	c.obs.flink = f
+}
+
+// flinkReadingReusable reports whether a reading the poller took may stand for this
+// reconcile's own: only while no operation of the controller is in flight on the job (an
+// update, a cancel, a stop, a savepoint, a user control), whose every step needs Flink's
+// answer after the step before.
+func (c *cycle) flinkReadingReusable() bool {
+	if c.updatePending() || c.cancelPending() || c.stopping() || controlInFlight(c.st.Control) {
+		return false
+	}
+	if _, ok := c.fc.Annotations[v1beta1.ControlAnnotation]; ok {
+		return false
+	}
+	sp := c.st.Savepoint
+	return sp == nil || sp.State != SavepointStateInProgress
+}
+
+// readFlink reads the job id of a JobManager, and the application on Flink 2.3+: what the
+// controller decides on. It fails only when the job overview does not answer; the failure
+// of a detail (exceptions, the application API) leaves that detail out.
+func readFlink(ctx context.Context, cl flinkclient.Client, id string) (*state.Flink, error) {
+	log := ctrl.LoggerFrom(ctx)
+	jobs, err := cl.ListJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
 	f := &state.Flink{JobCount: len(jobs)}
-	id := c.jobID()
 	// Only the deploy's own job ID is this job: a job listed under another ID (an earlier
 	// deploy's, recovered from HA or the job result store) is never adopted.
 	for i := range jobs {
@@ -338,7 +389,7 @@ func (c *cycle) observeFlink(ctx context.Context) {
 			}
 		}
 	}
-	c.obs.flink = f
+	return f, nil
 }
 
 func joinNonEmpty(a, b string) string {

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"net/http"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -24,6 +25,9 @@ const (
 	DefaultHARecoveryGrace         = 5 * time.Minute
 	DefaultLostTimeout             = 10 * time.Minute
 	DefaultRequeueInterval         = 10 * time.Second
+	DefaultSteadyPollInterval      = 30 * time.Second
+	DefaultResyncInterval          = 5 * time.Minute
+	DefaultFlinkPollers            = 16
 	DefaultMaxConcurrentReconciles = 4
 	DefaultWaitBound               = 5 * time.Minute
 	// DefaultSavepointTimeout is longer than Flink's own checkpoint timeout
@@ -42,8 +46,17 @@ type Options struct {
 	// LostTimeout is how long a Lost job may take to be reported again before afterJobFails
 	// applies.
 	LostTimeout time.Duration
-	// RequeueInterval is how often an active job is polled through the Flink REST API.
+	// RequeueInterval is how often a job is polled through the Flink REST API while something
+	// is in flight: a deploy not running yet, an update, a savepoint, a cancel, a restart.
 	RequeueInterval time.Duration
+	// SteadyPollInterval is how often a job that runs, with nothing in flight, is polled
+	// (by the poller, off the reconcile workers: Setup).
+	SteadyPollInterval time.Duration
+	// ResyncInterval is how often a cluster the poller watches is reconciled although
+	// nothing it watches changed: the safety net of the watches and the poller.
+	ResyncInterval time.Duration
+	// FlinkPollers is how many Flink REST reads the poller runs at once.
+	FlinkPollers int
 	// FlinkClientFor returns the REST client of a cluster's JobManager. The default reaches
 	// http://<name>-jobmanager.<namespace>.svc:<ui port>.
 	FlinkClientFor func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error)
@@ -85,7 +98,13 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.LostTimeout, "lost-job-timeout", DefaultLostTimeout,
 		"how long a Lost job may take to be reported again before the afterJobFails cleanup applies")
 	fs.DurationVar(&o.RequeueInterval, "flink-poll-interval", DefaultRequeueInterval,
-		"how often an active job is polled through the Flink REST API")
+		"how often a job is polled through the Flink REST API while something is in flight (a deploy, an update, a savepoint, a cancel, a restart)")
+	fs.DurationVar(&o.SteadyPollInterval, "flink-steady-poll-interval", DefaultSteadyPollInterval,
+		"how often a running job with nothing in flight is polled through the Flink REST API (off the reconcile workers)")
+	fs.DurationVar(&o.ResyncInterval, "resync-interval", DefaultResyncInterval,
+		"how often a running cluster is reconciled although neither its objects nor what Flink reports changed")
+	fs.IntVar(&o.FlinkPollers, "flink-pollers", DefaultFlinkPollers,
+		"how many Flink REST reads run at once off the reconcile workers")
 	fs.DurationVar(&o.WaitBound, "wait-bound", DefaultWaitBound,
 		"how long the controller waits on anything (old JobManager pods, the HA leader, the Flink REST API, a savepoint) before status and a Warning Event say what it waits for")
 	fs.DurationVar(&o.SavepointTimeout, "savepoint-timeout", DefaultSavepointTimeout,
@@ -121,6 +140,15 @@ func (o Options) complete() (Options, error) {
 	if o.RequeueInterval == 0 {
 		o.RequeueInterval = DefaultRequeueInterval
 	}
+	if o.SteadyPollInterval == 0 {
+		o.SteadyPollInterval = DefaultSteadyPollInterval
+	}
+	if o.ResyncInterval == 0 {
+		o.ResyncInterval = DefaultResyncInterval
+	}
+	if o.FlinkPollers == 0 {
+		o.FlinkPollers = DefaultFlinkPollers
+	}
 	if o.MaxConcurrentReconciles == 0 {
 		o.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
@@ -140,7 +168,7 @@ func (o Options) complete() (Options, error) {
 		o.FlinkTLSClientFor = DefaultFlinkTLSClient
 	}
 	if o.HARecoveryGrace < 0 || o.LostTimeout < 0 || o.RequeueInterval < 0 || o.MaxConcurrentReconciles < 0 ||
-		o.WaitBound < 0 || o.SavepointTimeout < 0 {
+		o.WaitBound < 0 || o.SavepointTimeout < 0 || o.SteadyPollInterval < 0 || o.ResyncInterval < 0 || o.FlinkPollers < 0 {
 		return o, fmt.Errorf("controller timers and workers must not be negative")
 	}
 	return o, nil
@@ -149,5 +177,16 @@ func (o Options) complete() (Options, error) {
 // DefaultFlinkClient reaches the cluster's JobManager Service inside the Kubernetes cluster.
 func DefaultFlinkClient(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
 	_, _, _, ui := resources.JobManagerPorts(fc)
-	return flinkclient.New(fmt.Sprintf("http://%s.%s.svc:%d", resources.JobManagerName(fc.Name), fc.Namespace, ui), nil)
+	return flinkclient.New(fmt.Sprintf("http://%s.%s.svc:%d", resources.JobManagerName(fc.Name), fc.Namespace, ui), restHTTPClient)
 }
+
+// restHTTPClient is the HTTP client of every plain JobManager endpoint. Its transport keeps
+// an idle connection to each endpoint (net/http's default keeps 100 in all, so that past 100
+// clusters every poll dialled anew) for longer than the steady poll interval.
+var restHTTPClient = func() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 0
+	tr.MaxIdleConnsPerHost = 2
+	tr.IdleConnTimeout = 2 * time.Minute
+	return &http.Client{Timeout: flinkclient.DefaultTimeout, Transport: tr}
+}()

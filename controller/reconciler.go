@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkpoll"
+	"github.com/flink-admission/flink-admission/controller/state"
 )
 
 // Reconciler reconciles FlinkClusters.
@@ -32,6 +34,10 @@ type Reconciler struct {
 	Options Options
 
 	metrics *metrics
+	// polls reads the Flink REST API of the clusters with nothing to do but watch their job
+	// (Setup); nil, outside a manager, makes every reconcile poll on its own worker, each
+	// --flink-poll-interval.
+	polls *flinkpoll.Poller[*state.Flink]
 
 	// notManaged remembers the generation of clusters told they are not managed, so that the
 	// Event is recorded once per spec change.
@@ -49,6 +55,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		fenced, release, ok := s.Begin(ctx, req.NamespacedName.String())
 		if !ok {
 			r.metrics.setJobState(req.NamespacedName, "")
+			r.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		defer release()
@@ -60,6 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		if apierrors.IsNotFound(err) {
 			r.metrics.setJobState(req.NamespacedName, "")
 			r.notManaged.Delete(req.NamespacedName)
+			r.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -71,12 +79,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// this one when it comes back into the scope.
 		r.metrics.setJobState(req.NamespacedName, "")
 		r.notManaged.Delete(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if !fc.Spec.IsApplicationMode() {
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, r.reportNotManaged(ctx, fc)
 	}
 	if fc.DeletionTimestamp != nil {
+		r.forget(req.NamespacedName)
 		return r.finalize(ctx, fc)
 	}
 	if !controllerutil.ContainsFinalizer(fc, Finalizer) {
@@ -95,6 +106,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		r.metrics.setJobState(req.NamespacedName, job.State)
 	}
 	return res, err
+}
+
+// forget stops polling a cluster this reconciler no longer runs.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	if r.polls != nil {
+		r.polls.Forget(key)
+	}
 }
 
 // reportNotManaged says that a cluster outside Application mode is left alone: the Managed

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -25,8 +26,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkpoll"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/shard"
+	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/scope"
 )
 
@@ -83,13 +86,21 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Recorder: mgr.GetEventRecorder(ControllerName + "-controller"),
 		Options:  opts,
 		metrics:  m,
+		polls: flinkpoll.New(flinkpoll.Options{Workers: opts.FlinkPollers, Timeout: flinkCallTimeout},
+			func(a, b *state.Flink) bool { return equality.Semantic.DeepEqual(a, b) }),
 	}
-	b := ctrl.NewControllerManagedBy(mgr)
+	b := ctrl.NewControllerManagedBy(mgr).WatchesRawSource(flinkChanges(r.polls))
 	if s := opts.Shard; s != nil {
 		if err := mgr.Add(s); err != nil {
 			return err
 		}
 		b = b.WatchesRawSource(gainedClusters(s, mgr.GetCache()))
+		// The clusters another replica took over are its to poll. The view is read now, not
+		// the one the change carried: changes may be told out of order.
+		s.OnChange(func(_, _ shard.View) {
+			cur := s.View()
+			r.polls.Retain(func(key types.NamespacedName) bool { return cur.Owns(key.String()) })
+		})
 	}
 	return b.
 		Named(ControllerName).
@@ -115,6 +126,15 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			NewQueue:         newQueue,
 		}).
 		Complete(r)
+}
+
+// flinkChanges runs the poller while the controller runs, and enqueues each cluster whose
+// Flink reading changed.
+func flinkChanges(p *flinkpoll.Poller[*state.Flink]) source.Source {
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		go p.Run(ctx, func(key types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: key}) })
+		return nil
+	})
 }
 
 // gainedClusters enqueues the clusters this replica gains when its shard view changes (a

@@ -159,7 +159,7 @@ func start() (func(), error) {
 	env, err := controllerenv.Start(controllerenv.Options{
 		Config: cp.Config, Scheme: scheme, Cache: controller.ScopedCacheOptions(own),
 		Controller: controller.Options{
-			Clock: fakeClock, HARecoveryGrace: haGrace, LostTimeout: lostTimeout, RequeueInterval: pollInterval,
+			Clock: fakeClock, HARecoveryGrace: haGrace, LostTimeout: lostTimeout, RequeueInterval: pollInterval, SteadyPollInterval: 3 * pollInterval,
 			FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) { return flinkClientFor(fc, nil) },
 			Scope:          own,
 		},

@@ -98,7 +98,7 @@ func ConfigFromEnv(root string) (Config, error) {
 		c.HTTPSRequests, c.HTTPSWarmup = map[int]int{1: 50, 16: 100, 64: 200}, 20
 		c.ControllerWait = time.Minute
 		c.ControllerClusters, c.ControllerPhaseWait = 5, 3*time.Minute
-		c.ControllerSteadyWindow = 15 * time.Second
+		c.ControllerSteadyWindow = controller.DefaultSteadyPollInterval + 5*time.Second
 	}
 	for _, v := range []struct {
 		name string

@@ -60,8 +60,9 @@ type ControllerOptions struct {
 	// Wait bounds each phase.
 	Wait time.Duration
 	// SteadyWindow is the quiet window after the phases in which the steady-state costs are
-	// measured. It spans at least one --flink-poll-interval (controller.DefaultRequeueInterval),
-	// so that every running cluster is polled in it: a shorter one can fall between two polls.
+	// measured. It spans at least one --flink-steady-poll-interval (the replicas run with the
+	// defaults), so that every running cluster is polled in it: a shorter one can fall between
+	// two polls.
 	SteadyWindow time.Duration
 	// LogDir receives the control plane's and the server's logs.
 	LogDir string
@@ -143,8 +144,8 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if o.Clusters < 1 || o.Replicas < 1 {
 		return nil, fmt.Errorf("the controller section needs at least one cluster and one replica, not %d and %d", o.Clusters, o.Replicas)
 	}
-	if o.SteadyWindow < controller.DefaultRequeueInterval {
-		return nil, fmt.Errorf("the steady window (%s) is shorter than the controller's poll interval (%s): it can fall between two polls", o.SteadyWindow, controller.DefaultRequeueInterval)
+	if o.SteadyWindow < controller.DefaultSteadyPollInterval {
+		return nil, fmt.Errorf("the steady window (%s) is shorter than the controller's steady poll interval (%s): it can fall between two polls", o.SteadyWindow, controller.DefaultSteadyPollInterval)
 	}
 	nodes := o.Clusters/podsPerNode + 1
 	fmt.Fprintf(progress, "== 6. the controller on the real control plane: %d clusters, %d replicas, %d KWOK nodes\n", o.Clusters, o.Replicas, nodes)

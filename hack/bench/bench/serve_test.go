@@ -126,7 +126,7 @@ func TestRunControllerRecoversEveryJobAndSurvivesAReplicasKill(t *testing.T) {
 	require.NoError(t, err)
 	t.Setenv(helperServeEnv, "1")
 	res, err := RunController(t.Context(), ControllerOptions{
-		Binary: self, Clusters: 3, Replicas: 2, Wait: 3 * time.Minute, SteadyWindow: controller.DefaultRequeueInterval + 2*time.Second, LogDir: t.TempDir(),
+		Binary: self, Clusters: 3, Replicas: 2, Wait: 3 * time.Minute, SteadyWindow: controller.DefaultSteadyPollInterval + 2*time.Second, LogDir: t.TempDir(),
 	})
 	require.NoError(t, err)
 	assert.Equal(t, 3, res.Clusters)
@@ -154,7 +154,7 @@ func TestRunControllerRecoversEveryJobAndSurvivesAReplicasKill(t *testing.T) {
 func TestRunControllerRefusesAnUnmeasurableRun(t *testing.T) {
 	for name, o := range map[string]ControllerOptions{
 		"no cluster":                         {Clusters: 0, SteadyWindow: time.Minute},
-		"a window shorter than a poll cycle": {Clusters: 3, SteadyWindow: controller.DefaultRequeueInterval / 2},
+		"a window shorter than a poll cycle": {Clusters: 3, SteadyWindow: controller.DefaultSteadyPollInterval / 2},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := RunController(t.Context(), o)
