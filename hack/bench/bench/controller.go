@@ -258,7 +258,11 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if err := m.begin(ctx); err != nil {
 		return nil, err
 	}
-	if err := cl.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(controllerNamespace), client.MatchingLabels{resources.LabelComponent: resources.ComponentJobManager}); err != nil {
+	// One delete per pod, createWorkers at once: a delete-collection of a thousand pods
+	// outlasts the API server's 60 s request timeout on 2 cores.
+	if err := parallel(len(pods.Items), createWorkers, func(i int) error {
+		return client.IgnoreNotFound(cl.Delete(ctx, &pods.Items[i]))
+	}); err != nil {
 		return nil, err
 	}
 	// Running again means: the controller reports the job Running with its ID, and Flink's

@@ -210,12 +210,26 @@ type event struct {
 	deleted bool
 }
 
+// readRetry is how long the Simulator waits before it reads again what it failed to read.
+const readRetry = time.Second
+
 // podState is what the Simulator knows of one pod and its container.
 type podState struct {
 	key     types.NamespacedName
 	cluster *fakeflink.Cluster
 	ignored bool
-	pod     *corev1.Pod
+	// untracked: the pod's FlinkCluster could not be read (not that it is missing); each
+	// event and round try again.
+	untracked bool
+	pod       *corev1.Pod
+	// startPending is the startedAt of a running container whose process could not start
+	// because the Simulator could not read its configuration; each round tries again. A
+	// kubelet does not start a container before its ConfigMap volume mounts: the failure is
+	// the Simulator's own reads (an overloaded API server), not the container's.
+	startPending *metav1.Time
+	// retryAt is when the next try of a failed read is due: real time, as the reads are
+	// (the Simulator's clock is Flink's and the kubelet's, often a test's fake one).
+	retryAt time.Time
 	// proc is the container's current process; started is the running container's
 	// startedAt and instance its restart count and startedAt (startedAt alone has a
 	// resolution of a second, and an immediate restart may fall in the same one).
@@ -419,6 +433,11 @@ func (s *Simulator) handle(ctx context.Context, ev event) {
 		s.deleted(st)
 		return
 	}
+	if st.untracked {
+		if s.findCluster(ctx, st); st.untracked || st.ignored {
+			return
+		}
+	}
 	if s.opts.NodeStopped(pod.Spec.NodeName) {
 		return
 	}
@@ -465,18 +484,32 @@ func (s *Simulator) handle(ctx context.Context, ev event) {
 // track starts following a new pod: it finds the fake Flink of the pod's FlinkCluster.
 func (s *Simulator) track(ctx context.Context, pod *corev1.Pod) *podState {
 	st := &podState{key: client.ObjectKeyFromObject(pod), pod: pod, applied: map[string]string{}}
-	fc := &v1beta1.FlinkCluster{}
-	name := pod.Labels[resources.LabelCluster]
-	if err := s.client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: name}, fc); err != nil {
-		s.opts.Log.Info("JobManager pod without its FlinkCluster: no simulated Flink", "pod", st.key, "error", err.Error())
-		st.ignored = true
-	} else if st.cluster = s.opts.Clusters(ctx, fc); st.cluster == nil {
-		st.ignored = true
-	}
+	s.findCluster(ctx, st)
 	s.mu.Lock()
 	s.pods[pod.UID] = st
 	s.mu.Unlock()
 	return st
+}
+
+// findCluster finds the fake Flink of the pod's FlinkCluster: none (ignored) when the
+// cluster is missing, untracked until the next try when it could not be read.
+func (s *Simulator) findCluster(ctx context.Context, st *podState) {
+	fc := &v1beta1.FlinkCluster{}
+	name := st.pod.Labels[resources.LabelCluster]
+	err := s.client.Get(ctx, types.NamespacedName{Namespace: st.pod.Namespace, Name: name}, fc)
+	st.untracked = err != nil && !apierrors.IsNotFound(err)
+	st.retryAt = time.Now().Add(readRetry)
+	switch {
+	case st.untracked:
+		s.opts.Log.Info("reading the FlinkCluster of a JobManager pod failed; trying again", "pod", st.key, "error", err.Error())
+	case err != nil:
+		s.opts.Log.Info("JobManager pod without its FlinkCluster: no simulated Flink", "pod", st.key, "error", err.Error())
+		st.ignored = true
+	default:
+		if st.cluster = s.opts.Clusters(ctx, fc); st.cluster == nil {
+			st.ignored = true
+		}
+	}
 }
 
 func (s *Simulator) forget(uid types.UID) {
@@ -515,9 +548,11 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 	}
 	props, cli, err := s.configuration(ctx, st.pod)
 	if err != nil {
-		s.opts.Log.Error(err, "no simulated JobManager for pod", "pod", st.key)
+		s.opts.Log.Error(err, "no simulated JobManager for pod yet; trying again", "pod", st.key)
+		st.startPending, st.retryAt = &startedAt, time.Now().Add(readRetry)
 		return
 	}
+	st.startPending = nil
 	ip := st.pod.Status.PodIP
 	if ip == "" {
 		ip = "127.0.0.1"
@@ -604,6 +639,14 @@ func (s *Simulator) round(ctx context.Context) {
 			continue
 		}
 		switch {
+		case st.untracked || st.startPending != nil:
+			if time.Now().After(st.retryAt) && st.pod.DeletionTimestamp == nil {
+				if st.untracked {
+					s.handle(ctx, event{pod: st.pod})
+				} else {
+					s.start(ctx, st, *st.startPending)
+				}
+			}
 		case !st.sigterm.IsZero() && st.proc != nil && !st.ended && !now.Before(st.sigterm) && !s.held(st.pod):
 			// preStop done: SIGTERM. The JobManager shuts down gracefully and the container
 			// exits; the kubelet then marks the deleted pod terminal and removes it.

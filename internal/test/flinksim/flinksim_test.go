@@ -68,6 +68,8 @@ type row struct {
 	clock *clocktesting.FakeClock
 	sim   *flinksim.Simulator
 	jobID string
+	// configMap is the cluster's Flink configuration.
+	configMap *corev1.ConfigMap
 
 	mu    sync.Mutex
 	exits []fakeflink.ExitStatus
@@ -76,6 +78,13 @@ type row struct {
 var nsSeq atomic.Int64
 
 func newRow(t *testing.T, build func(w *builder.FlinkClusterWrapper), program fakeflink.Program) *row {
+	t.Helper()
+	return newRowWith(t, build, program, false)
+}
+
+// newRowWith is newRow; with configMapLater the row's Flink configuration is not created
+// (row.configMap is, for the test to create when it chooses).
+func newRowWith(t *testing.T, build func(w *builder.FlinkClusterWrapper), program fakeflink.Program, configMapLater bool) *row {
 	t.Helper()
 	r := &row{t: t, ctx: context.Background(), ns: fmt.Sprintf("sim%d", nsSeq.Add(1)), jobID: flinkclient.NewID(),
 		clock: clocktesting.NewFakeClock(time.Now())}
@@ -93,7 +102,10 @@ func newRow(t *testing.T, build func(w *builder.FlinkClusterWrapper), program fa
 	d := resources.Deploy{Revision: "wc-r1", JobID: r.jobID}
 	cm, err := resources.ConfigMap(r.fc, d)
 	require.NoError(t, err)
-	require.NoError(t, k8s.Create(r.ctx, cm))
+	r.configMap = cm
+	if !configMapLater {
+		require.NoError(t, k8s.Create(r.ctx, cm))
+	}
 	r.sim, err = flinksim.New(flinksim.Options{
 		Config: cp.Config, Scheme: scheme, Namespace: r.ns, Clock: r.clock, Log: testr.NewWithOptions(t, testr.Options{Verbosity: 1}),
 		BackOff: 10 * time.Second, MaxBackOff: 40 * time.Second,
@@ -436,6 +448,21 @@ func startupFails(t *testing.T, r *row) {
 	require.NoError(t, k8s.Patch(r.ctx, pod, client.RawPatch(types.MergePatchType, patch)))
 	require.NoError(t, r.sim.Settle(r.ctx))
 	r.clock.Step(40 * time.Second) // past any back-off
+	jm := r.process(pod)
+	r.eventually("the job RUNNING", func() bool { return jm.Leads() && jm.JobState(r.jobID) == flinkclient.JobStateRunning })
+}
+
+// TestSimulatorRetriesWhatItCouldNotRead guards the Simulator's own reads: a running pod
+// whose configuration it could not read (here not there yet; under load, an API server that
+// timed out) gets its JobManager once the read succeeds, rather than never.
+func TestSimulatorRetriesWhatItCouldNotRead(t *testing.T) {
+	t.Parallel()
+	r := newRowWith(t, func(w *builder.FlinkClusterWrapper) { w.Deployment() }, fakeflink.Program{}, true)
+	pod := r.pod("", "a running JobManager pod", running)
+	require.NoError(t, r.sim.Settle(r.ctx))
+	assert.Nil(t, r.sim.Process(r.ns, pod.Name), "no JobManager without its configuration")
+
+	require.NoError(t, k8s.Create(r.ctx, r.configMap))
 	jm := r.process(pod)
 	r.eventually("the job RUNNING", func() bool { return jm.Leads() && jm.JobState(r.jobID) == flinkclient.JobStateRunning })
 }
