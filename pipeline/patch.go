@@ -17,21 +17,34 @@ import (
 )
 
 // DefaultingPatch returns the JSON patch (RFC 6902) that turns sent, the object as the
-// API server sent it, into defaulted. decoded is sent as decoded, before defaulting.
+// API server sent it, into defaulted. decoded is sent as decoded (case-sensitively, no name
+// given twice), before defaulting.
 //
 // The operations are jsonpatch.CreatePatch's (the library controller-runtime's defaulters
 // use) from decoded to defaulted, both as the Go types write them: they say exactly what
 // defaulting changed, and never re-spell what the user wrote (a quantity written "0.5"
 // that the Go type writes "500m", a null or empty member the Go type leaves out), so a
 // GitOps tool comparing the stored object with its source sees no drift the webhook made.
-// Each operation is then anchored in sent (anchor), whose members may be missing or null
-// where the Go types write an empty value.
+// Each operation is then anchored in sent, whose members may be missing or null where the
+// Go types write an empty value.
+//
+// fieldPatch finds them from the Go values, without encoding the objects; when it cannot
+// (a list changed), diffPatch encodes what changed and diffs the JSON.
+func DefaultingPatch(sent []byte, decoded, defaulted *v1beta1.FlinkCluster) ([]jsonpatch.Operation, error) {
+	if ops, ok := fieldPatch(sent, decoded, defaulted); ok {
+		return ops, nil
+	}
+	return diffPatch(sent, decoded, defaulted)
+}
+
+// diffPatch is DefaultingPatch by jsonpatch.CreatePatch on the objects' JSON, each
+// operation then anchored in sent (anchor).
 //
 // Only the fields defaulting changed are encoded and compared (changedFields): on a
 // typical object defaulting changes a few fields of two of the spec's members, and
 // CreatePatch, which decodes both documents whole, cost three times as much on the whole
 // objects.
-func DefaultingPatch(sent []byte, decoded, defaulted *v1beta1.FlinkCluster) ([]jsonpatch.Operation, error) {
+func diffPatch(sent []byte, decoded, defaulted *v1beta1.FlinkCluster) ([]jsonpatch.Operation, error) {
 	before, after := changedFields(decoded, defaulted)
 	b, err := json.Marshal(before)
 	if err != nil {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -67,8 +68,19 @@ func checkAdmitPatch(t *testing.T, sent []byte, obj *v1beta1.FlinkCluster) {
 }
 
 // checkChangedFields checks that DefaultingPatch, which compares only the fields
-// defaulting changed, answers as CreatePatch on the whole objects, anchored the same way.
+// defaulting changed, answers as CreatePatch on the whole objects, anchored the same way:
+// the same operations with the same values (whose members may come in another order).
 func checkChangedFields(t *testing.T, sent []byte, decoded, defaulted *v1beta1.FlinkCluster, got []jsonpatch.Operation) {
+	t.Helper()
+	want := createPatchAnchored(t, sent, decoded, defaulted)
+	if got, want := normalJSON(t, got), normalJSON(t, want); got != want {
+		t.Fatalf("the patch of the changed fields is not the whole objects':\n%s\n%s", got, want)
+	}
+}
+
+// createPatchAnchored is the patch of CreatePatch on the whole objects' JSON, anchored in
+// sent by anchor.
+func createPatchAnchored(t *testing.T, sent []byte, decoded, defaulted *v1beta1.FlinkCluster) []jsonpatch.Operation {
 	t.Helper()
 	ops, err := jsonpatch.CreatePatch(marshal(t, decoded), marshal(t, defaulted))
 	if err != nil {
@@ -82,9 +94,19 @@ func checkChangedFields(t *testing.T, sent []byte, decoded, defaulted *v1beta1.F
 	if err != nil {
 		t.Fatalf("anchoring the whole objects' patch: %v", err)
 	}
-	if got, want := string(marshal(t, got)), string(marshal(t, want)); got != want {
-		t.Fatalf("the patch of the changed fields is not the whole objects':\n%s\n%s", got, want)
+	return want
+}
+
+// normalJSON writes v as JSON with the members of every object in order, numbers as written.
+func normalJSON(t *testing.T, v any) string {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(marshal(t, v)))
+	d.UseNumber()
+	var generic any
+	if err := d.Decode(&generic); err != nil {
+		t.Fatal(err)
 	}
+	return string(marshal(t, generic))
 }
 
 // TestDefaultingPatchKeepsTheUsersSpelling checks that the patch sets what defaulting
