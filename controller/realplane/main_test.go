@@ -66,6 +66,11 @@ const (
 	haGrace      = 5 * time.Minute
 	lostTimeout  = 10 * time.Minute
 	pollInterval = 100 * time.Millisecond
+	// resyncInterval stands in for the time that passes while a steady job runs: rows step
+	// fakeClock by minutes (a savepoint schedule, an HA grace) and expect what is then due
+	// to be done, and nothing but a resync reconciles a steady job whose Flink reading does
+	// not change (the HA ConfigMaps deleted behind it, a timer on fakeClock).
+	resyncInterval = 10 * pollInterval
 	// nodeMonitorGrace is how long a node's heartbeats may stop before it is unreachable.
 	nodeMonitorGrace = 10 * time.Second
 )
@@ -159,7 +164,7 @@ func start() (func(), error) {
 	env, err := controllerenv.Start(controllerenv.Options{
 		Config: cp.Config, Scheme: scheme, Cache: controller.ScopedCacheOptions(own),
 		Controller: controller.Options{
-			Clock: fakeClock, HARecoveryGrace: haGrace, LostTimeout: lostTimeout, RequeueInterval: pollInterval, SteadyPollInterval: 3 * pollInterval,
+			Clock: fakeClock, HARecoveryGrace: haGrace, LostTimeout: lostTimeout, RequeueInterval: pollInterval, SteadyPollInterval: 3 * pollInterval, ResyncInterval: resyncInterval,
 			FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) { return flinkClientFor(fc, nil) },
 			Scope:          own,
 		},

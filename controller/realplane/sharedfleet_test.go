@@ -165,7 +165,7 @@ func startFleetReplica(t *testing.T, i int, leases string, rec *fleetActions) *f
 	})
 	require.NoError(t, err)
 	require.NoError(t, controller.Setup(mgr, controller.Options{
-		Clock: fakeClock, HARecoveryGrace: haGrace, LostTimeout: lostTimeout, RequeueInterval: pollInterval, SteadyPollInterval: 3 * pollInterval,
+		Clock: fakeClock, HARecoveryGrace: haGrace, LostTimeout: lostTimeout, RequeueInterval: pollInterval, SteadyPollInterval: 3 * pollInterval, ResyncInterval: resyncInterval,
 		Scope: fleet, Shard: m,
 		FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
 			return flinkClientFor(fc, &http.Client{Timeout: flinkclient.DefaultTimeout, Transport: rec.flink(name, fc.Namespace, http.DefaultTransport)})
