@@ -48,6 +48,8 @@ func scenarios() []scenario {
 	return []scenario{
 		{depMode, "1 regular update twice: restores the final savepoint under a new job ID, HA data deleted first, no replacement while old JM pod terminating (old-leader FINISHED race fixed)", nil, updateTwice, nil, false},
 		{jobMode, "1 regular update twice (Job mode savepoint loss fixed): the JobManager outlives the job its stop ended, the update takes the final savepoint and the next Job restores it under a new job ID, revisions converge", nil, updateTwice, nil, false},
+		{depMode, "+ update while Flink restarts the job: waits, stops with a savepoint once the job runs, redeploys from it", nil, updateDuringRestart, nil, false},
+		{jobMode, "+ update while Flink restarts the job: waits, stops with a savepoint once the job runs, redeploys from it", nil, updateDuringRestart, nil, false},
 		{depMode, "2 cancel with savepoint: Cancelled, cancellation cleanup, no resubmission", nil, cancelWithSavepoint, nil, false},
 		{jobMode, "2 cancel with savepoint: Cancelled, cancellation cleanup, no resubmission", nil, cancelWithSavepoint, nil, false},
 		{depMode, "3 non-stopping savepoint: job stays Running, workload and pod UIDs unchanged", nil, nonStoppingSavepoint, nil, false},
@@ -188,6 +190,34 @@ func noResubmission(h *harness, jobState string, workloadUID string) {
 		return sameWorkload && h.jobState() == jobState &&
 			h.requests("POST", "/stop") == stops && h.requests("POST", "/savepoints") == savepoints
 	})
+}
+
+func updateDuringRestart(t *testing.T, h *harness) {
+	// A TaskManager failover: Flink refuses a stop-with-savepoint of a job that is not
+	// RUNNING. The update must wait for the job to run again, not fail its stop and end in
+	// SavepointRequired while the job runs.
+	pod, jm, id := h.runningJob()
+	jm.SetJobState(id, flinkclient.JobStateRestarting)
+	old := h.updateArgs("--v2")
+	h.waitConditions("Updating=True/" + controller.ConditionReasonWaitingForUpgradableState)
+	h.afterReconciles("no stop while the job restarts, and no SavepointRequired", func() bool {
+		return h.countRequests("POST /jobs/"+id+"/stop") == 0 &&
+			!meta.IsStatusConditionTrue(h.get().Status.Conditions, controller.ConditionSavepointRequired)
+	})
+
+	jm.SetJobState(id, flinkclient.JobStateRunning)
+	h.eventually("a stop-with-savepoint once the job runs", func() bool { return h.countRequests("POST /jobs/"+id+"/stop") == 1 })
+	h.eventually("the stop's savepoint", func() bool {
+		sp := h.get().Status.Savepoint
+		return sp != nil && sp.TriggerReason == controller.SavepointReasonUpdate && sp.State == controller.SavepointStateSucceeded
+	})
+	loc := h.get().Status.Components.Job.SavepointLocation
+	require.NotEmpty(t, loc)
+	job := h.runsNextRevision(old)
+	assert.NotEqual(t, id, job.ID, "a new deploy runs under a new job ID")
+	assert.Equal(t, loc, job.FromSavepoint, "the next deploy restores the stop's savepoint")
+	assert.False(t, h.podExists(pod), "the old JobManager is gone")
+	assert.False(t, meta.IsStatusConditionTrue(h.get().Status.Conditions, controller.ConditionSavepointRequired))
 }
 
 func updateTwice(t *testing.T, h *harness) {
