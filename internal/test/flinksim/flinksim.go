@@ -200,6 +200,8 @@ type Simulator struct {
 	wake   chan struct{}
 	// pods are the JobManager pods seen, by UID.
 	pods map[types.UID]*podState
+	// reads runs the API reads of the loop.
+	reads *reads
 	// rounds counts the rounds done; roundDone is closed and replaced after each.
 	rounds    int
 	roundDone chan struct{}
@@ -299,6 +301,12 @@ func New(opts Options) (*Simulator, error) {
 		return nil, fmt.Errorf("flinksim: cache: %w", err)
 	}
 	s := &Simulator{opts: opts, client: c, cache: ca, wake: make(chan struct{}, 1), pods: map[types.UID]*podState{}, roundDone: make(chan struct{})}
+	s.reads = newReads(func() {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	})
 	if opts.NodeStopped == nil {
 		s.opts.NodeStopped = s.nodeUnknown
 	}
@@ -494,9 +502,17 @@ func (s *Simulator) track(ctx context.Context, pod *corev1.Pod) *podState {
 // findCluster finds the fake Flink of the pod's FlinkCluster: none (ignored) when the
 // cluster is missing, untracked until the next try when it could not be read.
 func (s *Simulator) findCluster(ctx context.Context, st *podState) {
-	fc := &v1beta1.FlinkCluster{}
-	name := st.pod.Labels[resources.LabelCluster]
-	err := s.client.Get(ctx, types.NamespacedName{Namespace: st.pod.Namespace, Name: name}, fc)
+	key := types.NamespacedName{Namespace: st.pod.Namespace, Name: st.pod.Labels[resources.LabelCluster]}
+	v, err, ok := s.reads.take(ctx, readKey{pod: st.pod.UID, what: "cluster"}, func(ctx context.Context) (any, error) {
+		fc := &v1beta1.FlinkCluster{}
+		return fc, s.client.Get(ctx, key, fc)
+	})
+	if !ok {
+		// The read runs; the next round asks again.
+		st.untracked, st.retryAt = true, time.Time{}
+		return
+	}
+	fc := v.(*v1beta1.FlinkCluster)
 	st.untracked = err != nil && !apierrors.IsNotFound(err)
 	st.retryAt = time.Now().Add(readRetry)
 	switch {
@@ -516,6 +532,7 @@ func (s *Simulator) forget(uid types.UID) {
 	s.mu.Lock()
 	delete(s.pods, uid)
 	s.mu.Unlock()
+	s.reads.drop(uid)
 }
 
 // deleted handles a pod gone from the API in its final state.
@@ -546,11 +563,24 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 	if st.proc != nil && st.proc.Alive() {
 		st.proc.Kill()
 	}
-	props, cli, err := s.configuration(ctx, st.pod)
+	pod := st.pod
+	v, err, ok := s.reads.take(ctx, readKey{pod: pod.UID, what: "configuration " + st.instance}, func(ctx context.Context) (any, error) {
+		props, cli, err := s.readConfiguration(ctx, pod)
+		return configuration{props: props, cli: cli}, err
+	})
+	if !ok {
+		// The read runs; the next round asks again.
+		st.startPending, st.retryAt = &startedAt, time.Time{}
+		return
+	}
 	if err != nil {
 		s.opts.Log.Error(err, "no simulated JobManager for pod yet; trying again", "pod", st.key)
 		st.startPending, st.retryAt = &startedAt, time.Now().Add(readRetry)
 		return
+	}
+	props, cli := v.(configuration).props, v.(configuration).cli
+	if s.opts.Configuration != nil {
+		s.opts.Configuration(pod, props)
 	}
 	st.startPending = nil
 	ip := st.pod.Status.PodIP
@@ -570,24 +600,18 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 	}
 }
 
-// configuration is the Flink configuration the pod's container reads: the cluster's
+// configuration is what a pod's container reads at its start (readConfiguration).
+type configuration struct {
+	props map[string]string
+	cli   fakeflink.Config
+}
+
+// readConfiguration is the Flink configuration the pod's container reads: the cluster's
 // ConfigMap as it is now, and the job ID of the pod's --job-id argument (Flink's standalone
 // entrypoint sets main()'s job ID from it); and the --fromSavepoint of its command line, with
 // the container's variables expanded from that same ConfigMap as the kubelet expands them
 // at every container start (containerargs.Expand), and its --allowNonRestoredState (the fields of
-// fakeflink.Config they set).
-func (s *Simulator) configuration(ctx context.Context, pod *corev1.Pod) (map[string]string, fakeflink.Config, error) {
-	props, cli, err := s.readConfiguration(ctx, pod)
-	if err != nil {
-		return nil, cli, err
-	}
-	if s.opts.Configuration != nil {
-		s.opts.Configuration(pod, props)
-	}
-	return props, cli, nil
-}
-
-// readConfiguration is configuration without the test's Options.Configuration.
+// fakeflink.Config they set). The test's Options.Configuration applies after.
 func (s *Simulator) readConfiguration(ctx context.Context, pod *corev1.Pod) (map[string]string, fakeflink.Config, error) {
 	var cli fakeflink.Config
 	name := pod.Labels[resources.LabelCluster]
