@@ -50,6 +50,9 @@ type Config struct {
 	// default); ControllerSteadyWindow is its quiet window after the phases.
 	ControllerReplicas     int
 	ControllerSteadyWindow time.Duration
+	// ControllerWorkers, when positive (BENCH_WORKERS), is each replica's
+	// --controller-workers; its default otherwise.
+	ControllerWorkers int
 	// Only, when not empty, limits the run to these sections (BENCH_ONLY, comma-separated:
 	// cel, inprocess, https, apiserver, controller), to measure one piece again without
 	// the others. The server's memory is read whenever the server runs; controller also
@@ -79,8 +82,8 @@ func (c Config) runs(section string) bool { return len(c.Only) == 0 || c.Only[se
 var concurrencyLevels = []int{1, 16, 64}
 
 // ConfigFromEnv returns the full configuration, or the quick one when BENCH_QUICK is set
-// (to anything but "" or "0"), for the module at root. BENCH_CLUSTERS and BENCH_REPLICAS,
-// when set, must be positive integers.
+// (to anything but "" or "0"), for the module at root. BENCH_CLUSTERS, BENCH_REPLICAS and
+// BENCH_WORKERS, when set, must be positive integers.
 func ConfigFromEnv(root string) (Config, error) {
 	c := Config{
 		Root: root, OutDir: filepath.Join(root, ".bench"), Filter: ".",
@@ -103,7 +106,7 @@ func ConfigFromEnv(root string) (Config, error) {
 	for _, v := range []struct {
 		name string
 		to   *int
-	}{{"BENCH_CLUSTERS", &c.ControllerClusters}, {"BENCH_REPLICAS", &c.ControllerReplicas}} {
+	}{{"BENCH_CLUSTERS", &c.ControllerClusters}, {"BENCH_REPLICAS", &c.ControllerReplicas}, {"BENCH_WORKERS", &c.ControllerWorkers}} {
 		raw := os.Getenv(v.name)
 		if raw == "" {
 			continue
@@ -168,8 +171,23 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 
 	if c.runs(SectionHTTPS) || c.runs(SectionAPIServer) || c.runs(SectionController) {
-		if err := c.runServer(ctx, r, fail); err != nil {
+		binary, err := c.build(ctx, progress)
+		if err != nil {
 			fail("server measurements", err)
+		} else if err := c.runServer(ctx, r, fail, binary); err != nil {
+			fail("server measurements", err)
+		}
+		// Section 6 runs once sections 2-4's API server and servers are stopped: on 2 cores
+		// they would take a share of the CPU the controller's plane is measured on.
+		if binary != "" && c.runs(SectionController) {
+			res, err := RunController(ctx, ControllerOptions{
+				Binary: binary, Clusters: c.ControllerClusters, Replicas: c.ControllerReplicas, Workers: c.ControllerWorkers, Wait: c.ControllerPhaseWait,
+				SteadyWindow: c.ControllerSteadyWindow, LogDir: filepath.Join(c.OutDir, "logs"), Progress: progress,
+			})
+			r.Controller = res
+			if err != nil {
+				fail("controller on the real control plane", err)
+			}
 		}
 	}
 
@@ -181,23 +199,28 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	return r, nil
 }
 
-// runServer builds the binary, starts kube-apiserver and etcd, and measures sections 2-4.
-func (c Config) runServer(ctx context.Context, r *Report, fail func(string, error)) (err error) {
-	progress := c.Progress
-	if progress == nil {
-		progress = io.Discard
-	}
-	logDir := filepath.Join(c.OutDir, "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return err
+// build builds the binary the server sections run, under OutDir.
+func (c Config) build(ctx context.Context, progress io.Writer) (string, error) {
+	if err := os.MkdirAll(filepath.Join(c.OutDir, "logs"), 0o755); err != nil {
+		return "", err
 	}
 	binary := filepath.Join(c.OutDir, "bin", "flink-admission")
 	fmt.Fprintln(progress, "== building flink-admission")
 	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/flink-admission")
 	build.Dir, build.Stdout, build.Stderr = c.Root, progress, progress
 	if err := build.Run(); err != nil {
-		return fmt.Errorf("building flink-admission: %w", err)
+		return "", fmt.Errorf("building flink-admission: %w", err)
 	}
+	return binary, nil
+}
+
+// runServer starts kube-apiserver and etcd and measures sections 2-4 with binary.
+func (c Config) runServer(ctx context.Context, r *Report, fail func(string, error), binary string) (err error) {
+	progress := c.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	logDir := filepath.Join(c.OutDir, "logs")
 
 	fmt.Fprintln(progress, "== starting kube-apiserver and etcd")
 	tmp, err := os.MkdirTemp("", "flink-admission-bench-")
@@ -292,14 +315,6 @@ func (c Config) runServer(ctx context.Context, r *Report, fail func(string, erro
 	fmt.Fprintln(progress, "== 4. memory with the controller watching the clusters")
 	if err := c.controllerMemory(ctx, r, env.Config, binary, env.Kubeconfig, cert, logDir); err != nil {
 		fail("controller memory", err)
-	}
-	res, err := RunController(ctx, ControllerOptions{
-		Binary: binary, Clusters: c.ControllerClusters, Replicas: c.ControllerReplicas, Wait: c.ControllerPhaseWait,
-		SteadyWindow: c.ControllerSteadyWindow, LogDir: logDir, Progress: progress,
-	})
-	r.Controller = res
-	if err != nil {
-		fail("controller on the real control plane", err)
 	}
 	return nil
 }

@@ -57,6 +57,8 @@ type ControllerOptions struct {
 	// more than one they share the fleet through shard Leases (--shard-fleet), as the
 	// installs do.
 	Replicas int
+	// Workers, when positive, is each replica's --controller-workers (its default otherwise).
+	Workers int
 	// Wait bounds each phase.
 	Wait time.Duration
 	// SteadyWindow is the quiet window after the phases in which the steady-state costs are
@@ -77,6 +79,8 @@ type ControllerResult struct {
 	Clusters int `json:"clusters"`
 	Replicas int `json:"replicas"`
 	Nodes    int `json:"nodes"`
+	// Workers is each replica's --controller-workers.
+	Workers int `json:"workers"`
 	// Phases are the create, the delete-every-JobManager-pod and (with more than one
 	// replica) the update-with-the-leader-killed phases, in order.
 	Phases []ControllerPhase `json:"phases"`
@@ -148,7 +152,11 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 		return nil, fmt.Errorf("the steady window (%s) is shorter than the controller's steady poll interval (%s): it can fall between two polls", o.SteadyWindow, controller.DefaultSteadyPollInterval)
 	}
 	nodes := o.Clusters/podsPerNode + 1
-	fmt.Fprintf(progress, "== 6. the controller on the real control plane: %d clusters, %d replicas, %d KWOK nodes\n", o.Clusters, o.Replicas, nodes)
+	workers := o.Workers
+	if workers == 0 {
+		workers = controller.DefaultMaxConcurrentReconciles
+	}
+	fmt.Fprintf(progress, "== 6. the controller on the real control plane: %d clusters, %d replicas of %d workers, %d KWOK nodes\n", o.Clusters, o.Replicas, workers, nodes)
 	cp, err := testenv.StartControlPlane(testenv.ControlPlaneOptions{Nodes: nodes, LogDir: filepath.Join(o.LogDir, "controlplane")})
 	if err != nil {
 		return nil, err
@@ -213,7 +221,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 		return nil, err
 	}
 
-	res := &ControllerResult{Clusters: o.Clusters, Replicas: o.Replicas, Nodes: nodes}
+	res := &ControllerResult{Clusters: o.Clusters, Replicas: o.Replicas, Nodes: nodes, Workers: workers}
 	m := newPhaseMeter(replicas, o.Clusters)
 
 	// Phase 1: every cluster created at once.
@@ -338,6 +346,9 @@ func startReplicas(ctx context.Context, o ControllerOptions, kubeconfig, proxyUR
 			// the API server's address is loopback, which Go never proxies.
 			Env: []string{"HTTP_PROXY=" + proxyURL, "http_proxy=" + proxyURL, "NO_PROXY=", "no_proxy="},
 		}
+		if o.Workers > 0 {
+			so.Args = []string{"--controller-workers=" + strconv.Itoa(o.Workers)}
+		}
 		if o.Replicas > 1 {
 			// As the manifests run more than one replica: they share the fleet.
 			so.LeaderElectNamespace, so.ShardFleet = controllerNamespace, true
@@ -351,7 +362,8 @@ func startReplicas(ctx context.Context, o ControllerOptions, kubeconfig, proxyUR
 	return out, nil
 }
 
-// waitMembers waits up to timeout until every live replica holds its shard Lease (a single
+// waitMembers waits up to timeout until every live replica holds its shard Lease and may act
+// on its share (a lease duration after it joined; a single
 // replica runs every cluster at once), and returns the index of the first live replica: the
 // one the update phase stops.
 func waitMembers(ctx context.Context, cl client.Client, replicas []*ServeProcess, timeout time.Duration) (int, error) {
@@ -367,13 +379,23 @@ func waitMembers(ctx context.Context, cl client.Client, replicas []*ServeProcess
 	if len(replicas) == 1 {
 		return first, nil
 	}
+	// A member acts a lease duration after it joined (controller/shard): until then a phase
+	// would time the replicas' start, not their work.
+	acting := shard.DefaultTiming.LeaseDuration + shard.DefaultTiming.RenewPeriod
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		var leases coordinationv1.LeaseList
-		err := cl.List(ctx, &leases, client.InNamespace(controllerNamespace), client.HasLabels{shard.GroupLabel})
-		return err == nil && len(leases.Items) >= live, nil
+		if err := cl.List(ctx, &leases, client.InNamespace(controllerNamespace), client.HasLabels{shard.GroupLabel}); err != nil || len(leases.Items) < live {
+			return false, nil
+		}
+		for _, l := range leases.Items {
+			if l.Spec.AcquireTime == nil || time.Since(l.Spec.AcquireTime.Time) < acting {
+				return false, nil
+			}
+		}
+		return true, nil
 	})
 	if err != nil {
-		return -1, fmt.Errorf("not every one of %d replicas holds its shard Lease after %s: %w", live, timeout, err)
+		return -1, fmt.Errorf("not every one of %d replicas holds its shard Lease and acts after %s: %w", live, timeout, err)
 	}
 	return first, nil
 }

@@ -118,6 +118,8 @@ type ServeOptions struct {
 	Log *os.File
 	// Env is added to the server's environment (e.g. HTTP_PROXY).
 	Env []string
+	// Args are added to the server's flags.
+	Args []string
 }
 
 // StartServe starts `flink-admission serve` in files mode on free ports of 127.0.0.1 and
@@ -149,7 +151,7 @@ func StartServe(ctx context.Context, o ServeOptions, timeout time.Duration) (*Se
 		"--pprof-bind-address=" + pprof,
 		"--enable-controller=" + strconv.FormatBool(o.Controller),
 		"--log-level=error",
-	}, leaderElect...)...)
+	}, append(leaderElect, o.Args...)...)...)
 	// $KUBECONFIG rather than --kubeconfig: controller-runtime's lookup of $KUBECONFIG
 	// turns off client-go's default rate limit of 5 requests/s (the API server's priority
 	// and fairness limits instead), which --kubeconfig keeps; with it the controller would
