@@ -88,6 +88,9 @@ func (s *Simulation) Cluster(fc *v1beta1.FlinkCluster) *fakeflink.Cluster {
 		Clock:     s.clock,
 		Program:   fakeflink.Program{JobName: fc.Name},
 		InProcess: true,
+		// A thousand pods may start at once (make bench): each elects off the Simulator's
+		// loop, as Flink does.
+		ElectInBackground: true,
 	})
 	s.clusters[fc.UID] = c
 	return c

@@ -139,6 +139,12 @@ type Options struct {
 	// reach them with HTTPClient (or ServeHTTP), so that simulations can start thousands of
 	// processes cheaply. URL and JobManager.URL are then placeholders.
 	InProcess bool
+	// ElectInBackground makes a started process run for leadership from a goroutine of its
+	// own, as Flink's leader election driver does, instead of within Start: whoever starts
+	// many processes at once (the simulated Flink of make run and make bench) then does not
+	// wait on each one's HA reads and writes in turn. Off, Start returns with the election
+	// done, which a deterministic world that steps its processes relies on.
+	ElectInBackground bool
 	// Observer, when set, is told what happens to jobs as it happens (see Observer).
 	Observer Observer
 	// JobStartup, when set, is how long a job main() submits (or a JobManager recovers)

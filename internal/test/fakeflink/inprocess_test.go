@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
@@ -64,4 +65,38 @@ func BenchmarkListJobs(b *testing.B) {
 			}
 		})
 	}
+}
+
+// blockingHA is a MemoryHA whose reads wait until release is closed: an API server that
+// does not answer yet.
+type blockingHA struct {
+	fakeflink.MemoryHA
+	release chan struct{}
+}
+
+func (b *blockingHA) Get(ctx context.Context, name string) (*corev1.ConfigMap, error) {
+	<-b.release
+	return b.MemoryHA.Get(ctx, name)
+}
+
+func TestElectInBackgroundStartsWithoutWaitingOnHA(t *testing.T) {
+	ha := &blockingHA{release: make(chan struct{})}
+	c := newCluster(t, fakeflink.Options{HA: ha, ElectInBackground: true})
+	started := make(chan *fakeflink.JobManager)
+	go func() { started <- c.Start(fakeflink.Config{Properties: haProps()}) }()
+	var jm *fakeflink.JobManager
+	select {
+	case jm = <-started:
+	case <-time.After(10 * time.Second):
+		close(ha.release)
+		t.Fatal("Start waited on the HA store")
+	}
+	close(ha.release)
+	// Nothing here asks the cluster anything (a REST call, Leads, Leader: each elects): the
+	// HA ConfigMap appears because the started process ran for leadership on its own.
+	assert.Eventually(t, func() bool {
+		names, err := ha.List(context.Background(), clusterID)
+		return err == nil && len(names) > 0
+	}, 10*time.Second, 10*time.Millisecond, "the process's own election wrote the HA ConfigMap")
+	assert.True(t, jm.Leads())
 }

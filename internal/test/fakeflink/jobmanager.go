@@ -200,9 +200,16 @@ func (c *Cluster) Start(cfg Config) *JobManager {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.procs = append(c.procs, p)
-	if p.ha() {
+	switch {
+	case p.ha() && c.opts.ElectInBackground:
+		go func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.electLocked()
+		}()
+	case p.ha():
 		c.electLocked()
-	} else {
+	default:
 		p.grantLocked(nil)
 	}
 	return p
