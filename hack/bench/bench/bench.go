@@ -47,7 +47,8 @@ type Config struct {
 	ControllerClusters  int
 	ControllerPhaseWait time.Duration
 	// ControllerReplicas is how many `serve` processes section 6 runs (BENCH_REPLICAS, 1 by
-	// default); ControllerSteadyWindow is its quiet window after the phases.
+	// default); ControllerSteadyWindow is its quiet window after the phases: a resync
+	// interval, so that every cluster's resync falls in it beside its polls.
 	ControllerReplicas     int
 	ControllerSteadyWindow time.Duration
 	// ControllerWorkers, when positive (BENCH_WORKERS), is each replica's
@@ -91,7 +92,7 @@ func ConfigFromEnv(root string) (Config, error) {
 		HTTPSRequests: map[int]int{1: 1_000, 16: 3_000, 64: 6_000}, HTTPSWarmup: 100,
 		ControllerWait:     3 * time.Minute,
 		ControllerClusters: 500, ControllerPhaseWait: 15 * time.Minute,
-		ControllerReplicas: 1, ControllerSteadyWindow: time.Minute,
+		ControllerReplicas: 1, ControllerSteadyWindow: controller.DefaultResyncInterval,
 		Progress: os.Stderr,
 	}
 	if q := os.Getenv("BENCH_QUICK"); q != "" && q != "0" {
