@@ -28,7 +28,7 @@ const (
 	DefaultSteadyPollInterval      = 30 * time.Second
 	DefaultResyncInterval          = 5 * time.Minute
 	DefaultFlinkPollers            = 16
-	DefaultMaxConcurrentReconciles = 4
+	DefaultMaxConcurrentReconciles = 8
 	DefaultWaitBound               = 5 * time.Minute
 	// DefaultSavepointTimeout is longer than Flink's own checkpoint timeout
 	// (execution.checkpointing.timeout, 10 minutes), which fails a savepoint that takes longer
