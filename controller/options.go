@@ -5,6 +5,7 @@
 package controller
 
 import (
+	"cmp"
 	"crypto/tls"
 	"flag"
 	"fmt"
@@ -131,33 +132,15 @@ func (o Options) complete() (Options, error) {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	if o.HARecoveryGrace == 0 {
-		o.HARecoveryGrace = DefaultHARecoveryGrace
-	}
-	if o.LostTimeout == 0 {
-		o.LostTimeout = DefaultLostTimeout
-	}
-	if o.RequeueInterval == 0 {
-		o.RequeueInterval = DefaultRequeueInterval
-	}
-	if o.SteadyPollInterval == 0 {
-		o.SteadyPollInterval = DefaultSteadyPollInterval
-	}
-	if o.ResyncInterval == 0 {
-		o.ResyncInterval = DefaultResyncInterval
-	}
-	if o.FlinkPollers == 0 {
-		o.FlinkPollers = DefaultFlinkPollers
-	}
-	if o.MaxConcurrentReconciles == 0 {
-		o.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
-	}
-	if o.WaitBound == 0 {
-		o.WaitBound = DefaultWaitBound
-	}
-	if o.SavepointTimeout == 0 {
-		o.SavepointTimeout = DefaultSavepointTimeout
-	}
+	o.HARecoveryGrace = cmp.Or(o.HARecoveryGrace, DefaultHARecoveryGrace)
+	o.LostTimeout = cmp.Or(o.LostTimeout, DefaultLostTimeout)
+	o.RequeueInterval = cmp.Or(o.RequeueInterval, DefaultRequeueInterval)
+	o.SteadyPollInterval = cmp.Or(o.SteadyPollInterval, DefaultSteadyPollInterval)
+	o.ResyncInterval = cmp.Or(o.ResyncInterval, DefaultResyncInterval)
+	o.FlinkPollers = cmp.Or(o.FlinkPollers, DefaultFlinkPollers)
+	o.MaxConcurrentReconciles = cmp.Or(o.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
+	o.WaitBound = cmp.Or(o.WaitBound, DefaultWaitBound)
+	o.SavepointTimeout = cmp.Or(o.SavepointTimeout, DefaultSavepointTimeout)
 	if o.NewID == nil {
 		o.NewID = flinkclient.NewID
 	}
