@@ -363,9 +363,8 @@ func startReplicas(ctx context.Context, o ControllerOptions, kubeconfig, proxyUR
 }
 
 // waitMembers waits up to timeout until every live replica holds its shard Lease and may act
-// on its share (a lease duration after it joined; a single
-// replica runs every cluster at once), and returns the index of the first live replica: the
-// one the update phase stops.
+// on its share (a lease duration after it joined; a single replica runs every cluster at
+// once), and returns the index of the first live replica: the one the update phase stops.
 func waitMembers(ctx context.Context, cl client.Client, replicas []*ServeProcess, timeout time.Duration) (int, error) {
 	first, live := -1, 0
 	for i, srv := range replicas {

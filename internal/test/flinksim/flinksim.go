@@ -301,12 +301,7 @@ func New(opts Options) (*Simulator, error) {
 		return nil, fmt.Errorf("flinksim: cache: %w", err)
 	}
 	s := &Simulator{opts: opts, client: c, cache: ca, wake: make(chan struct{}, 1), pods: map[types.UID]*podState{}, roundDone: make(chan struct{})}
-	s.reads = newReads(func() {
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
-	})
+	s.reads = newReads(s.poke)
 	if opts.NodeStopped == nil {
 		s.opts.NodeStopped = s.nodeUnknown
 	}
@@ -373,10 +368,7 @@ func (s *Simulator) Settle(ctx context.Context) error {
 		s.mu.Lock()
 		done := s.roundDone
 		s.mu.Unlock()
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
+		s.poke()
 		select {
 		case <-done:
 		case <-ctx.Done():
@@ -384,6 +376,14 @@ func (s *Simulator) Settle(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// poke wakes the loop for a round, unless a wake-up is already pending.
+func (s *Simulator) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (s *Simulator) enqueue(o any, deleted bool) {
@@ -397,10 +397,7 @@ func (s *Simulator) enqueue(o any, deleted bool) {
 	s.mu.Lock()
 	s.events = append(s.events, event{pod: pod.DeepCopy(), deleted: deleted})
 	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	s.poke()
 }
 
 // Process returns the JobManager process of pod namespace/name while the Simulator follows the
