@@ -434,7 +434,7 @@ func TestMarkdownIsOneTableWithRatiosAndReferences(t *testing.T) {
 	assert.Contains(t, text, "| memory | RSS of serve, controller on, watching the clusters | 80.0 MiB (peak 90.0 MiB); 500 clusters, 500 reconciles |  | 45 MB after load |")
 	assert.Contains(t, text, "| CEL cost | largest #1 at spec | 629,189 (limit 10,000,000 per rule) |")
 	assert.Contains(t, text, "| — | not measured | controller memory: timed out |")
-	assert.Contains(t, text, "| controller, real control plane | 500 Deployment-mode clusters, 2 replica(s), 6 KWOK nodes, simulated Flink: create | 42.5 s (500 of 500 clusters); 7.5 reconciles per cluster; serve's CPU 12.2 s, RSS 100.0 MiB (peak 120.0 MiB) | ×2.50 of the control plane's floor, 17.0 s (500 pods of plain Deployments) |")
+	assert.Contains(t, text, "| controller, real control plane | 500 Deployment-mode clusters, 2 replica(s), 6 KWOK nodes, simulated Flink: create | 42.5 s (500 of 500 clusters); 7.5 reconciles per cluster; serve's CPU 12.2 s, RSS 100.0 MiB (peak 120.0 MiB) | ×2.50 of the control plane's floor, 17.0 s (500 JobManager pods of the clusters' objects, created directly) |")
 	assert.Contains(t, text, "80.0 s (499 of 500 clusters); 3.0 reconciles per cluster; serve's CPU 5.0 s, RSS 110.0 MiB (peak 120.0 MiB); 1 job IDs changed |")
 	assert.Contains(t, text, "simulated Flink: update, a replica killed | 90.0 s (500 of 500 clusters); 9.0 reconciles per cluster; serve's CPU 8.0 s, RSS 110.0 MiB (peak 120.0 MiB); killed replica 0 of 3 sharing the fleet; 0 jobs run twice |")
 	assert.Contains(t, text, "simulated Flink: steady state, 60 s with 500 of 500 jobs Running, 1 live replica(s) | per cluster per minute: 0.0120 CPU s, 12.00 Flink calls | 5,000 clusters per CPU core (60 / CPU s per cluster per minute) |")

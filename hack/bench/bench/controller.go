@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -151,6 +152,10 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if o.SteadyWindow < controller.DefaultSteadyPollInterval {
 		return nil, fmt.Errorf("the steady window (%s) is shorter than the controller's steady poll interval (%s): it can fall between two polls", o.SteadyWindow, controller.DefaultSteadyPollInterval)
 	}
+	sample, err := benchCluster()
+	if err != nil {
+		return nil, err
+	}
 	nodes := o.Clusters/podsPerNode + 1
 	workers := o.Workers
 	if workers == 0 {
@@ -184,17 +189,23 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 			return nil, err
 		}
 	}
-	sample, err := benchCluster()
+	// The bench watches what it waits for: listing every cluster and pod from the API server
+	// four times a second would load the plane it measures.
+	watch, err := cache.New(&cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{floorNamespace: {}, controllerNamespace: {}}})
 	if err != nil {
 		return nil, err
 	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- watch.Start(watchCtx) }()
+	defer func() { stopWatch(); <-watchDone }()
 
 	// The floor, before the simulated Flink and the controller run: the plane alone.
-	floor, floorDone, err := measureFloor(ctx, cl, sample, o.Clusters, o.Wait)
+	floor, floorDone, err := measureFloor(ctx, cl, watch, sample, o.Clusters, o.Wait)
 	if err != nil {
 		return nil, fmt.Errorf("the control plane's floor: %w", err)
 	}
-	fmt.Fprintf(progress, "   floor: %d/%d JobManager pods of plain Deployments running after %.1f s\n", floorDone, o.Clusters, floor)
+	fmt.Fprintf(progress, "   floor: %d/%d JobManager pods of the clusters' objects, created directly, running after %.1f s\n", floorDone, o.Clusters, floor)
 
 	sim, err := devenv.NewSimulation(&cfg, logr.Discard())
 	if err != nil {
@@ -235,7 +246,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	}); err != nil {
 		return nil, fmt.Errorf("creating the clusters: %w", err)
 	}
-	done, _, waiting, err := waitJobs(ctx, cl, o.Wait, 0, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
+	done, _, waiting, err := waitJobs(ctx, watch, o.Wait, 0, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
 		return jobRunning(fc)
 	}, nil)
 	if err != nil {
@@ -276,7 +287,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	// Running again means: the controller reports the job Running with its ID, and Flink's
 	// leader, the one that runs it, is the process of a new pod (until the old pods end
 	// after their preStop delay, the old leaders still run the jobs).
-	done, changed, waiting, err := waitJobs(ctx, cl, o.Wait, 0, func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool {
+	done, changed, waiting, err := waitJobs(ctx, watch, o.Wait, 0, func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool {
 		if !jobRunning(fc) {
 			return false
 		}
@@ -303,7 +314,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 		res.Skipped = append(res.Skipped, skip)
 		fmt.Fprintf(progress, "   skipped: %s\n", skip)
 	} else {
-		p, err := updateKillingLeader(ctx, cl, sim, m, o, progress)
+		p, err := updateKillingLeader(ctx, cl, watch, sim, m, o, progress)
 		if err != nil {
 			return nil, err
 		}
@@ -418,10 +429,10 @@ func jobIDs(ctx context.Context, cl client.Client) (map[string]string, error) {
 // that Flink must redeploy the job for (stop-with-savepoint, then a new deploy from it).
 var updateArgs = []string{"--bench-update"}
 
-// updateKillingLeader updates every cluster at once, kills the leading replica (SIGKILL) once
-// half of the clusters started their update, and waits until every job runs its new
-// revision under a new job ID.
-func updateKillingLeader(ctx context.Context, cl client.Client, sim *devenv.Simulation, m *phaseMeter, o ControllerOptions, progress io.Writer) (ControllerPhase, error) {
+// updateKillingLeader updates every cluster at once (through cl; it waits on watch), kills
+// the leading replica (SIGKILL) once half of the clusters started their update, and waits
+// until every job runs its new revision under a new job ID.
+func updateKillingLeader(ctx context.Context, cl client.Client, watch client.Reader, sim *devenv.Simulation, m *phaseMeter, o ControllerOptions, progress io.Writer) (ControllerPhase, error) {
 	var list v1beta1.FlinkClusterList
 	if err := cl.List(ctx, &list, client.InNamespace(controllerNamespace)); err != nil {
 		return ControllerPhase{}, err
@@ -456,7 +467,7 @@ func updateKillingLeader(ctx context.Context, cl client.Client, sim *devenv.Simu
 
 	// Half started: the controller names the new revision as the one being rolled out.
 	half := (o.Clusters + 1) / 2
-	started, _, _, err := waitJobs(ctx, cl, o.Wait, half, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
+	started, _, _, err := waitJobs(ctx, watch, o.Wait, half, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
 		return fc.Status.Revision.NextRevision == want[fc.Name] || fc.Status.Revision.CurrentRevision == want[fc.Name]
 	}, nil)
 	if err != nil {
@@ -473,7 +484,7 @@ func updateKillingLeader(ctx context.Context, cl client.Client, sim *devenv.Simu
 	killed := fmt.Sprintf("replica %d of %d sharing the fleet", victim, len(m.replicas))
 	fmt.Fprintf(progress, "   %d/%d clusters started their update after %.1f s: killed %s\n", started, o.Clusters, time.Since(start).Seconds(), killed)
 
-	done, _, waiting, err := waitJobs(ctx, cl, o.Wait, 0, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
+	done, _, waiting, err := waitJobs(ctx, watch, o.Wait, 0, func(fc *v1beta1.FlinkCluster, _ map[string]bool) bool {
 		return jobRunning(fc) && fc.Status.Revision.CurrentRevision == want[fc.Name] && fc.Status.Components.Job.ID != ids[fc.Name]
 	}, nil)
 	if err != nil {
@@ -602,7 +613,7 @@ func jobRunning(fc *v1beta1.FlinkCluster) bool {
 // wait runs out, and returns how many it held for, how many changed (by changedFn) and the clusters it did not
 // hold for, at the end (those of the last round the deadline let it read). With old
 // set, ready is given the names of the cluster's Running JobManager pods not in old.
-func waitJobs(ctx context.Context, cl client.Client, wait time.Duration, need int,
+func waitJobs(ctx context.Context, r client.Reader, wait time.Duration, need int,
 	ready func(fc *v1beta1.FlinkCluster, newPods map[string]bool) bool, changedFn func(*v1beta1.FlinkCluster) bool, old ...map[types.UID]bool) (done, changed int, waiting []v1beta1.FlinkCluster, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -611,7 +622,7 @@ func waitJobs(ctx context.Context, cl client.Client, wait time.Duration, need in
 	for {
 		// At the deadline a list fails: the figures are then those of the last round.
 		var list v1beta1.FlinkClusterList
-		if err := cl.List(ctx, &list, client.InNamespace(controllerNamespace)); err != nil {
+		if err := r.List(ctx, &list, client.InNamespace(controllerNamespace)); err != nil {
 			if ctx.Err() != nil {
 				return done, changed, waiting, nil
 			}
@@ -620,7 +631,7 @@ func waitJobs(ctx context.Context, cl client.Client, wait time.Duration, need in
 		running := map[string]map[string]bool{}
 		if len(old) > 0 {
 			var pods corev1.PodList
-			if err := cl.List(ctx, &pods, client.InNamespace(controllerNamespace), client.MatchingLabels{resources.LabelComponent: resources.ComponentJobManager}); err != nil {
+			if err := r.List(ctx, &pods, client.InNamespace(controllerNamespace), client.MatchingLabels{resources.LabelComponent: resources.ComponentJobManager}); err != nil {
 				if ctx.Err() != nil {
 					return done, changed, waiting, nil
 				}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -60,24 +61,34 @@ func TestCallsSinceCountsOnlyTheNewCalls(t *testing.T) {
 	assert.Equal(t, map[string]int{"GET /jobs/overview": 3, "GET /jobs/:id": 2}, callsSince(before, after))
 }
 
-func TestFloorDeploymentsAreTheControllersJobManagersWithoutOwner(t *testing.T) {
+func TestFloorObjectsAreTheControllersWorkloadsWithoutOwner(t *testing.T) {
 	sample, err := benchCluster()
 	require.NoError(t, err)
-	deps, err := floorDeployments(sample, 3)
+	objs, err := floorObjects(sample, 3)
 	require.NoError(t, err)
-	require.Len(t, deps, 3)
-	for i, d := range deps {
+	require.Len(t, objs, 3)
+	for i, cluster := range objs {
 		fc := sample.DeepCopy()
 		fc.Name, fc.Namespace = clusterName(i), floorNamespace
-		assert.Equal(t, resources.JobManagerName(clusterName(i)), d.Name)
-		assert.Equal(t, floorNamespace, d.Namespace)
-		assert.Empty(t, d.OwnerReferences, "no FlinkCluster stands behind the floor")
+		require.Len(t, cluster, 4)
+		for _, obj := range cluster {
+			assert.Equal(t, floorNamespace, obj.GetNamespace())
+			assert.Empty(t, obj.GetOwnerReferences(), "no FlinkCluster stands behind the floor")
+		}
+		cm, svc := cluster[0].(*corev1.ConfigMap), cluster[1].(*corev1.Service)
+		assert.Equal(t, resources.ConfigMapName(fc.Name), cm.Name)
+		assert.Equal(t, resources.JobManagerName(fc.Name), svc.Name)
+		tm := cluster[2].(*appsv1.StatefulSet)
+		assert.Equal(t, resources.TaskManagerName(fc.Name), tm.Name)
+		assert.Equal(t, resources.TaskManagerReplicas(fc), *tm.Spec.Replicas, "the TaskManagers the cluster asks for")
+		d := cluster[3].(*appsv1.Deployment)
+		assert.Equal(t, resources.JobManagerName(fc.Name), d.Name)
 		assert.Equal(t, int32(1), *d.Spec.Replicas)
 		assert.Equal(t, resources.ComponentJobManager, d.Spec.Template.Labels[resources.LabelComponent])
 		want := resources.JobManagerPodTemplate(fc, resources.Deploy{})
 		assert.Equal(t, want.Spec.Containers[0].Resources, d.Spec.Template.Spec.Containers[0].Resources, "the JobManager's resources")
 	}
-	assert.NotEqual(t, deps[0].Spec.Template.Labels[resources.LabelJobID], deps[1].Spec.Template.Labels[resources.LabelJobID], "a job ID each")
+	assert.NotEqual(t, objs[0][3].(*appsv1.Deployment).Spec.Template.Labels[resources.LabelJobID], objs[1][3].(*appsv1.Deployment).Spec.Template.Labels[resources.LabelJobID], "a job ID each")
 }
 
 func TestPodRunningNeedsRunningAndReady(t *testing.T) {

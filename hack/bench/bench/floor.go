@@ -15,14 +15,17 @@ import (
 	"github.com/flink-admission/flink-admission/internal/devenv"
 )
 
-// floorNamespace holds the control plane floor's Deployments, apart from the clusters.
+// floorNamespace holds the control plane floor's workloads, apart from the clusters.
 const floorNamespace = "bench-floor"
 
-// floorDeployments are the JobManager Deployments the controller would create for clusters
-// copies of sample (named as the create phase names them), built with the controller's own
-// builder, without owner: no FlinkCluster and no controller stand behind them.
-func floorDeployments(sample *v1beta1.FlinkCluster, clusters int) ([]*appsv1.Deployment, error) {
-	out := make([]*appsv1.Deployment, 0, clusters)
+// floorObjects are the objects the controller creates for clusters copies of sample (named
+// as the create phase names them), in the order it creates them: the Flink ConfigMap, the
+// JobManager Service, the TaskManager StatefulSet and the JobManager Deployment. They are
+// built with the controller's own builders, without owner: no FlinkCluster and no controller
+// stand behind them. The test plane runs no StatefulSet controller, so the pods are the
+// JobManagers', one per cluster, in the floor as in the create phase.
+func floorObjects(sample *v1beta1.FlinkCluster, clusters int) ([][]client.Object, error) {
+	out := make([][]client.Object, 0, clusters)
 	for i := range clusters {
 		fc := sample.DeepCopy()
 		fc.Name, fc.Namespace = clusterName(i), floorNamespace
@@ -30,9 +33,16 @@ func floorDeployments(sample *v1beta1.FlinkCluster, clusters int) ([]*appsv1.Dep
 		if err != nil {
 			return nil, err
 		}
-		d := resources.JobManagerDeployment(fc, resources.Deploy{Revision: rev, JobID: fmt.Sprintf("%032x", i+1)}, 1)
-		d.OwnerReferences = nil
-		out = append(out, d)
+		d := resources.Deploy{Revision: rev, JobID: fmt.Sprintf("%032x", i+1)}
+		cm, err := resources.ConfigMap(fc, d)
+		if err != nil {
+			return nil, err
+		}
+		objs := []client.Object{cm, resources.Service(fc, rev), resources.TaskManagerStatefulSet(fc, rev), resources.JobManagerDeployment(fc, d, 1)}
+		for _, obj := range objs {
+			obj.SetOwnerReferences(nil)
+		}
+		out = append(out, objs)
 	}
 	return out, nil
 }
@@ -40,11 +50,13 @@ func floorDeployments(sample *v1beta1.FlinkCluster, clusters int) ([]*appsv1.Dep
 // clusterName names the i-th cluster of the section.
 func clusterName(i int) string { return fmt.Sprintf("c%04d", i) }
 
-// measureFloor creates the JobManager Deployments of clusters clusters at once, in their
-// own namespace and with the create phase's parallelism, and returns the time until every
-// pod is Running (and Ready, where KWOK marks it); then deletes them and waits until every
-// pod is gone, so that the phases start on an empty plane.
-func measureFloor(ctx context.Context, cl client.Client, sample *v1beta1.FlinkCluster, clusters int, wait time.Duration) (seconds float64, ready int, err error) {
+// measureFloor creates the objects of clusters clusters (floorObjects) at once, in their own
+// namespace and with the create phase's parallelism, and returns the time until every pod is
+// Running (and Ready, where KWOK marks it); then deletes them and waits until every pod is
+// gone, so that the phases start on an empty plane. It counts pods from r, a watch's cache:
+// listing thousands of pods from the API server four times a second would load the plane it
+// measures.
+func measureFloor(ctx context.Context, cl client.Client, r client.Reader, sample *v1beta1.FlinkCluster, clusters int, wait time.Duration) (seconds float64, ready int, err error) {
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorNamespace}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: devenv.DevServiceAccount, Namespace: floorNamespace}},
@@ -53,35 +65,50 @@ func measureFloor(ctx context.Context, cl client.Client, sample *v1beta1.FlinkCl
 			return 0, 0, err
 		}
 	}
-	deps, err := floorDeployments(sample, clusters)
+	objs, err := floorObjects(sample, clusters)
 	if err != nil {
 		return 0, 0, err
 	}
 	start := time.Now()
-	if err := parallel(len(deps), createWorkers, func(i int) error { return cl.Create(ctx, deps[i]) }); err != nil {
-		return 0, 0, fmt.Errorf("creating the floor's Deployments: %w", err)
-	}
-	ready, _, err = waitPods(ctx, cl, wait, func(pods []corev1.Pod) (int, bool) {
-		n := 0
-		for i := range pods {
-			if podRunning(&pods[i]) {
-				n++
+	if err := parallel(len(objs), createWorkers, func(i int) error {
+		for _, obj := range objs[i] {
+			if err := cl.Create(ctx, obj); err != nil {
+				return err
 			}
 		}
+		return nil
+	}); err != nil {
+		return 0, 0, fmt.Errorf("creating the floor's objects: %w", err)
+	}
+	ready, _, err = waitPods(ctx, r, floorNamespace, wait, func(list []corev1.Pod) (int, bool) {
+		n := runningPods(list)
 		return n, n == clusters
 	})
 	seconds = time.Since(start).Seconds()
 	if err != nil {
 		return seconds, ready, err
 	}
-	if err := cl.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace(floorNamespace), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-		return seconds, ready, err
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}} {
+		if err := cl.DeleteAllOf(ctx, obj, client.InNamespace(floorNamespace), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			return seconds, ready, err
+		}
 	}
-	left, gone, err := waitPods(ctx, cl, wait, func(pods []corev1.Pod) (int, bool) { return len(pods), len(pods) == 0 })
+	left, gone, err := waitPods(ctx, r, floorNamespace, wait, func(list []corev1.Pod) (int, bool) { return len(list), len(list) == 0 })
 	if err == nil && !gone {
-		err = fmt.Errorf("%d of the floor's pods still there %s after their Deployments were deleted", left, wait)
+		err = fmt.Errorf("%d of the floor's pods still there %s after their workloads were deleted", left, wait)
 	}
 	return seconds, ready, err
+}
+
+// runningPods counts the pods of list that run (podRunning).
+func runningPods(list []corev1.Pod) int {
+	n := 0
+	for i := range list {
+		if podRunning(&list[i]) {
+			n++
+		}
+	}
+	return n
 }
 
 // podRunning reports whether a pod runs: phase Running, not being deleted, and Ready when
@@ -98,16 +125,16 @@ func podRunning(pod *corev1.Pod) bool {
 	return true
 }
 
-// waitPods lists the floor's pods every 250 ms until done says so or wait runs out, and
-// returns the count done gave last and whether it said done.
-func waitPods(ctx context.Context, cl client.Client, wait time.Duration, done func([]corev1.Pod) (int, bool)) (n int, ok bool, err error) {
+// waitPods lists the pods of namespace every 250 ms until done says so or wait runs out,
+// and returns the count done gave last and whether it said done.
+func waitPods(ctx context.Context, r client.Reader, namespace string, wait time.Duration, done func([]corev1.Pod) (int, bool)) (n int, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		var pods corev1.PodList
-		if err := cl.List(ctx, &pods, client.InNamespace(floorNamespace)); err != nil {
+		if err := r.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
 			if ctx.Err() != nil {
 				return n, false, nil
 			}

@@ -149,7 +149,7 @@ func controllerRows(c *ControllerResult) []Row {
 		}
 		row := Row{Section: 6, What: what + p.Name, Figures: figures}
 		if p.FloorSeconds > 0 {
-			row.Ratio = printer.Sprintf("×%.2f of the control plane's floor, %.1f s (%d pods of plain Deployments)", p.Seconds/p.FloorSeconds, p.FloorSeconds, p.FloorDone)
+			row.Ratio = printer.Sprintf("×%.2f of the control plane's floor, %.1f s (%d JobManager pods of the clusters' objects, created directly)", p.Seconds/p.FloorSeconds, p.FloorSeconds, p.FloorDone)
 		}
 		rows = append(rows, row)
 	}
