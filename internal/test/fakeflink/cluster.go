@@ -4,7 +4,9 @@
 //   - every JobManager process is its own REST server (httptest, 127.0.0.1) with its own
 //     jobs, savepoint operations and lifetime (Start, Kill, Stop, Exit);
 //   - leadership is elected through Flink's HA ConfigMaps (package flinkha) in an HAStore:
-//     a real API server (KubeHA) or memory (MemoryHA); leases run on an injected clock;
+//     a real API server (KubeHA) or memory (MemoryHA); leases run on an injected clock, and
+//     the leader reads and renews its lease once a renew period (a third of the lease, as
+//     Flink's retry period), not on every call;
 //   - the job graph store: a new leader with the same cluster ID recovers the stored job
 //     graphs, from their latest checkpoint or their original savepoint, whatever its own
 //     command line says;

@@ -2,6 +2,7 @@ package fakeflink_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,4 +100,30 @@ func TestElectInBackgroundStartsWithoutWaitingOnHA(t *testing.T) {
 		return err == nil && len(names) > 0
 	}, 10*time.Second, 10*time.Millisecond, "the process's own election wrote the HA ConfigMap")
 	assert.True(t, jm.Leads())
+}
+
+// countingHA is a MemoryHA that counts its reads: the API server requests of the election.
+type countingHA struct {
+	fakeflink.MemoryHA
+	gets atomic.Int64
+}
+
+func (h *countingHA) Get(ctx context.Context, name string) (*corev1.ConfigMap, error) {
+	h.gets.Add(1)
+	return h.MemoryHA.Get(ctx, name)
+}
+
+func TestLeaderReadsTheLeaseOncePerRenewPeriod(t *testing.T) {
+	ha := &countingHA{}
+	c := newCluster(t, fakeflink.Options{HA: ha})
+	jm := c.Start(fakeflink.Config{Properties: haProps()})
+	require.True(t, jm.Leads())
+	before := ha.gets.Load()
+	for range 5 {
+		assert.Same(t, jm, c.Leader())
+	}
+	assert.Equal(t, before, ha.gets.Load(), "a leader within its renew period asks the API server nothing")
+	c.Advance(5 * time.Second) // a third of the default 15 s lease: Flink's retry period
+	assert.Greater(t, ha.gets.Load(), before, "a renewal is due: the leader reads its lease")
+	assert.Same(t, jm, c.Leader(), "and keeps it")
 }

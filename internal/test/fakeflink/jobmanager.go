@@ -297,6 +297,11 @@ func (p *JobManager) leaseDuration() time.Duration {
 	return durationProp(p.prop(PropLeaseDuration), defaultLeaseDuration)
 }
 
+// renewPeriod is how often the leader renews its lease: a third of the lease, as Flink's
+// defaults have it (high-availability.kubernetes.leader-election.retry-period 5 s of a 15 s
+// lease-duration).
+func (p *JobManager) renewPeriod() time.Duration { return p.leaseDuration() / 3 }
+
 func (p *JobManager) dirProp(k, def string) string {
 	if v := p.prop(k); v != "" {
 		return strings.TrimSuffix(v, "/")
@@ -378,6 +383,13 @@ func (c *Cluster) electLocked() {
 			p.revokeLocked()
 		}
 	}
+	for _, p := range c.procs {
+		if p.alive && p.leader && p.ha() && !p.partitioned && now.Before(p.lastRenew.Add(p.renewPeriod())) {
+			// Flink's leader elector reads and renews the lease once a retry period, not on
+			// every call: until then the leader leads without asking the API server.
+			return
+		}
+	}
 	var candidates []*JobManager
 	for _, p := range c.procs {
 		if p.alive && p.ha() && !p.partitioned {
@@ -430,7 +442,7 @@ func (c *Cluster) electLocked() {
 		cm.Data = map[string]string{}
 	}
 	restKey := flinkha.LeaderKey(flinkha.ComponentRestServer)
-	if !held || rec.Holder != holder.lockID || now.Sub(rec.RenewTime) >= holder.leaseDuration()/3 || cm.Data[restKey] == "" {
+	if !held || rec.Holder != holder.lockID || now.Sub(rec.RenewTime) >= holder.renewPeriod() || cm.Data[restKey] == "" {
 		e := flinkha.Election{Holder: holder.lockID, LeaseDuration: holder.leaseDuration(), AcquireTime: rec.AcquireTime, RenewTime: now, LeaderTransitions: rec.LeaderTransitions}
 		if rec.Holder != holder.lockID {
 			e.AcquireTime = now
