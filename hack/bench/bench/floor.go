@@ -53,9 +53,8 @@ func clusterName(i int) string { return fmt.Sprintf("c%04d", i) }
 // measureFloor creates the objects of clusters clusters (floorObjects) at once, in their own
 // namespace and with the create phase's parallelism, and returns the time until every pod is
 // Running (and Ready, where KWOK marks it); then deletes them and waits until every pod is
-// gone, so that the phases start on an empty plane. It counts pods from r, a watch's cache:
-// listing thousands of pods from the API server four times a second would load the plane it
-// measures.
+// gone, so that the phases start on an empty plane. It counts pods from r (RunController's
+// watch).
 func measureFloor(ctx context.Context, cl client.Client, r client.Reader, sample *v1beta1.FlinkCluster, clusters int, wait time.Duration) (seconds float64, ready int, err error) {
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorNamespace}},
@@ -88,8 +87,9 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, sample
 	if err != nil {
 		return seconds, ready, err
 	}
+	// The floor's own objects only: the namespace's kube-root-ca.crt stays.
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}} {
-		if err := cl.DeleteAllOf(ctx, obj, client.InNamespace(floorNamespace), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		if err := cl.DeleteAllOf(ctx, obj, client.InNamespace(floorNamespace), client.HasLabels{resources.LabelCluster}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 			return seconds, ready, err
 		}
 	}
