@@ -360,6 +360,10 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 		}
 		c.event(corev1.EventTypeNormal, ReasonJobManagerDeleted, "Delete", "deleted JobManager Deployment %s (revision %s)", c.obs.jmDeployment.Name, c.obs.wl.Revision)
 	case c.obs.jmJob != nil && c.obs.jmJob.DeletionTimestamp == nil:
+		// As scaleJobManager does before a scale to 0.
+		if err := c.recordBeforeActing(ctx); err != nil {
+			return err
+		}
 		if err := c.deleteObject(ctx, c.obs.jmJob); err != nil {
 			return err
 		}
@@ -439,6 +443,15 @@ func (c *cycle) scaleJobManager(ctx context.Context, replicas int32) error {
 	d := c.obs.jmDeployment
 	if d == nil || d.DeletionTimestamp != nil || (d.Spec.Replicas != nil && *d.Spec.Replicas == replicas) {
 		return nil
+	}
+	if replicas == 0 {
+		// What this reconcile recorded is written first: the JobManager is where a
+		// savepoint's result, the job's end and its leader are read, and once it is gone a
+		// record lost with a failed status write could not be read again (a savepoint taken,
+		// then asked for in vain until --savepoint-timeout).
+		if err := c.recordBeforeActing(ctx); err != nil {
+			return err
+		}
 	}
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Spec.Replicas = ptr.To(replicas)

@@ -163,6 +163,13 @@ func (c *cycle) recordBeforeActing(ctx context.Context) error {
 		return nil
 	}
 	c.st.LastUpdateTime = state.Time(c.now)
+	// The conditions this reconcile set so far are of this generation; setConditions stamps
+	// the others when it ends.
+	for i := range c.st.Conditions {
+		if c.st.Conditions[i].ObservedGeneration == 0 {
+			c.st.Conditions[i].ObservedGeneration = c.fc.Generation
+		}
+	}
 	obj := c.fc.DeepCopy()
 	if err := c.r.Client.Status().Patch(ctx, obj, client.MergeFrom(c.orig)); err != nil {
 		return err

@@ -118,6 +118,11 @@ var events = []event{
 		w.log("spec update: flinkVersion %s", next)
 		w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.FlinkVersion = next })
 	}},
+	{"a reconcile's status writes lost", 2, func(w *world) {
+		n := w.rng.Intn(2)
+		w.loseStatusWrites = &n
+		w.log("the next reconcile's status writes after %d are lost", n)
+	}},
 	{"savepoint results lost", 3, func(w *world) {
 		w.expireSavepointResults()
 		w.log("savepoint results expired")

@@ -46,10 +46,13 @@ type store struct {
 	// created, when set, is called after each Create with the created object, so that a
 	// directed test can see what else was stored at that moment.
 	created func(obj client.Object)
+	// statusWrites, when not negative, is how many more status writes land: the ones after
+	// it are lost (an etcd timeout: the client sees an error, nothing is stored).
+	statusWrites int
 }
 
 func newStore(scheme *runtime.Scheme, clk clock.Clock, objs ...client.Object) *store {
-	s := &store{scheme: scheme, clock: clk, objs: map[reflect.Type]map[types.NamespacedName]client.Object{}}
+	s := &store{scheme: scheme, clock: clk, objs: map[reflect.Type]map[types.NamespacedName]client.Object{}, statusWrites: -1}
 	for _, o := range objs {
 		if err := s.Create(context.Background(), o.DeepCopyObject().(client.Object)); err != nil {
 			panic(err)
@@ -392,6 +395,19 @@ type statusWriter struct {
 	s *store
 }
 
+// lost reports whether this status write is lost (store.statusWrites), counting it; the
+// caller holds s.mu (modify).
+func (w statusWriter) lost(obj client.Object) error {
+	switch {
+	case w.s.statusWrites < 0:
+		return nil
+	case w.s.statusWrites == 0:
+		return apierrors.NewTimeoutError(fmt.Sprintf("the status write of %s was lost", obj.GetName()), 0)
+	}
+	w.s.statusWrites--
+	return nil
+}
+
 func (w statusWriter) writeStatus(cur, next client.Object) client.Object {
 	out := cur.DeepCopyObject().(client.Object)
 	field(out, "Status").Set(field(next, "Status"))
@@ -405,6 +421,9 @@ func (w statusWriter) Update(_ context.Context, obj client.Object, _ ...client.S
 		if err := w.s.conflict(obj, cur, obj.GetResourceVersion()); err != nil {
 			return nil, err
 		}
+		if err := w.lost(obj); err != nil {
+			return nil, err
+		}
 		return w.writeStatus(cur, obj.DeepCopyObject().(client.Object)), nil
 	})
 }
@@ -414,6 +433,9 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 	return w.s.modify(obj, func(cur client.Object) (client.Object, error) {
 		next, err := w.s.patched(obj, cur, patch)
 		if err != nil {
+			return nil, err
+		}
+		if err := w.lost(obj); err != nil {
 			return nil, err
 		}
 		return w.writeStatus(cur, next), nil

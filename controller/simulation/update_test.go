@@ -219,3 +219,26 @@ func TestSavepointTriggeredBeforeTheStopIsNotItsResult(t *testing.T) {
 		"a Warning Event says why the savepoint in the statistics is not the stop's")
 	noViolations(t, w)
 }
+
+// The reconcile that read the stop-with-savepoint's success lost its status writes (an etcd
+// timeout). The old JobManager, where the success can be read again, is scaled away only once
+// the success is on record, so the next deploy restores that savepoint and nothing asks the
+// user for one.
+func TestStopSavepointOnRecordBeforeTheJobManagerGoes(t *testing.T) {
+	w := newWorldWith(t, 1, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
+	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+	w.reconcile()
+	w.finishTriggers(false)
+	require.Len(t, w.savepoints, 1)
+	none := 0
+	w.loseStatusWrites = &none
+	w.reconcile()
+	w.expireSavepointResults() // rest.async.store-duration passed: the JobManager's answer is gone too
+	fc := w.until(t, "the next deploy", 30, func(fc *v1beta1.FlinkCluster) bool {
+		require.False(t, meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired), "the savepoint taken is not asked for")
+		return fc.Status.Components.Job.FromSavepoint != ""
+	})
+	assert.Equal(t, w.savepoints[0], fc.Status.Components.Job.FromSavepoint)
+	noViolations(t, w)
+}

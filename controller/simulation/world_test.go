@@ -108,6 +108,9 @@ type world struct {
 	unanswered func(r *http.Request) bool
 	// haDeletedExternally is set once the HA ConfigMaps were deleted behind the controller.
 	haDeletedExternally bool
+	// loseStatusWrites, when set, is how many status writes of the next reconcile land; the
+	// API server loses the ones after (store.statusWrites).
+	loseStatusWrites *int
 	// snapshotAt is, by job ID, when its newest checkpoint or savepoint completed (Flink's
 	// clock).
 	snapshotAt map[string]time.Time
@@ -409,6 +412,17 @@ func (w *world) reconcile() {
 	}
 	runningBefore, haLost := w.runningJobInTouch(), w.haLostBehindRunningJob()
 	notes := len(w.rec.notes)
+	if n := w.loseStatusWrites; n != nil {
+		w.loseStatusWrites = nil
+		w.cl.mu.Lock()
+		w.cl.statusWrites = *n
+		w.cl.mu.Unlock()
+		defer func() {
+			w.cl.mu.Lock()
+			w.cl.statusWrites = -1
+			w.cl.mu.Unlock()
+		}()
+	}
 	_, err := w.r.Reconcile(bg, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
 	if err != nil {
 		w.log("reconcile error: %v", err)
