@@ -24,12 +24,19 @@ import (
 // maxFailureReasons bounds status.components.job.failureReasons.
 const maxFailureReasons = 10
 
+// lookAgainNow is the requeue of a reconcile whose record the next step acts on
+// (decisionRecord): at once, after the work queue's own ordering.
+const lookAgainNow = time.Millisecond
+
 // cycle is one reconcile of one cluster: the cluster, its status being built, what was
 // observed, and when to look again.
 type cycle struct {
-	r        *Reconciler
-	fc       *v1beta1.FlinkCluster
-	orig     *v1beta1.FlinkCluster
+	r    *Reconciler
+	fc   *v1beta1.FlinkCluster
+	orig *v1beta1.FlinkCluster
+	// read is the status as this reconcile read it (orig's moves on when recordBeforeActing
+	// writes).
+	read     v1beta1.FlinkClusterStatus
 	st       *v1beta1.FlinkClusterStatus
 	now      time.Time
 	revision string
@@ -93,6 +100,7 @@ func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
 		mode:     fc.Spec.GetDeploymentType(),
 	}
 	c.st = &fc.Status
+	c.read = *fc.Status.DeepCopy()
 	return c, nil
 }
 
@@ -272,6 +280,10 @@ func (c *cycle) reconcile(ctx context.Context) (err error) {
 		c.recordOutcome(observed, err)
 		if werr := c.writeStatus(ctx); werr != nil {
 			err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
+		} else if !equality.Semantic.DeepEqual(decisionRecord(&c.read), decisionRecord(c.st)) {
+			// The next step acts on what this one recorded: it is taken now, not on the echo
+			// of the write (Setup drops the cluster's status-only changes) nor at a resync.
+			c.after(lookAgainNow)
 		}
 	}()
 	if err := c.observe(ctx); err != nil {
@@ -628,6 +640,30 @@ func (c *cycle) writeStatus(ctx context.Context) error {
 	}
 	c.st.LastUpdateTime = state.Time(c.now)
 	return c.r.Client.Status().Patch(ctx, c.fc, client.MergeFrom(c.orig))
+}
+
+// decisionRecord is the part of a status that the flows read back as the record of what
+// was decided and done: the job (its state, deploy, savepoints, trigger), the revisions, the
+// control and savepoint records, and the conditions an outcome sets (Updating, Lost,
+// DeploymentFailed, SavepointRequired, and any other the controller does not derive anew).
+// The rest is derived anew from each observation: the cluster state, the other components,
+// the health, JobManagerReady and Waiting conditions, the times of the write.
+func decisionRecord(st *v1beta1.FlinkClusterStatus) v1beta1.FlinkClusterStatus {
+	rec := v1beta1.FlinkClusterStatus{
+		Components:       v1beta1.FlinkClusterComponentsStatus{Job: st.Components.Job},
+		Control:          st.Control,
+		Savepoint:        st.Savepoint,
+		SavepointHistory: st.SavepointHistory,
+		Revision:         st.Revision,
+	}
+	for _, cond := range st.Conditions {
+		switch cond.Type {
+		case ConditionReady, ConditionReconciling, ConditionStalled, ConditionManaged, ConditionJobManagerReady, ConditionWaiting:
+		default:
+			rec.Conditions = append(rec.Conditions, cond)
+		}
+	}
+	return rec
 }
 
 // setCondition records a condition at this reconcile's time; see setCondition.
