@@ -111,14 +111,25 @@ func (k *KubeHA) Get(ctx context.Context, name string) (*corev1.ConfigMap, error
 	return cm, nil
 }
 
-// Put implements HAStore: an update of the version last read, or a create.
+// Put implements HAStore: an update of the version last read (cm's resourceVersion), or a
+// create when cm has none. Flink writes so (a read, then a replace of what it read: its
+// leader elector's renewal, KubernetesStateHandleStore's edits), two requests, not three.
+// When the ConfigMap changed, appeared or went since it was read, cm is written over what
+// is there now: the fake keeps its own record of what it wrote.
 func (k *KubeHA) Put(ctx context.Context, cm *corev1.ConfigMap) error {
 	cm = cm.DeepCopy()
 	cm.Namespace = k.Namespace
+	if cm.ResourceVersion == "" {
+		if err := k.Client.Create(ctx, cm); !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	} else if err := k.Client.Update(ctx, cm); !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		return err
+	}
 	cur := &corev1.ConfigMap{}
 	err := k.Client.Get(ctx, client.ObjectKeyFromObject(cm), cur)
 	if apierrors.IsNotFound(err) {
-		cm.ResourceVersion = ""
+		cm.ResourceVersion, cm.UID = "", ""
 		return k.Client.Create(ctx, cm)
 	}
 	if err != nil {

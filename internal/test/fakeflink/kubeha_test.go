@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/flinkha"
@@ -65,4 +67,52 @@ func TestKubeHA(t *testing.T) {
 	b.Exit()
 	require.NoError(t, k8s.List(ctx, list, client.InNamespace("default"), client.MatchingLabels(flinkha.Labels(clusterID))))
 	assert.Empty(t, list.Items, "the application's end deletes the HA ConfigMaps")
+}
+
+// TestKubeHAPutReplacesWhatWasRead: a write of what was read is one request, as Flink's read
+// and replace is; a write over a version someone else changed meanwhile still lands.
+func TestKubeHAPutReplacesWhatWasRead(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	var calls []string
+	k8s := interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme).Build(), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			calls = append(calls, "get")
+			return c.Get(ctx, key, obj, opts...)
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			calls = append(calls, "create")
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			calls = append(calls, "update")
+			return c.Update(ctx, obj, opts...)
+		},
+	})
+	ha := &fakeflink.KubeHA{Client: k8s, Namespace: "default"}
+	name := flinkha.ClusterConfigMapName(clusterID)
+
+	require.NoError(t, ha.Put(ctx, flinkha.NewConfigMap("", name, clusterID)))
+	assert.Equal(t, []string{"create"}, calls, "a new ConfigMap: one create")
+
+	cm, err := ha.Get(ctx, name)
+	require.NoError(t, err)
+	calls = nil
+	cm.Data = map[string]string{"k": "ours"}
+	require.NoError(t, ha.Put(ctx, cm))
+	assert.Equal(t, []string{"update"}, calls, "what was read: one update")
+
+	stale, err := ha.Get(ctx, name)
+	require.NoError(t, err)
+	other := stale.DeepCopy()
+	other.Data = map[string]string{"k": "someone else's"}
+	require.NoError(t, k8s.Update(ctx, other))
+	calls = nil
+	stale.Data = map[string]string{"k": "ours again"}
+	require.NoError(t, ha.Put(ctx, stale))
+	assert.Equal(t, []string{"update", "get", "update"}, calls, "a conflict: read again and written over")
+	got, err := ha.Get(ctx, name)
+	require.NoError(t, err)
+	assert.Equal(t, "ours again", got.Data["k"])
 }
