@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -14,13 +15,17 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -111,6 +116,10 @@ type ControllerPhase struct {
 	// FloorDone how many pods ran by then.
 	FloorSeconds float64 `json:"floorSeconds,omitempty"`
 	FloorDone    int     `json:"floorDone,omitempty"`
+	// FloorMachineCPUSeconds is the machine's CPU time during the floor (MachineCPUSeconds),
+	// FloorClusterIPAllocationSeconds the floor's ClusterIPAllocationSeconds.
+	FloorMachineCPUSeconds          float64 `json:"floorMachineCPUSeconds,omitempty"`
+	FloorClusterIPAllocationSeconds float64 `json:"floorClusterIPAllocationSeconds,omitempty"`
 	// Killed (update phase only) is the replica stopped with SIGKILL mid-way: its clusters
 	// go to the others once its shard Lease expires.
 	Killed string `json:"killed,omitempty"`
@@ -120,6 +129,17 @@ type ControllerPhase struct {
 	// CPUSeconds is the servers' user+system CPU time during the phase, summed over the
 	// replicas (a killed one's up to its kill).
 	CPUSeconds float64 `json:"cpuSeconds"`
+	// MachineCPUSeconds is every process's CPU time during the phase: the control plane's,
+	// the replicas' and SimulatedFlinkCPUSeconds, the bench process's (the simulated Flink
+	// and its proxy, which a real fleet runs elsewhere, and the bench's watch). The machine's
+	// two cores bound it at twice Seconds.
+	MachineCPUSeconds        float64 `json:"machineCPUSeconds"`
+	SimulatedFlinkCPUSeconds float64 `json:"simulatedFlinkCPUSeconds"`
+	// ClusterIPAllocations counts the API server's Service ClusterIP allocations during the
+	// phase, ClusterIPAllocationSeconds their total time: it allocates one at a time
+	// (clusterIPAllocatorMetric), so a phase that creates Services takes at least as long.
+	ClusterIPAllocations       int     `json:"clusterIPAllocations"`
+	ClusterIPAllocationSeconds float64 `json:"clusterIPAllocationSeconds"`
 	// RSSKiB and PeakKiB are the resident set at the phase's end and the peak, of the live
 	// replica with the largest peak.
 	RSSKiB  uint64 `json:"rssKiB"`
@@ -200,12 +220,26 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	go func() { watchDone <- watch.Start(watchCtx) }()
 	defer func() { stopWatch(); <-watchDone }()
 
+	cs, err := kubernetes.NewForConfig(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	apiserver := cs.CoreV1().RESTClient()
 	// The floor, before the simulated Flink and the controller run: the plane alone.
-	floor, floorDone, err := measureFloor(ctx, cl, watch, sample, o.Clusters, o.Wait)
+	allocStart, err := readAllocations(ctx, apiserver)
+	if err != nil {
+		return nil, err
+	}
+	floor, floorDone, floorCPU, err := measureFloor(ctx, cl, watch, sample, o.Clusters, o.Wait)
 	if err != nil {
 		return nil, fmt.Errorf("the control plane's floor: %w", err)
 	}
-	fmt.Fprintf(progress, "   floor: %d/%d JobManager pods of the clusters' objects, created directly, running after %.1f s\n", floorDone, o.Clusters, floor)
+	allocEnd, err := readAllocations(ctx, apiserver)
+	if err != nil {
+		return nil, err
+	}
+	floorAlloc := allocEnd.seconds - allocStart.seconds
+	fmt.Fprintf(progress, "   floor: %d/%d JobManager pods of the clusters' objects, created directly, running after %.1f s (the machine's CPU %.1f s; %.1f s of ClusterIP allocations)\n", floorDone, o.Clusters, floor, floorCPU, floorAlloc)
 
 	sim, err := devenv.NewSimulation(&cfg, logr.Discard())
 	if err != nil {
@@ -233,7 +267,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	}
 
 	res := &ControllerResult{Clusters: o.Clusters, Replicas: o.Replicas, Nodes: nodes, Workers: workers}
-	m := newPhaseMeter(replicas, o.Clusters)
+	m := newPhaseMeter(replicas, o.Clusters, apiserver)
 
 	// Phase 1: every cluster created at once.
 	if err := m.begin(ctx); err != nil {
@@ -257,9 +291,10 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if err != nil {
 		return nil, err
 	}
-	p.FloorSeconds, p.FloorDone = floor, floorDone
+	p.FloorSeconds, p.FloorDone, p.FloorMachineCPUSeconds, p.FloorClusterIPAllocationSeconds = floor, floorDone, floorCPU, floorAlloc
 	res.Phases = append(res.Phases, p)
-	fmt.Fprintf(progress, "   %d/%d Running after %.1f s (floor %.1f s)\n", p.Done, o.Clusters, p.Seconds, floor)
+	fmt.Fprintf(progress, "   %d/%d Running after %.1f s (floor %.1f s); the machine's CPU %.1f s, the replicas' %.1f s, the simulated Flink's %.1f s; %.1f s of ClusterIP allocations\n",
+		p.Done, o.Clusters, p.Seconds, floor, p.MachineCPUSeconds, p.CPUSeconds, p.SimulatedFlinkCPUSeconds, p.ClusterIPAllocationSeconds)
 
 	// Phase 2: every JobManager pod deleted at once.
 	ids, err := jobIDs(ctx, cl)
@@ -677,12 +712,18 @@ type phaseMeter struct {
 	// begun are the replicas' readings at the phase's start; last their latest, kept for
 	// a replica killed since.
 	begun, last []meterReading
+	// cpu is the machine's and this process's CPU time at the phase's start, alloc the API
+	// server's ClusterIP allocations, read through apiserver.
+	cpu       cpuReading
+	alloc     allocations
+	apiserver rest.Interface
 }
 
 type meterReading struct{ reconciles, cpu float64 }
 
-func newPhaseMeter(replicas []*ServeProcess, clusters int) *phaseMeter {
-	return &phaseMeter{replicas: replicas, clusters: clusters, begun: make([]meterReading, len(replicas)), last: make([]meterReading, len(replicas))}
+func newPhaseMeter(replicas []*ServeProcess, clusters int, apiserver rest.Interface) *phaseMeter {
+	return &phaseMeter{replicas: replicas, clusters: clusters, apiserver: apiserver,
+		begun: make([]meterReading, len(replicas)), last: make([]meterReading, len(replicas))}
 }
 
 // sample reads replica i into last; a replica that exited keeps its last reading.
@@ -721,13 +762,31 @@ func (m *phaseMeter) begin(ctx context.Context) error {
 		}
 	}
 	copy(m.begun, m.last)
-	m.start = time.Now()
+	cpu, err := readCPU()
+	if err != nil {
+		return err
+	}
+	alloc, err := readAllocations(ctx, m.apiserver)
+	if err != nil {
+		return err
+	}
+	m.cpu, m.alloc, m.start = cpu, alloc, time.Now()
 	return nil
 }
 
 func (m *phaseMeter) end(ctx context.Context, name string, done int) (ControllerPhase, error) {
 	elapsed := time.Since(m.start)
-	p := ControllerPhase{Name: name, Seconds: elapsed.Seconds(), Done: done}
+	cpu, err := readCPU()
+	if err != nil {
+		return ControllerPhase{}, err
+	}
+	alloc, err := readAllocations(ctx, m.apiserver)
+	if err != nil {
+		return ControllerPhase{}, err
+	}
+	p := ControllerPhase{Name: name, Seconds: elapsed.Seconds(), Done: done,
+		MachineCPUSeconds: cpu.machine - m.cpu.machine, SimulatedFlinkCPUSeconds: cpu.self - m.cpu.self,
+		ClusterIPAllocations: int(alloc.count - m.alloc.count), ClusterIPAllocationSeconds: alloc.seconds - m.alloc.seconds}
 	var reconciles float64
 	for i, srv := range m.replicas {
 		if err := m.sample(ctx, i); err != nil {
@@ -773,6 +832,73 @@ func ProcessCPUSeconds(pid int) (float64, error) {
 	}
 	// Linux reports clock ticks of USER_HZ, 100 per second on every architecture Go runs on.
 	return (utime + stime) / 100, nil
+}
+
+// MachineCPUSeconds is the CPU time every process of the machine spent since boot (user,
+// nice, system, interrupts and steal, summed over the CPUs), from /proc/stat.
+func MachineCPUSeconds() (float64, error) {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	}
+	busy := 0.0
+	// user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat: field %d %q: %w", i, f[i], err)
+		}
+		busy += v
+	}
+	return busy / 100, nil
+}
+
+// clusterIPAllocatorMetric is kube-apiserver's histogram of its Service ClusterIP
+// allocations: the time each took from the moment its allocator began it. The allocator makes
+// them one at a time (MetaAllocator.AllocateNextService holds its mutex across the
+// allocation, which creates the IPAddress object through the API server itself: kubernetes
+// v1.37 pkg/registry/core/service/ipallocator), so the histogram's sum is the time Service
+// creates held that lock.
+const clusterIPAllocatorMetric = "kube_apiserver_clusterip_allocator_allocation_duration_seconds"
+
+// allocations is the API server's ClusterIP allocations so far: their count and total time.
+type allocations struct{ count, seconds float64 }
+
+// readAllocations reads clusterIPAllocatorMetric from the API server's /metrics.
+func readAllocations(ctx context.Context, rc rest.Interface) (allocations, error) {
+	raw, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return allocations{}, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return allocations{}, fmt.Errorf("parsing the API server's metrics: %w", err)
+	}
+	var a allocations
+	for _, m := range families[clusterIPAllocatorMetric].GetMetric() {
+		a.count += float64(m.GetHistogram().GetSampleCount())
+		a.seconds += m.GetHistogram().GetSampleSum()
+	}
+	return a, nil
+}
+
+// cpuReading is the machine's CPU time and this process's (the simulated Flink, its proxy
+// and the bench's watch), at one moment.
+type cpuReading struct{ machine, self float64 }
+
+func readCPU() (cpuReading, error) {
+	machine, err := MachineCPUSeconds()
+	if err != nil {
+		return cpuReading{}, err
+	}
+	self, err := ProcessCPUSeconds(os.Getpid())
+	return cpuReading{machine: machine, self: self}, err
 }
 
 // parallel runs fn(0..n-1) on workers goroutines and returns the first error.

@@ -52,21 +52,25 @@ func clusterName(i int) string { return fmt.Sprintf("c%04d", i) }
 
 // measureFloor creates the objects of clusters clusters (floorObjects) at once, in their own
 // namespace and with the create phase's parallelism, and returns the time until every pod is
-// Running (and Ready, where KWOK marks it); then deletes them and waits until every pod is
-// gone, so that the phases start on an empty plane. It counts pods from r (RunController's
-// watch).
-func measureFloor(ctx context.Context, cl client.Client, r client.Reader, sample *v1beta1.FlinkCluster, clusters int, wait time.Duration) (seconds float64, ready int, err error) {
+// Running (and Ready, where KWOK marks it) and the machine's CPU time meanwhile; then deletes
+// them and waits until every pod is gone, so that the phases start on an empty plane. It
+// counts pods from r (RunController's watch).
+func measureFloor(ctx context.Context, cl client.Client, r client.Reader, sample *v1beta1.FlinkCluster, clusters int, wait time.Duration) (seconds float64, ready int, cpuSeconds float64, err error) {
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorNamespace}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: devenv.DevServiceAccount, Namespace: floorNamespace}},
 	} {
 		if err := cl.Create(ctx, obj); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
 	objs, err := floorObjects(sample, clusters)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
+	}
+	cpuStart, err := MachineCPUSeconds()
+	if err != nil {
+		return 0, 0, 0, err
 	}
 	start := time.Now()
 	if err := parallel(len(objs), createWorkers, func(i int) error {
@@ -77,7 +81,7 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, sample
 		}
 		return nil
 	}); err != nil {
-		return 0, 0, fmt.Errorf("creating the floor's objects: %w", err)
+		return 0, 0, 0, fmt.Errorf("creating the floor's objects: %w", err)
 	}
 	ready, _, err = waitPods(ctx, r, floorNamespace, wait, func(list []corev1.Pod) (int, bool) {
 		n := runningPods(list)
@@ -85,19 +89,24 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, sample
 	})
 	seconds = time.Since(start).Seconds()
 	if err != nil {
-		return seconds, ready, err
+		return seconds, ready, 0, err
 	}
+	cpuEnd, err := MachineCPUSeconds()
+	if err != nil {
+		return seconds, ready, 0, err
+	}
+	cpuSeconds = cpuEnd - cpuStart
 	// The floor's own objects only: the namespace's kube-root-ca.crt stays.
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}} {
 		if err := cl.DeleteAllOf(ctx, obj, client.InNamespace(floorNamespace), client.HasLabels{resources.LabelCluster}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-			return seconds, ready, err
+			return seconds, ready, cpuSeconds, err
 		}
 	}
 	left, gone, err := waitPods(ctx, r, floorNamespace, wait, func(list []corev1.Pod) (int, bool) { return len(list), len(list) == 0 })
 	if err == nil && !gone {
 		err = fmt.Errorf("%d of the floor's pods still there %s after their workloads were deleted", left, wait)
 	}
-	return seconds, ready, err
+	return seconds, ready, cpuSeconds, err
 }
 
 // runningPods counts the pods of list that run (podRunning).

@@ -138,8 +138,11 @@ func controllerRows(c *ControllerResult) []Row {
 	// CPU is the sum over the replicas, RSS that of the largest.
 	what := printer.Sprintf("%d Deployment-mode clusters, %d replica(s), %d KWOK nodes, simulated Flink: ", c.Clusters, c.Replicas, c.Nodes)
 	for _, p := range c.Phases {
-		figures := printer.Sprintf("%.1f s (%d of %d clusters); %.1f reconciles per cluster; serve's CPU %.1f s, RSS %.1f MiB (peak %.1f MiB)",
-			p.Seconds, p.Done, c.Clusters, p.ReconcilesPerCluster, p.CPUSeconds, mib(p.RSSKiB), mib(p.PeakKiB))
+		figures := printer.Sprintf("%.1f s (%d of %d clusters); %.1f reconciles per cluster; serve's CPU %.1f s, RSS %.1f MiB (peak %.1f MiB); the machine's CPU %.1f s, of which the simulated Flink's %.1f s",
+			p.Seconds, p.Done, c.Clusters, p.ReconcilesPerCluster, p.CPUSeconds, mib(p.RSSKiB), mib(p.PeakKiB), p.MachineCPUSeconds, p.SimulatedFlinkCPUSeconds)
+		if p.ClusterIPAllocations > 0 {
+			figures += printer.Sprintf("; %d ClusterIP allocations, %.1f s (the API server makes them one at a time)", p.ClusterIPAllocations, p.ClusterIPAllocationSeconds)
+		}
 		switch {
 		case p.Killed != "":
 			// Only the update phase kills a replica; there IDsChanged counts jobs run twice.
@@ -149,7 +152,7 @@ func controllerRows(c *ControllerResult) []Row {
 		}
 		row := Row{Section: 6, What: what + p.Name, Figures: figures}
 		if p.FloorSeconds > 0 {
-			row.Ratio = printer.Sprintf("×%.2f of the control plane's floor, %.1f s (%d JobManager pods of the clusters' objects, created directly)", p.Seconds/p.FloorSeconds, p.FloorSeconds, p.FloorDone)
+			row.Ratio = printer.Sprintf("×%.2f of the control plane's floor, %.1f s (%d JobManager pods of the clusters' objects, created directly; the machine's CPU %.1f s; %.1f s of ClusterIP allocations)", p.Seconds/p.FloorSeconds, p.FloorSeconds, p.FloorDone, p.FloorMachineCPUSeconds, p.FloorClusterIPAllocationSeconds)
 		}
 		rows = append(rows, row)
 	}
