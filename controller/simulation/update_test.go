@@ -56,16 +56,24 @@ func TestNewRevisionGetsANewJobID(t *testing.T) {
 	noViolations(t, w)
 }
 
-// The stop-with-savepoint of an update completed, but its result expired before the controller
-// read it. The savepoint is recovered from the job's checkpoint statistics and the next deploy
-// restores it — not an older one.
-func TestExpiredStopResultRecoveredFromCheckpointStatistics(t *testing.T) {
+// updateSavepointTaken is a Deployment-mode world whose job runs, is updated, and whose
+// stop-with-savepoint Flink completed, before the controller read the result.
+func updateSavepointTaken(t *testing.T) *world {
+	t.Helper()
 	w := newWorldWith(t, 1, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
 	w.reconcile()
 	w.finishTriggers(false)
 	require.Len(t, w.savepoints, 1)
+	return w
+}
+
+// The stop-with-savepoint of an update completed, but its result expired before the controller
+// read it. The savepoint is recovered from the job's checkpoint statistics and the next deploy
+// restores it — not an older one.
+func TestExpiredStopResultRecoveredFromCheckpointStatistics(t *testing.T) {
+	w := updateSavepointTaken(t)
 	w.expireSavepointResults() // rest.async.store-duration passed
 	fc := w.until(t, "the next deploy", 30, func(fc *v1beta1.FlinkCluster) bool {
 		return fc.Status.Components.Job.FromSavepoint != ""
@@ -225,12 +233,7 @@ func TestSavepointTriggeredBeforeTheStopIsNotItsResult(t *testing.T) {
 // the success is on record, so the next deploy restores that savepoint and nothing asks the
 // user for one.
 func TestStopSavepointOnRecordBeforeTheJobManagerGoes(t *testing.T) {
-	w := newWorldWith(t, 1, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
-	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
-	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
-	w.reconcile()
-	w.finishTriggers(false)
-	require.Len(t, w.savepoints, 1)
+	w := updateSavepointTaken(t)
 	none := 0
 	w.loseStatusWrites = &none
 	w.reconcile()
