@@ -372,7 +372,10 @@ func sampleReport() *Report {
 		},
 		Controller: &ControllerResult{Clusters: 500, Replicas: 2, Nodes: 6, Phases: []ControllerPhase{
 			{Name: "create", Seconds: 42.5, Done: 500, ReconcilesPerCluster: 7.5, CPUSeconds: 12.25, RSSKiB: 100 * 1024, PeakKiB: 120 * 1024, FloorSeconds: 17, FloorDone: 500,
-				MachineCPUSeconds: 85, SimulatedFlinkCPUSeconds: 10, ClusterIPAllocations: 500, ClusterIPAllocationSeconds: 40, FloorMachineCPUSeconds: 34, FloorClusterIPAllocationSeconds: 15},
+				MachineCPUSeconds: 85, SimulatedFlinkCPUSeconds: 10, ClusterIPAllocations: 500, ClusterIPAllocationSeconds: 40, FloorMachineCPUSeconds: 34, FloorClusterIPAllocationSeconds: 15,
+				Plane: PlaneUsage{CPUSeconds: map[string]float64{"kube-apiserver": 40, "etcd": 5, "kwok": 8},
+					APIRequestsPerCluster: 30.5, APIRequestsByKind: map[string]float64{"GET configmaps": 9.5, "POST events": 9, "PATCH flinkclusters/status": 3, "POST services": 1, "LIST pods": 2.5}},
+				FloorPlane: &PlaneUsage{CPUSeconds: map[string]float64{"kube-apiserver": 15, "etcd": 2, "kwok": 8}, APIRequestsPerCluster: 12, APIRequestsByKind: map[string]float64{"POST services": 1}}},
 			{Name: "delete pods", Seconds: 80, Done: 499, IDsChanged: 1, ReconcilesPerCluster: 3, CPUSeconds: 5, RSSKiB: 110 * 1024, PeakKiB: 120 * 1024, MachineCPUSeconds: 160, SimulatedFlinkCPUSeconds: 20},
 			{Name: "update, a replica killed", Seconds: 90, Done: 500, ReconcilesPerCluster: 9, CPUSeconds: 8, RSSKiB: 110 * 1024, PeakKiB: 120 * 1024, Killed: "replica 0 of 3 sharing the fleet"},
 		}, Steady: &ControllerSteady{
@@ -409,6 +412,10 @@ func TestReportJSONHasEverySection(t *testing.T) {
 		}
 	}
 	assert.EqualValues(t, 17, phases[0].(map[string]any)["floorSeconds"])
+	plane := phases[0].(map[string]any)["plane"].(map[string]any)
+	assert.EqualValues(t, 40, plane["cpuSeconds"].(map[string]any)["kube-apiserver"])
+	assert.EqualValues(t, 30.5, plane["apiRequestsPerCluster"])
+	assert.EqualValues(t, 12, phases[0].(map[string]any)["floorPlane"].(map[string]any)["apiRequestsPerCluster"])
 	steady := ctl["steady"].(map[string]any)
 	assert.EqualValues(t, 0.012, steady["cpuSecondsPerClusterMinute"])
 	assert.EqualValues(t, 12, steady["flinkCallsPerClusterMinute"])
@@ -452,7 +459,7 @@ func TestMarkdownIsOneTableWithRatiosAndReferences(t *testing.T) {
 	assert.Contains(t, text, "| memory | RSS of serve, controller on, watching the clusters | 80.0 MiB (peak 90.0 MiB); 500 clusters, 500 reconciles |  | 45 MB after load |")
 	assert.Contains(t, text, "| CEL cost | largest #1 at spec | 629,189 (limit 10,000,000 per rule) |")
 	assert.Contains(t, text, "| — | not measured | controller memory: timed out |")
-	assert.Contains(t, text, "| controller, real control plane | 500 Deployment-mode clusters, 2 replica(s), 6 KWOK nodes, simulated Flink: create | 42.5 s (500 of 500 clusters); 7.5 reconciles per cluster; serve's CPU 12.2 s, RSS 100.0 MiB (peak 120.0 MiB); the machine's CPU 85.0 s, of which the simulated Flink's 10.0 s; 500 ClusterIP allocations, 40.0 s (the API server makes them one at a time) | ×2.50 of the control plane's floor, 17.0 s (500 JobManager pods of the clusters' objects, created directly; the machine's CPU 34.0 s; 15.0 s of ClusterIP allocations) |")
+	assert.Contains(t, text, "| controller, real control plane | 500 Deployment-mode clusters, 2 replica(s), 6 KWOK nodes, simulated Flink: create | 42.5 s (500 of 500 clusters); 7.5 reconciles per cluster; serve's CPU 12.2 s, RSS 100.0 MiB (peak 120.0 MiB); the machine's CPU 85.0 s, of which the simulated Flink's 10.0 s; the control plane's CPU: kube-apiserver 40.0 s, kwok 8.0 s, etcd 5.0 s; 500 ClusterIP allocations, 40.0 s (the API server makes them one at a time); 30.5 API requests per cluster (GET configmaps 9.5, POST events 9.0, PATCH flinkclusters/status 3.0, LIST pods 2.5) | ×2.50 of the control plane's floor, 17.0 s (500 JobManager pods of the clusters' objects, created directly; the machine's CPU 34.0 s, the control plane's kube-apiserver 15.0 s, kwok 8.0 s, etcd 2.0 s; 12.0 API requests per cluster; 15.0 s of ClusterIP allocations); the machine's CPU ×2.50 of the floor's |")
 	assert.Contains(t, text, "80.0 s (499 of 500 clusters); 3.0 reconciles per cluster; serve's CPU 5.0 s, RSS 110.0 MiB (peak 120.0 MiB); the machine's CPU 160.0 s, of which the simulated Flink's 20.0 s; 1 job IDs changed |")
 	assert.Contains(t, text, "simulated Flink: update, a replica killed | 90.0 s (500 of 500 clusters); 9.0 reconciles per cluster; serve's CPU 8.0 s, RSS 110.0 MiB (peak 120.0 MiB); the machine's CPU 0.0 s, of which the simulated Flink's 0.0 s; killed replica 0 of 3 sharing the fleet; 0 jobs run twice |")
 	assert.Contains(t, text, "simulated Flink: steady state, 60 s with 500 of 500 jobs Running, 1 live replica(s) | per cluster per minute: 0.0120 CPU s, 12.00 Flink calls | 5,000 clusters per CPU core (60 / CPU s per cluster per minute) |")

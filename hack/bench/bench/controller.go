@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,8 +14,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,6 +117,8 @@ type ControllerPhase struct {
 	// FloorClusterIPAllocationSeconds the floor's ClusterIPAllocationSeconds.
 	FloorMachineCPUSeconds          float64 `json:"floorMachineCPUSeconds,omitempty"`
 	FloorClusterIPAllocationSeconds float64 `json:"floorClusterIPAllocationSeconds,omitempty"`
+	// FloorPlane is what the control plane spent during the floor.
+	FloorPlane *PlaneUsage `json:"floorPlane,omitempty"`
 	// Killed (update phase only) is the replica stopped with SIGKILL mid-way: its clusters
 	// go to the others once its shard Lease expires.
 	Killed string `json:"killed,omitempty"`
@@ -140,6 +139,8 @@ type ControllerPhase struct {
 	// (clusterIPAllocatorMetric), so a phase that creates Services takes at least as long.
 	ClusterIPAllocations       int     `json:"clusterIPAllocations"`
 	ClusterIPAllocationSeconds float64 `json:"clusterIPAllocationSeconds"`
+	// Plane is what the control plane spent during the phase.
+	Plane PlaneUsage `json:"plane"`
 	// RSSKiB and PeakKiB are the resident set at the phase's end and the peak, of the live
 	// replica with the largest peak.
 	RSSKiB  uint64 `json:"rssKiB"`
@@ -226,20 +227,12 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	}
 	apiserver := cs.CoreV1().RESTClient()
 	// The floor, before the simulated Flink and the controller run: the plane alone.
-	allocStart, err := readAllocations(ctx, apiserver)
-	if err != nil {
-		return nil, err
-	}
-	floor, floorDone, floorCPU, err := measureFloor(ctx, cl, watch, sample, o.Clusters, o.Wait)
+	fl, err := measureFloor(ctx, cl, watch, apiserver, sample, o.Clusters, o.Wait)
 	if err != nil {
 		return nil, fmt.Errorf("the control plane's floor: %w", err)
 	}
-	allocEnd, err := readAllocations(ctx, apiserver)
-	if err != nil {
-		return nil, err
-	}
-	floorAlloc := allocEnd.seconds - allocStart.seconds
-	fmt.Fprintf(progress, "   floor: %d/%d JobManager pods of the clusters' objects, created directly, running after %.1f s (the machine's CPU %.1f s; %.1f s of ClusterIP allocations)\n", floorDone, o.Clusters, floor, floorCPU, floorAlloc)
+	fmt.Fprintf(progress, "   floor: %d/%d JobManager pods of the clusters' objects, created directly, running after %.1f s (the machine's CPU %.1f s, %s; %.1f s of ClusterIP allocations; %.1f API requests per cluster)\n",
+		fl.ready, o.Clusters, fl.seconds, fl.cpuSeconds, componentCPU(fl.plane), fl.allocSeconds, fl.plane.APIRequestsPerCluster)
 
 	sim, err := devenv.NewSimulation(&cfg, logr.Discard())
 	if err != nil {
@@ -291,10 +284,12 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if err != nil {
 		return nil, err
 	}
-	p.FloorSeconds, p.FloorDone, p.FloorMachineCPUSeconds, p.FloorClusterIPAllocationSeconds = floor, floorDone, floorCPU, floorAlloc
+	p.FloorSeconds, p.FloorDone, p.FloorMachineCPUSeconds, p.FloorClusterIPAllocationSeconds = fl.seconds, fl.ready, fl.cpuSeconds, fl.allocSeconds
+	p.FloorPlane = &fl.plane
 	res.Phases = append(res.Phases, p)
-	fmt.Fprintf(progress, "   %d/%d Running after %.1f s (floor %.1f s); the machine's CPU %.1f s, the replicas' %.1f s, the simulated Flink's %.1f s; %.1f s of ClusterIP allocations\n",
-		p.Done, o.Clusters, p.Seconds, floor, p.MachineCPUSeconds, p.CPUSeconds, p.SimulatedFlinkCPUSeconds, p.ClusterIPAllocationSeconds)
+	fmt.Fprintf(progress, "   %d/%d Running after %.1f s (floor %.1f s); the machine's CPU %.1f s, the replicas' %.1f s, the simulated Flink's %.1f s, %s; %.1f s of ClusterIP allocations; %.1f API requests per cluster (%s)\n",
+		p.Done, o.Clusters, p.Seconds, fl.seconds, p.MachineCPUSeconds, p.CPUSeconds, p.SimulatedFlinkCPUSeconds, componentCPU(p.Plane),
+		p.ClusterIPAllocationSeconds, p.Plane.APIRequestsPerCluster, strings.Join(p.Plane.topKinds(6), ", "))
 
 	// Phase 2: every JobManager pod deleted at once.
 	ids, err := jobIDs(ctx, cl)
@@ -712,10 +707,10 @@ type phaseMeter struct {
 	// begun are the replicas' readings at the phase's start; last their latest, kept for
 	// a replica killed since.
 	begun, last []meterReading
-	// cpu is the machine's and this process's CPU time at the phase's start, alloc the API
-	// server's ClusterIP allocations, read through apiserver.
+	// cpu is the machine's and this process's CPU time at the phase's start, plane the
+	// control plane's counters (the API server's read through apiserver).
 	cpu       cpuReading
-	alloc     allocations
+	plane     planeReading
 	apiserver rest.Interface
 }
 
@@ -766,11 +761,11 @@ func (m *phaseMeter) begin(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	alloc, err := readAllocations(ctx, m.apiserver)
+	plane, err := readPlane(ctx, m.apiserver)
 	if err != nil {
 		return err
 	}
-	m.cpu, m.alloc, m.start = cpu, alloc, time.Now()
+	m.cpu, m.plane, m.start = cpu, plane, time.Now()
 	return nil
 }
 
@@ -780,13 +775,15 @@ func (m *phaseMeter) end(ctx context.Context, name string, done int) (Controller
 	if err != nil {
 		return ControllerPhase{}, err
 	}
-	alloc, err := readAllocations(ctx, m.apiserver)
+	plane, err := readPlane(ctx, m.apiserver)
 	if err != nil {
 		return ControllerPhase{}, err
 	}
 	p := ControllerPhase{Name: name, Seconds: elapsed.Seconds(), Done: done,
 		MachineCPUSeconds: cpu.machine - m.cpu.machine, SimulatedFlinkCPUSeconds: cpu.self - m.cpu.self,
-		ClusterIPAllocations: int(alloc.count - m.alloc.count), ClusterIPAllocationSeconds: alloc.seconds - m.alloc.seconds}
+		ClusterIPAllocations:       int(plane.alloc.count - m.plane.alloc.count),
+		ClusterIPAllocationSeconds: plane.alloc.seconds - m.plane.alloc.seconds,
+		Plane:                      plane.usageSince(m.plane, m.clusters)}
 	var reconciles float64
 	for i, srv := range m.replicas {
 		if err := m.sample(ctx, i); err != nil {
@@ -856,36 +853,6 @@ func MachineCPUSeconds() (float64, error) {
 		busy += v
 	}
 	return busy / 100, nil
-}
-
-// clusterIPAllocatorMetric is kube-apiserver's histogram of its Service ClusterIP
-// allocations: the time each took from the moment its allocator began it. The allocator makes
-// them one at a time (MetaAllocator.AllocateNextService holds its mutex across the
-// allocation, which creates the IPAddress object through the API server itself: kubernetes
-// v1.37 pkg/registry/core/service/ipallocator), so the histogram's sum is the time Service
-// creates held that lock.
-const clusterIPAllocatorMetric = "kube_apiserver_clusterip_allocator_allocation_duration_seconds"
-
-// allocations is the API server's ClusterIP allocations so far: their count and total time.
-type allocations struct{ count, seconds float64 }
-
-// readAllocations reads clusterIPAllocatorMetric from the API server's /metrics.
-func readAllocations(ctx context.Context, rc rest.Interface) (allocations, error) {
-	raw, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return allocations{}, fmt.Errorf("reading the API server's metrics: %w", err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
-	if err != nil {
-		return allocations{}, fmt.Errorf("parsing the API server's metrics: %w", err)
-	}
-	var a allocations
-	for _, m := range families[clusterIPAllocatorMetric].GetMetric() {
-		a.count += float64(m.GetHistogram().GetSampleCount())
-		a.seconds += m.GetHistogram().GetSampleSum()
-	}
-	return a, nil
 }
 
 // cpuReading is the machine's CPU time and this process's (the simulated Flink, its proxy

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -50,27 +51,42 @@ func floorObjects(sample *v1beta1.FlinkCluster, clusters int) ([][]client.Object
 // clusterName names the i-th cluster of the section.
 func clusterName(i int) string { return fmt.Sprintf("c%04d", i) }
 
+// floor is the control plane's floor: the time until every pod of the floor's objects ran,
+// how many did, and what the machine and the control plane spent meanwhile.
+type floor struct {
+	seconds      float64
+	ready        int
+	cpuSeconds   float64
+	allocSeconds float64
+	plane        PlaneUsage
+}
+
 // measureFloor creates the objects of clusters clusters (floorObjects) at once, in their own
-// namespace and with the create phase's parallelism, and returns the time until every pod is
-// Running (and Ready, where KWOK marks it) and the machine's CPU time meanwhile; then deletes
-// them and waits until every pod is gone, so that the phases start on an empty plane. It
-// counts pods from r (RunController's watch).
-func measureFloor(ctx context.Context, cl client.Client, r client.Reader, sample *v1beta1.FlinkCluster, clusters int, wait time.Duration) (seconds float64, ready int, cpuSeconds float64, err error) {
+// namespace and with the create phase's parallelism, and measures the time until every pod is
+// Running (and Ready, where KWOK marks it), the machine's CPU time and the control plane's
+// usage meanwhile (its API server read through apiserver); then deletes them and waits until
+// every pod is gone, so that the phases start on an empty plane. It counts pods from r
+// (RunController's watch).
+func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiserver rest.Interface, sample *v1beta1.FlinkCluster, clusters int, wait time.Duration) (fl floor, err error) {
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorNamespace}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: devenv.DevServiceAccount, Namespace: floorNamespace}},
 	} {
 		if err := cl.Create(ctx, obj); err != nil {
-			return 0, 0, 0, err
+			return fl, err
 		}
 	}
 	objs, err := floorObjects(sample, clusters)
 	if err != nil {
-		return 0, 0, 0, err
+		return fl, err
 	}
 	cpuStart, err := MachineCPUSeconds()
 	if err != nil {
-		return 0, 0, 0, err
+		return fl, err
+	}
+	planeStart, err := readPlane(ctx, apiserver)
+	if err != nil {
+		return fl, err
 	}
 	start := time.Now()
 	if err := parallel(len(objs), createWorkers, func(i int) error {
@@ -81,32 +97,38 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, sample
 		}
 		return nil
 	}); err != nil {
-		return 0, 0, 0, fmt.Errorf("creating the floor's objects: %w", err)
+		return fl, fmt.Errorf("creating the floor's objects: %w", err)
 	}
-	ready, _, err = waitPods(ctx, r, floorNamespace, wait, func(list []corev1.Pod) (int, bool) {
+	fl.ready, _, err = waitPods(ctx, r, floorNamespace, wait, func(list []corev1.Pod) (int, bool) {
 		n := runningPods(list)
 		return n, n == clusters
 	})
-	seconds = time.Since(start).Seconds()
+	fl.seconds = time.Since(start).Seconds()
 	if err != nil {
-		return seconds, ready, 0, err
+		return fl, err
 	}
 	cpuEnd, err := MachineCPUSeconds()
 	if err != nil {
-		return seconds, ready, 0, err
+		return fl, err
 	}
-	cpuSeconds = cpuEnd - cpuStart
+	planeEnd, err := readPlane(ctx, apiserver)
+	if err != nil {
+		return fl, err
+	}
+	fl.cpuSeconds = cpuEnd - cpuStart
+	fl.allocSeconds = planeEnd.alloc.seconds - planeStart.alloc.seconds
+	fl.plane = planeEnd.usageSince(planeStart, clusters)
 	// The floor's own objects only: the namespace's kube-root-ca.crt stays.
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}} {
 		if err := cl.DeleteAllOf(ctx, obj, client.InNamespace(floorNamespace), client.HasLabels{resources.LabelCluster}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-			return seconds, ready, cpuSeconds, err
+			return fl, err
 		}
 	}
 	left, gone, err := waitPods(ctx, r, floorNamespace, wait, func(list []corev1.Pod) (int, bool) { return len(list), len(list) == 0 })
 	if err == nil && !gone {
 		err = fmt.Errorf("%d of the floor's pods still there %s after their workloads were deleted", left, wait)
 	}
-	return seconds, ready, cpuSeconds, err
+	return fl, err
 }
 
 // runningPods counts the pods of list that run (podRunning).

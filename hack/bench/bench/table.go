@@ -140,8 +140,14 @@ func controllerRows(c *ControllerResult) []Row {
 	for _, p := range c.Phases {
 		figures := printer.Sprintf("%.1f s (%d of %d clusters); %.1f reconciles per cluster; serve's CPU %.1f s, RSS %.1f MiB (peak %.1f MiB); the machine's CPU %.1f s, of which the simulated Flink's %.1f s",
 			p.Seconds, p.Done, c.Clusters, p.ReconcilesPerCluster, p.CPUSeconds, mib(p.RSSKiB), mib(p.PeakKiB), p.MachineCPUSeconds, p.SimulatedFlinkCPUSeconds)
+		if len(p.Plane.CPUSeconds) > 0 {
+			figures += "; the control plane's CPU: " + componentCPU(p.Plane)
+		}
 		if p.ClusterIPAllocations > 0 {
 			figures += printer.Sprintf("; %d ClusterIP allocations, %.1f s (the API server makes them one at a time)", p.ClusterIPAllocations, p.ClusterIPAllocationSeconds)
+		}
+		if p.Plane.APIRequestsPerCluster > 0 {
+			figures += printer.Sprintf("; %.1f API requests per cluster (%s)", p.Plane.APIRequestsPerCluster, strings.Join(p.Plane.topKinds(4), ", "))
 		}
 		switch {
 		case p.Killed != "":
@@ -152,7 +158,11 @@ func controllerRows(c *ControllerResult) []Row {
 		}
 		row := Row{Section: 6, What: what + p.Name, Figures: figures}
 		if p.FloorSeconds > 0 {
-			row.Ratio = printer.Sprintf("×%.2f of the control plane's floor, %.1f s (%d JobManager pods of the clusters' objects, created directly; the machine's CPU %.1f s; %.1f s of ClusterIP allocations)", p.Seconds/p.FloorSeconds, p.FloorSeconds, p.FloorDone, p.FloorMachineCPUSeconds, p.FloorClusterIPAllocationSeconds)
+			row.Ratio = printer.Sprintf("×%.2f of the control plane's floor, %.1f s (%d JobManager pods of the clusters' objects, created directly; the machine's CPU %.1f s", p.Seconds/p.FloorSeconds, p.FloorSeconds, p.FloorDone, p.FloorMachineCPUSeconds)
+			if fp := p.FloorPlane; fp != nil {
+				row.Ratio += printer.Sprintf(", the control plane's %s; %.1f API requests per cluster", componentCPU(*fp), fp.APIRequestsPerCluster)
+			}
+			row.Ratio += printer.Sprintf("; %.1f s of ClusterIP allocations); the machine's CPU ×%.2f of the floor's", p.FloorClusterIPAllocationSeconds, p.MachineCPUSeconds/p.FloorMachineCPUSeconds)
 		}
 		rows = append(rows, row)
 	}
