@@ -707,10 +707,8 @@ type phaseMeter struct {
 	// begun are the replicas' readings at the phase's start; last their latest, kept for
 	// a replica killed since.
 	begun, last []meterReading
-	// cpu is the machine's and this process's CPU time at the phase's start, plane the
-	// control plane's counters (the API server's read through apiserver).
-	cpu       cpuReading
-	plane     planeReading
+	// at is the phase's start's snapshot (the API server's counters read through apiserver).
+	at        snapshot
 	apiserver rest.Interface
 }
 
@@ -757,33 +755,25 @@ func (m *phaseMeter) begin(ctx context.Context) error {
 		}
 	}
 	copy(m.begun, m.last)
-	cpu, err := readCPU()
+	at, err := takeSnapshot(ctx, m.apiserver)
 	if err != nil {
 		return err
 	}
-	plane, err := readPlane(ctx, m.apiserver)
-	if err != nil {
-		return err
-	}
-	m.cpu, m.plane, m.start = cpu, plane, time.Now()
+	m.at, m.start = at, time.Now()
 	return nil
 }
 
 func (m *phaseMeter) end(ctx context.Context, name string, done int) (ControllerPhase, error) {
 	elapsed := time.Since(m.start)
-	cpu, err := readCPU()
-	if err != nil {
-		return ControllerPhase{}, err
-	}
-	plane, err := readPlane(ctx, m.apiserver)
+	now, err := takeSnapshot(ctx, m.apiserver)
 	if err != nil {
 		return ControllerPhase{}, err
 	}
 	p := ControllerPhase{Name: name, Seconds: elapsed.Seconds(), Done: done,
-		MachineCPUSeconds: cpu.machine - m.cpu.machine, SimulatedFlinkCPUSeconds: cpu.self - m.cpu.self,
-		ClusterIPAllocations:       int(plane.alloc.count - m.plane.alloc.count),
-		ClusterIPAllocationSeconds: plane.alloc.seconds - m.plane.alloc.seconds,
-		Plane:                      plane.usageSince(m.plane, m.clusters)}
+		MachineCPUSeconds: now.cpu.machine - m.at.cpu.machine, SimulatedFlinkCPUSeconds: now.cpu.self - m.at.cpu.self,
+		ClusterIPAllocations:       int(now.plane.alloc.count - m.at.plane.alloc.count),
+		ClusterIPAllocationSeconds: now.plane.alloc.seconds - m.at.plane.alloc.seconds,
+		Plane:                      now.plane.usageSince(m.at.plane, m.clusters)}
 	var reconciles float64
 	for i, srv := range m.replicas {
 		if err := m.sample(ctx, i); err != nil {
@@ -866,6 +856,23 @@ func readCPU() (cpuReading, error) {
 	}
 	self, err := ProcessCPUSeconds(os.Getpid())
 	return cpuReading{machine: machine, self: self}, err
+}
+
+// snapshot is what a phase or the floor is measured between: the CPU readings and the control
+// plane's counters at one moment.
+type snapshot struct {
+	cpu   cpuReading
+	plane planeReading
+}
+
+// takeSnapshot reads the CPU and the control plane (its API server through rc).
+func takeSnapshot(ctx context.Context, rc rest.Interface) (snapshot, error) {
+	cpu, err := readCPU()
+	if err != nil {
+		return snapshot{}, err
+	}
+	plane, err := readPlane(ctx, rc)
+	return snapshot{cpu: cpu, plane: plane}, err
 }
 
 // parallel runs fn(0..n-1) on workers goroutines and returns the first error.

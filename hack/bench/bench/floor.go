@@ -80,11 +80,7 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiser
 	if err != nil {
 		return fl, err
 	}
-	cpuStart, err := MachineCPUSeconds()
-	if err != nil {
-		return fl, err
-	}
-	planeStart, err := readPlane(ctx, apiserver)
+	at, err := takeSnapshot(ctx, apiserver)
 	if err != nil {
 		return fl, err
 	}
@@ -107,17 +103,13 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiser
 	if err != nil {
 		return fl, err
 	}
-	cpuEnd, err := MachineCPUSeconds()
+	now, err := takeSnapshot(ctx, apiserver)
 	if err != nil {
 		return fl, err
 	}
-	planeEnd, err := readPlane(ctx, apiserver)
-	if err != nil {
-		return fl, err
-	}
-	fl.cpuSeconds = cpuEnd - cpuStart
-	fl.allocSeconds = planeEnd.alloc.seconds - planeStart.alloc.seconds
-	fl.plane = planeEnd.usageSince(planeStart, clusters)
+	fl.cpuSeconds = now.cpu.machine - at.cpu.machine
+	fl.allocSeconds = now.plane.alloc.seconds - at.plane.alloc.seconds
+	fl.plane = now.plane.usageSince(at.plane, clusters)
 	// The floor's own objects only: the namespace's kube-root-ca.crt stays.
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}} {
 		if err := cl.DeleteAllOf(ctx, obj, client.InNamespace(floorNamespace), client.HasLabels{resources.LabelCluster}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {

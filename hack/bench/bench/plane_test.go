@@ -29,7 +29,7 @@ func TestAPIServerMetricsCountRequestsByVerbAndResource(t *testing.T) {
 	assert.Equal(t, allocations{count: 100, seconds: 4.5}, r.alloc)
 }
 
-func TestPlaneUsageIsPerClusterAndLeavesOutTheRareKinds(t *testing.T) {
+func TestPlaneUsageIsPerClusterAndListsOnlyKindsAboveTheThreshold(t *testing.T) {
 	start := planeReading{cpu: map[string]float64{"kube-apiserver": 10, "etcd": 1},
 		requests: map[string]float64{"GET configmaps": 100, "PUT leases": 1}}
 	end := planeReading{cpu: map[string]float64{"kube-apiserver": 50, "etcd": 3},
