@@ -29,7 +29,7 @@ type haView struct {
 	// leader is the JobManager the HA leader information names.
 	leader state.Leader
 	// dispatcherHost is the host of the dispatcher leader's RPC address: the leading pod's IP
-	// (--host) even when rest.address makes the REST leader address name something else.
+	// (-Djobmanager.rpc.address) even when rest.address makes the REST leader address name something else.
 	dispatcherHost string
 }
 
@@ -153,6 +153,11 @@ func (c *cycle) readHA(ctx context.Context) (haView, error) {
 	if err := c.r.Reader.List(ctx, list, client.InNamespace(c.fc.Namespace), haConfigMapSelector(c.fc)); err != nil {
 		return haView{}, fmt.Errorf("listing HA ConfigMaps: %w", err)
 	}
+	// Flink 2 labels its HA ConfigMaps with its common labels alone, which other Flink
+	// ConfigMaps carry too: keep those named as HA ConfigMaps.
+	list.Items = slices.DeleteFunc(list.Items, func(cm corev1.ConfigMap) bool {
+		return !flinkha.IsHAConfigMap(&cm, resources.HAClusterID(c.fc))
+	})
 	v := haView{configMaps: list.Items, leader: state.Leader{Grace: leaseGrace(c.fc)}}
 	for i := range list.Items {
 		if l := leaderOf(&list.Items[i], resources.HAClusterID(c.fc), c.now); l.Known {

@@ -151,7 +151,7 @@ func (c *cycle) observe(ctx context.Context) error {
 	}
 	if l := c.obs.ha.leader; l.Known && !c.leaderPodListed(l) {
 		// With rest.address set, the REST leader address is that address (a Service name,
-		// a host name), not the pod's: the dispatcher's RPC address is the pod IP (--host).
+		// a host name), not the pod's: the dispatcher's RPC address is the pod IP (-Djobmanager.rpc.address).
 		l.Address = c.obs.ha.dispatcherHost
 		if l.Address == "" || !c.leaderPodListed(l) {
 			// Neither names a JobManager pod (a pod already gone): the leader cannot tell pods

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +25,10 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// Labels Flink puts on its HA ConfigMaps (KubernetesUtils.getConfigMapLabels with
-// Constants.LABEL_CONFIGMAP_TYPE_HIGH_AVAILABILITY, on top of KubernetesUtils.getCommonLabels).
+// Labels Flink puts on its HA ConfigMaps (KubernetesUtils.getConfigMapLabels, on top of
+// KubernetesUtils.getCommonLabels). Flink 1.x adds configmap-type: high-availability; Flink 2
+// does not (its getConfigMapLabels returns the common labels alone), so the controller
+// selects by the common labels and tells HA ConfigMaps apart by name (IsHAConfigMap).
 const (
 	// LabelType is Constants.LABEL_TYPE_KEY.
 	LabelType = "type"
@@ -33,9 +36,9 @@ const (
 	LabelTypeNative = "flink-native-kubernetes"
 	// LabelApp is Constants.LABEL_APP_KEY; its value is the cluster ID.
 	LabelApp = "app"
-	// LabelConfigMapType is Constants.LABEL_CONFIGMAP_TYPE_KEY.
+	// LabelConfigMapType is Constants.LABEL_CONFIGMAP_TYPE_KEY of Flink 1.x.
 	LabelConfigMapType = "configmap-type"
-	// LabelConfigMapTypeHA is Constants.LABEL_CONFIGMAP_TYPE_HIGH_AVAILABILITY.
+	// LabelConfigMapTypeHA is Constants.LABEL_CONFIGMAP_TYPE_HIGH_AVAILABILITY of Flink 1.x.
 	LabelConfigMapTypeHA = "high-availability"
 )
 
@@ -83,18 +86,18 @@ func JobConfigMapName(clusterID, jobID string) string {
 	return clusterID + "-" + jobID + "-config-map"
 }
 
-// Labels are the labels of every HA ConfigMap of a cluster: what Flink itself deletes them
-// by (KubernetesLeaderElectionHaServices.internalCleanup), and what a caller lists them by.
+// Labels are the labels every HA ConfigMap of a cluster carries in every Flink release:
+// what a caller lists them by. Other ConfigMaps of a native-mode cluster carry them too, so a
+// list by them is filtered with IsHAConfigMap.
 func Labels(clusterID string) map[string]string {
 	return map[string]string{
-		LabelType:          LabelTypeNative,
-		LabelApp:           clusterID,
-		LabelConfigMapType: LabelConfigMapTypeHA,
+		LabelType: LabelTypeNative,
+		LabelApp:  clusterID,
 	}
 }
 
-// NewConfigMap returns an empty HA ConfigMap of a cluster, labelled as Flink labels it (for
-// fakes and tests: Flink creates these itself).
+// NewConfigMap returns an empty HA ConfigMap of a cluster, labelled as Flink 2 labels it
+// (for fakes and tests: Flink creates these itself).
 func NewConfigMap(namespace, name, clusterID string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: Labels(clusterID)},
@@ -102,7 +105,8 @@ func NewConfigMap(namespace, name, clusterID string) *corev1.ConfigMap {
 	}
 }
 
-// IsHAConfigMap reports whether cm carries the HA labels of clusterID.
+// IsHAConfigMap reports whether cm is an HA ConfigMap of clusterID: Flink's labels for the
+// cluster ID, and the name of its cluster ConfigMap or of one of its jobs' ConfigMaps.
 func IsHAConfigMap(cm *corev1.ConfigMap, clusterID string) bool {
 	if cm == nil {
 		return false
@@ -112,8 +116,15 @@ func IsHAConfigMap(cm *corev1.ConfigMap, clusterID string) bool {
 			return false
 		}
 	}
-	return true
+	if cm.Name == ClusterConfigMapName(clusterID) {
+		return true
+	}
+	id, ok := strings.CutSuffix(strings.TrimPrefix(cm.Name, clusterID+"-"), "-config-map")
+	return ok && strings.HasPrefix(cm.Name, clusterID+"-") && jobIDPattern.MatchString(id)
 }
+
+// jobIDPattern is a Flink job ID as it appears in a ConfigMap name: 32 hex digits.
+var jobIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // LeaderInfo is what the cluster ConfigMap says about the current leader.
 type LeaderInfo struct {
@@ -305,7 +316,7 @@ func Leader(cm *corev1.ConfigMap) (LeaderInfo, bool) {
 // DispatcherHost is the host of the dispatcher leader's RPC address in the cluster ConfigMap
 // (pekko.tcp://flink@<host>:<port>/user/rpc/dispatcher_1; akka.tcp before Flink 1.18), or ""
 // when there is none. It is the JobManager's bind address (jobmanager.rpc.address, which
-// --host sets to the pod IP), so it names the leading pod even when rest.address makes the
+// -Djobmanager.rpc.address sets to the pod IP), so it names the leading pod even when rest.address makes the
 // REST server's address a Service name or a host that is not the pod's.
 func DispatcherHost(cm *corev1.ConfigMap) string {
 	_, address, ok := ComponentLeader(cm, ComponentDispatcher)

@@ -38,7 +38,7 @@ const flinkRecord = `{"holderIdentity":"623e39fb-70c3-44f1-811f-561ec4a28d75","l
 func TestNames(t *testing.T) {
 	assert.Equal(t, "wordcount-ab12cd-cluster-config-map", flinkha.ClusterConfigMapName(clusterID))
 	assert.Equal(t, "wordcount-ab12cd-"+jobA+"-config-map", flinkha.JobConfigMapName(clusterID, jobA))
-	assert.Equal(t, map[string]string{"app": clusterID, "configmap-type": "high-availability", "type": "flink-native-kubernetes"}, flinkha.Labels(clusterID))
+	assert.Equal(t, map[string]string{"app": clusterID, "type": "flink-native-kubernetes"}, flinkha.Labels(clusterID), "Flink 2's labels: the common ones alone")
 	assert.Equal(t, "org.apache.flink.k8s.leader.restserver", flinkha.LeaderKey(flinkha.ComponentRestServer))
 	assert.Equal(t, "jobGraph-"+jobA, flinkha.JobGraphKey(jobA))
 	assert.Equal(t, "checkpointID-0000000000000000042", flinkha.CheckpointKey(42))
@@ -47,6 +47,9 @@ func TestNames(t *testing.T) {
 	assert.True(t, flinkha.IsHAConfigMap(cm, clusterID))
 	assert.False(t, flinkha.IsHAConfigMap(cm, "other"), "another cluster's ConfigMap")
 	assert.False(t, flinkha.IsHAConfigMap(nil, clusterID))
+	assert.True(t, flinkha.IsHAConfigMap(flinkha.NewConfigMap("default", flinkha.JobConfigMapName(clusterID, jobA), clusterID), clusterID), "a job's ConfigMap")
+	assert.False(t, flinkha.IsHAConfigMap(flinkha.NewConfigMap("default", "flink-config-"+clusterID, clusterID), clusterID),
+		"a native-mode cluster's configuration ConfigMap carries the same labels and is no HA ConfigMap")
 }
 
 func TestLeader(t *testing.T) {

@@ -119,27 +119,33 @@ func mergeLabels(user, own map[string]string) map[string]string {
 }
 
 // JobManagerArgs are the arguments of Flink's application-mode entrypoint ("standalone-job"
-// of the Flink image): the deploy's job ID, with HA the pod IP as the JobManager's address
-// (so that the leader address Flink's HA publishes names the pod), entry class, jar, then the
-// job's own arguments. The savepoint to restore is not among them: the pod template lives as
-// long as the deploy, and every restart of its container would run main() from it again
-// when the HA data is gone. It is in the Flink configuration instead (FlinkConfiguration),
-// which the controller rewrites without restarting the pod once the job ran — except where
-// allowNonRestoredState needs the command line too (RestoreOnCommandLine).
+// of the Flink image): the jar, the deploy's job ID, with HA the pod IP as the JobManager's
+// RPC address (so that the leader address Flink's HA publishes names the pod), the entry
+// class, then the job's own arguments. The savepoint to restore is not among them: the pod
+// template lives as long as the deploy, and every restart of its container would run main()
+// from it again when the HA data is gone. It is in the Flink configuration instead
+// (FlinkConfiguration), which the controller rewrites without restarting the pod once the job
+// ran — except where allowNonRestoredState needs the command line too (RestoreOnCommandLine).
+//
+// The order is the parser's (commons-cli, stopping at the first argument it does not know):
+// --jars takes every argument up to the next option it knows, so --job-id follows it, and
+// the job's own arguments come after the last option.
 func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
-	args := []string{"standalone-job", "--job-id", d.JobID}
-	if flinkcluster.HAEnabled(fc.Spec.FlinkProperties) {
-		args = append(args, "--host", "$("+EnvPodIP+")")
-	}
+	args := []string{"standalone-job"}
 	j := fc.Spec.Job
+	if j != nil && j.JarFile != nil && *j.JarFile != "" {
+		args = append(args, "--jars", *j.JarFile)
+	}
+	args = append(args, "--job-id", d.JobID)
+	if flinkcluster.HAEnabled(fc.Spec.FlinkProperties) {
+		// A dynamic property, not --host: Flink 2's application entrypoint has no --host.
+		args = append(args, "-D"+KeyRPCAddress+"=$("+EnvPodIP+")")
+	}
 	if j == nil {
 		return args
 	}
 	if j.ClassName != nil && *j.ClassName != "" {
 		args = append(args, "--job-classname", *j.ClassName)
-	}
-	if j.JarFile != nil && *j.JarFile != "" {
-		args = append(args, "--jars", *j.JarFile)
 	}
 	if RestoreOnCommandLine(fc, d) {
 		path := d.FromSavepoint

@@ -17,6 +17,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
+	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 )
 
 func TestJobAndDeploymentShareThePodTemplate(t *testing.T) {
@@ -91,16 +92,16 @@ const testJobID = "0123456789abcdef0123456789abcdef"
 func TestJobManagerArgs(t *testing.T) {
 	fc := builder.MakeAppCluster("wc").Args("--rate", "10").Obj()
 	d := resources.Deploy{Revision: "wc-r", JobID: testJobID}
-	assert.Equal(t, []string{"standalone-job", "--job-id", testJobID, "--host", "$(POD_IP)", "--job-classname", "org.example.Job",
-		"--jars", "local:///opt/flink/usrlib/job.jar", "--rate", "10"}, resources.JobManagerArgs(fc, d), "with HA the pod IP is the JobManager's address")
+	assert.Equal(t, []string{"standalone-job", "--jars", "local:///opt/flink/usrlib/job.jar", "--job-id", testJobID, "-Djobmanager.rpc.address=$(POD_IP)", "--job-classname", "org.example.Job",
+		"--rate", "10"}, resources.JobManagerArgs(fc, d), "with HA the pod IP is the JobManager's address")
 
 	d.FromSavepoint = "s3://b/sp-1"
-	assert.Equal(t, []string{"standalone-job", "--job-id", testJobID, "--host", "$(POD_IP)", "--job-classname", "org.example.Job",
-		"--jars", "local:///opt/flink/usrlib/job.jar", "--rate", "10"},
+	assert.Equal(t, []string{"standalone-job", "--jars", "local:///opt/flink/usrlib/job.jar", "--job-id", testJobID, "-Djobmanager.rpc.address=$(POD_IP)", "--job-classname", "org.example.Job",
+		"--rate", "10"},
 		resources.JobManagerArgs(fc, d), "the savepoint is not on the command line")
 
 	delete(fc.Spec.FlinkProperties, "high-availability.type")
-	assert.NotContains(t, resources.JobManagerArgs(fc, d), "--host", "without HA the Service name stays the address")
+	assert.NotContains(t, resources.JobManagerArgs(fc, d), "-Djobmanager.rpc.address=$(POD_IP)", "without HA the Service name stays the address")
 }
 
 func TestJobIDLabelsTheDeploy(t *testing.T) {
@@ -336,4 +337,24 @@ func TestDeploymentJobManagerToleratesALostNodeBriefly(t *testing.T) {
 		job := resources.JobManagerJob(fc, resources.Deploy{Revision: "wc-rev1", JobID: testJobID})
 		assert.Empty(t, job.Spec.Template.Spec.Tolerations)
 	})
+}
+
+// TestJobManagerArgsParseAsFlink2Parses guards what Flink 2's application entrypoint takes from
+// the JobManager's command line: the job ID, the entry class, the jar and the savepoint as
+// options, and the job's own arguments for main(). Flink 2 has no --host, and its --jars takes
+// every argument up to the next option it knows: either made every later option an argument
+// of main() on real Flink 2.2.1 (the conformance suite found both).
+func TestJobManagerArgsParseAsFlink2Parses(t *testing.T) {
+	fc := builder.MakeAppCluster("wc").Args("--rate", "10").Obj()
+	for _, d := range []resources.Deploy{
+		{Revision: "wc-r", JobID: testJobID},
+		{Revision: "wc-r", JobID: testJobID, FromSavepoint: "s3://b/sp-1"},
+	} {
+		got := fakeflink.ParseApplicationArgs(resources.JobManagerArgs(fc, d)[1:])
+		assert.Equal(t, testJobID, got.JobID)
+		assert.Equal(t, "org.example.Job", got.ClassName)
+		assert.Equal(t, []string{"local:///opt/flink/usrlib/job.jar"}, got.Jars)
+		assert.Equal(t, "$(POD_IP)", got.Dynamic["jobmanager.rpc.address"], "with HA the pod IP is the JobManager's RPC address")
+		assert.Equal(t, []string{"--rate", "10"}, got.ProgramArgs)
+	}
 }

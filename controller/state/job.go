@@ -163,7 +163,7 @@ type Leader struct {
 	// Known is set when the HA leader information was read and names a leader whose lease has
 	// not expired.
 	Known bool
-	// Address is the leader's host (a pod IP: with HA the JobManager runs with --host
+	// Address is the leader's host (a pod IP: with HA the JobManager runs with -Djobmanager.rpc.address
 	// $(POD_IP)).
 	Address string
 	// Grace is how long past its deletion deadline a pod that cannot renew the lease may

@@ -233,7 +233,7 @@ const PropRESTAddress = "rest.address"
 // restAddress is the REST server address the leader publishes (RestServerEndpoint's
 // advertised address): http://<rest.address>:8081 when rest.address is set (a Service name,
 // a host name), else the process's Address. The dispatcher's RPC address stays the
-// process's own host (jobmanager.rpc.address, which --host sets).
+// process's own host (jobmanager.rpc.address, which the JobManager's -D argument sets).
 func (p *JobManager) restAddress() string {
 	if a := p.prop(PropRESTAddress); a != "" {
 		return "http://" + a + ":8081"

@@ -150,8 +150,15 @@ type Options struct {
 	// Namespace restricts the Simulator to one namespace; all namespaces when empty.
 	Namespace string
 	// Clusters returns the fake Flink cluster of a FlinkCluster, or nil to leave its pods
-	// alone; required.
+	// alone; required unless Launcher is set.
 	Clusters func(ctx context.Context, fc *v1beta1.FlinkCluster) *fakeflink.Cluster
+	// Launcher, when set, runs the containers' processes instead of the simulated
+	// JobManagers: real Flink JVMs (internal/test/realflink). The Simulator still plays the
+	// kubelet around them (preStop, SIGTERM, SIGKILL, restarts, the container's end).
+	Launcher Launcher
+	// TaskManagers makes the Simulator follow TaskManager pods too, whose containers only a
+	// Launcher runs anything in.
+	TaskManagers bool
 	// Clock times preStop delays and the restart back-off; default the real clock. A test
 	// may pass a fake one and step it to end a preStop delay when it chooses.
 	Clock clock.PassiveClock
@@ -219,7 +226,9 @@ const readRetry = time.Second
 type podState struct {
 	key     types.NamespacedName
 	cluster *fakeflink.Cluster
-	ignored bool
+	// component is the pod's component label: jobmanager or taskmanager.
+	component string
+	ignored   bool
 	// untracked: the pod's FlinkCluster could not be read (not that it is missing); each
 	// event and round try again.
 	untracked bool
@@ -235,7 +244,7 @@ type podState struct {
 	// proc is the container's current process; started is the running container's
 	// startedAt and instance its restart count and startedAt (startedAt alone has a
 	// resolution of a second, and an immediate restart may fall in the same one).
-	proc     *fakeflink.JobManager
+	proc     Process
 	started  metav1.Time
 	instance string
 	// ended: proc's end was written (or the kubelet ended it).
@@ -245,6 +254,8 @@ type podState struct {
 	// sigterm is when the process gets SIGTERM (the end of the preStop delay); zero when
 	// the pod is not being deleted.
 	sigterm time.Time
+	// stopped: the process got its SIGTERM.
+	stopped bool
 	// restartAt is when a container in back-off runs again; backOff the next delay and
 	// backOffSet when it was last set (the kubelet forgets a back-off after 2× its cap).
 	restartAt  time.Time
@@ -256,8 +267,8 @@ type podState struct {
 
 // New returns a Simulator for opts; Start runs it.
 func New(opts Options) (*Simulator, error) {
-	if opts.Config == nil || opts.Clusters == nil {
-		return nil, errors.New("flinksim: Options.Config and Options.Clusters are required")
+	if opts.Config == nil || (opts.Clusters == nil && opts.Launcher == nil) {
+		return nil, errors.New("flinksim: Options.Config and Options.Clusters (or Options.Launcher) are required")
 	}
 	if opts.Scheme == nil {
 		opts.Scheme = runtime.NewScheme()
@@ -287,11 +298,17 @@ func New(opts Options) (*Simulator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flinksim: client: %w", err)
 	}
+	components := []string{resources.ComponentJobManager}
+	if opts.TaskManagers {
+		components = append(components, resources.ComponentTaskManager)
+	}
+	followed, err := labels.Parse(fmt.Sprintf("%s=%s,%s in (%s)", resources.LabelApp, resources.AppFlink, resources.LabelComponent, strings.Join(components, ",")))
+	if err != nil {
+		return nil, fmt.Errorf("flinksim: pod selector: %w", err)
+	}
 	copts := cache.Options{
-		Scheme: opts.Scheme,
-		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.SelectorFromSet(labels.Set{
-			resources.LabelApp: resources.AppFlink, resources.LabelComponent: resources.ComponentJobManager,
-		})}},
+		Scheme:   opts.Scheme,
+		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: followed}},
 	}
 	if opts.Namespace != "" {
 		copts.DefaultNamespaces = map[string]cache.Config{opts.Namespace: {}}
@@ -404,6 +421,15 @@ func (s *Simulator) enqueue(o any, deleted bool) {
 // pod, or nil: once the pod is gone from the API the Simulator forgets it (the process of a
 // force-deleted pod runs on; its fakeflink.Cluster still lists it).
 func (s *Simulator) Process(namespace, name string) *fakeflink.JobManager {
+	if p := s.Launched(namespace, name); p != nil {
+		return simulated(p)
+	}
+	return nil
+}
+
+// Launched returns the process of pod namespace/name's container while the Simulator follows
+// the pod, or nil: a simulated JobManager or what the Launcher started.
+func (s *Simulator) Launched(namespace, name string) Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, st := range s.pods {
@@ -446,7 +472,7 @@ func (s *Simulator) handle(ctx context.Context, ev event) {
 	if s.opts.NodeStopped(pod.Spec.NodeName) {
 		return
 	}
-	cs := jobManagerStatus(pod)
+	cs := containerStatus(pod)
 	switch {
 	case cs == nil:
 	case cs.State.Running != nil && containerInstance(cs) != st.instance && pod.DeletionTimestamp == nil:
@@ -488,7 +514,7 @@ func (s *Simulator) handle(ctx context.Context, ev event) {
 
 // track starts following a new pod: it finds the fake Flink of the pod's FlinkCluster.
 func (s *Simulator) track(ctx context.Context, pod *corev1.Pod) *podState {
-	st := &podState{key: client.ObjectKeyFromObject(pod), pod: pod, applied: map[string]string{}}
+	st := &podState{key: client.ObjectKeyFromObject(pod), pod: pod, component: pod.Labels[resources.LabelComponent], applied: map[string]string{}}
 	s.findCluster(ctx, st)
 	s.mu.Lock()
 	s.pods[pod.UID] = st
@@ -518,6 +544,11 @@ func (s *Simulator) findCluster(ctx context.Context, st *podState) {
 	case err != nil:
 		s.opts.Log.Info("JobManager pod without its FlinkCluster: no simulated Flink", "pod", st.key, "error", err.Error())
 		st.ignored = true
+	case s.opts.Launcher != nil:
+		// The Launcher reads what it needs at each start.
+	case st.component != resources.ComponentJobManager:
+		// Nothing simulated runs in a TaskManager.
+		st.ignored = true
 	default:
 		if st.cluster = s.opts.Clusters(ctx, fc); st.cluster == nil {
 			st.ignored = true
@@ -538,7 +569,7 @@ func (s *Simulator) deleted(st *podState) {
 	if st.proc == nil || !st.proc.Alive() {
 		return
 	}
-	if cs := jobManagerStatus(st.pod); cs != nil && cs.State.Terminated != nil {
+	if cs := containerStatus(st.pod); cs != nil && cs.State.Terminated != nil {
 		st.proc.Kill()
 		return
 	}
@@ -561,6 +592,10 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 		st.proc.Kill()
 	}
 	pod := st.pod
+	if s.opts.Launcher != nil {
+		s.launch(ctx, st, startedAt)
+		return
+	}
 	v, err, ok := s.reads.take(ctx, readKey{pod: pod.UID, what: "configuration " + st.instance}, func(ctx context.Context) (any, error) {
 		props, cli, err := s.readConfiguration(ctx, pod)
 		return configuration{props: props, cli: cli}, err
@@ -584,17 +619,44 @@ func (s *Simulator) start(ctx context.Context, st *podState, startedAt metav1.Ti
 	if ip == "" {
 		ip = "127.0.0.1"
 	}
-	st.started, st.ended, st.applied = startedAt, false, map[string]string{}
+	st.started, st.ended, st.stopped, st.applied = startedAt, false, false, map[string]string{}
 	proc := st.cluster.Start(fakeflink.Config{Name: st.pod.Name, Properties: props, FromSavepoint: cli.FromSavepoint,
 		AllowNonRestoredState: cli.AllowNonRestoredState, Address: "http://" + ip + ":8081"})
 	// Only the loop writes a podState; proc is also read by Process, under mu.
 	s.mu.Lock()
 	st.proc = proc
 	s.mu.Unlock()
-	s.opts.Log.Info("simulated Flink JobManager started", "pod", st.key, "process", st.proc.Name())
+	s.opts.Log.Info("simulated Flink JobManager started", "pod", st.key, "process", proc.Name())
 	if s.opts.OnStart != nil {
-		s.opts.OnStart(st.pod, st.proc)
+		s.opts.OnStart(st.pod, proc)
 	}
+}
+
+// launch has the Launcher start the process of the pod's container that started at
+// startedAt, off the loop: until it has, the start is pending and each round asks again.
+func (s *Simulator) launch(ctx context.Context, st *podState, startedAt metav1.Time) {
+	pod := st.pod
+	v, err, ok := s.reads.take(ctx, readKey{pod: pod.UID, what: "launch " + st.instance}, func(ctx context.Context) (any, error) {
+		return s.opts.Launcher.Launch(ctx, pod, containerName(pod))
+	})
+	if !ok {
+		st.startPending, st.retryAt = &startedAt, time.Time{}
+		return
+	}
+	if err != nil {
+		s.opts.Log.Error(err, "launching the container's process failed; trying again", "pod", st.key)
+		st.startPending, st.retryAt = &startedAt, time.Now().Add(readRetry)
+		return
+	}
+	if st.proc != nil && st.proc.Alive() {
+		st.proc.Kill()
+	}
+	st.startPending = nil
+	st.started, st.ended, st.stopped, st.applied = startedAt, false, false, map[string]string{}
+	s.mu.Lock()
+	st.proc = v.(Process)
+	s.mu.Unlock()
+	s.opts.Log.Info("container process launched", "pod", st.key, "process", st.proc.Name())
 }
 
 // configuration is what a pod's container reads at its start (readConfiguration).
@@ -604,8 +666,9 @@ type configuration struct {
 }
 
 // readConfiguration is the Flink configuration the pod's container reads: the cluster's
-// ConfigMap as it is now, and the job ID of the pod's --job-id argument (Flink's standalone
-// entrypoint sets main()'s job ID from it); and the --fromSavepoint of its command line, with
+// ConfigMap as it is now, its command line's -D properties, and the job ID of its --job-id
+// (Flink's standalone entrypoint sets main()'s job ID from it), parsed as Flink 2 parses them
+// (fakeflink.ParseApplicationArgs); and the --fromSavepoint of its command line, with
 // the container's variables expanded from that same ConfigMap as the kubelet expands them
 // at every container start (containerargs.Expand), and its --allowNonRestoredState (the fields of
 // fakeflink.Config they set). The test's Options.Configuration applies after.
@@ -628,18 +691,17 @@ func (s *Simulator) readConfiguration(ctx context.Context, pod *corev1.Pod) (map
 	for k, v := range conf {
 		props[k] = fmt.Sprint(v)
 	}
-	if c := jobManagerContainer(pod); c != nil {
-		args := containerargs.Expand(c, cm)
-		for i, a := range args {
-			switch {
-			case a == "--allowNonRestoredState":
-				cli.AllowNonRestoredState = true
-			case a == "--job-id" && i+1 < len(args):
-				props[fakeflink.PropJobID] = args[i+1]
-			case a == "--fromSavepoint" && i+1 < len(args):
-				cli.FromSavepoint = args[i+1]
-			}
+	if c := mainContainer(pod); c != nil && len(c.Args) > 0 {
+		// As Flink 2's entrypoint parses its command line: an option it does not know ends
+		// the options, so a job ID after it is no job ID.
+		a := fakeflink.ParseApplicationArgs(containerargs.ExpandIn(pod, c, cm)[1:])
+		for k, v := range a.Dynamic {
+			props[k] = v
 		}
+		if a.JobID != "" {
+			props[fakeflink.PropJobID] = a.JobID
+		}
+		cli.FromSavepoint, cli.AllowNonRestoredState = a.FromSavepoint, a.AllowNonRestoredState
 	}
 	return props, cli, nil
 }
@@ -670,12 +732,18 @@ func (s *Simulator) round(ctx context.Context) {
 			}
 		case !st.sigterm.IsZero() && st.proc != nil && !st.ended && !now.Before(st.sigterm) && !s.held(st.pod):
 			// preStop done: SIGTERM. The JobManager shuts down gracefully and the container
-			// exits; the kubelet then marks the deleted pod terminal and removes it.
-			st.proc.Stop()
-			s.exited(ctx, st)
+			// exits; the kubelet then marks the deleted pod terminal and removes it. A
+			// launched process may take a while to exit: the next case writes its end then.
+			if !st.stopped {
+				st.stopped = true
+				st.proc.Stop()
+			}
+			if !st.proc.Alive() {
+				s.exited(ctx, st)
+			}
 		case st.proc != nil && !st.ended && !st.proc.Alive():
 			s.exited(ctx, st)
-		case st.proc != nil && !st.ended && st.sigterm.IsZero():
+		case simulated(st.proc) != nil && !st.ended && st.sigterm.IsZero():
 			s.applyAnnotations(st)
 			s.exitIfApplicationEnded(st)
 		case !st.restartAt.IsZero() && !now.Before(st.restartAt) && st.sigterm.IsZero():
@@ -688,7 +756,7 @@ func (s *Simulator) round(ctx context.Context) {
 // exitIfApplicationEnded ends the leading process of an application whose jobs all ended,
 // as Flink does with execution.shutdown-on-application-finish (its default, true).
 func (s *Simulator) exitIfApplicationEnded(st *podState) {
-	p := st.proc
+	p := simulated(st.proc)
 	if strings.EqualFold(p.Config().Properties[resources.KeyShutdownOnApplicationEnd], "false") || !p.Leads() {
 		return
 	}
@@ -709,7 +777,7 @@ func (s *Simulator) exitIfApplicationEnded(st *podState) {
 
 // applyAnnotations applies the user's annotations to the pod's process, each value once.
 func (s *Simulator) applyAnnotations(st *podState) {
-	p := st.proc
+	p := simulated(st.proc)
 	v, ok := st.pod.Annotations[SavepointsAnnotation]
 	if !ok {
 		// Removed: savepoints complete again, as Flink's do (an absent value is "").
@@ -816,7 +884,7 @@ func (s *Simulator) exitedWith(ctx context.Context, st *podState, status fakefli
 	finished := metav1.NewTime(now)
 	terminated := &corev1.ContainerStateTerminated{
 		ExitCode: status.Code, Reason: exitReason(status.Code), Message: status.Message,
-		StartedAt: st.started, FinishedAt: finished, ContainerID: "kwok://" + resources.JobManagerContainer,
+		StartedAt: st.started, FinishedAt: finished, ContainerID: "kwok://" + containerName(st.pod),
 	}
 	policy := st.pod.Spec.RestartPolicy
 	restarts := policy == corev1.RestartPolicyAlways || (policy == corev1.RestartPolicyOnFailure && status.Code != 0)
@@ -862,8 +930,8 @@ func (s *Simulator) exitedWith(ctx context.Context, st *podState, status fakefli
 	if err != nil {
 		s.opts.Log.Error(err, "writing the end of a simulated JobManager's container", "pod", st.key)
 	}
-	if s.opts.OnExit != nil && st.proc != nil {
-		s.opts.OnExit(st.pod, st.proc, status)
+	if jm := simulated(st.proc); s.opts.OnExit != nil && jm != nil {
+		s.opts.OnExit(st.pod, jm, status)
 	}
 	if restarts && !deleting {
 		st.restartAt = now.Add(delay)
@@ -933,30 +1001,32 @@ func containerInstance(cs *corev1.ContainerStatus) string {
 	return fmt.Sprintf("%d/%s", cs.RestartCount, cs.State.Running.StartedAt.UTC().Format(time.RFC3339))
 }
 
-func jobManagerContainer(pod *corev1.Pod) *corev1.Container {
+// mainContainer is the container the Simulator runs in pod (containerName).
+func mainContainer(pod *corev1.Pod) *corev1.Container {
 	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == resources.JobManagerContainer {
+		if pod.Spec.Containers[i].Name == containerName(pod) {
 			return &pod.Spec.Containers[i]
 		}
 	}
 	return nil
 }
 
-func jobManagerStatus(pod *corev1.Pod) *corev1.ContainerStatus {
+// containerStatus is the status of the container the Simulator runs in pod.
+func containerStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 	for i := range pod.Status.ContainerStatuses {
-		if pod.Status.ContainerStatuses[i].Name == resources.JobManagerContainer {
+		if pod.Status.ContainerStatuses[i].Name == containerName(pod) {
 			return &pod.Status.ContainerStatuses[i]
 		}
 	}
 	return nil
 }
 
-// ensureStatus returns the JobManager container's status, adding it when missing.
+// ensureStatus returns the status of the container the Simulator runs, adding it when missing.
 func ensureStatus(pod *corev1.Pod) *corev1.ContainerStatus {
-	if cs := jobManagerStatus(pod); cs != nil {
+	if cs := containerStatus(pod); cs != nil {
 		return cs
 	}
-	pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: resources.JobManagerContainer})
+	pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: containerName(pod)})
 	return &pod.Status.ContainerStatuses[len(pod.Status.ContainerStatuses)-1]
 }
 
@@ -990,7 +1060,7 @@ func setReady(pod *corev1.Pod, ready bool, reason, message string, now time.Time
 
 // preStopDelay is the container's preStop `sleep N`, the JobManager's preStop delay.
 func preStopDelay(pod *corev1.Pod) time.Duration {
-	c := jobManagerContainer(pod)
+	c := mainContainer(pod)
 	if c == nil || c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
 		return 0
 	}
