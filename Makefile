@@ -64,6 +64,7 @@ build:
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags dev ./cmd/flink-admission/...
+	$(GO) vet -tags conformance ./e2e/conformance/
 
 .PHONY: fmt-check
 fmt-check:
@@ -89,6 +90,18 @@ test: fmt-check vet verify-generated envtest
 run: | $(LOCALBIN)
 	$(GO) build -tags dev -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/flink-admission ./cmd/flink-admission
 	$(LOCALBIN)/flink-admission dev
+
+## conformance: the scenario table of the pull request behind deploymentType: Deployment,
+## against real Apache Flink JobManagers and TaskManagers (one JVM per pod, Flink's jars from
+## Maven Central via hack/flink-artifacts.sh, cached) on the real control plane: every
+## scenario for CONFORMANCE_FLINK_VERSIONS x both deployment types. Prints the table and
+## writes .conformance/latest.json. Needs Java 17 and Maven.
+CONFORMANCE_FLINK_VERSIONS ?= 2.2.1,2.3.0
+CONFORMANCE_SCENARIOS ?= 1,7,8
+.PHONY: conformance
+conformance: envtest
+	$(CONTROL_PLANE_ENV) CONFORMANCE_FLINK_VERSIONS=$(CONFORMANCE_FLINK_VERSIONS) CONFORMANCE_SCENARIOS=$(CONFORMANCE_SCENARIOS) \
+		$(GO) test -tags conformance -count=1 -timeout 180m -v -run TestScenarios ./e2e/conformance/
 
 ## soak-controller: the controller's invariants over many more random event sequences than
 ## make test explores, drawn anew each run (SIM_SEQUENCES, SIM_STEPS; SIM_SEED=<seed> replays

@@ -159,8 +159,14 @@ func (o Options) complete() (Options, error) {
 
 // DefaultFlinkClient reaches the cluster's JobManager Service inside the Kubernetes cluster.
 func DefaultFlinkClient(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
+	return flinkclient.New(JobManagerURL(fc), restHTTPClient)
+}
+
+// JobManagerURL is the REST endpoint of the cluster's JobManager Service, by its name in the
+// cluster's DNS.
+func JobManagerURL(fc *v1beta1.FlinkCluster) string {
 	_, _, _, ui := resources.JobManagerPorts(fc)
-	return flinkclient.New(fmt.Sprintf("http://%s.%s.svc:%d", resources.JobManagerName(fc.Name), fc.Namespace, ui), restHTTPClient)
+	return fmt.Sprintf("http://%s.%s.svc:%d", resources.JobManagerName(fc.Name), fc.Namespace, ui)
 }
 
 // restHTTPClient is the HTTP client of every plain JobManager endpoint. Its transport keeps

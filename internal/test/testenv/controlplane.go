@@ -45,6 +45,7 @@ const NodeLabel = "flink-admission.dev/kwok-node"
 // admitted).
 var ControlPlaneControllers = []string{
 	"deployment-controller",
+	"statefulset-controller",
 	"replicaset-controller",
 	"job-controller",
 	"garbage-collector-controller",
