@@ -84,12 +84,13 @@ test: fmt-check vet verify-generated envtest
 
 ## run: the local control plane (kube-apiserver, etcd, kube-controller-manager, kube-scheduler,
 ## three KWOK nodes) with the CRD, the webhooks and the controller of this build, and a
-## simulated Flink (flink-admission dev, in a build with -tags dev). The first run builds the
-## control plane (~15-20 minutes, cached).
+## simulated Flink (flink-admission dev, in a build with -tags dev); FLINK=real runs a real
+## Flink JVM in every JobManager and TaskManager pod instead (Java 17 and Maven; Flink's jars
+## from Maven Central, cached). The first run builds the control plane (~15-20 minutes, cached).
 .PHONY: run
 run: | $(LOCALBIN)
 	$(GO) build -tags dev -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/flink-admission ./cmd/flink-admission
-	$(LOCALBIN)/flink-admission dev
+	$(LOCALBIN)/flink-admission dev $(if $(FLINK),--flink=$(FLINK))
 
 ## conformance: the scenario table of the pull request behind deploymentType: Deployment,
 ## against real Apache Flink JobManagers and TaskManagers (one JVM per pod, Flink's jars from

@@ -43,6 +43,7 @@ const devBuilt = true
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("dev", stderr)
 	var o devenv.DevOptions
+	var flinkMode string
 	fs.StringVar(&o.KubeconfigOut, "kubeconfig-out", defaultKubeconfigOut, "where to write the kubeconfig of the local control plane (removed on exit)")
 	fs.IntVar(&o.WebhookPort, "webhook-port", 0, "port of the webhook server on 127.0.0.1 (0: a free port)")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "127.0.0.1:0", "address of /metrics (port 0: a free port; 0: off)")
@@ -54,6 +55,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.EnableController, "enable-controller", true, "run the FlinkCluster controller (off: the webhooks only)")
 	fs.BoolVar(&o.SimulateFlink, "simulate-flink", true,
 		"attach a simulated Flink JobManager to each running JobManager pod and point the controller at it, in process (needs --control-plane; off: the controller calls the JobManager Service, which nothing answers)")
+	fs.StringVar(&flinkMode, "flink", "simulated",
+		"what runs in the JobManager and TaskManager pods: simulated (an in-process simulated Flink JobManager), real (a Flink "+devenv.RealFlinkVersion+" JVM per pod, its jars fetched from Maven Central into the user cache; needs Java 17 and Maven) or none")
 	fs.DurationVar(&o.AuditInterval, "audit-interval", 0,
 		"how often to audit the stored FlinkClusters, as serve does (0: off)")
 	controllerFlags := flag.NewFlagSet("dev", flag.ContinueOnError)
@@ -73,6 +76,20 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.AuditInterval < 0 {
 		fmt.Fprintf(stderr, "dev: --audit-interval %s is negative (0 turns the audit off)\n", o.AuditInterval)
+		return exitUsage
+	}
+	switch flinkMode {
+	case "simulated":
+	case "real":
+		if fs.Changed("simulate-flink") && o.SimulateFlink {
+			fmt.Fprintln(stderr, "dev: --flink=real and --simulate-flink exclude each other")
+			return exitUsage
+		}
+		o.SimulateFlink, o.RealFlink = false, true
+	case "none":
+		o.SimulateFlink = false
+	default:
+		fmt.Fprintf(stderr, "dev: --flink %q: want simulated, real or none\n", flinkMode)
 		return exitUsage
 	}
 	if err := checkDevFlags(fs, &o); err != nil {
@@ -121,6 +138,9 @@ func checkDevFlags(fs *pflag.FlagSet, o *devenv.DevOptions) error {
 		if o.SimulateFlink && fs.Changed("simulate-flink") {
 			return fmt.Errorf("--simulate-flink needs --control-plane: without nodes no JobManager pod runs")
 		}
+		if o.RealFlink {
+			return fmt.Errorf("--flink=real needs --control-plane: without nodes no JobManager pod runs")
+		}
 		o.SimulateFlink = false
 	}
 	return nil
@@ -146,8 +166,13 @@ func printReady(w io.Writer, d *devenv.Dev) {
 		fmt.Fprintln(w, "The controller runs, and every running JobManager pod gets a SIMULATED Flink JobManager\n"+
 			"(in this process, no Flink, no network): it runs the job, recovers it from its simulated HA\n"+
 			"storage, and takes orders from the pod's simulate.flink-admission.dev/* annotations.")
+	case d.Server.Options.EnableController && d.Real != nil:
+		fmt.Fprintf(w, "The controller runs, and every running JobManager and TaskManager pod runs a REAL Flink %s JVM\n"+
+			"on this machine, bound to the pod's IP (--flink=real); the sample runs the project's stateful test job,\n"+
+			"which writes what each start restored to %s.\n",
+			devenv.RealFlinkVersion, shellQuote(relToWorkingDir(filepath.Join(d.Real.Dir, "..", "statemachine", "report.jsonl"))))
 	case d.Server.Options.EnableController:
-		fmt.Fprintln(w, "The controller runs; no simulated Flink (--simulate-flink=false): nothing answers its Flink REST calls.")
+		fmt.Fprintln(w, "The controller runs; no simulated Flink (--flink=none): nothing answers its Flink REST calls.")
 	default:
 		fmt.Fprintln(w, "The controller is off (--enable-controller=false): the webhooks only.")
 	}
@@ -164,6 +189,9 @@ func printReady(w io.Writer, d *devenv.Dev) {
 	}
 	if d.LogDir != "" {
 		fmt.Fprintf(w, "  logs        %s (kube-controller-manager, kube-scheduler, KWOK nodes; kept on exit)\n", shellQuote(relToWorkingDir(d.LogDir)))
+	}
+	if d.Real != nil {
+		fmt.Fprintf(w, "  flink logs  %s (one file per JVM; kept on exit)\n", shellQuote(relToWorkingDir(d.Real.LogDir())))
 	}
 	fmt.Fprintf(w, `
 Try, from another terminal:
@@ -196,7 +224,11 @@ Try, from another terminal:
   kubectl --kubeconfig %[1]s wait pod -l %[3]s --for=delete --timeout=3m
   kubectl --kubeconfig %[1]s wait flinkcluster/%[2]s --for=jsonpath='{.status.components.job.state}'=Running --timeout=3m
   kubectl --kubeconfig %[1]s get pods -l %[3]s -o wide
-
+`, kc, name, sel)
+	}
+	if lifecycle(d) && d.Simulation != nil {
+		sel := shellQuote(fmt.Sprintf("%s=%s,%s=%s", resources.LabelCluster, name, resources.LabelComponent, resources.ComponentJobManager))
+		fmt.Fprintf(w, `
   # Drive the simulated Flink through the JobManager pod's annotations: savepoints fail (or ok)...
   kubectl --kubeconfig %[1]s annotate pod -l %[3]s --overwrite %[4]s=fail
   kubectl --kubeconfig %[1]s annotate flinkcluster %[2]s --overwrite %[5]s=savepoint
@@ -215,9 +247,9 @@ Press Ctrl-C to stop everything.
 }
 
 // lifecycle reports whether dev runs everything the lifecycle commands need: nodes, the
-// controller and the simulated Flink.
+// controller and a Flink, simulated or real.
 func lifecycle(d *devenv.Dev) bool {
-	return d.ControlPlane != nil && d.Server.Options.EnableController && d.Simulation != nil
+	return d.ControlPlane != nil && d.Server.Options.EnableController && (d.Simulation != nil || d.Real != nil)
 }
 
 // sampleName reads metadata.name from a sample manifest, or returns fallback.

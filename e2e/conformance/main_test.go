@@ -65,9 +65,6 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	// Each cell runs two JVMs (a JobManager, a TaskManager) that start on two cores: a few
-	// cells at once.
-	_ = flag.Set("test.parallel", "3")
 	flag.Parse()
 	if os.Getenv("CONFORMANCE_LOG") != "" {
 		ctrl.SetLogger(zap.New(zap.UseDevMode(true)))

@@ -5,6 +5,8 @@ package conformance_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,6 +42,17 @@ var table1 = []scenario{
 	}},
 }
 
+// cellSlots bounds the cells that run at once: each runs two JVMs, which start on two cores
+// (CONFORMANCE_PARALLEL, 3 by default).
+var cellSlots = make(chan struct{}, parallelCells())
+
+func parallelCells() int {
+	if n, err := strconv.Atoi(os.Getenv("CONFORMANCE_PARALLEL")); err == nil && n > 0 {
+		return n
+	}
+	return 3
+}
+
 // TestScenarios runs the chosen cells of the table (see the package documentation).
 func TestScenarios(t *testing.T) {
 	for _, s := range table1 {
@@ -56,6 +69,8 @@ func TestScenarios(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("%s/%s/%s", s.id, mode, v), func(t *testing.T) {
 					t.Parallel()
+					cellSlots <- struct{}{}
+					defer func() { <-cellSlots }()
 					c := newCell(t, s.id, v, mode)
 					began := time.Now()
 					t.Cleanup(func() {

@@ -88,6 +88,10 @@ type DevOptions struct {
 	// JobManager pod, and points the controller's Flink REST client at it, in process. It
 	// needs ControlPlane (without nodes no pod runs).
 	SimulateFlink bool
+	// RealFlink runs real Flink instead (RealFlink: a JVM per JobManager and TaskManager
+	// pod, Flink's jars from Maven Central); it needs ControlPlane, Java 17 and Maven, and
+	// excludes SimulateFlink.
+	RealFlink bool
 	// Controller configures the controller.
 	Controller controller.Options
 	// AuditInterval is as in server.Options; zero (the default) audits nothing.
@@ -122,6 +126,8 @@ type Dev struct {
 	Nodes int
 	// Simulation is the simulated Flink with DevOptions.SimulateFlink; nil without.
 	Simulation *Simulation
+	// Real is real Flink with DevOptions.RealFlink; nil without.
+	Real *RealFlink
 	// LogDir holds the logs of kube-controller-manager, kube-scheduler and the KWOK nodes when
 	// they run and DevOptions.KubeconfigOut is set ("" otherwise); it is kept after Stop.
 	LogDir string
@@ -248,6 +254,22 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 	}
 
 	ctrl := o.Controller
+	if o.RealFlink {
+		if d.ControlPlane == nil || o.SimulateFlink {
+			return d, errors.New("real Flink needs the control plane (DevOptions.ControlPlane) and excludes the simulated one")
+		}
+		state := filepath.Join(samplesParent, "flink")
+		if d.Real, err = NewRealFlink(env.Config, filepath.Join(state, "jvm"), progress, log); err != nil {
+			return d, fmt.Errorf("real Flink: %w", err)
+		}
+		if err := realSample(d.Sample("deployment-mode.yaml"), filepath.Join(state, "statemachine")); err != nil {
+			return d, err
+		}
+		if err := createFlinkRole(ctx, cs); err != nil {
+			return d, err
+		}
+		ctrl.FlinkClientFor = d.Real.FlinkClientFor
+	}
 	if o.SimulateFlink {
 		if d.ControlPlane == nil {
 			return d, errors.New("the simulated Flink needs the control plane (DevOptions.ControlPlane): without nodes no JobManager pod runs")
@@ -281,6 +303,11 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 	d.Server = srv
 	if d.Simulation != nil {
 		if err := srv.Manager.Add(d.Simulation); err != nil {
+			return d, err
+		}
+	}
+	if d.Real != nil {
+		if err := srv.Manager.Add(d.Real); err != nil {
 			return d, err
 		}
 	}

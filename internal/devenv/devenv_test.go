@@ -8,6 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/internal/test/realflink"
 )
 
 func TestShortenHome(t *testing.T) {
@@ -32,4 +36,28 @@ func TestEnvtestBinariesCached(t *testing.T) {
 	assert.False(t, envtestBinariesCached(), "a kube-apiserver that is not executable (a build in progress)")
 	require.NoError(t, os.Chmod(filepath.Join(dir, "kube-apiserver"), 0o755))
 	assert.True(t, envtestBinariesCached())
+}
+
+// TestRealSampleRunsTheTestJobOnFilesOfItsOwn guards the sample dev --flink=real writes: the
+// release it has jars for, the test job, storage a local JVM can reach, and the rest of the
+// sample (the Deployment JobManager, HA) kept.
+func TestRealSampleRunsTheTestJobOnFilesOfItsOwn(t *testing.T) {
+	dir, err := writeSamples(filepath.Join(t.TempDir(), "samples"))
+	require.NoError(t, err)
+	path := filepath.Join(dir, "deployment-mode.yaml")
+	require.NoError(t, realSample(path, "/state"))
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	fc := &v1beta1.FlinkCluster{}
+	require.NoError(t, yaml.UnmarshalStrict(raw, fc))
+	assert.Equal(t, "statemachine", fc.Name)
+	assert.Equal(t, "flink:"+RealFlinkVersion, fc.Spec.Image.Name)
+	assert.Equal(t, realflink.CountingJob, *fc.Spec.Job.ClassName)
+	assert.Equal(t, realflink.JobsJarInImage, *fc.Spec.Job.JarFile)
+	assert.Equal(t, v1beta1.JobManagerDeploymentTypeDeployment, fc.Spec.JobManager.DeploymentType)
+	assert.Equal(t, "file:///state/ha", fc.Spec.FlinkProperties["high-availability.storageDir"])
+	assert.Equal(t, "kubernetes", fc.Spec.FlinkProperties["high-availability.type"])
+	for k, v := range fc.Spec.FlinkProperties {
+		assert.False(t, strings.HasPrefix(v, "s3://"), "%s=%s: no S3 here", k, v)
+	}
 }
