@@ -77,10 +77,12 @@ verify-generated: generate
 		echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES); git --no-pager diff --stat -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES); exit 1; fi
 
 ## test: everything, on a real control plane (kube-apiserver, etcd, kube-controller-manager,
-## kube-scheduler, KWOK nodes) built from the Go module proxy.
+## kube-scheduler, KWOK nodes) built from the Go module proxy; then the conformance subset on
+## real Flink 2.2.1 (scenarios 1, 7 and 8 in both deployment types; make conformance runs all).
 .PHONY: test
 test: fmt-check vet verify-generated envtest
 	$(CONTROL_PLANE_ENV) $(GO) test -count=1 -timeout 30m ./...
+	$(CONTROL_PLANE_ENV) $(GO) test -tags conformance -count=1 -timeout 20m -run TestScenarios ./e2e/conformance/
 
 ## run: the local control plane (kube-apiserver, etcd, kube-controller-manager, kube-scheduler,
 ## three KWOK nodes) with the CRD, the webhooks and the controller of this build, and a

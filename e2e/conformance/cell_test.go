@@ -64,6 +64,7 @@ func newCell(t *testing.T, id, version string, mode v1beta1.JobManagerDeployment
 	}
 	c := &cell{t: t, version: version, mode: mode, ns: ns, dir: dir}
 	t.Cleanup(func() {
+		c.remove()
 		if os.Getenv("CONFORMANCE_KEEP") == "" {
 			_ = os.RemoveAll(dir)
 		}
@@ -88,6 +89,22 @@ func newCell(t *testing.T, id, version string, mode v1beta1.JobManagerDeployment
 		}
 	}
 	return c
+}
+
+// remove deletes the cell's namespace and waits (bounded) until none of its pods is left, so
+// that its JVMs make room for the next cell's under the launcher's cap.
+func (c *cell) remove() {
+	ctx := context.Background()
+	_ = k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.ns}})
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		pods := &corev1.PodList{}
+		if err := k8s.List(ctx, pods, client.InNamespace(c.ns)); err == nil && len(pods.Items) == 0 {
+			return
+		}
+		time.Sleep(time.Second)
+	}
+	c.t.Logf("pods of namespace %s still there 2 minutes after its deletion", c.ns)
 }
 
 // fatalf fails the cell with a reason the table shows.

@@ -16,7 +16,8 @@
 // force delete KWOK 0.8 gave the replacement pod the IP of a TaskManager pod still running on
 // the same node (seen once; its JobManager could not bind and crash-looped).
 //
-// The suite builds with -tags conformance (make conformance): it does not run in make test yet.
+// The suite builds with -tags conformance: make test runs the default cells after the other
+// packages (so that its JVMs do not share the cores with them), make conformance all of them.
 //
 // CONFORMANCE_FLINK_VERSIONS (comma-separated; default the first of realflink.Versions) and
 // CONFORMANCE_SCENARIOS (comma-separated scenario IDs; default the subset make test runs)
@@ -153,6 +154,10 @@ func start() (func(), error) {
 		Config: cp.Config, Scheme: scheme, Cache: controller.CacheOptions(),
 		Controller: controller.Options{
 			RequeueInterval: time.Second, SteadyPollInterval: 2 * time.Second, ResyncInterval: 10 * time.Second,
+			// Flink 2.2.1's JobManager may never exit after DELETE /cluster (its job's HA
+			// cleanup is scheduled on an executor the shutdown already stopped): the
+			// controller deletes its Job once this bound from the job's end has passed.
+			WaitBound: time.Minute,
 			FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
 				return transportClient(fc, transport)
 			},

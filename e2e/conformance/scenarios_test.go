@@ -213,16 +213,23 @@ func deleteJobManagerPod(c *cell) {
 		}
 		return false
 	})
+	c.recovered(id, starts, cp)
+}
+
+// recovered checks that the job id runs again, recovered by Flink's HA after the first
+// starts reported starts: every subtask restored one checkpoint, no older than cp (completed
+// before the JobManager went), with exactly what it snapshotted there.
+func (c *cell) recovered(id string, starts int, cp int64) {
+	c.t.Helper()
 	c.eventually("the job running again", waitLong, func() bool {
 		return len(c.report().starts) >= starts+2 && jobOf(c.get()).State == v1beta1.JobStateRunning
 	})
 	if got := jobOf(c.get()).ID; got != id {
 		c.fatalf("job ID %s after recovery, want %s", got, id)
 	}
-	r := c.report()
-	restored := r.starts[starts].RestoredCheckpointID
+	restored := c.report().starts[starts].RestoredCheckpointID
 	if restored < cp {
-		c.fatalf("recovered checkpoint %d, older than %d, completed before the pod was deleted", restored, cp)
+		c.fatalf("recovered checkpoint %d, older than %d, completed before the JobManager went", restored, cp)
 	}
 	c.restoredExactly(starts, restored)
 }
@@ -246,16 +253,5 @@ func deleteJobManagerDeployment(c *cell) {
 		err := k8s.Get(context.Background(), key, next)
 		return err == nil && next.UID != d.UID
 	})
-	c.eventually("the job running again", waitLong, func() bool {
-		return len(c.report().starts) >= starts+2 && jobOf(c.get()).State == v1beta1.JobStateRunning
-	})
-	if got := jobOf(c.get()).ID; got != id {
-		c.fatalf("job ID %s after recovery, want %s", got, id)
-	}
-	r := c.report()
-	restored := r.starts[starts].RestoredCheckpointID
-	if restored < cp {
-		c.fatalf("recovered checkpoint %d, older than %d, completed before the Deployment was deleted", restored, cp)
-	}
-	c.restoredExactly(starts, restored)
+	c.recovered(id, starts, cp)
 }

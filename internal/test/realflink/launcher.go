@@ -45,9 +45,10 @@ import (
 	"github.com/flink-admission/flink-admission/internal/test/flinksim"
 )
 
-// DefaultMaxJVMs caps the JVMs running at once when Options.MaxJVMs is 0: about 10 GiB of
-// small JobManagers and TaskManagers, on a 24 GiB machine.
-const DefaultMaxJVMs = 12
+// DefaultMaxJVMs caps the JVMs running at once when Options.MaxJVMs is 0: about 4 GiB of
+// resident small JobManagers and TaskManagers (~250 MiB each), 10 GiB at their configured
+// sizes, on a 24 GiB machine.
+const DefaultMaxJVMs = 16
 
 // The main classes the Flink image's entrypoint runs for its first argument.
 const (
