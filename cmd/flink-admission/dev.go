@@ -155,8 +155,12 @@ func printReady(w io.Writer, d *devenv.Dev) {
 	fmt.Fprintln(w, readyLine)
 	fmt.Fprintln(w)
 	if d.ControlPlane != nil {
+		containers := "pods run, no container does"
+		if d.Real != nil {
+			containers = "pods run, their containers are Flink JVMs on this machine"
+		}
 		fmt.Fprintf(w, "A local control plane runs: kube-apiserver, etcd, kube-controller-manager, kube-scheduler and\n"+
-			"%d KWOK nodes (simulated kubelets: pods run, no container does).\n", d.Nodes)
+			"%d KWOK nodes (simulated kubelets: %s).\n", d.Nodes, containers)
 	} else {
 		fmt.Fprintln(w, "A local kube-apiserver and etcd run (no nodes: no pod runs).")
 	}

@@ -258,7 +258,11 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 		if d.ControlPlane == nil || o.SimulateFlink {
 			return d, errors.New("real Flink needs the control plane (DevOptions.ControlPlane) and excludes the simulated one")
 		}
-		state := filepath.Join(samplesParent, "flink")
+		// Flink's file:// paths are absolute.
+		state, err := filepath.Abs(filepath.Join(samplesParent, "flink"))
+		if err != nil {
+			return d, err
+		}
 		if d.Real, err = NewRealFlink(env.Config, filepath.Join(state, "jvm"), progress, log); err != nil {
 			return d, fmt.Errorf("real Flink: %w", err)
 		}

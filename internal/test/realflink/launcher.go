@@ -116,6 +116,12 @@ func New(opts Options) (*Launcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("realflink: clientset: %w", err)
 	}
+	// Each JVM runs in its container's directory: every path it is given is absolute.
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	opts.Dir = dir
 	for _, d := range []string{"pods", "logs"} {
 		if err := os.MkdirAll(filepath.Join(opts.Dir, d), 0o755); err != nil {
 			return nil, err
