@@ -26,13 +26,14 @@ import (
 	"github.com/flink-admission/flink-admission/policy"
 )
 
-// operatorPods are the pods of the operator's objects of fc (and, once the controller runs
-// it, the controller's: they carry the same app and cluster labels).
-func operatorPods(t *testing.T, fc *v1beta1.FlinkCluster) []corev1.Pod {
+// operatorJobManagerPods are the JobManager pods of the operator's objects of fc (and, once the
+// controller runs it, the controller's: they carry the same labels). TaskManager pods, which
+// the StatefulSet controller makes, are left out.
+func operatorJobManagerPods(t *testing.T, fc *v1beta1.FlinkCluster) []corev1.Pod {
 	t.Helper()
 	list := &corev1.PodList{}
 	require.NoError(t, k8s.List(context.Background(), list, client.InNamespace(fc.Namespace),
-		client.MatchingLabels{"app": "flink", "cluster": fc.Name}))
+		client.MatchingLabels{"app": "flink", "cluster": fc.Name, "component": "jobmanager"}))
 	return list.Items
 }
 
@@ -91,7 +92,7 @@ func TestMoveNamespaceFromOperator(t *testing.T) {
 	// and its simulated JobManager runs the job.
 	var operatorJM *fakeflink.JobManager
 	eventually(t, "the operator's JobManager pod running the job", func() bool {
-		pods := operatorPods(t, fc)
+		pods := operatorJobManagerPods(t, fc)
 		if len(pods) != 1 || pods[0].Status.Phase != corev1.PodRunning || pods[0].Spec.NodeName == "" {
 			return false
 		}
@@ -148,7 +149,7 @@ func TestMoveNamespaceFromOperator(t *testing.T) {
 	// deletion ends only once the garbage collector deleted their dependents, the
 	// JobManager pods first — so that two JobManagers never run the job at once.
 	kubectl(t, "-n", ns, "delete", "job,statefulset,deployment,service,configmap,ingress", "-l", "app=flink,cluster="+name, "--cascade=foreground")
-	assert.Empty(t, operatorPods(t, fc), "the operator's JobManager pods are gone once the delete returns")
+	assert.Empty(t, operatorJobManagerPods(t, fc), "the operator's JobManager pods are gone once the delete returns")
 	assert.False(t, operatorJM.Alive(), "the operator's JobManager process ended")
 	for _, obj := range operatorObjects(fc) {
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)
