@@ -123,11 +123,13 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiser
 	return fl, err
 }
 
-// runningPods counts the pods of list that run (podRunning).
+// runningPods counts the JobManager pods of list that run (podRunning): the floor is done
+// when every cluster's JobManager runs, as a create phase is when every job does. The
+// TaskManager pods the StatefulSet controller makes are left out.
 func runningPods(list []corev1.Pod) int {
 	n := 0
 	for i := range list {
-		if podRunning(&list[i]) {
+		if list[i].Labels[resources.LabelComponent] == resources.ComponentJobManager && podRunning(&list[i]) {
 			n++
 		}
 	}
