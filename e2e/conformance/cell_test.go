@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
@@ -35,12 +33,6 @@ var modes = []v1beta1.JobManagerDeploymentType{v1beta1.JobManagerDeploymentTypeD
 // waitLong bounds a wait for what real Flink does: a JVM start on a busy machine, a
 // recovery from HA, a savepoint.
 const waitLong = 4 * time.Minute
-
-// transportClient is the controller's Flink client of fc: the JobManager Service, reached
-// through the stand-in for DNS and kube-proxy.
-func transportClient(fc *v1beta1.FlinkCluster, t http.RoundTripper) (flinkclient.Client, error) {
-	return flinkclient.New(controller.JobManagerURL(fc), &http.Client{Transport: t, Timeout: flinkclient.DefaultTimeout})
-}
 
 // cell is one scenario run on one Flink version in one deployment type.
 type cell struct {
@@ -205,7 +197,7 @@ func (c *cell) waitJob(state string) *v1beta1.FlinkCluster {
 // flink is a REST client of the cell's JobManager Service.
 func (c *cell) flink() flinkclient.Client {
 	c.t.Helper()
-	cl, err := transportClient(c.get(), &realflink.ServiceTransport{Reader: k8s})
+	cl, err := (&realflink.ServiceTransport{Reader: k8s}).FlinkClient(c.get())
 	if err != nil {
 		c.fatalf("flink client: %v", err)
 	}

@@ -159,7 +159,7 @@ func start() (func(), error) {
 			// controller deletes its Job once this bound from the job's end has passed.
 			WaitBound: time.Minute,
 			FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
-				return transportClient(fc, transport)
+				return transport.FlinkClient(fc)
 			},
 		},
 		Simulator: flinksim.Options{Config: cp.Config, Launcher: launcher, TaskManagers: true, BackOff: time.Second, MaxBackOff: 10 * time.Second, Log: ctrl.Log.WithName("kubelet")},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +19,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/internal/test/flinksim"
 	"github.com/flink-admission/flink-admission/internal/test/realflink"
@@ -74,7 +72,7 @@ func NewRealFlink(cfg *rest.Config, dir string, progress io.Writer, log logr.Log
 
 // FlinkClientFor is the controller's Flink REST client of fc: its JobManager Service.
 func (r *RealFlink) FlinkClientFor(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
-	return flinkclient.New(controller.JobManagerURL(fc), &http.Client{Transport: r.transport, Timeout: flinkclient.DefaultTimeout})
+	return r.transport.FlinkClient(fc)
 }
 
 // Start runs the kubelet stand-in and the Service stand-in's cache until ctx ends, then

@@ -42,6 +42,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/containerargs"
+	"github.com/flink-admission/flink-admission/internal/test/controllerenv"
 	"github.com/flink-admission/flink-admission/internal/test/flinksim"
 )
 
@@ -107,7 +108,10 @@ func New(opts Options) (*Launcher, error) {
 	if opts.Log.GetSink() == nil {
 		opts.Log = logr.Discard()
 	}
-	s := clientScheme()
+	s, err := controllerenv.NewScheme()
+	if err != nil {
+		return nil, err
+	}
 	c, err := client.New(opts.Config, client.Options{Scheme: s})
 	if err != nil {
 		return nil, fmt.Errorf("realflink: client: %w", err)

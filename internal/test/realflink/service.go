@@ -11,20 +11,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
 )
-
-func clientScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = v1beta1.AddToScheme(s)
-	return s
-}
 
 // ServiceTransport is an http.RoundTripper that reaches a Service by its cluster DNS name
 // (<service>.<namespace>.svc[.cluster.local]:<port>) as kube-proxy would: at one of its
@@ -42,6 +35,11 @@ var defaultBase = &http.Transport{
 	DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 	MaxIdleConnsPerHost: 2,
 	IdleConnTimeout:     30 * time.Second,
+}
+
+// FlinkClient is the controller's Flink REST client of fc through t: its JobManager Service.
+func (t *ServiceTransport) FlinkClient(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
+	return flinkclient.New(controller.JobManagerURL(fc), &http.Client{Transport: t, Timeout: flinkclient.DefaultTimeout})
 }
 
 // RoundTrip implements http.RoundTripper.
