@@ -469,6 +469,7 @@ func (c *cycle) derive() error {
 		LostTimeoutRecorded: c.lostReasonRecorded(ConditionReasonLostTimeout),
 		EndedRecorded:       c.lostReasonRecorded(ConditionReasonEndedUnobserved),
 		EndedInHA:           c.endedInHA(),
+		HAMetadataGone:      c.haMetadataGone(),
 		Stopping:            c.stopping(),
 		Workload:            c.obs.wl,
 		Pod:                 c.obs.pod,
@@ -489,6 +490,10 @@ func (c *cycle) derive() error {
 		}
 	}
 	switch {
+	case res.DeploymentFailure == state.FailureHAMetadataMissing:
+		c.derived.deploymentFailed = true
+		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))
+		c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s; nothing deploys it again until the user chooses", res.Reason)
 	case res.DeploymentFailure != "":
 		c.derived.deploymentFailed = true
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))

@@ -84,6 +84,39 @@ func (c *cycle) endedInHA() string {
 		flinkha.JobConfigMapName(clusterID, id), cluster.Name, cluster.CreationTimestamp.UTC().Format(time.RFC3339), pod.Name, started.UTC().Format(time.RFC3339))
 }
 
+// haMetadataGone says why the HA metadata of the current job was deleted behind it, "" when
+// nothing says so: in Deployment mode with Kubernetes HA, the HA store holds neither the
+// job's graph nor its checkpoint ConfigMap, and the cluster ConfigMap was created after the
+// selected JobManager container started — by that container, so the one before it lost its
+// ConfigMaps. It is endedInHA's other half: a job that ended globally loses its graph and
+// checkpoint ConfigMap too, but keeps the cluster ConfigMap from before the container. Both
+// times are the cluster's (the API server's and the kubelet's), in whole seconds: one
+// created in the second the container started says nothing. Whether the job ran is the
+// rule's to check (state.Input.HAMetadataGone).
+func (c *cycle) haMetadataGone() string {
+	pod, job := c.obs.pod, c.job()
+	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment || !c.kubernetesHA() || pod == nil || job.ID == "" ||
+		c.obs.ha.jobGraphStored(job.ID) {
+		return ""
+	}
+	clusterID := resources.HAClusterID(c.fc)
+	var cluster *corev1.ConfigMap
+	for i := range c.obs.ha.configMaps {
+		switch cm := &c.obs.ha.configMaps[i]; cm.Name {
+		case flinkha.JobConfigMapName(clusterID, job.ID):
+			return ""
+		case flinkha.ClusterConfigMapName(clusterID):
+			cluster = cm
+		}
+	}
+	started := state.StartTime(pod)
+	if cluster == nil || cluster.DeletionTimestamp != nil || !cluster.CreationTimestamp.Time.After(started) {
+		return ""
+	}
+	return fmt.Sprintf("Flink's HA store holds neither the graph nor the checkpoint ConfigMap %s of job %s, and ConfigMap %s was created at %s, after JobManager pod %s's container started at %s: the HA ConfigMaps were deleted behind the job",
+		flinkha.JobConfigMapName(clusterID, job.ID), job.ID, cluster.Name, cluster.CreationTimestamp.UTC().Format(time.RFC3339), pod.Name, started.UTC().Format(time.RFC3339))
+}
+
 // leaderOf reads the leader from the cluster ConfigMap: known only while its lease runs.
 func leaderOf(cm *corev1.ConfigMap, clusterID string, now time.Time) state.Leader {
 	if cm.Name != flinkha.ClusterConfigMapName(clusterID) {

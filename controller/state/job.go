@@ -77,6 +77,10 @@ type Input struct {
 	// globally (see endedUnobserved); "" when there is none. The controller reads it; the rule
 	// here decides when it counts.
 	EndedInHA string
+	// HAMetadataGone is the evidence in Flink's Kubernetes HA ConfigMaps that the job's HA
+	// metadata was deleted behind it (see haMetadataGone); "" when there is none. The
+	// controller reads it; the rule here decides when it counts.
+	HAMetadataGone string
 	// Stopping is set once a stop-with-savepoint of the job was requested (update or
 	// cancel): Flink then reports the stopped job FINISHED, which is not a success.
 	Stopping bool
@@ -486,6 +490,9 @@ func fromFlink(in Input, rec string) (Result, bool) {
 // recently is still recovering it from HA metadata; after the grace the job is Lost — or, when
 // Flink shows that the job ended globally (endedUnobserved), Lost and ended.
 func notReported(in Input, rec string, keep Result) Result {
+	if r, ok := haMetadataGone(in, rec); ok {
+		return r
+	}
 	var left time.Duration
 	if in.Pod != nil {
 		left = StartTime(in.Pod).Add(in.HARecoveryGrace).Sub(in.Now)
@@ -504,6 +511,32 @@ func notReported(in Input, rec string, keep Result) Result {
 	}
 	reason := fmt.Sprintf("the JobManager has not reported the job within %s of starting", in.HARecoveryGrace)
 	return Result{State: v1beta1.JobStateLost, Reason: reason, Message: reason, LostSince: in.Now, RequeueAfter: in.LostTimeout}
+}
+
+// FailureHAMetadataMissing is the kind of a failed deployment whose job ran and whose HA
+// metadata is gone: no JobManager can recover it, and main() run again must not start it
+// from empty state.
+const FailureHAMetadataMissing = "HAMetadataMissing"
+
+// haMetadataGone: a JobManager that lists no job of a Deployment that ran, while the HA
+// store holds nothing of the job (HAMetadataGone), can never run it again: without its graph
+// nothing recovers it, and main() run again either fails on the deploy's ResumeFromHAOnly
+// path or is refused as a duplicate of a job in the job result store. The job Failed with
+// kind FailureHAMetadataMissing, at once rather than after the HA recovery grace: Flink
+// 2.2's JobManager exits within a second of that failure, and its restarted container lists
+// no job at all, so the failure itself is seldom seen.
+func haMetadataGone(in Input, rec string) (Result, bool) {
+	if in.HAMetadataGone == "" || in.Stopping || in.DeploymentType != v1beta1.JobManagerDeploymentTypeDeployment ||
+		rec == v1beta1.JobStateLost || !ran(in, rec) {
+		return Result{}, false
+	}
+	f := in.Flink
+	if f == nil || f.Job != nil || f.DriverJob != nil {
+		return Result{}, false
+	}
+	r := fail(v1beta1.JobStateFailed, "the job's HA metadata is gone: "+in.HAMetadataGone)
+	r.DeploymentFailure = FailureHAMetadataMissing
+	return r, true
 }
 
 // endedUnobserved says why a job the JobManager does not list ended globally in Flink,

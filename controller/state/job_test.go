@@ -280,6 +280,26 @@ func TestDeriveJob(t *testing.T) {
 			in: state.Input{Now: t0.Add(5 * time.Minute), DeploymentType: dep, Recorded: ranJob("Running"), Workload: wl, Pod: running(t0),
 				Flink: flinkJob("FAILED"), EndedInHA: "its graph is gone"},
 			want: "Failed", reason: "Flink reports job " + jobID + " FAILED"},
+		// Issue 37: found on real Flink 2.2.1. HA ConfigMaps deleted behind a running job: the
+		// leader exits, its restarted container fails the job on ResumeFromHAOnly and exits
+		// within a second, and the next lists no job (the job result store refuses main()'s
+		// submission): the failure is seldom seen, the HA store's state is.
+		{name: "Deployment: a job that ran, listed by no JobManager, its HA metadata gone: Failed at once with HAMetadataMissing, not after the grace",
+			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: ranJob("Running"), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{}, HAMetadataGone: "the HA ConfigMaps were deleted"},
+			want: "Failed", reason: "the job's HA metadata is gone: the HA ConfigMaps were deleted", kind: state.FailureHAMetadataMissing},
+		{name: "Deployment: HA metadata gone while Flink still lists the job RUNNING: tracked (the redeploy flow answers it)",
+			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: ranJob("Running"), Workload: wl, Pod: running(t0),
+				Flink: flinkJob("RUNNING"), HAMetadataGone: "the HA ConfigMaps were deleted"},
+			want: "Running"},
+		{name: "Deployment: HA metadata gone during a stop-with-savepoint belongs to the stop's flow",
+			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: ranJob("Running"), Stopping: true, Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{}, HAMetadataGone: "the HA ConfigMaps were deleted"},
+			want: "Running"},
+		{name: "Deployment: HA metadata gone of a job that never ran: the HA recovery grace applies",
+			in: state.Input{Now: t0.Add(time.Minute), DeploymentType: dep, Recorded: recorded("Deploying"), Workload: wl, Pod: running(t0),
+				Flink: &state.Flink{}, HAMetadataGone: "the HA ConfigMaps were deleted"},
+			want: "Deploying"},
 		{name: "Deployment: recorded ended unobserved, then listed RUNNING after all, is tracked again (nothing was cleaned up)",
 			in: state.Input{Now: t0.Add(time.Hour), DeploymentType: dep, Recorded: recorded("Lost"), EndedRecorded: true, LostSince: t0, Workload: wl, Pod: running(t0),
 				Flink: flinkJob("RUNNING")},
