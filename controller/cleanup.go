@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -121,6 +122,25 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager Job was deleted, keeping the HA data: waiting for its pods to be gone", job.ID, how)
 		return false, nil
 	}
+	if since, ok := c.shutdownAccepted(); ok {
+		// Flink 2.2.1's JobManager may never exit after an accepted shutdown (its job's HA
+		// cleanup is scheduled on an executor the shutdown already stopped): it is given what
+		// a SIGTERM would get, its pod's termination grace period, not the whole wait bound.
+		bound := terminationGrace(c.obs.pod)
+		if !c.pastDeadline(since, bound) {
+			c.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting; if it has not exited %s (its pod's termination grace period) after that, its Job is deleted",
+				job.ID, how, bound)
+			return false, nil
+		}
+		c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
+			"job %s ended %s: its JobManager accepted the shutdown but had not exited %s later (its pod's termination grace period): deleting JobManager Job %s", job.ID, how, bound, c.obs.jmJob.Name)
+		if err := c.deleteJobManager(ctx); err != nil {
+			return false, err
+		}
+		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not exit within %s of accepting the shutdown, its Job was deleted: waiting for its pods to be gone",
+			job.ID, how, bound)
+		return false, nil
+	}
 	ended := c.now
 	switch {
 	case lost:
@@ -145,7 +165,7 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 		if err == nil {
 			c.event(corev1.EventTypeNormal, ReasonJobManagerShutdown, "Cleanup",
 				"job %s ended %s: asked JobManager Job %s to shut down (DELETE /cluster); the Job ends Complete whatever the job's end", job.ID, how, c.obs.jmJob.Name)
-			c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager was asked to shut down and is exiting", job.ID, how)
+			c.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting", job.ID, how)
 			return false, nil
 		}
 		ctrl.LoggerFrom(ctx).V(1).Info("Flink did not take the shutdown", "error", err.Error())
@@ -164,6 +184,25 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not take the shutdown within %s, its Job was deleted: waiting for its pods to be gone",
 		job.ID, how, c.r.Options.WaitBound)
 	return false, nil
+}
+
+// shutdownAccepted reports whether the recorded status says that the JobManager accepted the
+// shutdown (Waiting=True/WaitingForJobManagerExit), and since when.
+func (c *cycle) shutdownAccepted() (time.Time, bool) {
+	w := meta.FindStatusCondition(c.orig.Status.Conditions, ConditionWaiting)
+	if w == nil || w.Status != metav1.ConditionTrue || w.Reason != ConditionReasonWaitingForJobManagerExit {
+		return time.Time{}, false
+	}
+	return w.LastTransitionTime.Time, true
+}
+
+// terminationGrace is the pod's termination grace period: Kubernetes' default (30 s) when
+// unset or when no pod is known.
+func terminationGrace(pod *corev1.Pod) time.Duration {
+	if pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil {
+		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds * time.Second
 }
 
 // endRecorded reports whether the stored status, as this reconcile read it, holds the end of

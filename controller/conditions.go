@@ -137,6 +137,10 @@ const (
 	// yet: asked to shut down, it is exiting, or its REST API does not answer; past the wait
 	// bound the controller deletes the JobManager Job instead.
 	ConditionReasonWaitingForJobManagerShutdown = "WaitingForJobManagerShutdown"
+	// ConditionReasonWaitingForJobManagerExit: the JobManager of a job that ended (Job mode)
+	// accepted the shutdown (DELETE /cluster) and is exiting; past its pod's termination
+	// grace period from then the controller deletes the JobManager Job instead.
+	ConditionReasonWaitingForJobManagerExit = "WaitingForJobManagerExit"
 )
 
 // condition builds a condition of this controller.

@@ -158,6 +158,42 @@ func TestJobModeJobManagerThatDoesNotAnswerTheShutdownHasItsJobDeleted(t *testin
 	noViolations(t, w)
 }
 
+// Found on real Flink 2.2.1: a JobManager may accept the shutdown, close its REST API and
+// never exit. It gets what a SIGTERM would, its pod's termination grace period from the
+// acceptance, not the wait bound from the job's end.
+func TestJobModeJobManagerThatAcceptsTheShutdownButNeverExitsHasItsJobDeletedAfterItsGracePeriod(t *testing.T) {
+	w := newWorldWith(t, 64, &setup{mode: v1beta1.JobManagerDeploymentTypeJob, build: keepEndedCluster})
+	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	id := fc.Status.Components.Job.ID
+	pr := w.leader()
+	pr.jm.SetShutdownHangs(true)
+	pr.jm.SetJobState(id, flinkclient.JobStateFailed)
+	fc = w.until(t, "the shutdown accepted", 10, conditionIs(controller.ConditionWaiting, controller.ConditionReasonWaitingForJobManagerExit))
+	require.Equal(t, 1, w.shutdownRequests())
+	require.True(t, pr.alive(), "the JobManager hangs")
+	require.NotNil(t, w.jmJob(), "within the grace period the Job is kept")
+
+	grace := 30 * time.Second
+	if pod := w.jmPods(); len(pod) == 1 && pod[0].Spec.TerminationGracePeriodSeconds != nil {
+		grace = time.Duration(*pod[0].Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	require.Less(t, grace+time.Minute, waitBound, "the test tells the grace period from the wait bound")
+	w.advance(grace+time.Minute, 10*time.Second)
+	w.settle(5)
+	fc = w.cluster()
+	assert.Nil(t, w.jmJob(), "past the grace period the JobManager Job is deleted, long before the wait bound")
+	assert.False(t, pr.alive())
+	assert.Equal(t, v1beta1.JobStateFailed, fc.Status.Components.Job.State)
+	assert.Equal(t, 1, eventsWith(w, controller.ReasonJobManagerShutdownUnanswered))
+	assert.Equal(t, 1, w.shutdownRequests(), "the accepted shutdown is not asked again")
+	for _, note := range w.rec.notes {
+		if strings.Contains(note, controller.ReasonJobManagerShutdownUnanswered) {
+			assert.Contains(t, note, "accepted the shutdown")
+		}
+	}
+	noViolations(t, w)
+}
+
 // keepEndedCluster keeps every object of a cluster whose job ended, however it ended, so
 // that the test sees the JobManager Job's own end.
 func keepEndedCluster(fc *v1beta1.FlinkCluster) {

@@ -178,6 +178,15 @@ func (p *JobManager) SetUnavailable(v bool) {
 	p.unavailable = v
 }
 
+// SetShutdownHangs makes the process accept DELETE /cluster, close its REST API and never
+// exit, as Flink 2.2.1's application entrypoint may (its job's HA cleanup is scheduled on an
+// executor the shutdown already stopped).
+func (p *JobManager) SetShutdownHangs(v bool) {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	p.shutdownHangs = v
+}
+
 // Hold makes REST calls wait (a slow or hung JobManager) until Release, Kill or the
 // caller's own timeout.
 func (p *JobManager) Hold() {

@@ -127,6 +127,9 @@ type JobManager struct {
 	alive, leader, partitioned bool
 	lastRenew                  time.Time
 	unavailable                bool
+	// shutdownHangs: DELETE /cluster is accepted, the REST API closes, and the process never
+	// exits (SetShutdownHangs).
+	shutdownHangs bool
 	hold                       chan struct{}
 	jobs                       []*job
 	app                        *application

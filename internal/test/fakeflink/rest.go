@@ -691,5 +691,9 @@ func (p *JobManager) shutdownCluster(w http.ResponseWriter, _ *http.Request) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
+	if p.shutdownHangs {
+		p.unavailable = true
+		return
+	}
 	p.shutDownLocked(ExitSucceeded)
 }
