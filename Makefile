@@ -100,7 +100,7 @@ run: | $(LOCALBIN)
 ## scenario for CONFORMANCE_FLINK_VERSIONS x both deployment types. Prints the table and
 ## writes .conformance/latest.json. Needs Java 17 and Maven.
 CONFORMANCE_FLINK_VERSIONS ?= 2.2.1,2.3.0
-CONFORMANCE_SCENARIOS ?= 1,7,8
+CONFORMANCE_SCENARIOS ?= all
 .PHONY: conformance
 conformance: envtest
 	$(CONTROL_PLANE_ENV) CONFORMANCE_FLINK_VERSIONS=$(CONFORMANCE_FLINK_VERSIONS) CONFORMANCE_SCENARIOS=$(CONFORMANCE_SCENARIOS) \

@@ -6,6 +6,9 @@
 // and StatefulSet controllers, kube-scheduler, KWOK nodes), and one Flink JVM per running
 // JobManager and TaskManager pod (internal/test/realflink), Flink's jars from Maven Central.
 //
+// Scenarios 1 to 12 are the pull request's; 13 to 18 are what it did not test and this
+// project claims (claims_test.go).
+//
 // Each cell (a scenario × a Flink version × a deployment type) runs in a namespace of its own
 // with a namespace-scoped service account and Role for Flink's Kubernetes HA, as
 // deploy/samples tells users to. What a cell proves about a job's state it reads from the job
@@ -20,8 +23,8 @@
 // packages (so that its JVMs do not share the cores with them), make conformance all of them.
 //
 // CONFORMANCE_FLINK_VERSIONS (comma-separated; default the first of realflink.Versions) and
-// CONFORMANCE_SCENARIOS (comma-separated scenario IDs; default the subset make test runs)
-// choose the cells; make conformance runs them all. The table is printed at the end in the
+// CONFORMANCE_SCENARIOS (comma-separated scenario IDs, or "all"; default the subset make test
+// runs) choose the cells; make conformance runs them all. The table is printed at the end in the
 // pull request's form and written to .conformance/latest.json at the repository's root.
 package conformance_test
 
@@ -32,14 +35,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
@@ -48,6 +56,7 @@ import (
 	"github.com/flink-admission/flink-admission/internal/test/flinksim"
 	"github.com/flink-admission/flink-admission/internal/test/realflink"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
+	"github.com/flink-admission/flink-admission/scope"
 )
 
 // defaultScenarios are the cells make test runs on the first Flink version: scenarios 1, 7
@@ -55,10 +64,12 @@ import (
 var defaultScenarios = []string{"1", "7", "8"}
 
 var (
-	cp       *testenv.ControlPlane
-	k8s      client.Client
-	launcher *realflink.Launcher
-	sim      *flinksim.Simulator
+	cp        *testenv.ControlPlane
+	scheme    *runtime.Scheme
+	transport *realflink.ServiceTransport
+	k8s       client.Client
+	launcher  *realflink.Launcher
+	sim       *flinksim.Simulator
 	// versions and scenarios are the cells chosen (see the package documentation).
 	versions  []string
 	scenarios map[string]bool
@@ -76,6 +87,11 @@ func TestMain(m *testing.M) {
 	scenarios = map[string]bool{}
 	for _, s := range splitList(os.Getenv("CONFORMANCE_SCENARIOS"), defaultScenarios) {
 		scenarios[s] = true
+	}
+	if scenarios["all"] {
+		for _, s := range table1 {
+			scenarios[s.id] = true
+		}
 	}
 	os.Exit(func() int {
 		stop, err := start()
@@ -117,12 +133,17 @@ func start() (func(), error) {
 		if _, err := arts.Lib(v); err != nil {
 			return nil, err
 		}
+		if to := upgradeTarget(v); scenarios["14"] && to != "" {
+			if _, err := arts.Lib(to); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if _, err := arts.JobsJar(); err != nil {
 		return nil, err
 	}
-	scheme, err := controllerenv.NewScheme()
-	if err != nil {
+	var err error
+	if scheme, err = controllerenv.NewScheme(); err != nil {
 		return nil, err
 	}
 	cp, err = testenv.StartControlPlane(testenv.ControlPlaneOptions{Nodes: 3, NodeLeaseDuration: 8 * time.Second, NodeMonitorGracePeriod: 10 * time.Second})
@@ -147,22 +168,21 @@ func start() (func(), error) {
 	if err != nil {
 		return fail(err)
 	}
+	// The clusters of a cell that runs a controller of its own (ownController) are outside
+	// the shared one's scope.
+	shared, err := scope.Parse("", "!"+ownControllerLabel)
+	if err != nil {
+		return fail(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { _ = svcCache.Start(ctx) }()
-	transport := &realflink.ServiceTransport{Reader: svcCache}
+	transport = &realflink.ServiceTransport{Reader: svcCache}
+	opts := controllerOptions()
+	opts.Scope = shared
 	env, err := controllerenv.Start(controllerenv.Options{
-		Config: cp.Config, Scheme: scheme, Cache: controller.CacheOptions(),
-		Controller: controller.Options{
-			RequeueInterval: time.Second, SteadyPollInterval: 2 * time.Second, ResyncInterval: 10 * time.Second,
-			// Flink 2.2.1's JobManager may never exit after DELETE /cluster (its job's HA
-			// cleanup is scheduled on an executor the shutdown already stopped): the
-			// controller deletes its Job once this bound from the job's end has passed.
-			WaitBound: time.Minute,
-			FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
-				return transport.FlinkClient(fc)
-			},
-		},
-		Simulator: flinksim.Options{Config: cp.Config, Launcher: launcher, TaskManagers: true, BackOff: time.Second, MaxBackOff: 10 * time.Second, Log: ctrl.Log.WithName("kubelet")},
+		Config: cp.Config, Scheme: scheme, Cache: controller.ScopedCacheOptions(shared),
+		Controller: opts,
+		Simulator:  flinksim.Options{Config: cp.Config, Launcher: launcher, TaskManagers: true, BackOff: time.Second, MaxBackOff: 10 * time.Second, Log: ctrl.Log.WithName("kubelet")},
 	})
 	if err != nil {
 		cancel()
@@ -183,4 +203,57 @@ func start() (func(), error) {
 			fmt.Fprintln(os.Stderr, "conformance: JVM logs kept in", launcher.LogDir())
 		}
 	}, nil
+}
+
+// controllerOptions are the controller's options in the suite: short timers.
+func controllerOptions() controller.Options {
+	return controller.Options{
+		RequeueInterval: time.Second, SteadyPollInterval: 2 * time.Second, ResyncInterval: 10 * time.Second,
+		// Shorter than the default 5 minutes, long enough for a TaskManager to come back on a
+		// busy machine (scenario 15: the update waits for the job's tasks to run again).
+		WaitBound: 3 * time.Minute,
+		FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
+			return transport.FlinkClient(fc)
+		},
+	}
+}
+
+// ownControllerLabel marks the clusters of a cell that runs a controller of its own, with
+// the cell's namespace as its value.
+const ownControllerLabel = "conformance.flink-admission.dev/own-controller"
+
+// ownController starts a controller of the cell's own, for its clusters labelled
+// ownControllerLabel (a manager without a simulator: the shared one runs the pods); stop
+// stops it and waits until it has.
+func (c *cell) ownController() (stop func()) {
+	c.t.Helper()
+	s, err := scope.Parse(c.ns, ownControllerLabel+"="+c.ns)
+	if err != nil {
+		c.fatalf("scope: %v", err)
+	}
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme: scheme, Cache: controller.ScopedCacheOptions(s),
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		c.fatalf("manager: %v", err)
+	}
+	opts := controllerOptions()
+	opts.Scope = s
+	if err := controller.Setup(mgr, opts); err != nil {
+		c.fatalf("controller: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				c.t.Logf("the cell's controller: %v", err)
+			}
+		})
+	}
 }

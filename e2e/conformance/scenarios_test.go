@@ -24,22 +24,28 @@ import (
 // scenario is a row of the pull request's table.
 type scenario struct {
 	id, name string
-	// na is why the scenario does not apply to a deployment type, "" when it does.
-	na  func(mode v1beta1.JobManagerDeploymentType) string
+	// na is why the scenario does not apply to a deployment type and Flink version, "" when
+	// it does.
+	na  func(mode v1beta1.JobManagerDeploymentType, version string) string
 	run func(c *cell)
 }
 
-func always(v1beta1.JobManagerDeploymentType) string { return "" }
+func always(v1beta1.JobManagerDeploymentType, string) string { return "" }
+
+// deploymentOnly is the na of a scenario that applies to a JobManager Deployment only.
+func deploymentOnly(reason string) func(v1beta1.JobManagerDeploymentType, string) string {
+	return func(m v1beta1.JobManagerDeploymentType, _ string) string {
+		if m == v1beta1.JobManagerDeploymentTypeJob {
+			return reason
+		}
+		return ""
+	}
+}
 
 var table1 = []scenario{
 	{id: "1", name: "Regular update", na: always, run: regularUpdate},
 	{id: "7", name: "Delete JobManager pod", na: always, run: deleteJobManagerPod},
-	{id: "8", name: "Delete JobManager Deployment", run: deleteJobManagerDeployment, na: func(m v1beta1.JobManagerDeploymentType) string {
-		if m == v1beta1.JobManagerDeploymentTypeJob {
-			return "a Job-mode JobManager has no Deployment"
-		}
-		return ""
-	}},
+	{id: "8", name: "Delete JobManager Deployment", run: deleteJobManagerDeployment, na: deploymentOnly("a Job-mode JobManager has no Deployment")},
 }
 
 // cellSlots bounds the cells that run at once: each runs two JVMs, which start on two cores
@@ -62,7 +68,7 @@ func TestScenarios(t *testing.T) {
 		for _, mode := range modes {
 			for _, v := range versions {
 				r := row{Scenario: s.id, Name: s.name, FlinkVersion: v, DeploymentType: string(mode)}
-				if reason := s.na(mode); reason != "" {
+				if reason := s.na(mode, v); reason != "" {
 					r.Result, r.Detail = NA, reason
 					table.add(r)
 					continue
