@@ -129,19 +129,19 @@ type JobManager struct {
 	unavailable                bool
 	// shutdownHangs: DELETE /cluster is accepted, the REST API closes, and the process never
 	// exits (SetShutdownHangs).
-	shutdownHangs bool
-	hold                       chan struct{}
-	jobs                       []*job
-	app                        *application
-	appsOverride               []flinkclient.Application
-	appsScripted               bool
-	appExceptions              map[string][]flinkclient.Exception
-	ops                        map[string]*operation
-	savepointMode              SavepointMode
-	cancelHold                 bool
-	requests                   []string
-	mainBlocked                bool
-	pendingRecovery            []string
+	shutdownHangs   bool
+	hold            chan struct{}
+	jobs            []*job
+	app             *application
+	appsOverride    []flinkclient.Application
+	appsScripted    bool
+	appExceptions   map[string][]flinkclient.Exception
+	ops             map[string]*operation
+	savepointMode   SavepointMode
+	cancelHold      bool
+	requests        []string
+	mainBlocked     bool
+	pendingRecovery []string
 	// nextExec carries what startStoredLocked learnt to the execution startLocked makes.
 	nextExec *Execution
 	// exit is how the process ended (see ExitStatus); nil while it runs.
