@@ -343,7 +343,8 @@ func (c *cell) haConfigMaps() []corev1.ConfigMap {
 // kubectl delete, a namespace cleanup). Flink's leader exits ("ConfigMap ... has been deleted
 // externally", code 239). A Deployment's restarted JobManager runs main() again, finds no
 // job graph, and the controller's restore path makes the job fail instead of starting from
-// empty state: SavepointRequired=True/HAMetadataMissing, the user answers with a restore
+// empty state: SavepointRequired=True/HAMetadataMissing (or, when the controller saw none of
+// it, Lost and ended unobserved past the HA recovery grace), the user answers with a restore
 // path. A Job's JobManager is not restarted: the job is Failed with Flink's reason, and the
 // user redeploys with spec.job.fromSavepoint. Either way nothing starts without its state,
 // and the answer — the newest checkpoint Flink left on disk — is restored exactly, no older
@@ -362,11 +363,22 @@ func haDeletedBehindRunningJob(c *cell) {
 		}
 	}
 	var fc *v1beta1.FlinkCluster
+	// answer is how the user redeploys: the restore-from annotation answers SavepointRequired,
+	// a spec.job.fromSavepoint change any other end.
+	annotate := false
 	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment {
-		c.eventually("SavepointRequired=True/HAMetadataMissing", waitLong, func() bool {
+		// The controller reads the loss from the HA store when it sees the JobManager
+		// container that made the cluster ConfigMap again list no job, or the job FAILED on
+		// the resume-from-HA-only path: SavepointRequired. Under load it may see neither (the
+		// container that failed the job exits within a second, the next lists no job and
+		// did not make the ConfigMap): then past the HA recovery grace the job is Lost,
+		// ended unobserved. Either way nothing started it without its state.
+		c.eventually("SavepointRequired=True/HAMetadataMissing or Lost=True/EndedUnobserved", waitLong, func() bool {
 			fc = c.get()
-			cond := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionSavepointRequired)
-			return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == controller.ConditionReasonHAMetadataMissing
+			sr := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionSavepointRequired)
+			lost := meta.FindStatusCondition(fc.Status.Conditions, controller.ConditionLost)
+			annotate = sr != nil && sr.Status == metav1.ConditionTrue && sr.Reason == controller.ConditionReasonHAMetadataMissing
+			return annotate || (lost != nil && lost.Status == metav1.ConditionTrue && lost.Reason == controller.ConditionReasonEndedUnobserved)
 		})
 	} else {
 		fc = c.waitJob(v1beta1.JobStateFailed)
@@ -383,7 +395,7 @@ func haDeletedBehindRunningJob(c *cell) {
 		c.fatalf("the newest checkpoint on disk is %d, older than %d", newest, ckpt)
 	}
 	c.modify("the user's answer", func(fc *v1beta1.FlinkCluster) {
-		if c.mode == v1beta1.JobManagerDeploymentTypeJob {
+		if !annotate {
 			fc.Spec.Job.FromSavepoint = ptr.To(path)
 			return
 		}

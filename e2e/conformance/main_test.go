@@ -212,6 +212,8 @@ func controllerOptions() controller.Options {
 		// Shorter than the default 5 minutes, long enough for a TaskManager to come back on a
 		// busy machine (scenario 15: the update waits for the job's tasks to run again).
 		WaitBound: 3 * time.Minute,
+		// Long enough for a JobManager JVM to start and list its job on a busy machine.
+		HARecoveryGrace: 90 * time.Second,
 		FlinkClientFor: func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
 			return transport.FlinkClient(fc)
 		},
