@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/webhook"
 )
@@ -51,22 +52,6 @@ func TestWebhookConfigurationsRejectsABadURL(t *testing.T) {
 	}
 }
 
-func TestDecodeWebhooksRejects(t *testing.T) {
-	m := "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: m}\n"
-	v := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: v}\n"
-	for name, stream := range map[string]string{
-		"deny: no validating configuration": m,
-		"deny: two mutating configurations": m + "---\n" + m + "---\n" + v,
-		"deny: another kind":                m + "---\n" + v + "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n",
-		"deny: an unknown field":            m + "  color: red\n---\n" + v,
-	} {
-		_, _, err := decodeWebhooks([]byte(stream))
-		assert.Error(t, err, name)
-	}
-	_, _, err := decodeWebhooks([]byte(m + "---\n" + v))
-	assert.NoError(t, err)
-}
-
 // renderedBaseWebhooks renders deploy/base with kustomize, as `kubectl apply -k` does, and
 // returns its webhook configurations without client configs and labels.
 func renderedBaseWebhooks(t *testing.T) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
@@ -82,7 +67,7 @@ func renderedBaseWebhooks(t *testing.T) (*admissionregistrationv1.MutatingWebhoo
 		require.NoError(t, err)
 		stream = append(append(stream, "---\n"...), y...)
 	}
-	mutating, validating, err := decodeWebhooks(stream)
+	mutating, validating, err := deploy.DecodeWebhooks(stream)
 	require.NoError(t, err)
 	mutating.Labels, validating.Labels = nil, nil
 	for i := range mutating.Webhooks {
