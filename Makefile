@@ -65,6 +65,7 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags dev ./cmd/flink-admission/...
 	$(GO) vet -tags conformance ./e2e/conformance/
+	$(GO) vet -tags long ./hack/image/ ./hack/bench/bench/
 
 .PHONY: fmt-check
 fmt-check:
@@ -83,6 +84,14 @@ verify-generated: generate
 test: fmt-check vet verify-generated envtest
 	$(CONTROL_PLANE_ENV) $(GO) test -count=1 -timeout 30m ./...
 	$(CONTROL_PLANE_ENV) $(GO) test -tags conformance -count=1 -timeout 20m -run TestScenarios ./e2e/conformance/
+
+## test-long: the tests too long for make test that cover what it covers another way, which
+## CI runs after it (.ci/run): the image built for both platforms (an arm64
+## cross-compilation; make test builds amd64), and the bench harness's controller section run
+## small end to end on the control plane.
+.PHONY: test-long
+test-long: envtest
+	$(CONTROL_PLANE_ENV) $(GO) test -tags long -count=1 -timeout 60m ./hack/image/ ./hack/bench/bench/
 
 ## run: the local control plane (kube-apiserver, etcd, kube-controller-manager, kube-scheduler,
 ## three KWOK nodes) with the CRD, the webhooks and the controller of this build, and a
