@@ -196,10 +196,7 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	d := &Dev{done: make(chan struct{})}
-	if o.EnableController && o.Controller.Scope.Selector != nil {
-		d.clusterSelector = o.Controller.Scope.Selector.String()
-	}
+	d := &Dev{done: make(chan struct{}), clusterSelector: clusterSelector(o)}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, d.Stop())
@@ -344,11 +341,8 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 // pointed at the local server, with the controller's cluster selector, and returns their
 // names. The self-signed source injects the CA bundle as soon as they appear.
 func (d *Dev) InstallWebhooks(ctx context.Context) (mutatingName, validatingName string, err error) {
-	mutating, validating, err := WebhookConfigurations(d.WebhookURL)
+	mutating, validating, err := webhookConfigurationsWith(d.WebhookURL, d.clusterSelector)
 	if err != nil {
-		return "", "", err
-	}
-	if err := deploy.SetClusterSelector(validating, d.clusterSelector); err != nil {
 		return "", "", err
 	}
 	cs, err := kubernetes.NewForConfig(d.Env.Config)

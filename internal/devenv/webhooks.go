@@ -37,6 +37,28 @@ func WebhookConfigurations(baseURL string) (*admissionregistrationv1.MutatingWeb
 	return mutating, validating, nil
 }
 
+// webhookConfigurationsWith is WebhookConfigurations with the controller's cluster selector
+// in the validating webhooks' match conditions: what dev installs.
+func webhookConfigurationsWith(baseURL, selector string) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	m, v, err := WebhookConfigurations(baseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := deploy.SetClusterSelector(v, selector); err != nil {
+		return nil, nil, err
+	}
+	return m, v, nil
+}
+
+// clusterSelector is the controller's --cluster-selector as dev runs it, for the validating
+// webhooks' match conditions: "" without the controller, whose scope then judges nothing.
+func clusterSelector(o DevOptions) string {
+	if !o.EnableController || o.Controller.Scope.Selector == nil {
+		return ""
+	}
+	return o.Controller.Scope.Selector.String()
+}
+
 // pointAt replaces a Service reference by the URL of the same path on base. The CA bundle
 // is left out: the self-signed source injects it.
 func pointAt(cc *admissionregistrationv1.WebhookClientConfig, base *url.URL, webhook string) error {

@@ -11,8 +11,10 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
+	"github.com/flink-admission/flink-admission/scope"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -84,4 +86,32 @@ func ptrValue(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// TestDevWebhooksReadItsClusterSelector: dev writes its controller's --cluster-selector into
+// the validating webhooks' match conditions, as the installs do, and none without a
+// controller.
+func TestDevWebhooksReadItsClusterSelector(t *testing.T) {
+	sel, err := scope.ParseSelector("flink.example.com/controller=flink-admission")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		o    DevOptions
+		want string
+	}{
+		{"no selector", DevOptions{EnableController: true}, ""},
+		{"a selector", DevOptions{EnableController: true, Controller: controller.Options{Scope: scope.Scope{Selector: sel}}},
+			"flink.example.com/controller=flink-admission"},
+		{"a selector without the controller", DevOptions{Controller: controller.Options{Scope: scope.Scope{Selector: sel}}}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, v, err := webhookConfigurationsWith("https://127.0.0.1:4443", clusterSelector(c.o))
+			require.NoError(t, err)
+			for _, w := range v.Webhooks {
+				got, ok := deploy.ClusterSelector(w.MatchConditions[0].Expression)
+				require.True(t, ok)
+				assert.Equal(t, c.want, got, w.Name)
+			}
+		})
+	}
 }
