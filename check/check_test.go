@@ -289,6 +289,19 @@ func TestUpdatesJudgedAsTheAPIServerSendsThem(t *testing.T) {
 		return func(meta map[string]any) { meta["annotations"] = map[string]any{k: v} }
 	}
 
+	withoutKind := func(docs []Document) []Document {
+		obj := mustCopy(t, docs[0].Object, func(map[string]any) {})
+		delete(obj, "apiVersion")
+		delete(obj, "kind")
+		return []Document{{Source: docs[0].Source, Object: obj}}
+	}
+
+	t.Run("an object given without its kind, as a Go client's typed one, is matched as a FlinkCluster", func(t *testing.T) {
+		res := c.Run(ctx, withoutKind(withMetadata(annotate("example.com/owner", "team-b"))), withoutKind(old))
+		require.Len(t, res, 1)
+		assert.True(t, res[0].Allowed, "errors: %v", res[0].Errors)
+		assert.Empty(t, res[0].Patch)
+	})
 	for _, tc := range []struct {
 		name           string
 		docs           []Document

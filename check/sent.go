@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,8 +49,12 @@ func newSending() (*sending, error) {
 // form). A condition that fails to evaluate counts as sent: the API server refuses the request
 // then (failurePolicy Fail), so check must not wave it through.
 func (s *sending) sends(ctx context.Context, m matchconditions.Matcher, old, obj map[string]any) bool {
-	o, n := &unstructured.Unstructured{Object: old}, &unstructured.Unstructured{Object: obj}
 	gvk := v1beta1.GroupVersion.WithKind(v1beta1.Kind)
+	// The request's kind, also for an object given without it (a Go client's typed object):
+	// the API server's attributes would otherwise be converted, with no converter here.
+	o, n := &unstructured.Unstructured{Object: maps.Clone(old)}, &unstructured.Unstructured{Object: maps.Clone(obj)}
+	o.SetGroupVersionKind(gvk)
+	n.SetGroupVersionKind(gvk)
 	attr := admission.NewAttributesRecord(n, o, gvk, n.GetNamespace(), n.GetName(),
 		v1beta1.GroupVersion.WithResource(v1beta1.Resource), "", admission.Update, nil, false, nil)
 	va, err := admission.NewVersionedAttributes(attr, gvk, nil)
