@@ -77,13 +77,19 @@ verify-generated: generate
 	@if [[ -n "$$(git status --porcelain -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES))" ]]; then \
 		echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES); git --no-pager diff --stat -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES); exit 1; fi
 
-## test: everything, on a real control plane (kube-apiserver, etcd, kube-controller-manager,
-## kube-scheduler, KWOK nodes) built from the Go module proxy; then the conformance subset on
-## real Flink 2.2.1 (scenarios 1, 7 and 8 in both deployment types; make conformance runs all).
+## test: everything but make test-long's, on a real control plane (kube-apiserver, etcd,
+## kube-controller-manager, kube-scheduler, KWOK nodes) built from the Go module proxy; and,
+## side by side with it, the conformance subset on real Flink 2.2.1 (scenarios 1, 7 and 8 in
+## both deployment types; make conformance runs all), which mostly waits on Flink: its output
+## follows the rest's.
 .PHONY: test
 test: fmt-check vet verify-generated envtest
-	$(CONTROL_PLANE_ENV) $(GO) test -count=1 -timeout 30m ./...
-	$(CONTROL_PLANE_ENV) $(GO) test -tags conformance -count=1 -timeout 20m -run TestScenarios ./e2e/conformance/
+	@log="$$(mktemp)"; trap 'rm -f "$$log"' EXIT; \
+	$(CONTROL_PLANE_ENV) $(GO) test -tags conformance -count=1 -timeout 20m -run TestScenarios ./e2e/conformance/ >"$$log" 2>&1 & conformance=$$!; \
+	$(CONTROL_PLANE_ENV) $(GO) test -count=1 -timeout 30m ./...; status=$$?; \
+	wait $$conformance || status=1; \
+	echo "--- conformance subset (e2e/conformance, -tags conformance -run TestScenarios):"; cat "$$log"; \
+	exit $$status
 
 ## test-long: the tests too long for make test that cover what it covers another way, which
 ## CI runs after it (.ci/run): the image built for both platforms (an arm64
