@@ -65,6 +65,7 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags dev ./cmd/flink-admission/...
 	$(GO) vet -tags conformance ./e2e/conformance/
+	$(GO) vet -tags long ./hack/image/ ./hack/bench/bench/
 
 .PHONY: fmt-check
 fmt-check:
@@ -76,13 +77,27 @@ verify-generated: generate
 	@if [[ -n "$$(git status --porcelain -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES))" ]]; then \
 		echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES); git --no-pager diff --stat -- $(CRD_DIR) api $(CHART_CRD) $(CHART_FILES); exit 1; fi
 
-## test: everything, on a real control plane (kube-apiserver, etcd, kube-controller-manager,
-## kube-scheduler, KWOK nodes) built from the Go module proxy; then the conformance subset on
-## real Flink 2.2.1 (scenarios 1, 7 and 8 in both deployment types; make conformance runs all).
+## test: everything but make test-long's, on a real control plane (kube-apiserver, etcd,
+## kube-controller-manager, kube-scheduler, KWOK nodes) built from the Go module proxy; and,
+## side by side with it, the conformance subset on real Flink 2.2.1 (scenarios 1, 7 and 8 in
+## both deployment types; make conformance runs all), which mostly waits on Flink: its output
+## follows the rest's.
 .PHONY: test
 test: fmt-check vet verify-generated envtest
-	$(CONTROL_PLANE_ENV) $(GO) test -count=1 -timeout 30m ./...
-	$(CONTROL_PLANE_ENV) $(GO) test -tags conformance -count=1 -timeout 20m -run TestScenarios ./e2e/conformance/
+	@log="$$(mktemp)"; trap 'rm -f "$$log"' EXIT; \
+	$(CONTROL_PLANE_ENV) $(GO) test -tags conformance -count=1 -timeout 20m -run TestScenarios ./e2e/conformance/ >"$$log" 2>&1 & conformance=$$!; \
+	$(CONTROL_PLANE_ENV) $(GO) test -count=1 -timeout 30m ./...; status=$$?; \
+	wait $$conformance || status=1; \
+	echo "--- conformance subset (e2e/conformance, -tags conformance -run TestScenarios):"; cat "$$log"; \
+	exit $$status
+
+## test-long: the tests too long for make test that cover what it covers another way, which
+## CI runs after it (.ci/run): the image built for both platforms (an arm64
+## cross-compilation; make test builds amd64), and the bench harness's controller section run
+## small end to end on the control plane.
+.PHONY: test-long
+test-long: envtest
+	$(CONTROL_PLANE_ENV) $(GO) test -tags long -count=1 -timeout 60m ./hack/image/ ./hack/bench/bench/
 
 ## run: the local control plane (kube-apiserver, etcd, kube-controller-manager, kube-scheduler,
 ## three KWOK nodes) with the CRD, the webhooks and the controller of this build, and a

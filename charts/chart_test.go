@@ -21,7 +21,10 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/kube"
 	releasev1 "helm.sh/helm/v4/pkg/release/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -29,6 +32,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/deploy"
+	"github.com/flink-admission/flink-admission/internal/containerargs"
 	"github.com/flink-admission/flink-admission/internal/test/strictyaml"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
@@ -251,11 +255,13 @@ func TestValues(t *testing.T) {
 		require.True(t, ok)
 		return d
 	}
+	// args are the container's args as the kubelet runs them: $(NAME) of its env expanded.
 	args := func(t *testing.T, d map[string]any) []string {
 		cs, _, _ := unstructured.NestedSlice(d, "spec", "template", "spec", "containers")
 		require.Len(t, cs, 1)
-		a, _, _ := unstructured.NestedStringSlice(cs[0].(map[string]any), "args")
-		return a
+		var c corev1.Container
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(cs[0].(map[string]any), &c))
+		return containerargs.Expand(&c, nil)
 	}
 	container := func(t *testing.T, d map[string]any) map[string]any {
 		cs, _, _ := unstructured.NestedSlice(d, "spec", "template", "spec", "containers")
@@ -270,6 +276,27 @@ func TestValues(t *testing.T) {
 		assert.Contains(t, a, "--cluster-selector=flink.example/tier=prod")
 		a = args(t, deployment(t, `controller: {enabled: false, watchNamespaces: [team-a]}`))
 		assert.NotContains(t, strings.Join(a, " "), "--watch-namespaces", "no scope without a controller")
+	})
+	t.Run("the validating webhooks read the controller's cluster selector", func(t *testing.T) {
+		for _, c := range []struct{ vals, selector string }{
+			{``, ""},
+			{`controller: {clusterSelector: "team in (a,b),!legacy,flink.example/tier=prod"}`, "team in (a,b),!legacy,flink.example/tier=prod"},
+			{`controller: {enabled: false, clusterSelector: "team=a"}`, ""},
+		} {
+			objs := objectsOf(t, render(t, values(t, c.vals)))
+			_, want, err := deploy.WebhookConfigurations()
+			require.NoError(t, err)
+			require.NoError(t, deploy.SetClusterSelector(want, c.selector))
+			var got admissionregistrationv1.ValidatingWebhookConfiguration
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(objs["ValidatingWebhookConfiguration//flink-admission"], &got))
+			require.Len(t, got.Webhooks, len(want.Webhooks))
+			for i := range want.Webhooks {
+				assert.Equal(t, want.Webhooks[i].MatchConditions, got.Webhooks[i].MatchConditions, "%s: %s", c.vals, want.Webhooks[i].Name)
+			}
+			if c.selector != "" {
+				assert.Contains(t, args(t, deployment(t, c.vals)), "--cluster-selector="+c.selector)
+			}
+		}
 	})
 	t.Run("more than one replica shares the fleet; one replica elects a leader", func(t *testing.T) {
 		a := args(t, deployment(t, ``))
@@ -369,6 +396,7 @@ func TestValues(t *testing.T) {
 		{"deny: an unknown nested key", `metrics: {serviceMonitor: {enable: true}}`, "enable"},
 		{"deny: an image digest that is not sha256", `image: {digest: latest}`, "digest"},
 		{"deny: an audit interval that is not a duration", `auditInterval: hourly`, "auditInterval"},
+		{"deny: a cluster selector that would end the match condition's string", `controller: {clusterSelector: 'team="a"'}`, "clusterSelector"},
 		{"deny: a PodDisruptionBudget that keeps every replica", `{replicaCount: 2, podDisruptionBudget: {minAvailable: 2}}`, "podDisruptionBudget.minAvailable 2 must be below replicaCount 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

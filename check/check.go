@@ -4,7 +4,9 @@
 // applies them), the mutating webhook (pipeline.Admit with pipeline.Default), the CRD's
 // schema and CEL rules (package celrules), then the validating webhook (pipeline.Admit with
 // pipeline.Validate), in the order the API server runs them — as a create, or as an update
-// when the previous version of the manifest is given.
+// when the previous version of the manifest is given. An update that the webhook
+// configurations' match conditions do not send to a webhook (a label or annotation change)
+// skips that webhook, as on a cluster.
 package check
 
 import (
@@ -64,6 +66,7 @@ type Result struct {
 // Checker evaluates manifests; build it once with New (it compiles the CEL rules).
 type Checker struct {
 	cel      *celrules.Validator
+	sending  *sending
 	pipeline pipeline.Pipeline
 	// Namespace is used for manifests without metadata.namespace, as kubectl would use the
 	// namespace of its context.
@@ -76,10 +79,14 @@ func New(namespace string) (*Checker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling the CRD's CEL rules: %w", err)
 	}
+	sending, err := newSending()
+	if err != nil {
+		return nil, fmt.Errorf("compiling the webhooks' match conditions: %w", err)
+	}
 	if namespace == "" {
 		namespace = "default"
 	}
-	return &Checker{cel: cel, Namespace: namespace}, nil
+	return &Checker{cel: cel, sending: sending, Namespace: namespace}, nil
 }
 
 // Run checks every document: as an update where olds holds a document with the same
@@ -178,7 +185,7 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 
 	var v verdict
 	if oldDoc == nil {
-		v = c.admit(ctx, cur, nil)
+		v = c.admit(ctx, cur, nil, true)
 	} else {
 		r.Operation = "UPDATE"
 		old, ferr := c.mutate(oldDoc.Object)
@@ -187,7 +194,13 @@ func (c *Checker) check(ctx context.Context, doc Document, oldDoc *Document) Res
 			r.Errors = append(r.Errors, toFieldError(ferr, ruleOfUnjudged(ferr), Document{}))
 			return r
 		}
-		v = c.admit(ctx, cur, old)
+		// Both versions as stored, defaults included: applying the new manifest over the
+		// stored cluster keeps the defaults the old one got, so a spec that differs only by
+		// them is no change, for the API server's match conditions as for the policy.
+		if !c.sending.sends(ctx, c.sending.mutating, old.obj, cur.obj) {
+			r.Patch = []jsonpatch.Operation{}
+		}
+		v = c.admit(ctx, cur, old, c.sending.sends(ctx, c.sending.validating, old.obj, cur.obj))
 	}
 	for i, e := range v.errs {
 		r.Errors = append(r.Errors, toFieldError(e, v.rules[i], doc))
@@ -217,8 +230,8 @@ type verdict struct {
 // admit validates as a cluster does, in the API server's order: the CRD's schema and rules run before
 // any validating webhook, and when they deny, the webhook is not called, so the denial
 // carries only the CRD's errors (and no webhook warnings). Otherwise the validating
-// webhook's verdict stands.
-func (c *Checker) admit(ctx context.Context, cur, old *admitted) verdict {
+// webhook's verdict stands, when it is sent the request (sent).
+func (c *Checker) admit(ctx context.Context, cur, old *admitted, sent bool) verdict {
 	var oldObj map[string]any
 	var oldTyped *v1beta1.FlinkCluster
 	if old != nil {
@@ -230,6 +243,9 @@ func (c *Checker) admit(ctx context.Context, cur, old *admitted) verdict {
 	if len(crdErrs) > 0 {
 		// The policy mirrors the CRD's rules: its verdict on the same object names them.
 		return verdict{errs: crdErrs, rules: crdRules(crdErrs, v.Errors)}
+	}
+	if !sent {
+		return verdict{}
 	}
 	return verdict{errs: v.Errors, rules: v.Rules, warnings: v.Warnings}
 }

@@ -271,3 +271,75 @@ func keys(m map[string]any) []string {
 	}
 	return out
 }
+
+// TestUpdatesJudgedAsTheAPIServerSendsThem: an update the webhook configurations' match
+// conditions send to no webhook (labels, annotations other than user-control) gets no
+// mutation and no webhook verdict, as on a cluster; one they send to the validating webhook
+// alone (user-control) is judged without a mutation; a spec change goes through both.
+func TestUpdatesJudgedAsTheAPIServerSendsThem(t *testing.T) {
+	c := newChecker(t)
+	ctx := context.Background()
+	old := load(t, "testdata/job-mode.yaml")
+	withMetadata := func(edit func(meta map[string]any)) []Document {
+		obj := mustCopy(t, old[0].Object, func(map[string]any) {})
+		edit(obj["metadata"].(map[string]any))
+		return []Document{{Source: "new.yaml", Object: obj}}
+	}
+	annotate := func(k, v string) func(map[string]any) {
+		return func(meta map[string]any) { meta["annotations"] = map[string]any{k: v} }
+	}
+
+	withoutKind := func(docs []Document) []Document {
+		obj := mustCopy(t, docs[0].Object, func(map[string]any) {})
+		delete(obj, "apiVersion")
+		delete(obj, "kind")
+		return []Document{{Source: docs[0].Source, Object: obj}}
+	}
+
+	t.Run("an object given without its kind, as a Go client's typed one, is matched as a FlinkCluster", func(t *testing.T) {
+		res := c.Run(ctx, withoutKind(withMetadata(annotate("example.com/owner", "team-b"))), withoutKind(old))
+		require.Len(t, res, 1)
+		assert.True(t, res[0].Allowed, "errors: %v", res[0].Errors)
+		assert.Empty(t, res[0].Patch)
+	})
+	for _, tc := range []struct {
+		name           string
+		docs           []Document
+		allowed        bool
+		mutated        bool
+		wantRule       string
+		wantNoWarnings bool
+	}{
+		{name: "allow: labels only, sent to no webhook", docs: withMetadata(func(meta map[string]any) {
+			meta["labels"] = map[string]any{"argocd.argoproj.io/instance": "flink", "team": "b"}
+		}), allowed: true, wantNoWarnings: true},
+		{name: "allow: another annotation only, sent to no webhook", docs: withMetadata(annotate("example.com/owner", "team-b")),
+			allowed: true, wantNoWarnings: true},
+		{name: "deny: user-control set, sent to the validating webhook alone",
+			docs: withMetadata(annotate("flinkclusters.flinkoperator.k8s.io/user-control", "savepoint")), wantRule: policy.RuleUserControlNotApplicable},
+		{name: "allow: a spec change goes through both webhooks", docs: []Document{{Source: "new.yaml", Object: mustCopy(t, old[0].Object, func(spec map[string]any) {
+			spec["image"] = map[string]any{"name": "flink:2.2.2"}
+		})}}, allowed: true, mutated: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := c.Run(ctx, tc.docs, old)
+			require.Len(t, res, 1)
+			r := res[0]
+			assert.Equal(t, "UPDATE", r.Operation)
+			assert.Equal(t, tc.allowed, r.Allowed, "errors: %v", r.Errors)
+			if tc.wantRule != "" {
+				require.NotEmpty(t, r.Errors)
+				assert.Equal(t, tc.wantRule, r.Errors[0].Rule)
+			}
+			if tc.mutated {
+				assert.NotEmpty(t, r.Patch, "the mutating webhook is sent a spec change")
+			} else {
+				assert.Empty(t, r.Patch, "the mutating webhook is sent no metadata change")
+				assert.NotEmpty(t, r.Object, "the object as stored")
+			}
+			if tc.wantNoWarnings {
+				assert.Empty(t, r.Warnings)
+			}
+		})
+	}
+}

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/flink-admission/flink-admission/deploy"
+	"github.com/flink-admission/flink-admission/internal/containerargs"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/policy"
 	"github.com/flink-admission/flink-admission/webhook"
@@ -287,7 +288,7 @@ func workload(t *testing.T, objs []object) (*appsv1.Deployment, corev1.Container
 	d := one[*appsv1.Deployment](t, objs, deploymentName)
 	require.Len(t, d.Spec.Template.Spec.Containers, 1)
 	c := d.Spec.Template.Spec.Containers[0]
-	return d, c, serveFlags(t, c.Args)
+	return d, c, serveFlags(t, containerargs.Expand(&c, nil))
 }
 
 func TestDeployment(t *testing.T) {

@@ -35,8 +35,11 @@ import (
 
 // TestWebhookOutage installs the webhook configurations, failing closed, with no webhook
 // server behind them, on a real API server: what the policy does not judge goes through, and
-// what it judges is refused, in an unlabelled namespace and in one under staged enforcement. The controller's finalizer is the controller's own
-// ("flinkclusters.flinkoperator.k8s.io/finalizer"), removed by the patch the controller sends.
+// what it judges is refused, in an unlabelled namespace and in one under staged enforcement.
+// A label edit of a running Deployment-mode cluster goes through, unless the install has a
+// cluster selector (the scoped overlay) and the label is one it reads. The controller's
+// finalizer is the controller's own ("flinkclusters.flinkoperator.k8s.io/finalizer"), removed
+// by the patch the controller sends.
 func TestWebhookOutage(t *testing.T) {
 	ctrllog.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
 	env, err := testenv.Start(testenv.Options{})
@@ -53,15 +56,19 @@ func TestWebhookOutage(t *testing.T) {
 	// installed ones call the Service flink-admission-webhook, which does not exist here.
 	devM, devV, err := devenv.WebhookConfigurations("https://" + refusingAddress(t))
 	require.NoError(t, err)
-	overlay := objects(t, selfSigned)
+	overlay, scopedOverlay := objects(t, selfSigned), objects(t, scoped)
 	installs := []struct {
 		name       string
 		mutating   *admissionregistrationv1.MutatingWebhookConfiguration
 		validating *admissionregistrationv1.ValidatingWebhookConfiguration
+		// selector says the install's cluster selector reads selectorKey.
+		selector bool
 	}{
-		{"dev", devM, devV},
+		{"dev", devM, devV, false},
 		{"self-signed", one[*admissionregistrationv1.MutatingWebhookConfiguration](t, overlay, webhookConfigName),
-			one[*admissionregistrationv1.ValidatingWebhookConfiguration](t, overlay, webhookConfigName)},
+			one[*admissionregistrationv1.ValidatingWebhookConfiguration](t, overlay, webhookConfigName), false},
+		{"scoped", one[*admissionregistrationv1.MutatingWebhookConfiguration](t, scopedOverlay, webhookConfigName),
+			one[*admissionregistrationv1.ValidatingWebhookConfiguration](t, scopedOverlay, webhookConfigName), true},
 	}
 	for _, in := range installs {
 		t.Run(in.name, func(t *testing.T) {
@@ -95,11 +102,13 @@ func TestWebhookOutage(t *testing.T) {
 			for i, n := range namespaces {
 				jobCluster := builder.MakeFlinkCluster("wordcount", n.name).Label("team", "a").Obj()
 				controllerutil.AddFinalizer(jobCluster, finalizer)
-				deployment := builder.MakeFlinkCluster("deployment", n.name).Label("team", "a").
+				deployment := builder.MakeFlinkCluster("deployment", n.name).Label("team", "a").Label(selectorKey, "flink-admission").
 					DeploymentType(v1beta1.JobManagerDeploymentTypeDeployment).HA().Obj()
-				// Created while the webhooks are up (here: not installed).
+				// Created while the webhooks are up (here: not installed); its job runs.
 				require.NoError(t, c.Create(ctx, jobCluster))
 				require.NoError(t, c.Create(ctx, deployment))
+				deployment.Status = builder.MakeFlinkCluster("deployment", n.name).JobStatus(v1beta1.JobStateRunning).Obj().Status
+				require.NoError(t, c.Status().Update(ctx, deployment))
 				created[i] = clusters{jobCluster, deployment}
 			}
 			require.NoError(t, c.Create(ctx, m))
@@ -137,10 +146,22 @@ func TestWebhookOutage(t *testing.T) {
 							metav1.SetMetaDataAnnotation(&fc.ObjectMeta, v1beta1.ControlAnnotation, v1beta1.ControlNameSavepoint)
 						}), n.validating)
 					})
-					t.Run("a label change of a Deployment-mode Application cluster is refused", func(t *testing.T) {
-						assertRefusedBy(t, patchCluster(ctx, c, deployment, func(fc *v1beta1.FlinkCluster) {
+					if in.selector {
+						t.Run("a change of a label of the cluster selector of a running Deployment-mode cluster is refused", func(t *testing.T) {
+							assertRefusedBy(t, patchCluster(ctx, c, deployment, func(fc *v1beta1.FlinkCluster) {
+								metav1.SetMetaDataLabel(&fc.ObjectMeta, selectorKey, "operator")
+							}), n.validating)
+						})
+					}
+					t.Run("a label edit of a running Deployment-mode cluster is accepted", func(t *testing.T) {
+						require.NoError(t, patchCluster(ctx, c, deployment, func(fc *v1beta1.FlinkCluster) {
 							metav1.SetMetaDataLabel(&fc.ObjectMeta, "team", "b")
-						}), n.validating)
+							metav1.SetMetaDataLabel(&fc.ObjectMeta, "argocd.argoproj.io/instance", "flink")
+						}))
+						fc := &v1beta1.FlinkCluster{}
+						require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(deployment), fc))
+						assert.Equal(t, "b", fc.Labels["team"])
+						assert.Equal(t, v1beta1.JobStateRunning, fc.Status.Components.Job.State, "the cluster runs")
 					})
 					t.Run("a label edit is accepted", func(t *testing.T) {
 						require.NoError(t, patchCluster(ctx, c, jobCluster, func(fc *v1beta1.FlinkCluster) {

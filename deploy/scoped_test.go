@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/flink-admission/flink-admission/internal/containerargs"
 	"github.com/flink-admission/flink-admission/scope"
 )
 
@@ -23,7 +24,7 @@ const controllerRoleName = "flink-admission-controller"
 func TestScopedOverlay(t *testing.T) {
 	objs := objects(t, scoped)
 
-	args := one[*appsv1.Deployment](t, objs, "flink-admission").Spec.Template.Spec.Containers[0].Args
+	args := containerargs.Expand(&one[*appsv1.Deployment](t, objs, "flink-admission").Spec.Template.Spec.Containers[0], nil)
 	watched := flagValue(t, args, "--watch-namespaces")
 	require.NotEmpty(t, watched, "the scoped overlay sets --watch-namespaces")
 	want, err := scope.ParseNamespaces(watched)

@@ -107,15 +107,15 @@ func (r *actionRun) condition(s string) bool {
 // runAction runs the action's steps in order as the runner would: run steps with bash,
 // their env and working directory expanded, GITHUB_OUTPUT collected; uses steps are
 // recorded, not run (they fetch actions from the network). It stops at the first failing
-// step, as a runner does.
-func runAction(t *testing.T, workdir string, inputs map[string]string) *actionRun {
+// step, as a runner does. runnerTemp is RUNNER_TEMP.
+func runAction(t *testing.T, workdir, runnerTemp string, inputs map[string]string) *actionRun {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
 	require.NoError(t, err)
 	var a action
 	require.NoError(t, yaml.Unmarshal(raw, &a))
 	require.Equal(t, "composite", a.Runs.Using)
-	r := &actionRun{t: t, inputs: map[string]string{}, outputs: map[string]map[string]string{}, workdir: workdir, runnerTemp: t.TempDir()}
+	r := &actionRun{t: t, inputs: map[string]string{}, outputs: map[string]map[string]string{}, workdir: workdir, runnerTemp: runnerTemp}
 	for k, in := range a.Inputs {
 		r.inputs[k] = in.Default
 	}
@@ -218,9 +218,13 @@ func pullRequestRepo(t *testing.T) string {
 
 func TestGitHubAction(t *testing.T) {
 	repo := pullRequestRepo(t)
+	// One RUNNER_TEMP for every run: after the first, the build step finds its binary up to
+	// date and links nothing, as with the cache step's warm Go cache; linking it again in
+	// each run would test the same build five times. Each step's outputs are written afresh.
+	runnerTemp := t.TempDir()
 
 	t.Run("a denied update: SARIF report uploaded, the job fails", func(t *testing.T) {
-		r := runAction(t, repo, map[string]string{"paths": "pr", "old": "main"})
+		r := runAction(t, repo, runnerTemp, map[string]string{"paths": "pr", "old": "main"})
 		assert.Equal(t, 1, r.status, "the last step fails the job\n%s", r.log)
 		assert.Equal(t, "1", r.outputs["check"]["exit-code"])
 		assert.Contains(t, r.log, "pr/wordcount.yaml:14:5: spec.jobManager.deploymentType: Forbidden:", "the verdict with file:line:column in the log")
@@ -270,7 +274,7 @@ func TestGitHubAction(t *testing.T) {
 		raw, err := os.ReadFile(filepath.Join(repoRoot, "docs", "examples", "warnings.yaml"))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(repo, "warnings.yaml"), raw, 0o644))
-		r := runAction(t, repo, map[string]string{"paths": "warnings.yaml", "report": "warnings.sarif"})
+		r := runAction(t, repo, runnerTemp, map[string]string{"paths": "warnings.yaml", "report": "warnings.sarif"})
 		require.Equal(t, 0, r.status, "%s", r.log)
 		report, err := os.ReadFile(filepath.Join(repo, "warnings.sarif"))
 		require.NoError(t, err)
@@ -318,7 +322,7 @@ func TestGitHubAction(t *testing.T) {
 		assert.Equal(t, len(want), found, "every warning looked for is reported")
 	})
 	t.Run("allowed manifests as a JUnit report: no upload, the job passes", func(t *testing.T) {
-		r := runAction(t, repo, map[string]string{"paths": "main pr/sessions.yaml", "format": "junit", "report": "check.xml"})
+		r := runAction(t, repo, runnerTemp, map[string]string{"paths": "main pr/sessions.yaml", "format": "junit", "report": "check.xml"})
 		assert.Equal(t, 0, r.status, "%s", r.log)
 		assert.Equal(t, "0", r.outputs["check"]["exit-code"])
 		require.Len(t, r.uses, 2, "only setup-go and the cache: a JUnit report is not uploaded to code scanning")
@@ -334,7 +338,7 @@ func TestGitHubAction(t *testing.T) {
 	})
 	t.Run("a manifest that does not parse: the check step fails with status 2, no report is uploaded", func(t *testing.T) {
 		require.NoError(t, os.CopyFS(filepath.Join(repo, "invalid"), os.DirFS(filepath.Join(repoRoot, "docs", "examples", "invalid"))))
-		r := runAction(t, repo, map[string]string{"paths": "pr invalid"})
+		r := runAction(t, repo, runnerTemp, map[string]string{"paths": "pr invalid"})
 		assert.Equal(t, 2, r.status, "%s", r.log)
 		assert.Equal(t, "2", r.outputs["check"]["exit-code"])
 		assert.Contains(t, r.log, "## Check the manifests\n", "the check step is the one that fails")
@@ -344,7 +348,7 @@ func TestGitHubAction(t *testing.T) {
 		}
 	})
 	t.Run("the Go cache is keyed on the action's go.sum, which lies outside the workspace", func(t *testing.T) {
-		r := runAction(t, repo, map[string]string{"paths": "main"})
+		r := runAction(t, repo, runnerTemp, map[string]string{"paths": "main"})
 		require.Equal(t, 0, r.status, "%s", r.log)
 		sum, err := os.ReadFile(filepath.Join(repoRoot, "go.sum"))
 		require.NoError(t, err)

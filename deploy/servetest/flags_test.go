@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/internal/containerargs"
 )
 
 const (
@@ -45,7 +46,8 @@ func overlayOptions(t *testing.T, overlay string) server.Options {
 	t.Helper()
 	d := overlayDeployment(t, overlay)
 	require.Len(t, d.Spec.Template.Spec.Containers, 1)
-	args := d.Spec.Template.Spec.Containers[0].Args
+	// As the kubelet runs them: the scoped overlay's selector comes from the env.
+	args := containerargs.Expand(&d.Spec.Template.Spec.Containers[0], nil)
 	require.NotEmpty(t, args)
 	require.Equal(t, "serve", args[0])
 

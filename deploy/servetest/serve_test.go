@@ -57,11 +57,17 @@ func TestServeAsServiceAccount(t *testing.T) {
 		{"self-signed", true},
 		{"webhook-only", false},
 	} {
-		t.Run(tc.overlay, func(t *testing.T) { serveAsServiceAccount(t, tc.overlay, tc.controller) })
+		// Parsed here: it sets POD_NAMESPACE, which a parallel test may not.
+		o := overlayOptions(t, tc.overlay)
+		t.Run(tc.overlay, func(t *testing.T) {
+			// Each on its own API server, mostly waiting on them: side by side.
+			t.Parallel()
+			serveAsServiceAccount(t, tc.overlay, o, tc.controller)
+		})
 	}
 }
 
-func serveAsServiceAccount(t *testing.T, overlay string, withController bool) {
+func serveAsServiceAccount(t *testing.T, overlay string, o server.Options, withController bool) {
 	env, err := testenv.Start(testenv.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
@@ -76,7 +82,6 @@ func serveAsServiceAccount(t *testing.T, overlay string, withController bool) {
 	kubectl(t, env, "apply", "-f", reportCRD)
 	require.NoError(t, env.WaitEstablished("policyreports.wgpolicyk8s.io", time.Minute))
 
-	o := overlayOptions(t, overlay)
 	require.Equal(t, withController, o.EnableController)
 	require.True(t, o.MetricsSecure, "the overlay serves /metrics over HTTPS, authorized")
 	rec := &forbiddenRecorder{}

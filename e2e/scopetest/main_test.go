@@ -27,6 +27,7 @@ import (
 	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/internal/containerargs"
 	"github.com/flink-admission/flink-admission/internal/test/controllerenv"
 	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
 	"github.com/flink-admission/flink-admission/internal/test/flinksim"
@@ -185,7 +186,8 @@ func installOverlayRBAC(ctx context.Context) (server.Options, error) {
 			if err != nil {
 				return o, err
 			}
-			args := obj.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Args
+			// As the kubelet runs them: the selector comes from the env.
+			args := containerargs.Expand(&obj.(*appsv1.Deployment).Spec.Template.Spec.Containers[0], nil)
 			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			o.BindFlags(fs)

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/stretchr/testify/assert"
@@ -56,7 +55,7 @@ func buildOnce(t *testing.T) (string, *Result) {
 		built.res, built.err = Build(ctx, Options{
 			Image:     testImage,
 			Out:       built.dir,
-			Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}},
+			Platforms: testPlatforms,
 			Version:   testVersion,
 			Commit:    testCommit,
 			Created:   time.Unix(1700000000, 0).UTC(),
@@ -101,7 +100,11 @@ func TestImage(t *testing.T) {
 		platforms = append(platforms, d.Platform.String())
 	}
 	sort.Strings(platforms)
-	require.Equal(t, []string{"linux/amd64", "linux/arm64"}, platforms, "one index for both platforms")
+	var want []string
+	for _, p := range testPlatforms {
+		want = append(want, p.String())
+	}
+	require.Equal(t, want, platforms, "one index for every platform")
 
 	machines := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
 	for _, d := range im.Manifests {

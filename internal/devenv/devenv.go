@@ -134,6 +134,9 @@ type Dev struct {
 
 	// samplesDir holds deploy/samples, written out for the printed kubectl commands.
 	samplesDir string
+	// clusterSelector is the controller's --cluster-selector ("" without the controller):
+	// InstallWebhooks writes it into the validating webhooks' match conditions.
+	clusterSelector string
 
 	kubeconfigOut string
 	cancel        context.CancelFunc
@@ -193,7 +196,7 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	d := &Dev{done: make(chan struct{})}
+	d := &Dev{done: make(chan struct{}), clusterSelector: clusterSelector(o)}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, d.Stop())
@@ -335,10 +338,10 @@ func StartDev(ctx context.Context, o DevOptions) (dev *Dev, err error) {
 }
 
 // InstallWebhooks creates (or replaces) both webhook configurations, those of deploy/base
-// pointed at the local server, and returns their names. The self-signed
-// source injects the CA bundle as soon as they appear.
+// pointed at the local server, with the controller's cluster selector, and returns their
+// names. The self-signed source injects the CA bundle as soon as they appear.
 func (d *Dev) InstallWebhooks(ctx context.Context) (mutatingName, validatingName string, err error) {
-	mutating, validating, err := WebhookConfigurations(d.WebhookURL)
+	mutating, validating, err := webhookConfigurationsWith(d.WebhookURL, d.clusterSelector)
 	if err != nil {
 		return "", "", err
 	}

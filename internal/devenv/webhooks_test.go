@@ -11,7 +11,10 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
+	"github.com/flink-admission/flink-admission/scope"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
@@ -51,22 +54,6 @@ func TestWebhookConfigurationsRejectsABadURL(t *testing.T) {
 	}
 }
 
-func TestDecodeWebhooksRejects(t *testing.T) {
-	m := "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: m}\n"
-	v := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: v}\n"
-	for name, stream := range map[string]string{
-		"deny: no validating configuration": m,
-		"deny: two mutating configurations": m + "---\n" + m + "---\n" + v,
-		"deny: another kind":                m + "---\n" + v + "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n",
-		"deny: an unknown field":            m + "  color: red\n---\n" + v,
-	} {
-		_, _, err := decodeWebhooks([]byte(stream))
-		assert.Error(t, err, name)
-	}
-	_, _, err := decodeWebhooks([]byte(m + "---\n" + v))
-	assert.NoError(t, err)
-}
-
 // renderedBaseWebhooks renders deploy/base with kustomize, as `kubectl apply -k` does, and
 // returns its webhook configurations without client configs and labels.
 func renderedBaseWebhooks(t *testing.T) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
@@ -82,7 +69,7 @@ func renderedBaseWebhooks(t *testing.T) (*admissionregistrationv1.MutatingWebhoo
 		require.NoError(t, err)
 		stream = append(append(stream, "---\n"...), y...)
 	}
-	mutating, validating, err := decodeWebhooks(stream)
+	mutating, validating, err := deploy.DecodeWebhooks(stream)
 	require.NoError(t, err)
 	mutating.Labels, validating.Labels = nil, nil
 	for i := range mutating.Webhooks {
@@ -99,4 +86,32 @@ func ptrValue(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// TestDevWebhooksReadItsClusterSelector: dev writes its controller's --cluster-selector into
+// the validating webhooks' match conditions, as the installs do, and none without a
+// controller.
+func TestDevWebhooksReadItsClusterSelector(t *testing.T) {
+	sel, err := scope.ParseSelector("flink.example.com/controller=flink-admission")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		o    DevOptions
+		want string
+	}{
+		{"no selector", DevOptions{EnableController: true}, ""},
+		{"a selector", DevOptions{EnableController: true, Controller: controller.Options{Scope: scope.Scope{Selector: sel}}},
+			"flink.example.com/controller=flink-admission"},
+		{"a selector without the controller", DevOptions{Controller: controller.Options{Scope: scope.Scope{Selector: sel}}}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, v, err := webhookConfigurationsWith("https://127.0.0.1:4443", clusterSelector(c.o))
+			require.NoError(t, err)
+			for _, w := range v.Webhooks {
+				got, ok := deploy.ClusterSelector(w.MatchConditions[0].Expression)
+				require.True(t, ok)
+				assert.Equal(t, c.want, got, w.Name)
+			}
+		})
+	}
 }

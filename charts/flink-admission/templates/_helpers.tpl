@@ -88,3 +88,13 @@ What the controller reads and writes: granted cluster-wide, or in each watched n
   resources: [events]
   verbs: [create, patch]
 {{- end -}}
+
+{{/*
+The controller's --cluster-selector, "" without the controller: the validating webhooks'
+match condition holds it between its double quotes and reads its keys (deploy/base/webhooks.yaml).
+*/}}
+{{- define "flink-admission.clusterSelector" -}}
+{{- if .Values.controller.enabled -}}
+{{ .Values.controller.clusterSelector }}
+{{- end -}}
+{{- end -}}
