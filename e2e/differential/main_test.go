@@ -98,11 +98,27 @@ func start() (func(), error) {
 			return nil, err
 		}
 	}
-	cp, err = testenv.StartControlPlane(testenv.ControlPlaneOptions{Nodes: 2, NodeLeaseDuration: 8 * time.Second, NodeMonitorGracePeriod: 10 * time.Second})
+	cp, err = testenv.StartControlPlane(testenv.ControlPlaneOptions{NodeLeaseDuration: 8 * time.Second, NodeMonitorGracePeriod: 10 * time.Second})
 	if err != nil {
 		return nil, err
 	}
 	fail := func(err error) (func(), error) { _ = cp.Stop(); return nil, err }
+	// Every control plane numbers its nodes from 0, and node n's pods get 127.1.n.0/24: the
+	// JVMs of another suite running on this machine (make conformance) bind the first
+	// nodes' addresses. Skip past them: the node indices below padNodes are taken by KWOK
+	// processes stopped at once, and the one node of the suite gets the next.
+	for i := range padNodes {
+		name := fmt.Sprintf("unused-%d", i)
+		if err := cp.StartNode(name); err != nil {
+			return fail(err)
+		}
+		if err := cp.StopNode(name); err != nil {
+			return fail(err)
+		}
+	}
+	if err := cp.AddNode(context.Background(), "kwok-node-differential"); err != nil {
+		return fail(err)
+	}
 	if k8s, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
 		return fail(err)
 	}
@@ -128,6 +144,9 @@ func start() (func(), error) {
 		}
 	}, nil
 }
+
+// padNodes is how many pod address ranges the suite leaves to others (see start).
+const padNodes = 7
 
 // waitFor polls cond every 200 ms until it holds or timeout passes.
 func waitFor(ctx context.Context, timeout time.Duration, cond func() bool) bool {
