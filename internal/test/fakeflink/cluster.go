@@ -57,7 +57,10 @@
 // statistics, and checkpoint IDs going on from a restored savepoint's; a savepoint trigger
 // for a job the JobManager does not run accepted (202) and failed by its operation
 // (CompletionException of FlinkJobNotFoundException); a main() that throws before 2.3 ending
-// the process with exit code 2 (a fatal error).
+// the process with exit code 2 (a fatal error); the cluster ConfigMap deleted under the
+// leader ending it with 239 (found at its next renewal in a driven cluster, where Flink's
+// informer reports it at once), the ConfigMap written again by its elector with the lock and
+// no leader address.
 //
 // Where it differs, on purpose: a job is RUNNING at once unless Options.JobStartup (Flink
 // shows INITIALIZING, then CREATED, for seconds); the REST answers are the live state, where
@@ -68,7 +71,11 @@
 // an executor its shutdown stopped; seen in make conformance, not in every run), where this
 // one always exits 0: the controller bounds that wait (--wait-bound); a termination message
 // is the failure's cause, where Flink's is the tail of its log; failure causes and stack
-// traces are short.
+// traces are short. Flink's exit code after a fatal error may also be 239 where the fake's is
+// 2, or the reverse: a thread that dies while the JVM shuts down (Pekko's classes unloaded)
+// ends it through FatalExitExceptionHandler (-17) first; the controller reads any non-zero
+// code alike. LoseHA leaves no ConfigMap behind, where Flink's elector may write its lock
+// again.
 //
 // With Options.InProcess nothing listens: tests reach the cluster or a process with
 // HTTPClient (or ServeHTTP), so that a simulation can start thousands of processes; an
