@@ -68,14 +68,14 @@
 // (web.refresh-interval, rest.cache.checkpoint-statistics.timeout: an answer right after a
 // savepoint may not list it for up to 3 s); a real JobManager asked to shut down (DELETE
 // /cluster) after its job's end may never exit on 2.2.1 (its job's HA cleanup is scheduled on
-// an executor its shutdown stopped; seen in make conformance, not in every run), where this
-// one always exits 0: the controller bounds that wait (--wait-bound); a termination message
-// is the failure's cause, where Flink's is the tail of its log; failure causes and stack
-// traces are short. Flink's exit code after a fatal error may also be 239 where the fake's is
-// 2, or the reverse: a thread that dies while the JVM shuts down (Pekko's classes unloaded)
-// ends it through FatalExitExceptionHandler (-17) first; the controller reads any non-zero
-// code alike. LoseHA leaves no ConfigMap behind, where Flink's elector may write its lock
-// again.
+// an executor its shutdown stopped; seen in make conformance, not in the differential test's
+// runs), where this one exits 0 unless a test says it hangs (SetShutdownHangs); a
+// termination message is the failure's cause, where Flink's is the tail of its log; failure
+// causes and stack traces are short. Flink's exit code after a fatal error may also be 239
+// where the fake's is 2, or the reverse: a thread that dies while the JVM shuts down (Pekko's
+// classes unloaded) ends it through FatalExitExceptionHandler (-17) first; the controller
+// reads any non-zero code alike. LoseHA leaves no ConfigMap behind, where Flink's elector may
+// write its lock again.
 //
 // With Options.InProcess nothing listens: tests reach the cluster or a process with
 // HTTPClient (or ServeHTTP), so that a simulation can start thousands of processes; an
