@@ -34,7 +34,7 @@ func haDeletedUnderTheLeader(t *testing.T, h *harness) {
 	require.NoError(t, h.flink.LoseHA())
 	st, ok := jm.ExitStatus()
 	require.True(t, ok, "the leader exits")
-	assert.Equal(t, fakeflink.ExitRuntimeFailure, st.Code)
+	assert.Equal(t, fakeflink.ExitHALost, st.Code)
 
 	h.eventually("the container restarted", func() bool {
 		cur, ok := h.podNow(pod)

@@ -53,7 +53,7 @@ func preStopBeyondGrace(t *testing.T, h *harness) {
 	if h.deployment() {
 		next := h.recoveredOn(id, pod.UID)
 		h.noFailure()
-		assert.Equal(t, "file:///checkpoints/"+id+"/chk-1", h.process(next).RestoredFrom(id), "recovered from its latest checkpoint")
+		assert.Equal(t, "file:/checkpoints/"+id+"/chk-1", h.process(next).RestoredFrom(id), "recovered from its latest checkpoint")
 		return
 	}
 	// Job mode: the deleted pod counts as a failure, and backoffLimit 0 fails the Job.

@@ -64,7 +64,8 @@ func scenarios() []scenario {
 		{jobMode, "7 delete JM pod: Failed, failure cleanup, no resubmission", nil, deleteJobManagerPodJob, nil, false},
 		{depMode, "8 delete JM Deployment: recreated, same job recovered, no premature cleanup", nil, deleteJobManagerDeployment, nil, false},
 		{depMode, "8b delete JM Deployment with its HA data gone: Failed with HAMetadataMissing, nothing restarted, user's restore-from deploys", nil, deleteJobManagerDeploymentHALost, nil, false},
-		{depMode, "8c HA data deleted behind a running JM: stopped with a savepoint and redeployed from it under a new job ID, main() never rerun from empty state", nil, haDeletedBehindRunningJobManager, nil, false},
+		{depMode, "8c job graphs deleted behind a running JM: stopped with a savepoint and redeployed from it under a new job ID, main() never rerun from empty state", nil, haDeletedBehindRunningJobManager, nil, false},
+		{depMode, "8d job graphs and the job's ConfigMap deleted behind a running JM: the stop's savepoint fails, the job runs on under its JM, nothing redeployed", nil, jobConfigMapDeletedBehindRunningJobManager, nil, false},
 		{depMode, "9 exception in main() on Flink 2.2: crash loop gives DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsCrashLoop, throwingProgram, false},
 		{depMode, "9 exception in main() on Flink 2.3: application FAILED with empty job list gives DeployFailed with the cause, cleanup, no resubmission", flink23, mainThrowsApplicationFailed, blockedThrowingProgram, false},
 		{jobMode, "9 exception in main() on Flink 2.2: JM exits, DeployFailed with the cause, cleanup, no resubmission", nil, mainThrowsJobExits, throwingProgram, false},
@@ -513,7 +514,7 @@ func deleteJobManagerPodDeployment(t *testing.T, h *harness) {
 			fc.Status.Components.JobManager.Ready == "1/1"
 	})
 	assert.Equal(t, flinkclient.JobStateRunning, jm.JobState(id))
-	assert.Equal(t, "file:///checkpoints/"+id+"/chk-1", jm.RestoredFrom(id), "recovered from its latest checkpoint")
+	assert.Equal(t, "file:/checkpoints/"+id+"/chk-1", jm.RestoredFrom(id), "recovered from its latest checkpoint")
 }
 
 func deleteJobManagerPodJob(t *testing.T, h *harness) {
@@ -610,7 +611,7 @@ func mainThrowsCrashLoop(t *testing.T, h *harness) {
 	noResubmission(h, v1beta1.JobStateDeployFailed, "")
 }
 
-// mainThrowsJobExits: the entrypoint exits 1 when main() throws; restartPolicy Never makes the
+// mainThrowsJobExits: the entrypoint exits 2 when main() throws; restartPolicy Never makes the
 // pod Failed and the Job controller fails the Job (backoffLimit 0).
 func mainThrowsJobExits(t *testing.T, h *harness) {
 	h.waitWorkload("")
@@ -929,19 +930,21 @@ func fixedSpecRedeploys(t *testing.T, h *harness) {
 	h.waitConditions(steady...)
 }
 
-// haDeletedBehindRunningJobManager: the HA ConfigMaps of a running job are deleted (a user's
-// kubectl delete, a namespace cleanup) while its JobManager runs. Nothing fails yet, but the
-// next restart of the JobManager container would find no job graph and run main() again from
-// empty state. The controller notices the running job without its graph, says so, stops it
-// with a savepoint and deploys the same revision again from it under a new job ID.
+// haDeletedBehindRunningJobManager: the job graphs in the cluster's HA ConfigMap of a running
+// job are deleted (an edit, a partial cleanup) while its JobManager runs; the job's own
+// ConfigMap stays. Nothing fails yet, but the next restart of the JobManager container would
+// find no job graph and run main() again from empty state. The controller notices the running
+// job without its graph, says so, stops it with a savepoint and deploys the same revision
+// again from it under a new job ID.
 func haDeletedBehindRunningJobManager(t *testing.T, h *harness) {
 	wl, pod := h.runJob()
 	id := h.jobID()
 	revision := h.get().Status.Revision.CurrentRevision
 	require.NotEmpty(t, h.process(pod).CompleteCheckpoint(id))
 	// The job graphs only: with its leader ConfigMap deleted the JobManager would exit
-	// (KubernetesLeaderElectionDriver), see controller/simulation/ha_test.go.
-	require.NoError(t, h.flink.LoseJobGraphs())
+	// (KubernetesLeaderElectionDriver), see controller/simulation/ha_test.go; with the job's
+	// ConfigMap, no savepoint could be taken (jobConfigMapDeletedBehindRunningJobManager).
+	require.NoError(t, h.flink.LoseExecutionPlans())
 
 	h.waitEvent(corev1.EventTypeWarning, controller.ReasonHAMetadataMissing, "the HA metadata of running job "+id+" is gone")
 	h.eventually("a stop-with-savepoint of the job", func() bool { return h.countRequests("POST /jobs/"+id+"/stop") == 1 })
@@ -974,4 +977,32 @@ func haDeletedBehindRunningJobManager(t *testing.T, h *harness) {
 	cm := &corev1.ConfigMap{}
 	require.NoError(t, k8s.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: flinkha.ClusterConfigMapName(h.name)}, cm))
 	assert.Equal(t, []string{newID}, flinkha.JobGraphs(cm), "the new deploy's job graph is in HA")
+}
+
+// jobConfigMapDeletedBehindRunningJobManager: the job graphs and the job's own HA ConfigMap
+// are deleted while its JobManager runs. Flink creates that ConfigMap when the JobMaster
+// starts and never again, so every checkpoint and savepoint of the job fails from then on
+// (its checkpoint ID counter is gone), the stop the controller answers with included. The
+// controller says the HA metadata is missing, and the job runs on under its JobManager:
+// nothing is redeployed, main() never reruns, nothing is rewound; the stop is tried again.
+func jobConfigMapDeletedBehindRunningJobManager(t *testing.T, h *harness) {
+	wl, pod := h.runJob()
+	id := h.jobID()
+	require.NotEmpty(t, h.process(pod).CompleteCheckpoint(id))
+	require.NoError(t, h.flink.LoseJobGraphs())
+
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonHAMetadataMissing, "the HA metadata of running job "+id+" is gone")
+	h.eventually("a stop-with-savepoint of the job", func() bool { return h.countRequests("POST /jobs/"+id+"/stop") >= 1 })
+	h.waitEvent(corev1.EventTypeWarning, controller.ReasonSavepointFailed, "update savepoint of job "+id+" failed")
+	h.afterReconciles("the job runs on under its JobManager", func() bool {
+		return h.process(pod).JobState(id) == flinkclient.JobStateRunning && h.workload().GetUID() == wl.GetUID() && h.jobID() == id
+	})
+	assert.Empty(t, h.executionState(id), "the job never ended")
+	runs := 0
+	for _, e := range h.flink.Executions() {
+		if e.JobID == id {
+			runs++
+		}
+	}
+	assert.Equal(t, 1, runs, "job %s ran once", id)
 }

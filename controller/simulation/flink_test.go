@@ -191,14 +191,14 @@ func (w *world) stop(pod string, graceful bool, code int, why string) {
 
 // exitedOnItsOwn records the exit of a process that ended without the model stopping it, as
 // the fake reports it: main() threw on Flink before 2.3 (a startup failure, which repeats:
-// a crash loop), or a fatal error such as its HA ConfigMap deleted (one exit).
+// a crash loop), or another fatal error such as its HA ConfigMap deleted (one exit).
 func (pr *proc) exitedOnItsOwn(now time.Time) {
 	if pr.jm == nil || pr.exited || pr.alive() {
 		return
 	}
 	st, _ := pr.jm.ExitStatus()
 	pr.exited, pr.exitedAt, pr.exitCode, pr.exitMessage = true, now, int(st.Code), st.Message
-	if st.Code == fakeflink.ExitStartupFailure {
+	if st.Code == fakeflink.ExitStartupFailure || strings.HasPrefix(st.Message, fakeflink.MainMethodError) {
 		// main() threw as the process started (the fake runs it in Start).
 		pr.exitedAt = pr.startedAt
 		if !pr.jobManagerMode {
@@ -332,7 +332,14 @@ func (w *world) deleteHA() {
 	w.must(w.fl.LoseHA())
 }
 
-// deleteJobGraphs deletes only the job graphs and job ConfigMaps: the leader runs on.
+// deleteJobGraphs deletes only the job graphs and job ConfigMaps: the leader runs on, unable
+// to take a checkpoint or savepoint.
 func (w *world) deleteJobGraphs() {
 	w.must(w.fl.LoseJobGraphs())
+}
+
+// deleteExecutionPlans deletes only the job graphs: the leader runs on, and its jobs'
+// ConfigMaps stay.
+func (w *world) deleteExecutionPlans() {
+	w.must(w.fl.LoseExecutionPlans())
 }

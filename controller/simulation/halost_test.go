@@ -3,6 +3,7 @@ package simulation_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,9 +75,10 @@ var noWordFromFlink = []string{
 	controller.ConditionReasonWaitingForJobReport, controller.ConditionReasonWaitingForApplication,
 }
 
-// The job graphs in the HA ConfigMaps of a running Deployment-mode job are deleted behind its
-// JobManager, which runs on. The controller stops the job with a savepoint and deploys it again
-// from there under a new job ID; main() never runs the old job again.
+// The job graphs in the cluster's HA ConfigMap of a running Deployment-mode job are deleted
+// behind its JobManager, which runs on; the job's own ConfigMap (its checkpoint ID counter)
+// stays. The controller stops the job with a savepoint and deploys it again from there under a
+// new job ID; main() never runs the old job again.
 func TestHALostBehindRunningJobManagerRedeploysFromASavepoint(t *testing.T) {
 	w := newWorldWith(t, 7, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
@@ -84,7 +86,7 @@ func TestHALostBehindRunningJobManagerRedeploysFromASavepoint(t *testing.T) {
 	w.haDeletedExternally = true
 	// Only the job graphs: with the leader's ConfigMap, the JobManager would exit
 	// (TestHADeletedUnderTheLeaderFailsInsteadOfStartingEmpty).
-	w.deleteJobGraphs()
+	w.deleteExecutionPlans()
 	fc = w.until(t, "redeployed and running", 40, func(fc *v1beta1.FlinkCluster) bool {
 		w.finishTriggers(false) // the stop-with-savepoint the controller answers with
 		return fc.Status.Components.Job.ID != id && fc.Status.Components.Job.State == v1beta1.JobStateRunning
@@ -93,5 +95,33 @@ func TestHALostBehindRunningJobManagerRedeploysFromASavepoint(t *testing.T) {
 	assert.Equal(t, 1, w.truthOf(id).mains, "main() ran the old job once")
 	assert.NotEmpty(t, fc.Status.Components.Job.FromSavepoint, "the new deploy restores the stop's savepoint")
 	assert.Equal(t, fc.Status.Components.Job.FromSavepoint, w.newestSavepoint())
+	noViolations(t, w)
+}
+
+// The job's own HA ConfigMap is deleted with the job graphs behind a running Deployment-mode
+// job. Flink never creates it again while the job runs, so every checkpoint and savepoint of
+// the job fails (its checkpoint ID counter is gone), a stop's included: the stop the
+// controller answers with fails and the job runs on. The controller must not make it worse:
+// it says the HA metadata is missing, keeps the running job and its JobManager, deploys
+// nothing (no main() from empty state, nothing rewound) and tries the stop again.
+func TestJobConfigMapDeletedBehindRunningJobKeepsItRunning(t *testing.T) {
+	w := newWorldWith(t, 7, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
+	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	id := fc.Status.Components.Job.ID
+	w.haDeletedExternally = true
+	w.deleteJobGraphs()
+	w.until(t, "a stop-with-savepoint failed", 20, func(*v1beta1.FlinkCluster) bool {
+		w.finishTriggers(false)
+		return slicesContains(w.rec.notes, "Warning SavepointFailed: update savepoint of job "+id+" failed")
+	})
+	w.during(t, 2*time.Minute, "the job runs on under its JobManager", func(fc *v1beta1.FlinkCluster) bool {
+		w.finishTriggers(false)
+		wl, l := w.workload(), w.leader()
+		return fc.Status.Components.Job.ID == id && wl != nil && wl.jobID == id &&
+			l != nil && l.jm.JobState(id) == flinkclient.JobStateRunning
+	})
+	assert.Equal(t, 1, w.truthOf(id).mains, "main() ran the job once")
+	assert.False(t, w.truthOf(id).stopped, "no stop ended the job")
+	assert.True(t, slicesContains(w.rec.notes, "Warning HAMetadataMissing: the HA metadata of running job "+id+" is gone"))
 	noViolations(t, w)
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller"
-	"github.com/flink-admission/flink-admission/controller/flinkclient"
 )
 
 // Updates: a new revision is a new deploy under a new job ID, restoring the savepoint its
@@ -162,9 +161,6 @@ func TestUpdateWhoseStopKeepsFailingStopsAndARevertEndsIt(t *testing.T) {
 // down past rest.async.store-duration, so it finds the trigger gone (404) and the stop's
 // savepoint in the checkpoint statistics. Taking that savepoint for final would delete the
 // JobManager under the running job; the controller sees the job run and stops it again.
-//
-// The fake's stop always ends the job, so the test restarts it by hand after the stop's
-// savepoint completed (what Flink's restart strategy does when the stop fails to finish).
 func TestStopThatDidNotEndTheJobIsNotFinal(t *testing.T) {
 	w := newWorldWith(t, 41, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
@@ -174,10 +170,8 @@ func TestStopThatDidNotEndTheJobIsNotFinal(t *testing.T) {
 		sp := fc.Status.Savepoint
 		return sp != nil && sp.JobID == id && sp.State == controller.SavepointStateInProgress
 	})
-	l := w.leader()
-	l.jm.CompleteSavepoints()
+	w.leader().jm.CompleteStopsThenRestart()
 	require.Len(t, w.savepoints, 1, "the stop took its savepoint")
-	l.jm.SetJobState(id, flinkclient.JobStateRunning) // ... and the job restarted
 	w.clock.Step(storeDuration)
 	w.expireSavepointResults()
 

@@ -91,6 +91,9 @@ func (s *Simulation) Cluster(fc *v1beta1.FlinkCluster) *fakeflink.Cluster {
 		// A thousand pods may start at once (make bench): each elects off the Simulator's
 		// loop, as Flink does.
 		ElectInBackground: true,
+		// Leases and checkpoints on Flink's timers, from the Simulator: no HA read per REST
+		// answer (flinksim's timers).
+		Driven: true,
 	})
 	s.clusters[fc.UID] = c
 	return c

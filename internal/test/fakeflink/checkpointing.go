@@ -2,6 +2,8 @@ package fakeflink
 
 import (
 	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
 	"strings"
 	"time"
 
@@ -93,9 +95,13 @@ func (p *JobManager) settleCheckpointsLocked() {
 		// the statistics' history) are written one by one; the others only count.
 		if keep := int64(max(p.retained(), p.checkpointHistory())); due > keep {
 			skipped := due - keep
-			p.syncCounterLocked(j)
-			j.lastCheckpointID += skipped
-			j.cpCompleted += skipped
+			if cm, gone := p.checkpointConfigMapLocked(j); gone {
+				j.cpFailed += skipped
+			} else {
+				syncCounter(j, cm)
+				j.lastCheckpointID += skipped
+				j.cpCompleted += skipped
+			}
 			j.cpNext += skipped * step
 			due = keep
 		}
@@ -104,6 +110,20 @@ func (p *JobManager) settleCheckpointsLocked() {
 			j.cpNext += step
 		}
 	}
+}
+
+// nextCheckpointLocked is when j's next periodic checkpoint completes (Unix ms), 0 when none
+// is scheduled: the job does not run, or checkpointing is off.
+func (p *JobManager) nextCheckpointLocked(j *job) int64 {
+	interval := p.checkpointInterval()
+	if interval == 0 || j.state != flinkclient.JobStateRunning || p.partitioned {
+		return 0
+	}
+	next := j.cpNext
+	if next == 0 {
+		next = max(j.lastModified, j.start) + interval.Milliseconds()
+	}
+	return next + p.checkpointDuration(interval).Milliseconds()
 }
 
 // checkpointInProgress reports whether a periodic checkpoint of j is triggered and not yet
@@ -115,18 +135,40 @@ func (p *JobManager) checkpointInProgress(j *job) bool {
 	return p.c.nowMillis() >= j.cpNext
 }
 
+// checkpointConfigMapLocked reads the job's HA ConfigMap for a checkpoint or savepoint: gone
+// is true when the job runs with HA and its ConfigMap was deleted, which fails every
+// checkpoint and savepoint of the job (jobConfigMapGone); cm is nil without HA.
+func (p *JobManager) checkpointConfigMapLocked(j *job) (cm *corev1.ConfigMap, gone bool) {
+	if !p.ha() {
+		return nil, false
+	}
+	cm, err := p.jobConfigMapLocked(j.id)
+	if err != nil {
+		// The API server did not answer: the coordinator's update fails as well.
+		return nil, true
+	}
+	return cm, cm == nil
+}
+
 // completeCheckpointLocked completes a checkpoint of j triggered at trigger and acknowledged
 // by every task at ack (Unix ms) and returns its path: it takes the next checkpoint ID, becomes
-// the job's latest completed checkpoint, and with HA lands in the job's checkpoint store.
+// the job's latest completed checkpoint, and with HA lands in the job's checkpoint store. With
+// HA and the job's ConfigMap gone, the checkpoint fails instead (no ID is taken, the
+// statistics count a failure, the job runs on) and the path is "".
 func (p *JobManager) completeCheckpointLocked(j *job, trigger, ack int64) string {
-	p.syncCounterLocked(j)
+	cm, gone := p.checkpointConfigMapLocked(j)
+	if gone {
+		j.cpFailed++
+		return ""
+	}
+	syncCounter(j, cm)
 	j.lastCheckpointID++
 	id := j.lastCheckpointID
-	path := p.dirProp(PropCheckpointDir, defaultCheckpointDir) + "/" + j.id + "/chk-" + itoa(id)
+	path := p.checkpointDir() + "/" + j.id + "/chk-" + itoa(id)
 	j.completed = &checkpoint{id: id, path: path, trigger: trigger, ack: ack}
 	p.recordStatsLocked(j, j.completed)
-	if p.ha() {
-		p.addCheckpointLocked(j.id, storedCheckpoint{ID: id, ExternalPath: path, Timestamp: trigger})
+	if cm != nil {
+		p.storeCheckpointLocked(cm, j.id, storedCheckpoint{ID: id, ExternalPath: path, Timestamp: trigger})
 	}
 	if o, ok := p.c.opts.Observer.(CheckpointObserver); ok {
 		o.CheckpointCompleted(p, j.id, id, path)

@@ -49,7 +49,7 @@ func TestPeriodicCheckpoints(t *testing.T) {
 				c.Advance(interval)
 				cps = checkpoints(t, jm)
 				assert.Equal(t, int64(2), cps.Counts.Completed)
-				assert.Equal(t, "file:///checkpoints/"+jobID+"/chk-2", cps.Latest.Completed.ExternalPath)
+				assert.Equal(t, "file:/checkpoints/"+jobID+"/chk-2", cps.Latest.Completed.ExternalPath)
 				assert.Equal(t, start.Add(2*interval).UnixMilli(), cps.Latest.Completed.TriggerTimestamp)
 			}},
 		{"a restart stops the schedule; RUNNING again starts a new one from then", []string{fakeflink.PropCheckpointInterval, "10s"}, 2 * time.Second,
@@ -73,7 +73,7 @@ func TestPeriodicCheckpoints(t *testing.T) {
 				next := c.Start(fakeflink.Config{Properties: haProps(fakeflink.PropCheckpointInterval, "10000")})
 				c.Advance(time.Minute) // the dead leader's lease expires
 				require.True(t, next.Leads())
-				assert.Equal(t, "file:///checkpoints/"+jobID+"/chk-3", next.RestoredFrom(jobID))
+				assert.Equal(t, "file:/checkpoints/"+jobID+"/chk-3", next.RestoredFrom(jobID))
 				assert.True(t, c.Executions()[1].RestoredCheckpoint)
 			}},
 		{"a savepoint takes the next ID and counts; the statistics keep web.checkpoints.history entries, newest first", []string{fakeflink.PropCheckpointInterval, "10 s", fakeflink.PropCheckpointHistory, "2"}, 2 * time.Second,

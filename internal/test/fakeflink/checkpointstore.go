@@ -96,18 +96,39 @@ func (p *JobManager) latestCheckpointLocked(jobID string) (cp storedCheckpoint, 
 	return storedCheckpoint{}, counter, false
 }
 
-// addCheckpointLocked adds a completed checkpoint to the job's store, advances the counter and
-// drops the checkpoints beyond state.checkpoints.num-retained.
-func (p *JobManager) addCheckpointLocked(jobID string, cp storedCheckpoint) {
-	ctx := context.Background()
+// jobConfigMapLocked reads the job's HA ConfigMap, which holds its checkpoint store and ID
+// counter; nil when it is gone.
+func (p *JobManager) jobConfigMapLocked(jobID string) (*corev1.ConfigMap, error) {
+	return p.c.ha.Get(context.Background(), flinkha.JobConfigMapName(p.clusterID(), jobID))
+}
+
+// createJobConfigMapLocked creates the job's HA ConfigMap unless it exists, as the JobMaster
+// does when it starts (KubernetesUtils.createConfigMapIfItDoesNotExist, for the checkpoint
+// ID counter and the completed checkpoint store). It is the only place the fake creates it:
+// Flink never creates it again while the job runs, so once it is deleted every checkpoint and
+// savepoint of the job fails (jobConfigMapGone).
+func (p *JobManager) createJobConfigMapLocked(jobID string) {
 	name := flinkha.JobConfigMapName(p.clusterID(), jobID)
-	cm, err := p.c.ha.Get(ctx, name)
-	if err != nil {
+	if cm, err := p.c.ha.Get(context.Background(), name); err != nil || cm != nil {
 		return
 	}
-	if cm == nil {
-		cm = flinkha.NewConfigMap("", name, p.clusterID())
-	}
+	_ = p.c.ha.Put(context.Background(), flinkha.NewConfigMap("", name, p.clusterID()))
+}
+
+// jobConfigMapGone is why a checkpoint or savepoint fails when the job's HA ConfigMap was
+// deleted: the CheckpointIDCounter's update of its key finds no ConfigMap
+// (Fabric8FlinkKubeClient.checkAndUpdateConfigMap), the coordinator fails the trigger
+// (TRIGGER_CHECKPOINT_FAILURE, which the failure manager does not count against the job).
+func (p *JobManager) jobConfigMapGone(jobID string) string {
+	return "java.util.concurrent.CompletionException: org.apache.flink.runtime.checkpoint.CheckpointException: Trigger checkpoint failure.\n" +
+		"Caused by: org.apache.flink.kubernetes.kubeclient.resources.KubernetesException: Cannot retry checkAndUpdateConfigMap with configMap " +
+		flinkha.JobConfigMapName(p.clusterID(), jobID) + " because it does not exist."
+}
+
+// storeCheckpointLocked adds a completed checkpoint to the job's store in cm (its HA
+// ConfigMap, as read), advances the counter and drops the checkpoints beyond
+// state.checkpoints.num-retained: one write of the ConfigMap read.
+func (p *JobManager) storeCheckpointLocked(cm *corev1.ConfigMap, jobID string, cp storedCheckpoint) {
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
 	}
@@ -120,25 +141,28 @@ func (p *JobManager) addCheckpointLocked(jobID string, cp storedCheckpoint) {
 			delete(cm.Data, flinkha.CheckpointKey(id))
 		}
 	}
-	_ = p.c.ha.Put(ctx, cm)
+	_ = p.c.ha.Put(context.Background(), cm)
 }
 
 // advanceCounterLocked records in the job's ConfigMap that checkpoint ID next-1 is used (a
-// savepoint takes its ID from the same CheckpointIDCounter); a job without one gets none.
+// savepoint takes its ID from the same CheckpointIDCounter, a restore from a savepoint sets
+// it past the savepoint's); a job without one gets none.
 func (p *JobManager) advanceCounterLocked(jobID string, next int64) {
 	if !p.ha() {
 		return
 	}
-	ctx := context.Background()
-	cm, err := p.c.ha.Get(ctx, flinkha.JobConfigMapName(p.clusterID(), jobID))
+	cm, err := p.jobConfigMapLocked(jobID)
 	if err != nil || cm == nil {
 		return
 	}
 	if cur, _ := strconv.ParseInt(cm.Data[flinkha.CheckpointCounterKey], 10, 64); cur >= next {
 		return
 	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
 	cm.Data[flinkha.CheckpointCounterKey] = itoa(next)
-	_ = p.c.ha.Put(ctx, cm)
+	_ = p.c.ha.Put(context.Background(), cm)
 }
 
 // CheckpointObserver is an Observer that is also told of every completed checkpoint.
@@ -147,15 +171,11 @@ type CheckpointObserver interface {
 	CheckpointCompleted(p *JobManager, jobID string, id int64, path string)
 }
 
-// syncCounterLocked brings a job's last used checkpoint ID up to the HA counter
-// (KubernetesCheckpointIDCounter): with HA, checkpoint and savepoint IDs come from the
-// job's ConfigMap, shared by every JobManager that runs the job, not from the process.
-func (p *JobManager) syncCounterLocked(j *job) {
-	if !p.ha() {
-		return
-	}
-	cm, err := p.c.ha.Get(context.Background(), flinkha.JobConfigMapName(p.clusterID(), j.id))
-	if err != nil || cm == nil {
+// syncCounterLocked brings a job's last used checkpoint ID up to the HA counter of cm, the
+// job's ConfigMap (KubernetesCheckpointIDCounter): with HA, checkpoint and savepoint IDs come
+// from there, shared by every JobManager that runs the job, not from the process.
+func syncCounter(j *job, cm *corev1.ConfigMap) {
+	if cm == nil {
 		return
 	}
 	if next, err := strconv.ParseInt(cm.Data[flinkha.CheckpointCounterKey], 10, 64); err == nil && next-1 > j.lastCheckpointID {

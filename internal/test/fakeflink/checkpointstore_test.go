@@ -92,7 +92,7 @@ func TestLastStateRedeploy(t *testing.T) {
 			assert.True(t, ex[1].RestoredCheckpoint)
 			assert.Equal(t, tc.wantRevision, ex[1].Revision)
 			assert.Equal(t, "rev-2", ex[1].ProcessRevision)
-			assert.Equal(t, "file:///checkpoints/"+jobID+"/chk-3", next.CompleteCheckpoint(jobID), "checkpoint IDs go on from the store's counter")
+			assert.Equal(t, "file:/checkpoints/"+jobID+"/chk-3", next.CompleteCheckpoint(jobID), "checkpoint IDs go on from the store's counter")
 			assert.Empty(t, c.Violations())
 		})
 	}

@@ -36,15 +36,46 @@
 //   - Flink 1.20, 2.2 and 2.3 (only 2.3 has /applications, with 32-hex application IDs).
 //
 // Nothing runs in the background: state changes only through REST calls and the test
-// controls, and time only moves with the clock, so tests never sleep.
+// controls, and time only moves with the clock, so tests never sleep. With Options.Driven the
+// timers (lease renewals once a retry period, periodic checkpoints as they complete) run only
+// when a driver calls Tick, as flinksim does for make run and make bench, and a REST answer
+// then reads no HA ConfigMap.
 //
-// Checked against real Flink 2.2.1 and 2.3.0 (make conformance, internal/test/realflink):
-// the entrypoint's command line is parsed as Flink 2 parses it (ParseApplicationArgs), and the
-// HA ConfigMaps carry Flink 2's labels (no configmap-type). Known to differ, left for now: a
-// real JobManager asked to shut down (DELETE /cluster) after its job's end may never exit
-// (its job's HA cleanup is scheduled on an executor its shutdown stopped), where this one
-// always exits; checkpoints complete only when the fake is called, not on Flink's timer; a
-// savepoint location here is not Flink's file:/<dir>/savepoint-<6 hex of the job ID>-<12 hex>.
+// Checked against real Flink 2.2.1 and 2.3.0 (make conformance, internal/test/realflink), and
+// compared with real Flink 2.2.1 by the differential test (e2e/differential: the same script
+// against both, what the controller reads of each compared), it follows Flink in: the
+// entrypoint's command line (ParseApplicationArgs); the HA ConfigMaps' names, Flink 2's labels
+// (no configmap-type) and keys (the leaders' addresses, a running job's
+// org.apache.flink.k8s.leader.job-<job ID> and execution plan in the cluster ConfigMap, its
+// checkpoint IDs and counter in its own); a job's ConfigMap created when its JobMaster starts
+// and never again, so that once it is deleted every checkpoint fails (counted in the
+// statistics, the job runs on) and every savepoint and stop-with-savepoint fails with the job
+// still RUNNING; the leaders' addresses removed when the JobManager exits; checkpoint and
+// savepoint locations as Flink reports them (file:/x, never file:///x, from
+// execution.checkpointing.dir and execution.checkpointing.savepoint-dir or their older keys;
+// savepoint-<the job ID's first 6 hex>-<12 hex>); the restored checkpoint's ID in the
+// statistics, and checkpoint IDs going on from a restored savepoint's; a savepoint trigger
+// for a job the JobManager does not run accepted (202) and failed by its operation
+// (CompletionException of FlinkJobNotFoundException); a main() that throws before 2.3 ending
+// the process with exit code 2 (a fatal error); the cluster ConfigMap deleted under the
+// leader ending it with 239 (found at its next renewal in a driven cluster, where Flink's
+// informer reports it at once), the ConfigMap written again by its elector with the lock and
+// no leader address.
+//
+// Where it differs, on purpose: a job is RUNNING at once unless Options.JobStartup (Flink
+// shows INITIALIZING, then CREATED, for seconds); the REST answers are the live state, where
+// Flink serves /jobs/:id, its exceptions and its checkpoint statistics from caches
+// (web.refresh-interval, rest.cache.checkpoint-statistics.timeout: an answer right after a
+// savepoint may not list it for up to 3 s); a real JobManager asked to shut down (DELETE
+// /cluster) after its job's end may never exit on 2.2.1 (its job's HA cleanup is scheduled on
+// an executor its shutdown stopped; seen in make conformance, not in the differential test's
+// runs), where this one exits 0 unless a test says it hangs (SetShutdownHangs); a
+// termination message is the failure's cause, where Flink's is the tail of its log; failure
+// causes and stack traces are short. Flink's exit code after a fatal error may also be 239
+// where the fake's is 2, or the reverse: a thread that dies while the JVM shuts down (Pekko's
+// classes unloaded) ends it through FatalExitExceptionHandler (-17) first; the controller
+// reads any non-zero code alike. LoseHA leaves no ConfigMap behind, where Flink's elector may
+// write its lock again.
 //
 // With Options.InProcess nothing listens: tests reach the cluster or a process with
 // HTTPClient (or ServeHTTP), so that a simulation can start thousands of processes; an
@@ -53,8 +84,10 @@
 //
 // Test controls, on a Cluster: Start(Config) a process; Advance(d) the clock (leases expire,
 // standbys take over, savepoint results expire); SetProgram and ReleaseMain script main();
-// LoseHA deletes the HA ConfigMaps (the leader exits, as Flink's does), LoseJobGraphs only the
-// job graphs (the leader runs on), MarkResultDirty leaves a job result dirty; URL is the
+// LoseHA deletes the HA ConfigMaps (the leader exits, as Flink's does), LoseJobGraphs the
+// job graphs and the jobs' ConfigMaps (the leader runs on, unable to checkpoint),
+// LoseExecutionPlans only the job graphs, MarkResultDirty leaves a job result dirty; Tick and
+// NextTick run a driven cluster's timers; URL is the
 // JobManager Service; Leader, Process, ProcessAt
 // and Processes find processes; Executions, Violations and HasResult tell what happened.
 // On a JobManager: Kill (or Crash), Stop, Exit, Restart, Partition; SetUnavailable (503) and
@@ -124,8 +157,8 @@ const (
 	defaultAsyncStoreDuration     = 5 * time.Minute
 	defaultLeaseDuration          = 15 * time.Second
 	defaultJobStoreExpiration     = time.Hour
-	defaultSavepointDir           = "file:///savepoints"
-	defaultCheckpointDir          = "file:///checkpoints"
+	defaultSavepointDir           = "file:/savepoints"
+	defaultCheckpointDir          = "file:/checkpoints"
 	defaultHAStorageDir           = "file:///flink-ha"
 	applicationDriverJobName      = flinkclient.ApplicationDriverJobName
 	leaderElectionUnavailableBody = `{"errors":["Service temporarily unavailable due to an ongoing leader election. Please refresh."]}`
@@ -155,6 +188,17 @@ type Options struct {
 	// wait on each one's HA reads and writes in turn. Off, Start returns with the election
 	// done, which a deterministic world that steps its processes relies on.
 	ElectInBackground bool
+	// Driven leaves the cluster's timers to a driver that calls Tick when NextTick is due,
+	// as Flink's own threads run them whether anyone looks or not: the leader renews its lease
+	// (and standbys try for it) once a retry period, and each periodic checkpoint is written
+	// to the HA store when it completes. A REST answer then never reads or writes an HA
+	// ConfigMap. Off, the cluster catches up with its clock whenever it is looked at (a REST
+	// answer, a control), which a deterministic world that steps its clock relies on. The
+	// simulated Flink of make run and make bench (flinksim) drives its clusters so.
+	Driven bool
+	// FileSystem is the file system the cluster's savepoints go to; default one of its own.
+	// Clusters that restore each other's savepoints (a deploy after a deploy) share one.
+	FileSystem *FileSystem
 	// Observer, when set, is told what happens to jobs as it happens (see Observer).
 	Observer Observer
 	// JobStartup, when set, is how long a job main() submits (or a JobManager recovers)
@@ -231,19 +275,45 @@ type Cluster struct {
 	// jrs maps a job result store path to job IDs to entries.
 	jrs map[string]map[string]jrsEntry
 	// haFiles are the files of high-availability.storageDir: the state handles' targets.
-	haFiles   map[string][]byte
-	procs     []*JobManager
-	history   []*Execution
-	violation []string
-	seq       int
-	svc       *httptest.Server
-	svcReqs   []string
+	haFiles map[string][]byte
+	procs   []*JobManager
+	// lastElection is when the leader election last read the lease (tickLocked).
+	lastElection time.Time
+	history      []*Execution
+	violation    []string
+	seq          int
+	svc          *httptest.Server
+	svcReqs      []string
 	// savepointFiles are the savepoints on the "filesystem": true while they exist, false
 	// once disposed of (rest.go, POST /savepoint-disposal).
 	savepointFiles map[string]bool
 	// unclaimed maps a savepoint location to an operator whose state it holds and the
 	// program no longer has (SetUnclaimedState).
 	unclaimed map[string]string
+}
+
+// FileSystem is what clusters share of the file system: the savepoints' metadata, from which
+// a JobManager restoring a savepoint reads its checkpoint ID. The zero value is ready to use;
+// it is safe for concurrent use.
+type FileSystem struct {
+	mu  sync.Mutex
+	ids map[string]int64
+}
+
+func (f *FileSystem) writeSavepoint(location string, id int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ids == nil {
+		f.ids = map[string]int64{}
+	}
+	f.ids[location] = id
+}
+
+func (f *FileSystem) savepointID(location string) (int64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id, ok := f.ids[location]
+	return id, ok
 }
 
 // SetUnclaimedState marks the savepoint at location as holding state of operator, which the
@@ -272,6 +342,9 @@ func NewCluster(opts Options) *Cluster {
 	}
 	if opts.ClusterID == "" {
 		opts.ClusterID = "flink"
+	}
+	if opts.FileSystem == nil {
+		opts.FileSystem = &FileSystem{}
 	}
 	c := &Cluster{opts: opts, clock: opts.Clock, ha: opts.HA, program: opts.Program, jrs: map[string]map[string]jrsEntry{}}
 	if !opts.InProcess {
@@ -323,9 +396,58 @@ func (c *Cluster) Clock() *clocktesting.FakeClock { return c.clock }
 // Advance moves the clock forward and lets leadership follow (leases expire, standbys take over).
 func (c *Cluster) Advance(d time.Duration) {
 	c.clock.Step(d)
+	c.Tick()
+}
+
+// Driven reports whether the cluster's timers wait for Tick (Options.Driven).
+func (c *Cluster) Driven() bool { return c.opts.Driven }
+
+// Tick runs the cluster's timers due by its clock: periodic checkpoints that completed are
+// written to the HA store, the leader renews its lease once a retry period, a standby takes
+// an expired or free lease. A driver calls it when NextTick is due.
+func (c *Cluster) Tick() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.electLocked()
+	c.tickLocked()
+}
+
+// NextTick is when the cluster's next timer is due (see Tick): the leader's next renewal (or,
+// cut off from the API server, the end of its lease), a standby's next try for the lease, the
+// next periodic checkpoint's completion; the zero time when no process runs.
+func (c *Cluster) NextTick() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var next time.Time
+	consider := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	var standby *JobManager
+	led := false
+	for _, p := range c.procs {
+		switch {
+		case !p.alive:
+		case p.leader:
+			led = led || p.ha()
+			if p.ha() && p.partitioned {
+				consider(p.lastRenew.Add(p.leaseDuration()))
+			} else if p.ha() {
+				consider(p.lastRenew.Add(p.renewPeriod()))
+			}
+			for _, j := range p.jobs {
+				if due := p.nextCheckpointLocked(j); due > 0 {
+					consider(time.UnixMilli(due))
+				}
+			}
+		case p.ha() && !p.partitioned && standby == nil:
+			standby = p
+		}
+	}
+	if !led && standby != nil {
+		consider(c.lastElection.Add(standby.renewPeriod()))
+	}
+	return next
 }
 
 // SetProgram changes what main() does from now on (processes already running keep their
@@ -429,9 +551,10 @@ func (c *Cluster) HasResult(storePath, jobID string) bool {
 // the job graphs and checkpoint pointers are gone. The leader's leader election driver sees
 // its ConfigMap deleted and treats it as a fatal error
 // (KubernetesLeaderElectionDriver.ConfigMapCallbackHandlerImpl.onDeleted, "ConfigMap … has
-// been deleted externally", in Flink 1.15 to 2.x): the JobManager process exits with
-// ClusterEntrypoint's RUNTIME_FAILURE_RETURN_CODE (ExitRuntimeFailure), its jobs suspended,
-// not ended. Its container's restart then runs main() again.
+// been deleted externally", in Flink 1.15 to 2.x): the JobManager process exits
+// (ExitHALost), its jobs suspended, not ended. Its container's restart then runs main()
+// again. A cluster ConfigMap deleted some other way is found so by the leader's next renewal
+// (tickLocked).
 func (c *Cluster) LoseHA() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -439,24 +562,39 @@ func (c *Cluster) LoseHA() error {
 	if err := c.ha.DeleteAll(context.Background(), c.opts.ClusterID); err != nil {
 		return err
 	}
-	name := flinkha.ClusterConfigMapName(c.opts.ClusterID)
 	for _, p := range c.procs {
 		if p.alive && p.leader && p.ha() && !p.partitioned {
-			p.dieLocked()
-			p.exit = &ExitStatus{Code: ExitRuntimeFailure,
-				Message: "org.apache.flink.runtime.leaderelection.LeaderElectionException: ConfigMap " + name + " has been deleted externally."}
+			p.haLostLocked()
 		}
 	}
 	return nil
 }
 
+// haLostLocked ends the leader whose cluster ConfigMap was deleted: a fatal error of its
+// leader election (the ResourceManager's, first), with which real Flink 2.2.1 exited 239.
+func (p *JobManager) haLostLocked() {
+	p.dieLocked()
+	p.exit = &ExitStatus{Code: ExitHALost,
+		Message: "org.apache.flink.runtime.leaderelection.LeaderElectionException: ConfigMap " + flinkha.ClusterConfigMapName(p.clusterID()) + " has been deleted externally."}
+}
+
 // LoseJobGraphs deletes the job graphs (execution plans) from the cluster ConfigMap and every
-// job's ConfigMap (checkpoint pointers), leaving the leader election record: what a partial
-// cleanup, or an edit of the ConfigMap, does. The leader's driver sees only a modification,
-// so the JobManager runs on, while a restart of it would find nothing to recover.
-func (c *Cluster) LoseJobGraphs() error {
+// job's ConfigMap (checkpoint IDs and pointers), leaving the leader election record: what a
+// partial cleanup, or an edit of the ConfigMap, does. The leader's driver sees only a
+// modification, so the JobManager runs on, while a restart of it would find nothing to
+// recover. As in Flink, nothing creates a job's ConfigMap again while the job runs: its
+// checkpoints and savepoints, a stop's included, fail from then on.
+func (c *Cluster) LoseJobGraphs() error { return c.loseJobGraphs(true) }
+
+// LoseExecutionPlans deletes only the job graphs (execution plans) from the cluster
+// ConfigMap: the jobs' ConfigMaps stay, so checkpoints and savepoints go on, while a restart of
+// the JobManager would find no job to recover.
+func (c *Cluster) LoseExecutionPlans() error { return c.loseJobGraphs(false) }
+
+func (c *Cluster) loseJobGraphs(jobConfigMaps bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.settleCheckpointsLocked()
 	ctx := context.Background()
 	names, err := c.ha.List(ctx, c.opts.ClusterID)
 	if err != nil {
@@ -465,6 +603,9 @@ func (c *Cluster) LoseJobGraphs() error {
 	cluster := flinkha.ClusterConfigMapName(c.opts.ClusterID)
 	for _, n := range names {
 		if n != cluster {
+			if !jobConfigMaps {
+				continue
+			}
 			if err := c.ha.Delete(ctx, n); err != nil {
 				return err
 			}

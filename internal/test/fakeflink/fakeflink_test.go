@@ -100,7 +100,7 @@ func TestRecoveryFromTheJobGraphStoreIgnoresTheCommandLine(t *testing.T) {
 		checkpoint bool
 		want       string
 	}{
-		{name: "from the latest checkpoint", checkpoint: true, want: "file:///checkpoints/" + jobID + "/chk-1"},
+		{name: "from the latest checkpoint", checkpoint: true, want: "file:/checkpoints/" + jobID + "/chk-1"},
 		{name: "without checkpoints, from the savepoint the graph was submitted with", want: "s3://sp/old"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,7 +117,7 @@ func TestRecoveryFromTheJobGraphStoreIgnoresTheCommandLine(t *testing.T) {
 			assert.Equal(t, flinkclient.JobStateRunning, next.JobState(jobID))
 			assert.Equal(t, tc.want, next.RestoredFrom(jobID), "--fromSavepoint s3://sp/new is ignored")
 			if tc.checkpoint {
-				assert.Equal(t, "file:///checkpoints/"+jobID+"/chk-2", next.CompleteCheckpoint(jobID), "checkpoint IDs go on after a recovery")
+				assert.Equal(t, "file:/checkpoints/"+jobID+"/chk-2", next.CompleteCheckpoint(jobID), "checkpoint IDs go on after a recovery")
 			}
 			ex := c.Executions()
 			require.Len(t, ex, 2)

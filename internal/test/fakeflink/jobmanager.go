@@ -80,7 +80,10 @@ type job struct {
 	// statistics: the checkpoints and savepoints completed, the latest first.
 	cpNext      int64
 	cpCompleted int64
+	cpFailed    int64
 	cpHistory   []*checkpoint
+	// restoredID is the checkpoint ID of what the execution restored (restoredFrom).
+	restoredID int64
 	// lastCheckpointID is the highest checkpoint ID used, restored ones included.
 	lastCheckpointID int64
 	savepoint        *checkpoint
@@ -151,23 +154,33 @@ type JobManager struct {
 // ExitStatus is how a JobManager process ended: what its container's terminated state shows.
 type ExitStatus struct {
 	// Code is the process's exit code: 0 for an application that ended FINISHED or CANCELED,
-	// 1443 for one that FAILED (Flink's ApplicationStatus codes), 1 for an entrypoint that
-	// could not start (main() threw before Flink 2.3), 143 after SIGTERM, 137 after SIGKILL.
+	// 1443 for one that FAILED (Flink's ApplicationStatus codes), 2 for a fatal error (main()
+	// threw before Flink 2.3), 1 for an entrypoint that could not start, 143 after SIGTERM,
+	// 137 after SIGKILL.
 	Code int32
 	// Message is the termination message: the cause the entrypoint logged last, or "".
 	Message string
 }
+
+// MainMethodError begins the termination message of a JobManager whose main() threw before
+// Flink 2.3 (ProgramInvocationException's message).
+const MainMethodError = "org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: "
 
 // Exit codes of a JobManager process.
 const (
 	ExitSucceeded      int32 = 0
 	ExitStartupFailure int32 = 1
 	// ExitRuntimeFailure is ClusterEntrypoint.RUNTIME_FAILURE_RETURN_CODE: the entrypoint's
-	// fatal error handler ended the process (a leader election error, among others).
+	// fatal error handler ended the process (a main() that threw before Flink 2.3, a leader
+	// election error, among others).
 	ExitRuntimeFailure int32 = 2
-	ExitKilled         int32 = 137
-	ExitTerminated     int32 = 143
-	ExitFailed         int32 = 1443
+	// ExitHALost is how real Flink 2.2.1 exited when its cluster ConfigMap was deleted under
+	// it (the differential test): the leader election's fatal error ends the process with
+	// FatalExitExceptionHandler's -17.
+	ExitHALost     int32 = 239
+	ExitKilled     int32 = 137
+	ExitTerminated int32 = 143
+	ExitFailed     int32 = 1443
 )
 
 // New starts a single JobManager process without HA and without an application (Config.Session),
@@ -208,10 +221,10 @@ func (c *Cluster) Start(cfg Config) *JobManager {
 		go func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			c.electLocked()
+			c.tickLocked()
 		}()
 	case p.ha():
-		c.electLocked()
+		c.tickLocked()
 	default:
 		p.grantLocked(nil)
 	}
@@ -300,16 +313,62 @@ func (p *JobManager) leaseDuration() time.Duration {
 	return durationProp(p.prop(PropLeaseDuration), defaultLeaseDuration)
 }
 
-// renewPeriod is how often the leader renews its lease: a third of the lease, as Flink's
-// defaults have it (high-availability.kubernetes.leader-election.retry-period 5 s of a 15 s
+// PropRetryPeriod is high-availability.kubernetes.leader-election.retry-period: how often
+// Flink's leader elector (fabric8's LeaderElector loop) renews the lease, or tries to acquire
+// it.
+const PropRetryPeriod = "high-availability.kubernetes.leader-election.retry-period"
+
+// renewPeriod is how often the leader renews its lease and a standby tries for it: the
+// retry period, by default a third of the lease, as Flink's defaults have it (5 s of a 15 s
 // lease-duration).
-func (p *JobManager) renewPeriod() time.Duration { return p.leaseDuration() / 3 }
+func (p *JobManager) renewPeriod() time.Duration {
+	return durationProp(p.prop(PropRetryPeriod), p.leaseDuration()/3)
+}
 
 func (p *JobManager) dirProp(k, def string) string {
 	if v := p.prop(k); v != "" {
 		return strings.TrimSuffix(v, "/")
 	}
 	return def
+}
+
+// Flink 2's keys of the checkpoint and savepoint directories; Flink still reads the older
+// state.checkpoints.dir and state.savepoints.dir (PropCheckpointDir, PropSavepointDir) when
+// they are not set.
+const (
+	PropCheckpointsDir = "execution.checkpointing.dir"
+	PropSavepointsDir  = "execution.checkpointing.savepoint-dir"
+)
+
+// checkpointDir is where the job's checkpoints go, qualified as Flink reports it.
+func (p *JobManager) checkpointDir() string {
+	if v := p.prop(PropCheckpointsDir); v != "" {
+		return QualifyPath(v)
+	}
+	return QualifyPath(p.dirProp(PropCheckpointDir, defaultCheckpointDir))
+}
+
+// savepointDir is where a savepoint without a target directory goes, qualified.
+func (p *JobManager) savepointDir() string {
+	if v := p.prop(PropSavepointsDir); v != "" {
+		return QualifyPath(v)
+	}
+	return QualifyPath(p.dirProp(PropSavepointDir, defaultSavepointDir))
+}
+
+// QualifyPath spells a checkpoint or savepoint location as Flink reports it: a local path
+// made a URI of the local file system with one slash after the scheme (Path.makeQualified
+// gives file:/x, whether the configuration said /x, file:/x or file:///x), no trailing
+// slash; other schemes as given.
+func QualifyPath(path string) string {
+	path = strings.TrimSuffix(path, "/")
+	switch {
+	case strings.HasPrefix(path, "file:///"):
+		return "file:/" + strings.TrimLeft(strings.TrimPrefix(path, "file://"), "/")
+	case strings.HasPrefix(path, "/"):
+		return "file:/" + strings.TrimLeft(path, "/")
+	}
+	return path
 }
 
 // durationProp reads a Flink duration ("5 min", "300 s", "300000 ms", "5min", or Go's "5m").
@@ -373,10 +432,21 @@ func (c *Cluster) settleJobsLocked() {
 	}
 }
 
-// electLocked brings leadership up to date with the clock and the HA ConfigMap: the holder
-// renews its lease, a free or expired lease goes to the oldest live candidate (which then
-// recovers), and a process that no longer holds the lease stops leading.
+// electLocked brings the cluster up to date with the clock where something looks at it (a
+// REST answer, a test's control): all of it (tickLocked), or in a driven cluster
+// (Options.Driven) only what needs no API server, the timers being its driver's.
 func (c *Cluster) electLocked() {
+	c.settleJobsLocked()
+	if c.opts.Driven {
+		return
+	}
+	c.tickLocked()
+}
+
+// tickLocked runs the timers due by the clock: periodic checkpoints, then the leader
+// election: the holder renews its lease, a free or expired lease goes to the oldest live
+// candidate (which then recovers), and a process that no longer holds the lease stops leading.
+func (c *Cluster) tickLocked() {
 	c.settleJobsLocked()
 	c.settleCheckpointsLocked()
 	now := c.clock.Now()
@@ -402,11 +472,27 @@ func (c *Cluster) electLocked() {
 	if len(candidates) == 0 {
 		return
 	}
+	c.lastElection = now
 	ctx := context.Background()
 	name := flinkha.ClusterConfigMapName(c.opts.ClusterID)
 	cm, err := c.ha.Get(ctx, name)
 	if err != nil {
 		return // the API server is unreachable: nobody can change the lease
+	}
+	if cm == nil {
+		for _, p := range c.procs {
+			if p.alive && p.leader && p.ha() && !p.partitioned {
+				// Its ConfigMap was deleted under the leader: Flink's informer reports it, a
+				// fatal error, while the elector's loop writes its lock again (the ConfigMap
+				// is back, with the lock and no leader address).
+				lock := flinkha.NewConfigMap("", name, c.opts.ClusterID)
+				lock.Annotations = map[string]string{flinkha.LeaderAnnotation: flinkha.FormatElection(flinkha.Election{
+					Holder: p.lockID, LeaseDuration: p.leaseDuration(), AcquireTime: now, RenewTime: now})}
+				_ = c.ha.Put(ctx, lock)
+				p.haLostLocked()
+				return
+			}
+		}
 	}
 	var rec flinkha.Election
 	held := false
@@ -546,15 +632,30 @@ func (p *JobManager) recoverLocked(cm *corev1.ConfigMap, graphs []string) {
 // graph's savepoint restore settings; checkpoint IDs continue from the store's counter.
 func (p *JobManager) startStoredLocked(id string, g storedGraph, recovered bool) *job {
 	from, fromStore := g.Savepoint, false
-	var lastID int64
+	var lastID, restoredID int64
 	if cp, counter, ok := p.latestCheckpointLocked(id); ok {
-		from, fromStore, lastID = cp.ExternalPath, true, counter-1
-	} else if counter > 0 {
-		lastID = counter - 1
+		from, fromStore, lastID, restoredID = cp.ExternalPath, true, counter-1, cp.ID
+	} else {
+		lastID = max(counter-1, 0)
+		if from != "" {
+			restoredID = p.c.checkpointIDLocked(from)
+		}
+	}
+	if p.ha() {
+		p.createJobConfigMapLocked(id)
+		// The job's JobMaster publishes its address beside the other leaders'.
+		p.editClusterCM(func(cm *corev1.ConfigMap) {
+			cm.Data[jobLeaderKey(id)] = flinkha.FormatLeaderInformation(deriveID(p.lockID, "session", id), "pekko.tcp://flink@"+p.rpcHost()+"/user/rpc/jobmanager_"+id[:6])
+		})
 	}
 	p.nextExec = &Execution{RestoredCheckpoint: fromStore, Revision: g.Revision}
 	j := p.startLocked(id, g.Name, recovered, from)
-	j.lastCheckpointID = max(j.lastCheckpointID, lastID)
+	j.restoredID = restoredID
+	j.lastCheckpointID = max(j.lastCheckpointID, lastID, restoredID)
+	if !fromStore && restoredID > 0 {
+		// CheckpointCoordinator.restoreSavepoint sets the ID counter past the savepoint's.
+		p.advanceCounterLocked(id, restoredID+1)
+	}
 	return j
 }
 
@@ -733,10 +834,14 @@ func (p *JobManager) mainFailedLocked(jobID, throw string, submitted *job) {
 		return
 	}
 	if p.app == nil && !p.submitFailedJob() {
-		// The entrypoint logs why it could not start and exits: the last lines of its log are
-		// the container's termination message (terminationMessagePolicy FallbackToLogsOnError).
+		// The application's failure is fatal: the entrypoint's fatal error handler ends the
+		// process with RUNTIME_FAILURE_RETURN_CODE (real Flink 2.2.1 exits 2), after the
+		// leader election service stopped and removed the leaders' addresses from the
+		// cluster ConfigMap (its lock annotation stays). The termination message is the
+		// cause (terminationMessagePolicy FallbackToLogsOnError shows the log's last lines).
+		p.clearLeaderInformationLocked()
 		p.dieLocked()
-		p.exit = &ExitStatus{Code: ExitStartupFailure, Message: "org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: " + throw}
+		p.exit = &ExitStatus{Code: ExitRuntimeFailure, Message: MainMethodError + throw}
 	}
 }
 
@@ -812,12 +917,43 @@ func (p *JobManager) recordResultLocked(j *job) {
 		p.c.jrs[path] = map[string]jrsEntry{}
 	}
 	p.c.jrs[path][j.id] = jrsEntry{state: j.state}
-	p.editClusterCM(func(cm *corev1.ConfigMap) { delete(cm.Data, p.graphKey(j.id)) })
+	p.editClusterCM(func(cm *corev1.ConfigMap) {
+		delete(cm.Data, p.graphKey(j.id))
+		delete(cm.Data, jobLeaderKey(j.id))
+	})
 	_ = p.c.ha.Delete(context.Background(), flinkha.JobConfigMapName(p.clusterID(), j.id))
 	if p.deleteOnCommit() {
 		delete(p.c.jrs[path], j.id)
 	} else {
 		p.c.jrs[path][j.id] = jrsEntry{state: j.state, clean: true}
+	}
+}
+
+// jobLeaderKey is the cluster ConfigMap's key of a job's JobMaster leader information
+// (org.apache.flink.k8s.leader.job-<job ID>), there while the job runs on the leader.
+func jobLeaderKey(jobID string) string { return flinkha.LeaderKey("job-" + jobID) }
+
+// clearLeaderInformationLocked removes the leaders' addresses from the cluster ConfigMap, as
+// the leader election service does when a JobManager shuts down (the lock annotation stays
+// until its lease runs out or a standby takes it).
+func (p *JobManager) clearLeaderInformationLocked() {
+	if !p.ha() || !p.leader {
+		return
+	}
+	ctx := context.Background()
+	cm, err := p.c.ha.Get(ctx, flinkha.ClusterConfigMapName(p.clusterID()))
+	if err != nil || cm == nil {
+		return
+	}
+	changed := false
+	for k := range cm.Data {
+		if strings.HasPrefix(k, flinkha.LeaderKeyPrefix) {
+			delete(cm.Data, k)
+			changed = true
+		}
+	}
+	if changed {
+		_ = p.c.ha.Put(ctx, cm)
 	}
 }
 

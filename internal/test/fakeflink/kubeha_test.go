@@ -53,7 +53,7 @@ func TestKubeHA(t *testing.T) {
 	a.Kill()
 	c.Advance(15 * time.Second)
 	require.True(t, b.Leads())
-	assert.Equal(t, "file:///checkpoints/"+jobID+"/chk-1", b.RestoredFrom(jobID))
+	assert.Equal(t, "file:/checkpoints/"+jobID+"/chk-1", b.RestoredFrom(jobID))
 	require.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(cm), cm))
 	l, ok = flinkha.Leader(cm)
 	require.True(t, ok)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
@@ -295,8 +296,8 @@ func (p *JobManager) getCheckpoints(w http.ResponseWriter, r *http.Request) {
 	var restored any
 	if j.restoredFrom != "" {
 		restored = map[string]any{
-			"id": 0, "restore_timestamp": j.start, "is_savepoint": strings.Contains(j.restoredFrom, "savepoint"),
-			"external_path": j.restoredFrom,
+			"id": j.restoredID, "restore_timestamp": j.start, "is_savepoint": strings.Contains(j.restoredFrom, "savepoint"),
+			"external_path": QualifyPath(j.restoredFrom),
 		}
 	}
 	history := []any{}
@@ -313,7 +314,7 @@ func (p *JobManager) getCheckpoints(w http.ResponseWriter, r *http.Request) {
 	}
 	stat := map[string]int{"min": 0, "max": 0, "avg": 0, "p50": 0, "p90": 0, "p95": 0, "p99": 0, "p999": 0}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"counts": map[string]any{"restored": numRestored, "total": j.cpCompleted + inProgress, "in_progress": inProgress, "completed": j.cpCompleted, "failed": 0},
+		"counts": map[string]any{"restored": numRestored, "total": j.cpCompleted + j.cpFailed + inProgress, "in_progress": inProgress, "completed": j.cpCompleted, "failed": j.cpFailed},
 		"summary": map[string]any{
 			"checkpointed_size": stat, "state_size": stat, "end_to_end_duration": stat,
 			"alignment_buffered": stat, "processed_data": stat, "persisted_data": stat,
@@ -344,23 +345,30 @@ func (p *JobManager) trigger(w http.ResponseWriter, r *http.Request, stop bool) 
 		writeErrors(w, http.StatusBadRequest, "Invalid triggerId "+body.TriggerID)
 		return
 	}
-	j := p.jobOr404(w, r)
-	if j == nil {
+	jobID := r.PathValue("jobid")
+	if !flinkclient.IsID(jobID) {
+		writeErrors(w, http.StatusBadRequest, "Invalid JobID "+jobID)
 		return
 	}
 	p.expireLocked()
 	tid := body.TriggerID
 	if tid == "" {
-		tid = deriveID(p.lockID, "trigger", fmt.Sprint(len(p.ops)), j.id, fmt.Sprint(p.c.nowMillis()))
+		tid = deriveID(p.lockID, "trigger", fmt.Sprint(len(p.ops)), jobID, fmt.Sprint(p.c.nowMillis()))
 	}
-	key := j.id + "/" + tid
+	key := jobID + "/" + tid
 	if _, ok := p.ops[key]; !ok {
-		op := &operation{jobID: j.id, triggerID: tid, stop: stop, target: body.TargetDirectory}
+		op := &operation{jobID: jobID, triggerID: tid, stop: stop, target: body.TargetDirectory}
 		if !stop {
 			op.target, op.cancelJob = body.TargetDirectory2, body.CancelJob
 		}
 		p.ops[key] = op
-		if j.state != flinkclient.JobStateRunning {
+		// The Dispatcher accepts the trigger before it looks for the job's JobMaster
+		// (DispatcherCachedOperationsHandler): a job it does not run (unknown, or ended and
+		// gone from the running jobs) fails the operation, not the request.
+		switch j := p.findJob(jobID); {
+		case j == nil || flinkclient.IsTerminalJobState(j.state):
+			p.finishOpLocked(op, "java.util.concurrent.CompletionException: org.apache.flink.runtime.messages.FlinkJobNotFoundException: Could not find Flink job ("+jobID+")")
+		case j.state != flinkclient.JobStateRunning:
 			p.finishOpLocked(op, fmt.Sprintf("org.apache.flink.runtime.checkpoint.CheckpointException: Job %s is not running (%s).", j.id, j.state))
 		}
 	}
@@ -390,21 +398,29 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 		op.failure = "org.apache.flink.runtime.checkpoint.CheckpointException: job " + op.jobID + " is not running"
 		return
 	}
-	dir := strings.TrimSuffix(op.target, "/")
+	cm, gone := p.checkpointConfigMapLocked(j)
+	if gone {
+		// A stop's savepoint fails before any task stops: the job runs on.
+		op.failure = p.jobConfigMapGone(j.id)
+		return
+	}
+	dir := QualifyPath(op.target)
 	if dir == "" {
-		dir = p.dirProp(PropSavepointDir, defaultSavepointDir)
+		dir = p.savepointDir()
 	}
 	now := p.c.nowMillis()
-	p.syncCounterLocked(j)
+	syncCounter(j, cm)
 	j.lastCheckpointID++
 	cpID := j.lastCheckpointID
-	op.location = fmt.Sprintf("%s/savepoint-%.6s-%.12s", dir, j.id, op.triggerID)
+	// AbstractFsCheckpointStorageAccess names a savepoint's directory savepoint-<the job ID's
+	// first 6 hex>-<12 random hex>.
+	op.location = fmt.Sprintf("%s/savepoint-%.6s-%.12s", dir, j.id, deriveID(op.triggerID, j.id, itoa(cpID)))
 	if o := p.c.opts.Observer; o != nil {
 		o.SavepointCompleted(p, j.id, op.location, op.stop)
 	}
 	j.savepoint = &checkpoint{id: cpID, savepoint: true, path: op.location, trigger: now, ack: now}
 	p.recordStatsLocked(j, j.savepoint)
-	p.c.noteSavepointFileLocked(op.location)
+	p.c.noteSavepointFileLocked(op.location, cpID)
 	p.advanceCounterLocked(j.id, cpID+1)
 	switch {
 	case op.stop:
@@ -666,12 +682,30 @@ func (p *JobManager) disposalStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": map[string]string{"id": flinkclient.OperationCompleted}, "operation": info})
 }
 
-// noteSavepointFileLocked records a savepoint written to the "filesystem".
-func (c *Cluster) noteSavepointFileLocked(location string) {
+// noteSavepointFileLocked records a savepoint written to the "filesystem", and its
+// checkpoint ID.
+func (c *Cluster) noteSavepointFileLocked(location string, id int64) {
 	if c.savepointFiles == nil {
 		c.savepointFiles = map[string]bool{}
 	}
 	c.savepointFiles[location] = true
+	c.opts.FileSystem.writeSavepoint(location, id)
+}
+
+// checkpointIDLocked is the checkpoint ID of the savepoint or checkpoint at path, as Flink
+// reads it from its metadata: a savepoint this cluster took, or a chk-<id> directory; 0 for
+// a path the fake knows nothing of.
+func (c *Cluster) checkpointIDLocked(path string) int64 {
+	path = QualifyPath(path)
+	if id, ok := c.opts.FileSystem.savepointID(path); ok {
+		return id
+	}
+	if i := strings.LastIndex(path, "/chk-"); i >= 0 {
+		if id, err := strconv.ParseInt(path[i+len("/chk-"):], 10, 64); err == nil {
+			return id
+		}
+	}
+	return 0
 }
 
 // SavepointExists reports whether a savepoint this cluster took is still on the

@@ -36,7 +36,7 @@ func TestContractLeaderExitsWhenItsConfigMapIsDeleted(t *testing.T) {
 			assert.False(t, jm.Alive(), "the leader exits")
 			st, ok := jm.ExitStatus()
 			require.True(t, ok)
-			assert.Equal(t, fakeflink.ExitRuntimeFailure, st.Code)
+			assert.Equal(t, fakeflink.ExitHALost, st.Code)
 			assert.Contains(t, st.Message, flinkha.ClusterConfigMapName(clusterID)+" has been deleted externally")
 			require.Len(t, c.Executions(), 1)
 			assert.Equal(t, flinkclient.JobStateSuspended, c.Executions()[0].State, "suspended, not ended: no result is written")

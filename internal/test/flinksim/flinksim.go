@@ -40,6 +40,13 @@
 // every execution.checkpointing.interval while the job runs and keeps it in the HA store, so
 // a last-state redeploy restores the newest one.
 //
+// A fake cluster made with fakeflink.Options.Driven has its timers run by the Simulator, as
+// Flink's threads run them (timers.go): its leader renews the lease from a loop once a retry
+// period (high-availability.kubernetes.leader-election.retry-period, 5 s by default) and each
+// checkpoint is written to the HA store when it completes, on the cluster's clock, while its
+// REST answers read no HA ConfigMap: the load a simulated cluster puts on the API server is a
+// real one's, whatever polls its REST API.
+//
 // The Simulator owns no fakeflink.Cluster: Options.Clusters maps a FlinkCluster to the one
 // standing in for its Flink (tests own theirs; `flink-admission dev` makes one per cluster).
 package flinksim
@@ -209,6 +216,8 @@ type Simulator struct {
 	pods map[types.UID]*podState
 	// reads runs the API reads of the loop.
 	reads *reads
+	// timers runs the timers of the driven fake clusters.
+	timers *timers
 	// rounds counts the rounds done; roundDone is closed and replaced after each.
 	rounds    int
 	roundDone chan struct{}
@@ -319,6 +328,7 @@ func New(opts Options) (*Simulator, error) {
 	}
 	s := &Simulator{opts: opts, client: c, cache: ca, wake: make(chan struct{}, 1), pods: map[types.UID]*podState{}, roundDone: make(chan struct{})}
 	s.reads = newReads(s.poke)
+	s.timers = newTimers()
 	if opts.NodeStopped == nil {
 		s.opts.NodeStopped = s.nodeUnknown
 	}
@@ -553,6 +563,7 @@ func (s *Simulator) findCluster(ctx context.Context, st *podState) {
 		if st.cluster = s.opts.Clusters(ctx, fc); st.cluster == nil {
 			st.ignored = true
 		}
+		s.timers.add(st.cluster)
 	}
 }
 
@@ -708,6 +719,7 @@ func (s *Simulator) readConfiguration(ctx context.Context, pod *corev1.Pod) (map
 
 // round fires the timers and notices processes that ended.
 func (s *Simulator) round(ctx context.Context) {
+	s.timers.fire()
 	s.mu.Lock()
 	var sts []*podState
 	for _, st := range s.pods {

@@ -211,7 +211,7 @@ func TestSimulator(t *testing.T) {
 		{"Deployment: a graceful delete runs the preStop delay, then SIGTERM gives up the leadership and KWOK removes the pod", func(w *builder.FlinkClusterWrapper) { w.Deployment().Shutdown(30, 120) }, fakeflink.Program{}, gracefulDelete},
 		{"Deployment: a force-deleted pod's JobManager runs on", dep, fakeflink.Program{}, forceDeleteKeepsProcess},
 		{"Job: the application ending FINISHED leaves the JobManager up (the controller's shutdown-on-application-finish false); DELETE /cluster exits it 0, the pod Succeeded and the real Job controller completes the Job", nil, fakeflink.Program{}, jobApplicationFinishes},
-		{"Job: main() throwing on Flink 2.2 exits 1 with the cause as termination message, the pod Failed and the Job Failed", nil, fakeflink.Program{Throw: "java.lang.NumberFormatException: For input string: \"x\""}, jobMainThrows},
+		{"Job: main() throwing on Flink 2.2 exits 2 (a fatal error) with the cause as termination message, the pod Failed and the Job Failed", nil, fakeflink.Program{Throw: "java.lang.NumberFormatException: For input string: \"x\""}, jobMainThrows},
 		{"Deployment: job=RESTARTING plays a failover: the stop-with-savepoint fails at once, an unknown value changes nothing, RUNNING again lets the stop through", dep, fakeflink.Program{}, failoverThenRunning},
 		{"Deployment: savepoints=hold keeps a savepoint IN_PROGRESS until the annotation says ok", func(w *builder.FlinkClusterWrapper) {
 			w.Deployment().JobManagerPodAnnotation(flinksim.SavepointsAnnotation, "hold")
@@ -343,7 +343,7 @@ func jobMainThrows(t *testing.T, r *row) {
 	pod := r.pod("", "a JobManager pod whose container ended", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
 	term := pod.Status.ContainerStatuses[0].State.Terminated
 	require.NotNil(t, term)
-	assert.Equal(t, fakeflink.ExitStartupFailure, term.ExitCode)
+	assert.Equal(t, fakeflink.ExitRuntimeFailure, term.ExitCode)
 	assert.Contains(t, term.Message, `java.lang.NumberFormatException: For input string: "x"`)
 	r.eventually("the Job Failed", func() bool { return jobCondition(r, batchv1.JobFailed) })
 }
