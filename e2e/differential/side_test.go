@@ -17,7 +17,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -99,19 +98,7 @@ func newSide(t *testing.T, scenario, kind, dir string, obs *[]observation) *side
 		}
 	}
 	s := &side{t: t, ctx: context.Background(), kind: kind, ns: ns, dir: dir, obs: obs}
-	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "flink", Namespace: ns}},
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "flink-ha", Namespace: ns}, Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{""}, Resources: []string{"configmaps"},
-			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"},
-		}}},
-		&rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "flink-ha", Namespace: ns},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "flink-ha"},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "flink", Namespace: ns}},
-		},
-	}
+	objs := realflink.NamespaceObjects(ns)
 	for _, o := range objs {
 		if err := k8s.Create(s.ctx, o); err != nil {
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
