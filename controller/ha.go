@@ -59,29 +59,46 @@ func (v haView) jobGraphStored(jobID string) bool {
 // election driver exits when its ConfigMap is deleted). So the cluster ConfigMap must be
 // older than the JobManager's current container: the HA data the job's end left.
 func (c *cycle) endedInHA() string {
-	pod := c.obs.pod
-	if !c.kubernetesHA() || pod == nil {
-		return ""
-	}
-	id, clusterID := c.jobID(), resources.HAClusterID(c.fc)
-	if id == "" || c.obs.ha.jobGraphStored(id) {
-		return ""
-	}
-	var cluster *corev1.ConfigMap
-	for i := range c.obs.ha.configMaps {
-		switch cm := &c.obs.ha.configMaps[i]; cm.Name {
-		case flinkha.JobConfigMapName(clusterID, id):
-			return ""
-		case flinkha.ClusterConfigMapName(clusterID):
-			cluster = cm
-		}
-	}
-	started := state.StartTime(pod)
-	if cluster == nil || cluster.DeletionTimestamp != nil || !cluster.CreationTimestamp.Time.Before(started) {
+	g, ok := c.jobHAGone()
+	if !ok || !g.cluster.CreationTimestamp.Time.Before(g.started) {
 		return ""
 	}
 	return fmt.Sprintf("Flink removed its job graph and checkpoint ConfigMap %s from HA, which it does once a job ended globally, while ConfigMap %s (created %s, before JobManager pod %s started at %s) was kept",
-		flinkha.JobConfigMapName(clusterID, id), cluster.Name, cluster.CreationTimestamp.UTC().Format(time.RFC3339), pod.Name, started.UTC().Format(time.RFC3339))
+		g.jobConfigMap, g.cluster.Name, g.cluster.CreationTimestamp.UTC().Format(time.RFC3339), c.obs.pod.Name, g.started.UTC().Format(time.RFC3339))
+}
+
+// jobHAGoneView is what jobHAGone read.
+type jobHAGoneView struct {
+	// cluster is the cluster ConfigMap, not being deleted.
+	cluster *corev1.ConfigMap
+	// jobConfigMap is the name of the job's checkpoint ConfigMap, which is gone.
+	jobConfigMap string
+	// started is when the selected JobManager pod's current container started.
+	started time.Time
+}
+
+// jobHAGone reads the evidence endedInHA and haMetadataGone tell apart: with Kubernetes HA
+// and a selected JobManager pod, the HA store holds neither the current job's graph nor its
+// checkpoint ConfigMap, while the cluster ConfigMap exists. ok is false otherwise.
+func (c *cycle) jobHAGone() (jobHAGoneView, bool) {
+	pod, id := c.obs.pod, c.jobID()
+	if !c.kubernetesHA() || pod == nil || id == "" || c.obs.ha.jobGraphStored(id) {
+		return jobHAGoneView{}, false
+	}
+	clusterID := resources.HAClusterID(c.fc)
+	v := jobHAGoneView{jobConfigMap: flinkha.JobConfigMapName(clusterID, id), started: state.StartTime(pod)}
+	for i := range c.obs.ha.configMaps {
+		switch cm := &c.obs.ha.configMaps[i]; cm.Name {
+		case v.jobConfigMap:
+			return jobHAGoneView{}, false
+		case flinkha.ClusterConfigMapName(clusterID):
+			v.cluster = cm
+		}
+	}
+	if v.cluster == nil || v.cluster.DeletionTimestamp != nil {
+		return jobHAGoneView{}, false
+	}
+	return v, true
 }
 
 // haMetadataGone says why the HA metadata of the current job was deleted behind it, "" when
@@ -94,27 +111,15 @@ func (c *cycle) endedInHA() string {
 // created in the second the container started says nothing. Whether the job ran is the
 // rule's to check (state.Input.HAMetadataGone).
 func (c *cycle) haMetadataGone() string {
-	pod, job := c.obs.pod, c.job()
-	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment || !c.kubernetesHA() || pod == nil || job.ID == "" ||
-		c.obs.ha.jobGraphStored(job.ID) {
+	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment {
 		return ""
 	}
-	clusterID := resources.HAClusterID(c.fc)
-	var cluster *corev1.ConfigMap
-	for i := range c.obs.ha.configMaps {
-		switch cm := &c.obs.ha.configMaps[i]; cm.Name {
-		case flinkha.JobConfigMapName(clusterID, job.ID):
-			return ""
-		case flinkha.ClusterConfigMapName(clusterID):
-			cluster = cm
-		}
-	}
-	started := state.StartTime(pod)
-	if cluster == nil || cluster.DeletionTimestamp != nil || !cluster.CreationTimestamp.Time.After(started) {
+	g, ok := c.jobHAGone()
+	if !ok || !g.cluster.CreationTimestamp.Time.After(g.started) {
 		return ""
 	}
 	return fmt.Sprintf("Flink's HA store holds neither the graph nor the checkpoint ConfigMap %s of job %s, and ConfigMap %s was created at %s, after JobManager pod %s's container started at %s: the HA ConfigMaps were deleted behind the job",
-		flinkha.JobConfigMapName(clusterID, job.ID), job.ID, cluster.Name, cluster.CreationTimestamp.UTC().Format(time.RFC3339), pod.Name, started.UTC().Format(time.RFC3339))
+		g.jobConfigMap, c.jobID(), g.cluster.Name, g.cluster.CreationTimestamp.UTC().Format(time.RFC3339), c.obs.pod.Name, g.started.UTC().Format(time.RFC3339))
 }
 
 // leaderOf reads the leader from the cluster ConfigMap: known only while its lease runs.
