@@ -214,9 +214,15 @@ func (c *cell) waitCheckpoint(jobID string, after int64) int64 {
 // jmPods are the cluster's JobManager pods.
 func (c *cell) jmPods() []corev1.Pod {
 	c.t.Helper()
+	return c.componentPods(resources.ComponentJobManager)
+}
+
+// componentPods are the cluster's pods of a component (resources.LabelComponent).
+func (c *cell) componentPods(component string) []corev1.Pod {
+	c.t.Helper()
 	pods := &corev1.PodList{}
-	if err := k8s.List(context.Background(), pods, client.InNamespace(c.ns), client.MatchingLabels{resources.LabelComponent: resources.ComponentJobManager}); err != nil {
-		c.fatalf("listing JobManager pods: %v", err)
+	if err := k8s.List(context.Background(), pods, client.InNamespace(c.ns), client.MatchingLabels{resources.LabelComponent: component}); err != nil {
+		c.fatalf("listing %s pods: %v", component, err)
 	}
 	return pods.Items
 }

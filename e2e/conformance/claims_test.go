@@ -186,11 +186,7 @@ func (c *cell) flinkJobState(id string) string {
 // tmPods are the cluster's TaskManager pods.
 func (c *cell) tmPods() []corev1.Pod {
 	c.t.Helper()
-	pods := &corev1.PodList{}
-	if err := k8s.List(context.Background(), pods, client.InNamespace(c.ns), client.MatchingLabels{resources.LabelComponent: resources.ComponentTaskManager}); err != nil {
-		c.fatalf("listing TaskManager pods: %v", err)
-	}
-	return pods.Items
+	return c.componentPods(resources.ComponentTaskManager)
 }
 
 // updateWhileRestarting: the TaskManager is killed and, while Flink restarts the job's tasks
