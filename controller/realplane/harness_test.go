@@ -30,6 +30,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 	"github.com/flink-admission/flink-admission/internal/test/fakeflink"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 const (
@@ -139,20 +140,11 @@ func (h *harness) ownNodes(n int) {
 	h.t.Helper()
 	for i := range n {
 		name := fmt.Sprintf("%s-node-%d", h.ns, i)
-		require.NoError(h.t, cp.AddNode(h.ctx, name))
+		require.NoError(h.t, cp.AddNode(h.ctx, name, testenv.ReservedFor(rowNodeKey, h.ns)))
 		h.t.Cleanup(func() {
 			stopped.Delete(name)
 			assert.NoError(h.t, cp.DeleteNode(context.Background(), name))
 		})
-		require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			node := &corev1.Node{}
-			if err := k8s.Get(h.ctx, types.NamespacedName{Name: name}, node); err != nil {
-				return err
-			}
-			node.Labels[rowNodeKey] = h.ns
-			node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: rowNodeKey, Value: h.ns, Effect: corev1.TaintEffectNoSchedule})
-			return k8s.Update(h.ctx, node)
-		}))
 		h.nodes = append(h.nodes, name)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -25,6 +26,12 @@ import (
 // GroupLabel labels the Leases of one install's members with the install's group, so that a
 // member lists its peers and no one else's.
 const GroupLabel = "shard.flinkoperator.k8s.io/group"
+
+// IncarnationAnnotation holds a token of the process that last wrote a member's Lease, new at
+// each New. On leaving, a member deletes its Lease only while the token is its own: the write
+// whose answer it lost to the shutdown may still have landed, and a successor with the same
+// identity (a recreated pod of the same name) writes its own.
+const IncarnationAnnotation = "shard.flinkoperator.k8s.io/incarnation"
 
 // Options configure a Membership.
 type Options struct {
@@ -56,7 +63,8 @@ type Options struct {
 // replica may act on, and until when. It is a manager Runnable that runs on every replica
 // (no leader election).
 type Membership struct {
-	opts Options
+	opts        Options
+	incarnation string
 
 	mu       sync.Mutex
 	state    *State
@@ -90,7 +98,7 @@ func New(opts Options) (*Membership, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	return &Membership{opts: opts, state: NewState(opts.Identity, opts.Timing)}, nil
+	return &Membership{opts: opts, incarnation: string(uuid.NewUUID()), state: NewState(opts.Identity, opts.Timing)}, nil
 }
 
 // Identity is this member's name.
@@ -242,7 +250,9 @@ func (m *Membership) renew(ctx context.Context) (time.Time, error) {
 	now := metav1.NewMicroTime(sent)
 	if lease == nil {
 		lease = &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: m.opts.Identity, Namespace: m.opts.Namespace, Labels: map[string]string{GroupLabel: m.opts.Group}},
+			ObjectMeta: metav1.ObjectMeta{Name: m.opts.Identity, Namespace: m.opts.Namespace,
+				Labels:      map[string]string{GroupLabel: m.opts.Group},
+				Annotations: map[string]string{IncarnationAnnotation: m.incarnation}},
 			Spec: coordinationv1.LeaseSpec{
 				HolderIdentity:       ptr.To(m.opts.Identity),
 				LeaseDurationSeconds: ptr.To(int32(m.opts.Timing.LeaseDuration / time.Second)),
@@ -256,6 +266,7 @@ func (m *Membership) renew(ctx context.Context) (time.Time, error) {
 	} else {
 		lease = lease.DeepCopy()
 		lease.Spec.RenewTime = &now
+		metav1.SetMetaDataAnnotation(&lease.ObjectMeta, IncarnationAnnotation, m.incarnation)
 		if err := m.opts.Writer.Update(ctx, lease); err != nil {
 			return time.Time{}, err
 		}
@@ -278,9 +289,8 @@ func (m *Membership) leave(log logr.Logger) {
 		m.idle = make(chan struct{})
 		idle = m.idle
 	}
-	lease := m.lease
 	m.mu.Unlock()
-	if lease == nil || !m.opts.Release {
+	if !m.opts.Release {
 		return
 	}
 	if idle != nil {
@@ -292,12 +302,34 @@ func (m *Membership) leave(log logr.Logger) {
 		}
 	}
 	// A request of an action cancelled by the shutdown may still be on its way: give it the
-	// margin to land before the others may act.
+	// margin to land before the others may act. A renewal cut short lands by then too, so
+	// the Lease read next is the last one written.
 	<-m.opts.Clock.After(m.opts.Timing.Margin)
 	ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timing.RenewPeriod)
 	defer cancel()
-	// Only the version this member wrote: a Lease another wrote since is not this one's.
-	if err := m.opts.Writer.Delete(ctx, lease, client.Preconditions{ResourceVersion: &lease.ResourceVersion}); err != nil && !apierrors.IsNotFound(err) {
+	if err := m.release(ctx); err != nil {
 		log.Info("deleting the shard Lease failed; the others take this member's clusters once it expires", "error", err.Error())
+	}
+}
+
+// release deletes this member's Lease while this process wrote it last (the precondition on
+// its version keeps a Lease written since).
+func (m *Membership) release(ctx context.Context) error {
+	for {
+		lease := &coordinationv1.Lease{}
+		err := m.opts.Reader.Get(ctx, client.ObjectKey{Namespace: m.opts.Namespace, Name: m.opts.Identity}, lease)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if lease.Annotations[IncarnationAnnotation] != m.incarnation {
+			return nil
+		}
+		err = m.opts.Writer.Delete(ctx, lease, client.Preconditions{ResourceVersion: &lease.ResourceVersion})
+		if !apierrors.IsConflict(err) {
+			return client.IgnoreNotFound(err)
+		}
 	}
 }

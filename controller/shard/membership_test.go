@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/controller/shard"
@@ -25,7 +27,8 @@ import (
 // TestMembershipOnAnAPIServer runs two members against a real kube-apiserver: both join and
 // act on their own shares only, each action's context ends with the member's right to act,
 // and a member that stops with Release deletes its Lease, so that the other takes its keys
-// at its next list; one that stops without leaves its Lease behind.
+// at its next list, even when the answer to its last renewal was lost; one that stops
+// without leaves its Lease behind.
 func TestMembershipOnAnAPIServer(t *testing.T) {
 	env, err := testenv.Start(testenv.Options{WithoutCRD: true})
 	require.NoError(t, err)
@@ -39,8 +42,13 @@ func TestMembershipOnAnAPIServer(t *testing.T) {
 	require.NoError(t, cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 
 	timing := shard.Timing{LeaseDuration: 6 * time.Second, RenewPeriod: time.Second, Margin: 1500 * time.Millisecond}
+	lossy := &answerLosingWriter{Writer: cl}
 	start := func(name string, release bool) (*shard.Membership, func()) {
-		m, err := shard.New(shard.Options{Reader: cl, Writer: cl, Namespace: ns, Group: "install", Identity: name,
+		var w client.Writer = cl
+		if name == "member-a" {
+			w = lossy
+		}
+		m, err := shard.New(shard.Options{Reader: cl, Writer: w, Namespace: ns, Group: "install", Identity: name,
 			Timing: timing, Log: logr.Discard(), Release: release})
 		require.NoError(t, err)
 		mctx, cancel := context.WithCancel(ctx)
@@ -98,6 +106,10 @@ func TestMembershipOnAnAPIServer(t *testing.T) {
 	_, _, ok := a.Begin(ctx, ofB[0])
 	assert.False(t, ok, "a member does not act on the other's key")
 
+	// The shutdown cuts a renewal short: it lands, its answer is lost (the member forgets
+	// the version it wrote), and the member must still delete its Lease.
+	lossy.lose.Store(true)
+	waitUntil(t, "a renewal of member-a whose answer was lost", func() bool { return lossy.lost.Load() > 0 })
 	stopA()
 	err = cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "member-a"}, &coordinationv1.Lease{})
 	assert.True(t, apierrors.IsNotFound(err), "a member that stops with Release deletes its Lease: %v", err)
@@ -125,6 +137,32 @@ func TestMembershipOnAnAPIServer(t *testing.T) {
 	stopB()
 	require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "member-b"}, &coordinationv1.Lease{}),
 		"a member that stops without Release leaves its Lease, to expire")
+
+	// A successor of the same identity (a recreated pod of the same name) wrote the Lease
+	// last: the member that leaves keeps its hands off it.
+	cut := &answerLosingWriter{Writer: cl}
+	c, err := shard.New(shard.Options{Reader: cl, Writer: cut, Namespace: ns, Group: "install", Identity: "member-c",
+		Timing: timing, Log: logr.Discard(), Release: true})
+	require.NoError(t, err)
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Start(cctx) }()
+	waitUntil(t, "member-c's Lease written", func() bool {
+		return cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "member-c"}, &coordinationv1.Lease{}) == nil
+	})
+	cut.drop.Store(true)
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		l := &coordinationv1.Lease{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "member-c"}, l); err != nil {
+			return err
+		}
+		l.Annotations[shard.IncarnationAnnotation] = "successor"
+		return cl.Update(ctx, l)
+	}))
+	cancel()
+	require.NoError(t, <-done)
+	require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "member-c"}, &coordinationv1.Lease{}),
+		"a Lease another process of the same identity wrote is not this member's to delete")
 }
 
 func TestNewRefusesBadOptions(t *testing.T) {
@@ -164,4 +202,24 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// answerLosingWriter sends every write; once lose is set, it reports each Update as failed,
+// as when a shutdown or a timeout cancels a request the API server carried out. Once drop is
+// set, it sends no Update at all, as through a partition.
+type answerLosingWriter struct {
+	client.Writer
+	lose, drop atomic.Bool
+	lost       atomic.Int32
+}
+
+func (w *answerLosingWriter) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if w.drop.Load() {
+		return context.DeadlineExceeded
+	}
+	if err := w.Writer.Update(ctx, obj, opts...); err != nil || !w.lose.Load() {
+		return err
+	}
+	w.lost.Add(1)
+	return context.Canceled
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 	"github.com/flink-admission/flink-admission/internal/test/realflink"
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 // The rows after the pull request's table: what it did not test and this project claims.
@@ -277,7 +278,7 @@ func (c *cell) ownNode(i int) string {
 	c.t.Helper()
 	ctx := context.Background()
 	name := fmt.Sprintf("%s-node-%d", c.ns, i)
-	if err := cp.AddNode(ctx, name); err != nil {
+	if err := cp.AddNode(ctx, name, testenv.ReservedFor(cellNodeKey, c.ns)); err != nil {
 		c.fatalf("adding node %s: %v", name, err)
 	}
 	c.t.Cleanup(func() {
@@ -285,21 +286,6 @@ func (c *cell) ownNode(i int) string {
 			c.t.Logf("deleting node %s: %v", name, err)
 		}
 	})
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n := &corev1.Node{}
-		if err := k8s.Get(ctx, types.NamespacedName{Name: name}, n); err != nil {
-			return err
-		}
-		if n.Labels == nil {
-			n.Labels = map[string]string{}
-		}
-		n.Labels[cellNodeKey] = c.ns
-		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: cellNodeKey, Value: c.ns, Effect: corev1.TaintEffectNoSchedule})
-		return k8s.Update(ctx, n)
-	})
-	if err != nil {
-		c.fatalf("tainting node %s: %v", name, err)
-	}
 	return name
 }
 

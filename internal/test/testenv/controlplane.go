@@ -203,9 +203,22 @@ func StartControlPlane(opts ControlPlaneOptions) (cp *ControlPlane, err error) {
 	return cp, nil
 }
 
+// NodeOption shapes a Node that AddNode creates.
+type NodeOption func(*corev1.Node)
+
+// ReservedFor labels the node key=value and taints it key=value:NoSchedule from its
+// creation on, so that only pods that select and tolerate it run there. Set at creation, not
+// by a later update: the scheduler may place any pending pod on an untainted node in between.
+func ReservedFor(key, value string) NodeOption {
+	return func(n *corev1.Node) {
+		n.Labels[key] = value
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffectNoSchedule})
+	}
+}
+
 // AddNode creates a Node named name and starts the KWOK process that plays its kubelet, and
 // waits until the node is Ready.
-func (cp *ControlPlane) AddNode(ctx context.Context, name string) error {
+func (cp *ControlPlane) AddNode(ctx context.Context, name string, opts ...NodeOption) error {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 		Name: name,
 		Labels: map[string]string{
@@ -217,6 +230,9 @@ func (cp *ControlPlane) AddNode(ctx context.Context, name string) error {
 		},
 		Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
 	}}
+	for _, o := range opts {
+		o(node)
+	}
 	if _, err := cp.Clientset.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating node %s: %w", name, err)
 	}
