@@ -94,6 +94,17 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 		return c.savepointFailed(fmt.Sprintf("not triggered within --savepoint-timeout (%s) of its request", c.r.Options.SavepointTimeout)), nil
 	}
 	if c.obs.flink == nil {
+		if w := c.obs.wl; (w == nil && c.mode == v1beta1.JobManagerDeploymentTypeJob) || (w != nil && (w.Complete || w.Failed)) {
+			// A JobManager Job that ended (or is gone) is not coming back to take the savepoint.
+			if sp.TriggerTime != "" {
+				// The trigger may have been sent (its answer not recorded) and taken.
+				return c.savepointUnknown("the JobManager exited before the savepoint's trigger was confirmed: Flink may have taken it"), nil
+			}
+			return c.savepointFailed("the JobManager exited before the savepoint was triggered"), nil
+		}
+		if sp.TriggerTime != "" && c.pastDeadline(state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
+			return c.savepointUnknown(fmt.Sprintf("no JobManager answered within --savepoint-timeout (%s) of the trigger: Flink may have taken it", c.r.Options.SavepointTimeout)), nil
+		}
 		// The JobManager is restarting or an old one may still lead: wait.
 		c.waitFor(ConditionReasonWaitingForFlinkAPI, "to trigger the %s savepoint of job %s: %s", sp.TriggerReason, sp.JobID, c.obs.untrusted)
 		return pending, nil

@@ -121,6 +121,12 @@ func nodeLost(t *testing.T, h *harness) {
 		}
 		return false
 	})
+	// The replacement, scaled down by the update, ends on real time within its grace; the
+	// step below moves only the controller's and Flink's clock. Were the replacement deleted
+	// within a second of the lost pod's eviction, the step would also take it past its
+	// deadline and LeaseGrace while its process still ran (and led): no such JobManager
+	// exists on a real cluster, where the kubelet kills it at its deadline.
+	h.eventually("the replacement's pod gone", func() bool { return !h.podExists(next) })
 	if d := p.DeletionTimestamp.Add(state.LeaseGrace + time.Second).Sub(fakeClock.Now()); d > 0 {
 		fakeClock.Step(d)
 	}

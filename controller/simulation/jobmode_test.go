@@ -200,3 +200,30 @@ func keepEndedCluster(fc *v1beta1.FlinkCluster) {
 	keep := v1beta1.CleanupActionKeepCluster
 	*fc = *builder.Wrap(fc).CleanupPolicy(keep, keep, keep).Obj()
 }
+
+// Found by TestInvariants (seed 1796543295381143632): an update's stop-with-savepoint was
+// sent, the status write that recorded its trigger ID lost, and the Job-mode JobManager then
+// failed. Its Job ended and no JobManager would ever answer, yet the update waited "to
+// trigger the update savepoint" for ever. A JobManager Job that ended settles the trigger
+// now: its outcome is unknown (Flink may have taken it), so the update asks the user.
+func TestUpdateStopWhoseJobManagerJobFailedEnds(t *testing.T) {
+	w := newWorldWith(t, 31, &setup{mode: v1beta1.JobManagerDeploymentTypeJob})
+	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
+	id := fc.Status.Components.Job.ID
+	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
+	// The trigger ID is recorded before the call; the write recording the call's answer is lost.
+	lose := 1
+	w.loseStatusWrites = &lose
+	w.reconcile()
+	sp := w.cluster().Status.Savepoint
+	require.NotNil(t, sp, "the update's stop requested\n%s", w.dump())
+	require.Equal(t, controller.SavepointStateRequested, sp.State, "the answer's write lost\n%s", w.dump())
+	require.NotEmpty(t, sp.TriggerTime, "the trigger recorded before the call")
+	pr := w.leader()
+	require.NotNil(t, pr)
+	w.stop(pr.pod, false, 1, "java.io.IOException: storage unavailable")
+	fc = w.until(t, "the update asks the user", 60, conditionIs(controller.ConditionSavepointRequired, ""))
+	assert.Equal(t, controller.SavepointStateUnknown, fc.Status.Savepoint.State, "Flink may have taken the savepoint")
+	assert.Equal(t, id, fc.Status.Components.Job.ID, "nothing deployed without the job's state")
+	noViolations(t, w)
+}

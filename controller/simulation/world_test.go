@@ -412,6 +412,7 @@ func (w *world) reconcile() {
 	}
 	runningBefore, haLost := w.runningJobInTouch(), w.haLostBehindRunningJob()
 	notes := len(w.rec.notes)
+	lossy := w.loseStatusWrites != nil
 	if n := w.loseStatusWrites; n != nil {
 		w.loseStatusWrites = nil
 		w.cl.mu.Lock()
@@ -454,7 +455,11 @@ func (w *world) reconcile() {
 	w.checkDeploy(before, after, fcBefore)
 	w.checkRemoval(before, after, fcBefore, fc, runningBefore)
 	w.checkTerminal(fcBefore, fc)
-	w.checkWaits(fc)
+	if !lossy {
+		// A wait's bound is said in the status; when the status writes are lost, the
+		// reconcile that lands next says it.
+		w.checkWaits(fc)
+	}
 	w.checkHALoss(haLost, fc)
 }
 
