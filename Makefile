@@ -113,16 +113,18 @@ run: | $(LOCALBIN)
 ## against real Apache Flink JobManagers and TaskManagers (one JVM per pod, Flink's jars from
 ## Maven Central via hack/flink-artifacts.sh, cached) on the real control plane: every
 ## scenario for CONFORMANCE_FLINK_VERSIONS x both deployment types. Prints the table and
-## writes .conformance/latest.json. Then the differential test (e2e/differential): one script
-## against real Flink and the fake, what the controller reads of each compared. Needs Java 17
-## and Maven.
+## writes .conformance/latest.json. Then the differential test (e2e/differential) for each of
+## those versions: one script against real Flink and the fake, what the controller reads of
+## each compared. Needs Java 17 and Maven.
 CONFORMANCE_FLINK_VERSIONS ?= 2.2.1,2.3.0
 CONFORMANCE_SCENARIOS ?= all
 .PHONY: conformance
 conformance: envtest
 	$(CONTROL_PLANE_ENV) CONFORMANCE_FLINK_VERSIONS=$(CONFORMANCE_FLINK_VERSIONS) CONFORMANCE_SCENARIOS=$(CONFORMANCE_SCENARIOS) \
 		$(GO) test -tags conformance -count=1 -timeout 180m -v -run TestScenarios ./e2e/conformance/
-	$(CONTROL_PLANE_ENV) $(GO) test -tags conformance -count=1 -timeout 40m -v -run TestFakeFollowsRealFlink ./e2e/differential/
+	for v in $$(echo $(CONFORMANCE_FLINK_VERSIONS) | tr , ' '); do \
+		$(CONTROL_PLANE_ENV) DIFFERENTIAL_FLINK_VERSION=$$v $(GO) test -tags conformance -count=1 -timeout 40m -v -run TestFakeFollowsRealFlink ./e2e/differential/ || exit 1; \
+	done
 
 ## soak-controller: the controller's invariants over many more random event sequences than
 ## make test explores, drawn anew each run (SIM_SEQUENCES, SIM_STEPS; SIM_SEED=<seed> replays
