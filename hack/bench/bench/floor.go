@@ -59,15 +59,17 @@ type floor struct {
 	cpuSeconds   float64
 	allocSeconds float64
 	plane        PlaneUsage
+	requests     RequestAttribution
 }
 
 // measureFloor creates the objects of clusters clusters (floorObjects) at once, in their own
 // namespace and with the create phase's parallelism, and measures the time until every pod is
 // Running (and Ready, where KWOK marks it), the machine's CPU time and the control plane's
-// usage meanwhile (its API server read through apiserver); then deletes them and waits until
+// usage meanwhile (its API server read through apiserver, its requests attributed from
+// audit); then deletes them and waits until
 // every pod is gone, so that the phases start on an empty plane. It counts pods from r
 // (RunController's watch).
-func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiserver rest.Interface, sample *v1beta1.FlinkCluster, clusters int, wait time.Duration) (fl floor, err error) {
+func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiserver rest.Interface, audit auditLog, sample *v1beta1.FlinkCluster, clusters int, wait time.Duration) (fl floor, err error) {
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorNamespace}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: devenv.DevServiceAccount, Namespace: floorNamespace}},
@@ -80,7 +82,7 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiser
 	if err != nil {
 		return fl, err
 	}
-	at, err := takeSnapshot(ctx, apiserver)
+	at, err := takeSnapshot(ctx, apiserver, audit)
 	if err != nil {
 		return fl, err
 	}
@@ -103,10 +105,15 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiser
 	if err != nil {
 		return fl, err
 	}
-	now, err := takeSnapshot(ctx, apiserver)
+	now, err := takeSnapshot(ctx, apiserver, audit)
 	if err != nil {
 		return fl, err
 	}
+	requests, err := audit.between(at.audit, now.audit)
+	if err != nil {
+		return fl, fmt.Errorf("reading the API server's audit log: %w", err)
+	}
+	fl.requests = requests.attribute(clusters, minRequestsPerCluster)
 	fl.cpuSeconds = now.cpu.machine - at.cpu.machine
 	fl.allocSeconds = now.plane.alloc.seconds - at.plane.alloc.seconds
 	fl.plane = now.plane.usageSince(at.plane, clusters)
