@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -43,9 +44,18 @@ import (
 // controllerNamespace holds the clusters of the controller section.
 const controllerNamespace = "bench-controller"
 
-// podsPerNode is how many JobManager pods the section puts on one KWOK node (a node takes
-// 110 pods, as a kubelet's default).
+// podsPerNode is how many pods the section puts on one KWOK node (a node takes 110, as a
+// kubelet's default).
 const podsPerNode = 100
+
+// nodesFor is how many KWOK nodes the section starts for clusters copies of sample: room for
+// each cluster's TaskManager pods (the control plane's StatefulSet controller runs them) and
+// two JobManager pods (an update starts the next one while the old one ends), so that no
+// JobManager pod waits for room.
+func nodesFor(sample *v1beta1.FlinkCluster, clusters int) int {
+	perCluster := 2 + int(ptr.Deref(sample.Spec.TaskManager.Replicas, 0))
+	return (clusters*perCluster+podsPerNode-1)/podsPerNode + 1
+}
 
 // createWorkers is how many creates the section sends at once, to the floor's Deployments
 // and to the clusters alike.
@@ -183,7 +193,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if err != nil {
 		return nil, err
 	}
-	nodes := o.Clusters/podsPerNode + 1
+	nodes := nodesFor(sample, o.Clusters)
 	workers := o.Workers
 	if workers == 0 {
 		workers = controller.DefaultMaxConcurrentReconciles

@@ -23,8 +23,8 @@ const floorNamespace = "bench-floor"
 // as the create phase names them), in the order it creates them: the Flink ConfigMap, the
 // JobManager Service, the TaskManager StatefulSet and the JobManager Deployment. They are
 // built with the controller's own builders, without owner: no FlinkCluster and no controller
-// stand behind them. The test plane runs no StatefulSet controller, so the pods are the
-// JobManagers', one per cluster, in the floor as in the create phase.
+// stand behind them. The control plane's StatefulSet controller runs the TaskManager pods, in
+// the floor as in the create phase; the floor waits for the JobManager pods.
 func floorObjects(sample *v1beta1.FlinkCluster, clusters int) ([][]client.Object, error) {
 	out := make([][]client.Object, 0, clusters)
 	for i := range clusters {
