@@ -37,6 +37,7 @@ func TestAuditLogAttributesEachRequestOnceToItsClient(t *testing.T) {
 	assert.Equal(t, map[string]float64{"GET configmaps": 0.5, "PATCH flinkclusters/status": 0.5, "WATCH pods": 0.5}, a.ControllerRequestsByKind)
 	assert.Equal(t, map[string]float64{clientController: 1.5, clientSimulatedFlink: 0.5, clientControlPlane: 1, clientBench: 0.5}, a.RequestsPerClusterByClient)
 	assert.Empty(t, r.attribute(4, 0.5).ControllerRequestsByKind, "kinds under the threshold are left out of the split, not the total")
+	assert.Equal(t, "controller 1.5, controlPlane 1.0, bench 0.5, simulatedFlink 0.5", clientRequests(a))
 }
 
 func TestAuditLogSpanEndsAtTheLastCompleteLine(t *testing.T) {
@@ -66,9 +67,11 @@ func TestAuditLogSpanEndsAtTheLastCompleteLine(t *testing.T) {
 
 func TestSteadyRequestsArePerClusterPerMinute(t *testing.T) {
 	var s ControllerSteady
-	s.setRequests(RequestAttribution{ControllerRequestsPerCluster: 0.1, ControllerRequestsByKind: map[string]float64{"GET pods": 0.1},
-		RequestsPerClusterByClient: map[string]float64{clientController: 0.1, clientControlPlane: 3}}, 120)
-	assert.InDelta(t, 0.05, s.ControllerRequestsPerClusterMinute, 1e-9)
+	s.setRequests(RequestAttribution{ControllerRequestsPerCluster: 0.3, ControllerRequestsByKind: map[string]float64{"GET pods": 0.1, "PUT leases": 0.2},
+		RequestsPerClusterByClient: map[string]float64{clientController: 0.3, clientControlPlane: 3}}, 100, 120)
+	assert.InDelta(t, 0.15, s.ControllerRequestsPerClusterMinute, 1e-9)
 	assert.InDelta(t, 0.05, s.ControllerRequestsByKind["GET pods"], 1e-9)
+	assert.InDelta(t, 0.05, s.ControllerClusterRequestsPerClusterMinute, 1e-9, "the shard Leases are a cost per replica")
+	assert.InDelta(t, 10, s.ControllerLeaseRequestsPerMinute, 1e-9, "20 renewals in 2 minutes")
 	assert.InDelta(t, 1.5, s.RequestsPerClusterMinuteByClient[clientControlPlane], 1e-9)
 }
