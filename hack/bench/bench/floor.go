@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -119,8 +120,16 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiser
 	fl.plane = now.plane.usageSince(at.plane, clusters)
 	// The floor's own objects only: the namespace's kube-root-ca.crt stays.
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}} {
-		if err := cl.DeleteAllOf(ctx, obj, client.InNamespace(floorNamespace), client.HasLabels{resources.LabelCluster}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-			return fl, err
+		// A delete-collection of a thousand objects can outlast the API server's request
+		// timeout on a loaded machine; it goes on meanwhile, and asking again finishes it.
+		for attempt := 1; ; attempt++ {
+			err := cl.DeleteAllOf(ctx, obj, client.InNamespace(floorNamespace), client.HasLabels{resources.LabelCluster}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			if err == nil {
+				break
+			}
+			if attempt == 5 || !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
+				return fl, err
+			}
 		}
 	}
 	left, gone, err := waitPods(ctx, r, floorNamespace, wait, func(list []corev1.Pod) (int, bool) { return len(list), len(list) == 0 })
