@@ -73,6 +73,9 @@ type Membership struct {
 	inFlight int
 	idle     chan struct{}
 	onChange []func(old, cur View)
+	// tenure counts the changes of the view seen under mu (noteView); tenureView is the last.
+	tenure     uint64
+	tenureView View
 }
 
 // New checks opts and returns a Membership that has not joined yet.
@@ -127,13 +130,37 @@ func (m *Membership) View() View {
 	return m.state.View(m.opts.Clock.Now())
 }
 
+// Tenure counts the changes of this member's view (its members, whether it may act) seen by
+// its rounds and by Begin. While it stays the same, this member's view decides every key
+// alike: a cluster it owns under one tenure it owned all along, so that no other member acted
+// on the cluster meanwhile (the fence), and what this member last wrote or read of it is its
+// newest state. A reader that remembers that state (a cache's read-your-writes) must forget it
+// when the tenure changes.
+func (m *Membership) Tenure() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.noteView(m.state.View(m.opts.Clock.Now()))
+	return m.tenure
+}
+
+// noteView counts v as a change of the view when it differs from the last one noted; mu
+// is held.
+func (m *Membership) noteView(v View) {
+	if !v.Equal(m.tenureView) {
+		m.tenure++
+		m.tenureView = v
+	}
+}
+
 // Begin asks to act on key now. When this member owns key and may act, it returns a context
 // whose deadline is the end of this member's right to act, to carry every request of the
 // action, and a release to call when the action is done; otherwise ok is false.
 func (m *Membership) Begin(ctx context.Context, key string) (_ context.Context, release func(), ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.stopping || !m.state.View(m.opts.Clock.Now()).Owns(key) {
+	view := m.state.View(m.opts.Clock.Now())
+	m.noteView(view)
+	if m.stopping || !view.Owns(key) {
 		return ctx, func() {}, false
 	}
 	m.inFlight++
@@ -193,6 +220,7 @@ func (m *Membership) round(ctx context.Context, log logr.Logger) {
 	m.mu.Lock()
 	if err == nil {
 		m.state.Renewed(sent, answered)
+		m.noteView(m.state.View(answered))
 	} else {
 		m.lease = nil // read it again next round
 	}
@@ -220,6 +248,7 @@ func (m *Membership) round(ctx context.Context, log logr.Logger) {
 	}
 	m.mu.Lock()
 	stale := m.state.Listed(sent, answered, records)
+	m.noteView(m.state.View(answered))
 	m.mu.Unlock()
 	for _, rec := range stale {
 		// The version as a precondition: a member that renewed since keeps its Lease.
