@@ -283,6 +283,9 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 // createJobManager creates the JobManager workload of the current deploy (revision, job ID
 // and savepoint recorded in the status) and starts a new run of the job: Deploying.
 func (c *cycle) createJobManager(ctx context.Context) error {
+	if ok, err := c.confirmAbsent(ctx); err != nil || !ok {
+		return err
+	}
 	// The Flink version the workload runs: an update to another one is no last-state update.
 	c.job().FlinkVersion = c.fc.Spec.FlinkVersion
 	if err := c.applyComponents(ctx); err != nil {
