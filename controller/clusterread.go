@@ -26,6 +26,9 @@ type knownCluster struct {
 	// older are the versions before rv this replica read or wrote, while the cache has not
 	// shown rv: a cache that shows one of them is behind this replica's own writes.
 	older []string
+	// configMapRV is the version of the cluster's Flink ConfigMap this replica last wrote or
+	// read from the API server (cycle.ownConfigMap).
+	configMapRV string
 }
 
 // readCluster reads a FlinkCluster for a reconcile: from the cache when the cache is known

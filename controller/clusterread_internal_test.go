@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/resources"
+	"github.com/flink-admission/flink-admission/controller/shard"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
@@ -207,4 +209,35 @@ func TestAbsenceSeenInTheCachesIsConfirmedFromTheAPIServer(t *testing.T) {
 	ok, err = c.confirmAbsent(ctx)
 	require.NoError(t, err)
 	assert.True(t, ok, "a pod gone since the caches showed it confirms the absence")
+
+	c.obs.pods, c.firstLook = nil, true
+	require.NoError(t, cl.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "wc-jobmanager-new", Namespace: "default",
+		Labels: resources.SelectorLabels("wc", resources.ComponentJobManager)}}))
+	ok, err = c.confirmAbsent(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok, "a cluster's first look has nothing of its own to confirm gone")
+}
+
+func TestOwnedLater(t *testing.T) {
+	members := []string{"a", "b", "c"}
+	var ofA string
+	for i := 0; ofA == ""; i++ {
+		if k := fmt.Sprintf("ns/c%d", i); shard.Owner(k, members) == "a" {
+			ofA = k
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		view shard.View
+		want bool
+	}{
+		{"its own cluster while its right lapsed: it looks again", shard.View{Self: "a", Members: members}, true},
+		{"its own cluster while it acts: Begin said no for another reason", shard.View{Self: "a", Members: members, Acting: true}, false},
+		{"another member's cluster: its gain is told by a view change", shard.View{Self: "b", Members: members}, false},
+		{"not a member yet: its join is a view change", shard.View{Self: "a", Members: []string{"b", "c"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, ownedLater(tc.view, ofA))
+		})
+	}
 }

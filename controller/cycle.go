@@ -40,7 +40,12 @@ type cycle struct {
 	st   *v1beta1.FlinkClusterStatus
 	// fresh is set when this reconcile read the cluster, its JobManager pods and its HA
 	// ConfigMaps from the API server rather than the caches (readCluster, confirmAbsent).
-	fresh    bool
+	fresh bool
+	// firstLook is set on a cluster's first reconcile: this one added the finalizer to a
+	// cluster with no status, a version the patch's precondition proved current.
+	firstLook bool
+	// tenure is the shard tenure this reconcile runs under (0 without shards).
+	tenure   uint64
 	now      time.Time
 	revision string
 	mode     v1beta1.JobManagerDeploymentType

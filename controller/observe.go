@@ -24,6 +24,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/flinkpoll"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // flinkCallTimeout bounds the REST calls of one reconcile.
@@ -148,10 +149,13 @@ func (c *cycle) observe(ctx context.Context) error {
 
 // observePodsAndHA reads the JobManager pods and the HA ConfigMaps, from the API server when
 // this reconcile is fresh, from the caches otherwise. A cached HA view without the current
-// job's graph is read again from the API server: every conclusion the controller draws from
-// a missing graph (the job never submitted, its HA data deleted, its end recorded by Flink)
-// is then drawn from a fresh read, as before the caches; while the graph is stored, the
-// cache may lag (a leader renewal, a checkpoint) as a fresh read lags the next write.
+// job's graph is read again from the API server, but while its deploy is in progress (the
+// job Deploying on its live workload, never seen running: its graph appears once main()
+// submits it, and until then the only conclusion drawn is observeSubmitted's, which reads the
+// Flink ConfigMap as well): every other conclusion the controller draws from a missing graph
+// (the job never submitted, its HA data deleted, its end recorded by Flink) is drawn from a
+// fresh read, as before the caches. While the graph is stored, the cache may lag (a leader
+// renewal, a checkpoint) as a fresh read lags the next write.
 func (c *cycle) observePodsAndHA(ctx context.Context) error {
 	pods, err := c.listJobManagerPods(ctx, c.podReader())
 	if err != nil {
@@ -162,7 +166,7 @@ func (c *cycle) observePodsAndHA(ctx context.Context) error {
 	if c.obs.ha, err = c.readHA(ctx, c.haReader()); err != nil {
 		return err
 	}
-	if id := c.jobID(); !c.fresh && c.kubernetesHA() && id != "" && !c.obs.ha.jobGraphStored(id) {
+	if id := c.jobID(); !c.fresh && c.kubernetesHA() && id != "" && !c.obs.ha.jobGraphStored(id) && !c.deployInProgress() {
 		if c.obs.ha, err = c.readHA(ctx, c.r.Reader); err != nil {
 			return err
 		}
@@ -179,6 +183,14 @@ func (c *cycle) observePodsAndHA(ctx context.Context) error {
 		c.obs.ha.leader = l
 	}
 	return nil
+}
+
+// deployInProgress reports whether the current deploy's job is Deploying on its live
+// workload and was never seen running.
+func (c *cycle) deployInProgress() bool {
+	job, wl := c.job(), c.obs.wl
+	return job.State == v1beta1.JobStateDeploying && !flinkcluster.Ran(job) &&
+		wl != nil && !wl.Deleting && wl.JobID == job.ID
 }
 
 // judgeREST decides whether the JobManager's REST API is asked and believed, and asks it.
@@ -233,9 +245,11 @@ func (c *cycle) haReader() client.Reader {
 // server shows nothing the caches did not (what they showed and is gone since, deleted by
 // this reconcile or another, only confirms the absence); if it does, the reconcile looks
 // again at once instead of acting on what it decided from them. The observation stays the
-// one the reconcile decided from.
+// one the reconcile decided from. A cluster's first look (firstLook) confirms nothing: no
+// JobManager of it was ever created, and what an earlier cluster of the same name left (its
+// finalizer waits for its pods, and removes its HA ConfigMaps) is older than a cache's lag.
 func (c *cycle) confirmAbsent(ctx context.Context) (bool, error) {
-	if c.fresh {
+	if c.fresh || c.firstLook {
 		return true, nil
 	}
 	cached := c.obs

@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkpoll"
+	"github.com/flink-admission/flink-admission/controller/shard"
 	"github.com/flink-admission/flink-admission/controller/state"
 )
 
@@ -63,6 +66,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// Otherwise every request of the reconcile carries the fence's deadline.
 		fenced, release, ok := s.Begin(ctx, req.NamespacedName.String())
 		if !ok {
+			if ownedLater(s.View(), req.NamespacedName.String()) {
+				// Its own cluster, at a moment it may not act (its right lapsed until its
+				// renewal's list lands): no view change will tell it, so it looks again.
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
 			r.metrics.setJobState(req.NamespacedName, "")
 			r.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
@@ -107,7 +115,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		r.forget(req.NamespacedName)
 		return r.finalize(ctx, fc)
 	}
+	firstLook := false
 	if !controllerutil.ContainsFinalizer(fc, Finalizer) {
+		firstLook = equality.Semantic.DeepEqual(fc.Status, v1beta1.FlinkClusterStatus{})
 		patch := client.MergeFromWithOptions(fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(fc, Finalizer)
 		if err := r.Client.Patch(ctx, fc, patch); err != nil {
@@ -119,12 +129,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	c.fresh = fresh
+	c.fresh, c.tenure, c.firstLook = fresh, tenure, firstLook
 	res, err = c.run(ctx)
 	if job := c.st.Components.Job; job != nil {
 		r.metrics.setJobState(req.NamespacedName, job.State)
 	}
 	return res, err
+}
+
+// ownedLater reports whether a member that may not act on key now owns it by its members:
+// its right to act lapsed between a renewal and the list that extends it, which changes no
+// view the member's rounds compare (shard.Membership.OnChange), or it is joining.
+func ownedLater(v shard.View, key string) bool {
+	return !v.Acting && slices.Contains(v.Members, v.Self) && shard.Owner(key, v.Members) == v.Self
 }
 
 // forget stops polling a cluster this reconciler no longer runs, and what it knew of it.
