@@ -71,9 +71,11 @@
 // under the same tenure. A member that gained a cluster lost or never had it under its
 // current tenure: it has no such record, and its first reconcile reads the cluster, its pods
 // and its HA ConfigMaps from the API server (after the previous owner's writes landed, by the
-// lemma), as before the caches. A member's view cannot lose and regain a cluster within one
-// tenure: losing it needs another member in the view (a list) or the member's own right
-// lapsing, after which its next renewal is a join and the view it computes does not act.
+// lemma), as before the caches. The tenure changes with the member's members and with its
+// joins, and another member acts on a cluster this one owns only under a view that left this
+// one out: that needs this member's Lease unchanged for D + m, longer than its right lasts,
+// so that its next renewal is a join. A lapse of its right shorter than that (a slow list)
+// changes no tenure, and no other member acted meanwhile.
 // Whatever the caches show, the absence of an old JobManager pod or HA ConfigMap is confirmed
 // from the API server before a JobManager is created.
 //

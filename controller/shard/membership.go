@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,9 +74,10 @@ type Membership struct {
 	inFlight int
 	idle     chan struct{}
 	onChange []func(old, cur View)
-	// tenure counts the changes of the view seen under mu (noteView); tenureView is the last.
-	tenure     uint64
-	tenureView View
+	// tenure counts this member's joins and the changes of its members (noteMembers);
+	// tenureMembers are the members last noted.
+	tenure        uint64
+	tenureMembers []string
 }
 
 // New checks opts and returns a Membership that has not joined yet.
@@ -130,25 +132,24 @@ func (m *Membership) View() View {
 	return m.state.View(m.opts.Clock.Now())
 }
 
-// Tenure counts the changes of this member's view (its members, whether it may act) seen by
-// its rounds and by Begin. While it stays the same, this member's view decides every key
-// alike: a cluster it owns under one tenure it owned all along, so that no other member acted
-// on the cluster meanwhile (the fence), and what this member last wrote or read of it is its
-// newest state. A reader that remembers that state (a cache's read-your-writes) must forget it
-// when the tenure changes.
+// Tenure counts this member's joins and the changes of its members as its lists show them.
+// While it stays the same, no other member acted on a cluster this member owns: another acts
+// only under a view that left this member out, which needs this member's Lease unchanged for
+// D + m, so that this member's next renewal is a join (a lapse of its right between a renewal
+// and the list that extends it, shorter than that, changes nothing). So what this member last
+// wrote or read of such a cluster is its newest state. A reader that remembers that state (a
+// cache's read-your-writes) must forget it when the tenure changes.
 func (m *Membership) Tenure() uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.noteView(m.state.View(m.opts.Clock.Now()))
 	return m.tenure
 }
 
-// noteView counts v as a change of the view when it differs from the last one noted; mu
-// is held.
-func (m *Membership) noteView(v View) {
-	if !v.Equal(m.tenureView) {
+// noteMembers counts a change of the members from the last noted; mu is held.
+func (m *Membership) noteMembers(members []string) {
+	if !slices.Equal(members, m.tenureMembers) {
 		m.tenure++
-		m.tenureView = v
+		m.tenureMembers = slices.Clone(members)
 	}
 }
 
@@ -158,9 +159,7 @@ func (m *Membership) noteView(v View) {
 func (m *Membership) Begin(ctx context.Context, key string) (_ context.Context, release func(), ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	view := m.state.View(m.opts.Clock.Now())
-	m.noteView(view)
-	if m.stopping || !view.Owns(key) {
+	if m.stopping || !m.state.View(m.opts.Clock.Now()).Owns(key) {
 		return ctx, func() {}, false
 	}
 	m.inFlight++
@@ -219,8 +218,9 @@ func (m *Membership) round(ctx context.Context, log logr.Logger) {
 	cancel()
 	m.mu.Lock()
 	if err == nil {
-		m.state.Renewed(sent, answered)
-		m.noteView(m.state.View(answered))
+		if m.state.Renewed(sent, answered) {
+			m.tenure++
+		}
 	} else {
 		m.lease = nil // read it again next round
 	}
@@ -248,7 +248,7 @@ func (m *Membership) round(ctx context.Context, log logr.Logger) {
 	}
 	m.mu.Lock()
 	stale := m.state.Listed(sent, answered, records)
-	m.noteView(m.state.View(answered))
+	m.noteMembers(m.state.View(answered).Members)
 	m.mu.Unlock()
 	for _, rec := range stale {
 		// The version as a precondition: a member that renewed since keeps its Lease.
