@@ -426,14 +426,16 @@ func scaledDown(d *appsv1.Deployment) bool {
 		d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == 0
 }
 
-// deleteJobManagerPods deletes the JobManager pods that are not terminating yet. A pod of a
-// Deployment is deleted only once the Deployment is scaled to 0 (deleteJobManager): its
-// ReplicaSet, which may outlive the Deployment until the garbage collector reaches it, then
-// replaces nothing.
+// deleteJobManagerPods deletes the JobManager pods that are not terminating yet, but those a
+// ReplicaSet controls: a ReplicaSet replaces a deleted pod with a new JobManager, beside the
+// old one that may still lead. Its pods go with its scale-down (deleteJobManager scales the
+// Deployment to 0 first) or, when the Deployment went without one (a user deleted it), with
+// the ReplicaSet itself, once the garbage collector removes it: the Deployment's deletion
+// leaves it alive until then, and the cache lets a reconcile act within that window.
 func (c *cycle) deleteJobManagerPods(ctx context.Context) error {
 	for i := range c.obs.pods {
 		p := &c.obs.pods[i]
-		if state.Deleting(p) {
+		if state.Deleting(p) || state.MadeByReplicaSet(p) {
 			continue
 		}
 		if err := c.r.Client.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
