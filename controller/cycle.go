@@ -41,9 +41,6 @@ type cycle struct {
 	// fresh is set when this reconcile read the cluster, its JobManager pods and its HA
 	// ConfigMaps from the API server rather than the caches (readCluster, confirmAbsent).
 	fresh bool
-	// firstLook is set on a cluster's first reconcile: this one added the finalizer to a
-	// cluster with no status, a version the patch's precondition proved current.
-	firstLook bool
 	// tenure is the shard tenure this reconcile runs under (0 without shards).
 	tenure   uint64
 	now      time.Time

@@ -245,11 +245,11 @@ func (c *cycle) haReader() client.Reader {
 // server shows nothing the caches did not (what they showed and is gone since, deleted by
 // this reconcile or another, only confirms the absence); if it does, the reconcile looks
 // again at once instead of acting on what it decided from them. The observation stays the
-// one the reconcile decided from. A cluster's first look (firstLook) confirms nothing: no
-// JobManager of it was ever created, and what an earlier cluster of the same name left (its
-// finalizer waits for its pods, and removes its HA ConfigMaps) is older than a cache's lag.
+// one the reconcile decided from. A cluster's first deploy confirms too: nothing proves that
+// a cache shows every pod of the cluster's name (an earlier cluster's, a user's) or HA
+// ConfigMap, and two reads per created JobManager are a small price for that.
 func (c *cycle) confirmAbsent(ctx context.Context) (bool, error) {
-	if c.fresh || c.firstLook {
+	if c.fresh {
 		return true, nil
 	}
 	cached := c.obs

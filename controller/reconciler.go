@@ -115,9 +115,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		r.forget(req.NamespacedName)
 		return r.finalize(ctx, fc)
 	}
-	firstLook := false
 	if !controllerutil.ContainsFinalizer(fc, Finalizer) {
-		firstLook = equality.Semantic.DeepEqual(fc.Status, v1beta1.FlinkClusterStatus{})
 		patch := client.MergeFromWithOptions(fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(fc, Finalizer)
 		if err := r.Client.Patch(ctx, fc, patch); err != nil {
@@ -129,7 +127,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	c.fresh, c.tenure, c.firstLook = fresh, tenure, firstLook
+	c.fresh, c.tenure = fresh, tenure
 	res, err = c.run(ctx)
 	if job := c.st.Components.Job; job != nil {
 		r.metrics.setJobState(req.NamespacedName, job.State)
