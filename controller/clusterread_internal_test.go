@@ -62,6 +62,16 @@ func TestClusterReads(t *testing.T) {
 		cache, api := &versionedReader{}, &versionedReader{}
 		return &Reconciler{Client: cache.client(t), Reader: api.client(t)}, cache, api
 	}
+	// knowing is a replica that read the cluster at version 12 from the API server under
+	// tenure, its cache at cached.
+	knowing := func(t *testing.T, cached string, tenure uint64) (*Reconciler, *versionedReader, *versionedReader) {
+		r, cache, api := setup(t)
+		api.at("12", recorded)
+		cache.at(cached, recorded)
+		_, _, err := r.readCluster(ctx, key, tenure)
+		require.NoError(t, err)
+		return r, cache, api
+	}
 
 	t.Run("a cluster nothing was recorded on is read from the cache", func(t *testing.T) {
 		r, cache, api := setup(t)
@@ -84,11 +94,7 @@ func TestClusterReads(t *testing.T) {
 	})
 
 	t.Run("a cache that shows this replica's last write is read", func(t *testing.T) {
-		r, cache, api := setup(t)
-		api.at("12", recorded)
-		cache.at("10", recorded)
-		_, _, err := r.readCluster(ctx, key, 0)
-		require.NoError(t, err)
+		r, cache, api := knowing(t, "10", 0)
 		written := api.fc.DeepCopy()
 		written.ResourceVersion, written.Status.State = "13", v1beta1.ClusterStateUpdating
 		r.wrote(written)
@@ -102,11 +108,7 @@ func TestClusterReads(t *testing.T) {
 	})
 
 	t.Run("a cache behind this replica's own writes is replaced by the last of them", func(t *testing.T) {
-		r, cache, api := setup(t)
-		api.at("12", recorded)
-		cache.at("10", recorded)
-		_, _, err := r.readCluster(ctx, key, 0)
-		require.NoError(t, err)
+		r, cache, api := knowing(t, "10", 0)
 		for _, rv := range []string{"13", "14"} {
 			written := api.fc.DeepCopy()
 			written.ResourceVersion, written.Status.State = rv, v1beta1.ClusterStateUpdating
@@ -124,11 +126,7 @@ func TestClusterReads(t *testing.T) {
 	})
 
 	t.Run("a version this replica does not know is read from the API server", func(t *testing.T) {
-		r, cache, api := setup(t)
-		api.at("12", recorded)
-		cache.at("12", recorded)
-		_, _, err := r.readCluster(ctx, key, 0)
-		require.NoError(t, err)
+		r, cache, api := knowing(t, "12", 0)
 		// A user's edit, or one that raced this replica's write: it may be older or newer
 		// than what this replica knows.
 		cache.at("11", recorded)
@@ -140,11 +138,7 @@ func TestClusterReads(t *testing.T) {
 	})
 
 	t.Run("a new shard tenure forgets what this replica knew", func(t *testing.T) {
-		r, cache, api := setup(t)
-		api.at("12", recorded)
-		cache.at("12", recorded)
-		_, _, err := r.readCluster(ctx, key, 1)
-		require.NoError(t, err)
+		r, _, api := knowing(t, "12", 1)
 		// Another member owned the cluster meanwhile and wrote; the cache still shows what
 		// this one knew.
 		api.at("20", recorded)
@@ -155,11 +149,7 @@ func TestClusterReads(t *testing.T) {
 	})
 
 	t.Run("a failed reconcile makes the next read fresh", func(t *testing.T) {
-		r, cache, api := setup(t)
-		api.at("12", recorded)
-		cache.at("12", recorded)
-		_, _, err := r.readCluster(ctx, key, 0)
-		require.NoError(t, err)
+		r, _, _ := knowing(t, "12", 0)
 		r.distrust(key, 0)
 		_, fresh, err := r.readCluster(ctx, key, 0)
 		require.NoError(t, err)
