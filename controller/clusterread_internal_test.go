@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,8 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/shard"
+	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
 )
 
@@ -235,4 +239,58 @@ func TestOwnedLater(t *testing.T) {
 			assert.Equal(t, tc.want, ownedLater(tc.view, ofA))
 		})
 	}
+}
+
+// Within a deploy in progress a cached HA view without the job's graph is taken as it is
+// (main() has not submitted it yet), but not when it is the evidence that the job's HA data
+// is gone (jobHAGone), on which a job fails for good: that is read from the API server.
+func TestHAGoneEvidenceInADeployInProgressIsReadFromTheAPIServer(t *testing.T) {
+	ctx := context.Background()
+	const jobID = "0123456789abcdef0123456789abcdef"
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	started := t0.Add(time.Minute)
+	s := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(s))
+	fc := builder.MakeAppCluster("wc").Deployment().Obj()
+	fc.Status.Components.Job = &v1beta1.JobStatus{ID: jobID, State: v1beta1.JobStateDeploying}
+	clusterID := resources.HAClusterID(fc)
+	clusterCM := func(graph bool) *corev1.ConfigMap {
+		cm := flinkha.NewConfigMap(fc.Namespace, flinkha.ClusterConfigMapName(clusterID), clusterID)
+		cm.CreationTimestamp = metav1.NewTime(started.Add(5 * time.Second))
+		cm.Data = map[string]string{}
+		if graph {
+			cm.Data[flinkha.JobGraphKey(jobID)] = "graph"
+		}
+		return cm
+	}
+	pod := builder.SetRunning(builder.Pod("wc", "wc-jobmanager-1", "wc-r1", t0), started)
+	observe := func(t *testing.T, cached ...client.Object) (c *cycle, apiLists int) {
+		api := interceptor.NewClient(fake.NewClientBuilder().WithScheme(s).WithObjects(pod.DeepCopy(), clusterCM(true)).Build(), interceptor.Funcs{
+			List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				if _, ok := list.(*corev1.ConfigMapList); ok {
+					apiLists++
+				}
+				return cl.List(ctx, list, opts...)
+			},
+		})
+		r := &Reconciler{
+			Client:   fake.NewClientBuilder().WithScheme(s).WithObjects(pod.DeepCopy()).Build(),
+			Reader:   api,
+			HAReader: fake.NewClientBuilder().WithScheme(s).WithObjects(cached...).Build(),
+		}
+		f := fc.DeepCopy()
+		c = &cycle{r: r, fc: f, st: &f.Status, now: started.Add(time.Minute), mode: v1beta1.JobManagerDeploymentTypeDeployment,
+			obs: observed{jmDeployment: &appsv1.Deployment{}, wl: &state.Workload{Revision: "wc-r1", JobID: jobID}}}
+		require.True(t, c.deployInProgress())
+		require.NoError(t, c.observePodsAndHA(ctx))
+		return c, apiLists
+	}
+
+	c, lists := observe(t, clusterCM(false))
+	assert.Equal(t, 1, lists, "a cached view that says the job's HA data is gone is read again")
+	assert.True(t, c.obs.ha.jobGraphStored(jobID), "the API server's view is the one decided on")
+	assert.Empty(t, c.haMetadataGone())
+
+	_, lists = observe(t)
+	assert.Zero(t, lists, "no HA ConfigMap cached yet (the JobManager does not lead yet): nothing is gone")
 }

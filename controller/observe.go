@@ -154,8 +154,10 @@ func (c *cycle) observe(ctx context.Context) error {
 // submits it, and until then the only conclusion drawn is observeSubmitted's, which reads the
 // Flink ConfigMap as well): every other conclusion the controller draws from a missing graph
 // (the job never submitted, its HA data deleted, its end recorded by Flink) is drawn from a
-// fresh read, as before the caches. While the graph is stored, the cache may lag (a leader
-// renewal, a checkpoint) as a fresh read lags the next write.
+// fresh read, as before the caches. So is the evidence, even within a deploy in progress,
+// that the job's HA data is gone (jobHAGone: endedInHA, haMetadataGone), on which a job
+// fails for good. While the graph is stored, the cache may lag (a leader renewal, a
+// checkpoint) as a fresh read lags the next write.
 func (c *cycle) observePodsAndHA(ctx context.Context) error {
 	pods, err := c.listJobManagerPods(ctx, c.podReader())
 	if err != nil {
@@ -166,9 +168,11 @@ func (c *cycle) observePodsAndHA(ctx context.Context) error {
 	if c.obs.ha, err = c.readHA(ctx, c.haReader()); err != nil {
 		return err
 	}
-	if id := c.jobID(); !c.fresh && c.kubernetesHA() && id != "" && !c.obs.ha.jobGraphStored(id) && !c.deployInProgress() {
-		if c.obs.ha, err = c.readHA(ctx, c.r.Reader); err != nil {
-			return err
+	if id := c.jobID(); !c.fresh && c.kubernetesHA() && id != "" && !c.obs.ha.jobGraphStored(id) {
+		if _, gone := c.jobHAGone(); gone || !c.deployInProgress() {
+			if c.obs.ha, err = c.readHA(ctx, c.r.Reader); err != nil {
+				return err
+			}
 		}
 	}
 	if l := c.obs.ha.leader; l.Known && !c.leaderPodListed(l) {
