@@ -59,6 +59,7 @@ func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current
 		}
 		err := c.r.Client.Create(ctx, desired)
 		if err == nil {
+			c.wroteOwned(desired)
 			return true, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
@@ -89,6 +90,7 @@ func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current
 	if err := c.r.Client.Update(ctx, current); err != nil {
 		return false, fmt.Errorf("updating %T %s: %w", current, current.GetName(), err)
 	}
+	c.wroteOwned(current)
 	return true, nil
 }
 
@@ -182,8 +184,8 @@ func (c *cycle) ranOrSubmitted() bool {
 // no longer leaves the deploy's savepoint (or empty state) in place for that rerun, which
 // would rewind the job silently. The mark is kept by the ConfigMap itself: once it names
 // ResumeFromHAOnly for this deploy (its job result store is the deploy's), it stays, even
-// after the HA data is gone. The ConfigMap is read from the API server: a stale cache could
-// show the savepoint the last write replaced.
+// after the HA data is gone. The ConfigMap is read as ownConfigMap reads it: a stale cache
+// could show the savepoint the last write replaced.
 func (c *cycle) observeSubmitted(ctx context.Context) error {
 	job := c.job()
 	if job.ID == "" || flinkcluster.Ran(job) || c.restorePathAfterRun() != ResumeFromHAOnly {
@@ -193,8 +195,8 @@ func (c *cycle) observeSubmitted(ctx context.Context) error {
 		c.obs.submitted = job.ID
 		return nil
 	}
-	cm := &corev1.ConfigMap{}
-	if err := c.r.Reader.Get(ctx, client.ObjectKey{Namespace: c.fc.Namespace, Name: resources.ConfigMapName(c.fc.Name)}, cm); err != nil {
+	cm, err := c.ownConfigMap(ctx)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -225,13 +227,13 @@ func (c *cycle) restorePathAfterRun() string {
 // savepoint. ReplaceSavepoint rewrites the ConfigMap's restore path entry with the file, which
 // a Deployment's container restarted from then on reads into its --fromSavepoint
 // (allowNonRestoredState before Flink 2.3, resources.EnvRestorePath). The ConfigMap is read
-// from the API server: the cache may not show the last write.
+// as ownConfigMap reads it: the cache may not show the last write.
 func (c *cycle) dropRestorePath(ctx context.Context) error {
 	if !c.mustResumeFromHA() {
 		return nil
 	}
-	cm := &corev1.ConfigMap{}
-	if err := c.r.Reader.Get(ctx, client.ObjectKey{Namespace: c.fc.Namespace, Name: resources.ConfigMapName(c.fc.Name)}, cm); err != nil {
+	cm, err := c.ownConfigMap(ctx)
+	if err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if !metav1.IsControlledBy(cm, c.fc) {
@@ -244,7 +246,40 @@ func (c *cycle) dropRestorePath(ctx context.Context) error {
 	if err := c.r.Client.Update(ctx, cm); err != nil {
 		return fmt.Errorf("taking the savepoint out of ConfigMap %s: %w", cm.Name, err)
 	}
+	c.wroteOwned(cm)
 	return nil
+}
+
+// ownConfigMap reads the cluster's Flink ConfigMap, whose restore path decides whether a job
+// was submitted and what a restarted JobManager restores: from the cache when it shows the
+// version this replica last wrote or read from the API server under its tenure, otherwise
+// from the API server (the cache may not show the last write, and a stale restore path could
+// be taken for the current one).
+func (c *cycle) ownConfigMap(ctx context.Context) (*corev1.ConfigMap, error) {
+	key := client.ObjectKey{Namespace: c.fc.Namespace, Name: resources.ConfigMapName(c.fc.Name)}
+	cm := &corev1.ConfigMap{}
+	if k := c.r.knownCluster(c.key(c.fc.Name), c.tenure); k != nil && k.configMapRV != "" {
+		if err := c.r.Client.Get(ctx, key, cm); err == nil && cm.ResourceVersion == k.configMapRV {
+			return cm, nil
+		}
+	}
+	cm = &corev1.ConfigMap{}
+	if err := c.r.Reader.Get(ctx, key, cm); err != nil {
+		return nil, err
+	}
+	c.wroteOwned(cm)
+	return cm, nil
+}
+
+// wroteOwned records the version of the cluster's Flink ConfigMap this replica just wrote
+// or read from the API server (ownConfigMap); other objects are not recorded.
+func (c *cycle) wroteOwned(obj client.Object) {
+	if _, ok := obj.(*corev1.ConfigMap); !ok || obj.GetName() != resources.ConfigMapName(c.fc.Name) {
+		return
+	}
+	if k := c.r.knownCluster(c.key(c.fc.Name), c.tenure); k != nil {
+		k.configMapRV = obj.GetResourceVersion()
+	}
 }
 
 // newDeploy starts a deploy that does not resume from HA: a new job ID, restoring from,
@@ -283,6 +318,9 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 // createJobManager creates the JobManager workload of the current deploy (revision, job ID
 // and savepoint recorded in the status) and starts a new run of the job: Deploying.
 func (c *cycle) createJobManager(ctx context.Context) error {
+	if ok, err := c.confirmAbsent(ctx); err != nil || !ok {
+		return err
+	}
 	// The Flink version the workload runs: an update to another one is no last-state update.
 	c.job().FlinkVersion = c.fc.Spec.FlinkVersion
 	if err := c.applyComponents(ctx); err != nil {
@@ -388,14 +426,16 @@ func scaledDown(d *appsv1.Deployment) bool {
 		d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == 0
 }
 
-// deleteJobManagerPods deletes the JobManager pods that are not terminating yet. A pod of a
-// Deployment is deleted only once the Deployment is scaled to 0 (deleteJobManager): its
-// ReplicaSet, which may outlive the Deployment until the garbage collector reaches it, then
-// replaces nothing.
+// deleteJobManagerPods deletes the JobManager pods that are not terminating yet, but those a
+// ReplicaSet controls: a ReplicaSet replaces a deleted pod with a new JobManager, beside the
+// old one that may still lead. Its pods go with its scale-down (deleteJobManager scales the
+// Deployment to 0 first) or, when the Deployment went without one (a user deleted it), with
+// the ReplicaSet itself, once the garbage collector removes it: the Deployment's deletion
+// leaves it alive until then, and the cache lets a reconcile act within that window.
 func (c *cycle) deleteJobManagerPods(ctx context.Context) error {
 	for i := range c.obs.pods {
 		p := &c.obs.pods[i]
-		if state.Deleting(p) {
+		if state.Deleting(p) || state.MadeByReplicaSet(p) {
 			continue
 		}
 		if err := c.r.Client.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {

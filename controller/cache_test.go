@@ -70,14 +70,14 @@ func TestCacheSelectsEveryOwnedObject(t *testing.T) {
 }
 
 // cacheView makes cl answer Gets as the restricted cache does: objects without the
-// controller's label are not found.
+// controller's label are not found (FlinkClusters, which it caches whole, excepted).
 func cacheView(cl client.Client) client.Client {
 	return interceptor.NewClient(cl.(client.WithWatch), interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if err := c.Get(ctx, key, obj, opts...); err != nil {
 				return err
 			}
-			if obj.GetLabels()[resources.LabelApp] != resources.AppFlink {
+			if _, cluster := obj.(*v1beta1.FlinkCluster); !cluster && obj.GetLabels()[resources.LabelApp] != resources.AppFlink {
 				return apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, key.Name)
 			}
 			return nil

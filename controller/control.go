@@ -54,7 +54,11 @@ func (c *cycle) removeControlAnnotation(ctx context.Context) error {
 	}
 	patch := client.MergeFromWithOptions(c.fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	delete(c.fc.Annotations, v1beta1.ControlAnnotation)
-	return c.r.Client.Patch(ctx, c.fc, patch)
+	if err := c.r.Client.Patch(ctx, c.fc, patch); err != nil {
+		return err
+	}
+	c.r.wrote(c.fc)
+	return nil
 }
 
 // cancelPending reports whether the job is to be cancelled: the job-cancel control, or

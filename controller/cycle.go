@@ -36,8 +36,13 @@ type cycle struct {
 	orig *v1beta1.FlinkCluster
 	// read is the status as this reconcile read it (orig's moves on when recordBeforeActing
 	// writes).
-	read     v1beta1.FlinkClusterStatus
-	st       *v1beta1.FlinkClusterStatus
+	read v1beta1.FlinkClusterStatus
+	st   *v1beta1.FlinkClusterStatus
+	// fresh is set when this reconcile read the cluster, its JobManager pods and its HA
+	// ConfigMaps from the API server rather than the caches (readCluster, confirmAbsent).
+	fresh bool
+	// tenure is the shard tenure this reconcile runs under (0 without shards).
+	tenure   uint64
 	now      time.Time
 	revision string
 	mode     v1beta1.JobManagerDeploymentType
@@ -182,6 +187,7 @@ func (c *cycle) recordBeforeActing(ctx context.Context) error {
 	if err := c.r.Client.Status().Patch(ctx, obj, client.MergeFrom(c.orig)); err != nil {
 		return err
 	}
+	c.r.wrote(obj)
 	c.orig.Status = *c.fc.Status.DeepCopy()
 	return nil
 }
@@ -409,7 +415,11 @@ func (c *cycle) removeRestoreAnnotation(ctx context.Context) error {
 	}
 	patch := client.MergeFromWithOptions(c.fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	delete(c.fc.Annotations, RestoreAnnotation)
-	return c.r.Client.Patch(ctx, c.fc, patch)
+	if err := c.r.Client.Patch(ctx, c.fc, patch); err != nil {
+		return err
+	}
+	c.r.wrote(c.fc)
+	return nil
 }
 
 // shouldRestart reports whether a failed job is restarted from its latest savepoint (Job
@@ -644,7 +654,11 @@ func (c *cycle) writeStatus(ctx context.Context) error {
 		return nil
 	}
 	c.st.LastUpdateTime = state.Time(c.now)
-	return c.r.Client.Status().Patch(ctx, c.fc, client.MergeFrom(c.orig))
+	if err := c.r.Client.Status().Patch(ctx, c.fc, client.MergeFrom(c.orig)); err != nil {
+		return err
+	}
+	c.r.wrote(c.fc)
+	return nil
 }
 
 // decisionRecord is the part of a status that the flows read back as the record of what
@@ -782,14 +796,9 @@ func (c *cycle) setJobManagerReady() {
 			replicas = d.Spec.Replicas
 		}
 	}
-	ready := jobManagerReadyCondition(kind, c.obs.wl, replicas, c.obs.pod)
-	if c.setCondition(ready) {
-		reason := ReasonJobManagerNotReady
-		if ready.Status == metav1.ConditionTrue {
-			reason = ReasonJobManagerReady
-		}
-		c.event(corev1.EventTypeNormal, reason, "Observe", "%s", ready.Message)
-	}
+	// The condition says it; no Event: a pod that becomes ready is nothing to act on, and a
+	// job that does not run because of it says so by its own Events.
+	c.setCondition(jobManagerReadyCondition(kind, c.obs.wl, replicas, c.obs.pod))
 }
 
 // updateStepf records the update flow's step for the Updating condition.
@@ -812,17 +821,20 @@ func (c *cycle) deriveClusterState() {
 	if next == v1beta1.ClusterStateStopping {
 		c.poll()
 	}
-	c.setClusterState(next, ReasonClusterState, "Observe", fmt.Sprintf("cluster %s -> %s", orNone(c.st.State), next))
+	// No Event: the cluster's state follows its job's, whose changes have theirs.
+	c.setClusterState(next, "", "", "")
 }
 
-// setClusterState is the one writer of status.state: it records a change with a Normal Event
-// (reason, action, note), and reports whether the state changed.
+// setClusterState is the one writer of status.state: it records a change, with a Normal
+// Event (reason, action, note) when reason is set, and reports whether the state changed.
 func (c *cycle) setClusterState(next, reason, action, note string) bool {
 	if next == c.st.State {
 		return false
 	}
 	c.st.State = next
-	c.event(corev1.EventTypeNormal, reason, action, "%s", note)
+	if reason != "" {
+		c.event(corev1.EventTypeNormal, reason, action, "%s", note)
+	}
 	return true
 }
 

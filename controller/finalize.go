@@ -27,6 +27,9 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// A cluster being deleted is read from the API server (readCluster), and so are its
+	// pods and HA ConfigMaps: the finalizer goes once they are gone.
+	c.fresh = true
 	released := false
 	defer func() {
 		if released {

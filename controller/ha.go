@@ -184,11 +184,13 @@ func haConfigMapSelector(fc *v1beta1.FlinkCluster) client.MatchingLabels {
 	return client.MatchingLabels(flinkha.Labels(resources.HAClusterID(fc)))
 }
 
-// readHA reads the HA ConfigMaps from the API server (never a cache: a stale list could
-// claim that the old job graph is gone before it is) and the leader they name.
-func (c *cycle) readHA(ctx context.Context) (haView, error) {
+// readHA reads the HA ConfigMaps from from and the leader they name. The checks that confirm
+// a graph gone (before a job is declared to have lost its HA data, before a deploy that
+// needs the old data removed) read from the API server: a stale list could claim that the
+// old job graph is gone before it is.
+func (c *cycle) readHA(ctx context.Context, from client.Reader) (haView, error) {
 	list := &corev1.ConfigMapList{}
-	if err := c.r.Reader.List(ctx, list, client.InNamespace(c.fc.Namespace), haConfigMapSelector(c.fc)); err != nil {
+	if err := from.List(ctx, list, client.InNamespace(c.fc.Namespace), haConfigMapSelector(c.fc)); err != nil {
 		return haView{}, fmt.Errorf("listing HA ConfigMaps: %w", err)
 	}
 	// Flink 2 labels its HA ConfigMaps with its common labels alone, which other Flink
@@ -226,7 +228,7 @@ func (c *cycle) haMetadataLost(ctx context.Context) (bool, error) {
 		c.obs.wl == nil || c.obs.wl.Deleting || c.obs.ha.jobGraphStored(job.ID) {
 		return false, nil
 	}
-	again, err := c.readHA(ctx)
+	again, err := c.readHA(ctx, c.r.Reader)
 	if err != nil || again.jobGraphStored(job.ID) {
 		return false, err
 	}
@@ -281,7 +283,7 @@ func (c *cycle) redeployingWithoutHA() bool {
 func (c *cycle) deleteHAConfigMaps(ctx context.Context) (bool, error) {
 	// Read afresh, not from the observation: a JobManager may have written since, and the
 	// observation stays what this reconcile decided by.
-	v, err := c.readHA(ctx)
+	v, err := c.readHA(ctx, c.r.Reader)
 	if err != nil {
 		return false, err
 	}
@@ -297,7 +299,7 @@ func (c *cycle) deleteHAConfigMaps(ctx context.Context) (bool, error) {
 		names = append(names, cm.Name)
 	}
 	c.event(corev1.EventTypeNormal, ReasonHAConfigMapsDeleted, "Delete", "deleted the HA ConfigMaps %v so that the next deploy cannot recover the old job graph", names)
-	if v, err = c.readHA(ctx); err != nil {
+	if v, err = c.readHA(ctx, c.r.Reader); err != nil {
 		return false, err
 	}
 	return len(v.configMaps) == 0, nil

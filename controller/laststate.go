@@ -196,7 +196,7 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 func (c *cycle) removeJobGraphs(ctx context.Context) (bool, error) {
 	// Read afresh, not from the observation: a JobManager may have written since, and the
 	// observation stays what this reconcile decided by.
-	v, err := c.readHA(ctx)
+	v, err := c.readHA(ctx, c.r.Reader)
 	if err != nil {
 		return false, err
 	}
@@ -235,7 +235,7 @@ func (c *cycle) removeJobGraphs(ctx context.Context) (bool, error) {
 		c.event(corev1.EventTypeNormal, ReasonHAConfigMapsDeleted, "Delete",
 			"removed the job graphs %v from the HA ConfigMaps and kept the checkpoints, so that the next deploy restores the newest checkpoint with the new spec", removed)
 	}
-	if v, err = c.readHA(ctx); err != nil {
+	if v, err = c.readHA(ctx, c.r.Reader); err != nil {
 		return false, err
 	}
 	return len(v.allJobGraphs()) == 0, nil

@@ -24,6 +24,7 @@ import (
 	"github.com/flink-admission/flink-admission/controller/flinkpoll"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // flinkCallTimeout bounds the REST calls of one reconcile.
@@ -133,21 +134,46 @@ func (c *cycle) observe(ctx context.Context) error {
 		}
 	}
 
-	pods, err := c.listJobManagerPods(ctx)
+	if err := c.observeComponents(ctx); err != nil {
+		return err
+	}
+	if err := c.observePodsAndHA(ctx); err != nil {
+		return err
+	}
+	if err := c.observeSubmitted(ctx); err != nil {
+		return err
+	}
+	c.judgeREST(ctx)
+	return nil
+}
+
+// observePodsAndHA reads the JobManager pods and the HA ConfigMaps, from the API server when
+// this reconcile is fresh, from the caches otherwise. A cached HA view without the current
+// job's graph is read again from the API server, but while its deploy is in progress (the
+// job Deploying on its live workload, never seen running: its graph appears once main()
+// submits it, and until then the only conclusion drawn is observeSubmitted's, which reads the
+// Flink ConfigMap as well): every other conclusion the controller draws from a missing graph
+// (the job never submitted, its HA data deleted, its end recorded by Flink) is drawn from a
+// fresh read, as before the caches. So is the evidence, even within a deploy in progress,
+// that the job's HA data is gone (jobHAGone: endedInHA, haMetadataGone), on which a job
+// fails for good. While the graph is stored, the cache may lag (a leader renewal, a
+// checkpoint) as a fresh read lags the next write.
+func (c *cycle) observePodsAndHA(ctx context.Context) error {
+	pods, err := c.listJobManagerPods(ctx, c.podReader())
 	if err != nil {
 		return err
 	}
 	c.obs.pods = pods
 	c.obs.pod = c.selectPod()
-
-	if err := c.observeComponents(ctx); err != nil {
+	if c.obs.ha, err = c.readHA(ctx, c.haReader()); err != nil {
 		return err
 	}
-	if c.obs.ha, err = c.readHA(ctx); err != nil {
-		return err
-	}
-	if err := c.observeSubmitted(ctx); err != nil {
-		return err
+	if id := c.jobID(); !c.fresh && c.kubernetesHA() && id != "" && !c.obs.ha.jobGraphStored(id) {
+		if _, gone := c.jobHAGone(); gone || !c.deployInProgress() {
+			if c.obs.ha, err = c.readHA(ctx, c.r.Reader); err != nil {
+				return err
+			}
+		}
 	}
 	if l := c.obs.ha.leader; l.Known && !c.leaderPodListed(l) {
 		// With rest.address set, the REST leader address is that address (a Service name,
@@ -160,6 +186,19 @@ func (c *cycle) observe(ctx context.Context) error {
 		}
 		c.obs.ha.leader = l
 	}
+	return nil
+}
+
+// deployInProgress reports whether the current deploy's job is Deploying on its live
+// workload and was never seen running.
+func (c *cycle) deployInProgress() bool {
+	job, wl := c.job(), c.obs.wl
+	return job.State == v1beta1.JobStateDeploying && !flinkcluster.Ran(job) &&
+		wl != nil && !wl.Deleting && wl.JobID == job.ID
+}
+
+// judgeREST decides whether the JobManager's REST API is asked and believed, and asks it.
+func (c *cycle) judgeREST(ctx context.Context) {
 	switch {
 	case c.obs.wl == nil || c.obs.wl.Deleting:
 		c.obs.untrusted, c.obs.watched = "no JobManager workload", true
@@ -180,7 +219,75 @@ func (c *cycle) observe(ctx context.Context) error {
 	default:
 		c.observeFlink(ctx)
 	}
-	return nil
+}
+
+// podReader is where this reconcile reads the JobManager pods: the API server when it is
+// fresh, the cache otherwise.
+func (c *cycle) podReader() client.Reader {
+	if c.fresh {
+		return c.r.Reader
+	}
+	return c.r.Client
+}
+
+// haReader is where this reconcile reads the HA ConfigMaps: the API server when it is fresh,
+// their cache otherwise.
+func (c *cycle) haReader() client.Reader {
+	switch {
+	case c.fresh:
+		return c.r.Reader
+	case c.r.HAReader != nil:
+		return c.r.HAReader
+	}
+	return c.r.Client
+}
+
+// confirmAbsent reads the JobManager pods and the HA ConfigMaps again from the API server
+// before an action that their absence allows (a new JobManager: no old one may lead, no old
+// job graph may be recovered), when this reconcile read them from the caches, which may not
+// show a pod or a ConfigMap created or changed just before. It reports whether the API
+// server shows nothing the caches did not (what they showed and is gone since, deleted by
+// this reconcile or another, only confirms the absence); if it does, the reconcile looks
+// again at once instead of acting on what it decided from them. The observation stays the
+// one the reconcile decided from. A cluster's first deploy confirms too: nothing proves that
+// a cache shows every pod of the cluster's name (an earlier cluster's, a user's) or HA
+// ConfigMap, and two reads per created JobManager are a small price for that.
+func (c *cycle) confirmAbsent(ctx context.Context) (bool, error) {
+	if c.fresh {
+		return true, nil
+	}
+	cached := c.obs
+	c.fresh = true
+	err := c.observePodsAndHA(ctx)
+	pods, ha := c.obs.pods, c.obs.ha.configMaps
+	c.fresh, c.obs = false, cached
+	if err != nil {
+		return false, err
+	}
+	if shownIn(pods, cached.pods) && shownIn(ha, cached.ha.configMaps) {
+		return true, nil
+	}
+	c.after(lookAgainNow)
+	return false, nil
+}
+
+// shownIn reports whether every object of fresh is in cached at the same version.
+func shownIn[T any, PT interface {
+	*T
+	client.Object
+}](fresh, cached []T) bool {
+	versions := make(map[types.UID]string, len(cached))
+	for i := range cached {
+		o := PT(&cached[i])
+		versions[o.GetUID()] = o.GetResourceVersion()
+	}
+	for i := range fresh {
+		o := PT(&fresh[i])
+		if v, ok := versions[o.GetUID()]; !ok || v != o.GetResourceVersion() {
+			return false
+		}
+	}
+	return true
 }
 
 // leaderPodListed reports whether the leader names one of the JobManager pods.
@@ -188,12 +295,12 @@ func (c *cycle) leaderPodListed(l state.Leader) bool {
 	return slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return l.Leads(&p) })
 }
 
-// listJobManagerPods lists every JobManager pod of the cluster from the API server. An error
+// listJobManagerPods lists every JobManager pod of the cluster from from. An error
 // is returned, never read as "no pods": the next revision must not start next to an old
 // JobManager that could still be the leader.
-func (c *cycle) listJobManagerPods(ctx context.Context) ([]corev1.Pod, error) {
+func (c *cycle) listJobManagerPods(ctx context.Context, from client.Reader) ([]corev1.Pod, error) {
 	list := &corev1.PodList{}
-	if err := c.r.Reader.List(ctx, list, client.InNamespace(c.fc.Namespace),
+	if err := from.List(ctx, list, client.InNamespace(c.fc.Namespace),
 		client.MatchingLabels(resources.SelectorLabels(c.fc.Name, resources.ComponentJobManager))); err != nil {
 		return nil, err
 	}

@@ -11,10 +11,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -86,4 +88,34 @@ func TestPodListErrorIsNeverNoPodsLeft(t *testing.T) {
 	require.NoError(t, cl.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: resources.ConfigMapName("wc")}, cm))
 	assert.Contains(t, cm.Data[resources.ConfigFileName(updatingCluster(t))], resources.KeySavepointPath+": file:///savepoints/sp-1",
 		"the next revision restores the final savepoint")
+}
+
+// A JobManager Deployment deleted without the controller's scale-down (by a user, in the
+// background) leaves its ReplicaSet alive until the garbage collector reaches it, and a
+// ReplicaSet replaces a deleted pod with a new JobManager beside the old one. The controller
+// deletes the old JobManager pods it waits for, but never one a ReplicaSet controls: that one
+// goes with its ReplicaSet.
+func TestJobManagerPodsAReplicaSetControlsAreLeftToIt(t *testing.T) {
+	ctx := context.Background()
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "wc"}}
+	r, cl := reconcilerWith(t, updatingCluster(t), func() error { return nil })
+	pod := func(name string, owner *metav1.OwnerReference) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
+			Labels: resources.SelectorLabels("wc", resources.ComponentJobManager)},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		if owner != nil {
+			p.OwnerReferences = []metav1.OwnerReference{*owner}
+		}
+		require.NoError(t, cl.Create(ctx, p))
+		return p
+	}
+	ofReplicaSet := pod("wc-jobmanager-5d8f-abcde", &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet",
+		Name: "wc-jobmanager-5d8f", UID: "rs", Controller: ptr.To(true)})
+	unowned := pod("wc-jobmanager-left", nil)
+
+	_, err := r.Reconcile(ctx, req)
+	require.NoError(t, err)
+	assert.NoError(t, cl.Get(ctx, client.ObjectKeyFromObject(ofReplicaSet), &corev1.Pod{}), "a ReplicaSet's pod is left to it")
+	assert.True(t, apierrors.IsNotFound(cl.Get(ctx, client.ObjectKeyFromObject(unowned), &corev1.Pod{})), "a pod no ReplicaSet controls is deleted")
+	assert.True(t, apierrors.IsNotFound(jobManagerDeployment(t, cl)), "no next revision while an old JobManager pod runs")
 }

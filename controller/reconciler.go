@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -17,17 +19,23 @@ import (
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkpoll"
+	"github.com/flink-admission/flink-admission/controller/shard"
 	"github.com/flink-admission/flink-admission/controller/state"
 )
 
 // Reconciler reconciles FlinkClusters.
 type Reconciler struct {
-	// Client reads owned objects from the cache and writes everything.
+	// Client reads the FlinkClusters, the owned objects and the JobManager pods from the
+	// cache, and writes everything.
 	Client client.Client
-	// Reader reads the FlinkCluster and the JobManager pods from the API server, never from a
-	// cache: a stale cluster could repeat a savepoint, and a stale pod list could claim that
-	// the old JobManager is gone before it is.
+	// Reader reads from the API server what the cache may not show yet: a cluster whose
+	// newest version this replica does not know (readCluster), and the JobManager pods and HA
+	// ConfigMaps before a decision that their absence allows (a stale pod list could claim
+	// that the old JobManager is gone before it is: confirmAbsent).
 	Reader client.Reader
+	// HAReader reads Flink's HA ConfigMaps, which the manager's cache does not hold (they
+	// lack the label it selects): a cache of its own (Setup). Nil reads them from Client.
+	HAReader client.Reader
 	// Recorder records Events.
 	Recorder events.EventRecorder
 	// Options are complete (defaults filled in).
@@ -42,28 +50,45 @@ type Reconciler struct {
 	// notManaged remembers the generation of clusters told they are not managed, so that the
 	// Event is recorded once per spec change.
 	notManaged sync.Map
+	// known is what this replica knows of each cluster's object beyond its cache
+	// (*knownCluster by types.NamespacedName: readCluster).
+	known sync.Map
 }
 
 var _ reconcile.Reconciler = &Reconciler{}
 
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	var tenure uint64
 	if s := r.Options.Shard; s != nil {
 		// Another replica's cluster, or this replica may not act now: nothing, not even a
 		// read. When it gains the cluster, its shard view's change enqueues it (Setup).
 		// Otherwise every request of the reconcile carries the fence's deadline.
 		fenced, release, ok := s.Begin(ctx, req.NamespacedName.String())
 		if !ok {
+			if ownedLater(s.View(), req.NamespacedName.String()) {
+				// Its own cluster, at a moment it may not act (its right lapsed until its
+				// renewal's list lands): no view change will tell it, so it looks again.
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
 			r.metrics.setJobState(req.NamespacedName, "")
 			r.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		defer release()
 		ctx = fenced
+		// Read after Begin: a view change in between makes this replica distrust what it
+		// records now, never the reverse.
+		tenure = s.Tenure()
 	}
-	defer func() { r.metrics.observe(err) }()
-	fc := &v1beta1.FlinkCluster{}
-	if err := r.Reader.Get(ctx, req.NamespacedName, fc); err != nil {
+	defer func() {
+		r.metrics.observe(err)
+		if err != nil {
+			r.distrust(req.NamespacedName, tenure)
+		}
+	}()
+	fc, fresh, err := r.readCluster(ctx, req.NamespacedName, tenure)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.metrics.setJobState(req.NamespacedName, "")
 			r.notManaged.Delete(req.NamespacedName)
@@ -96,11 +121,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		if err := r.Client.Patch(ctx, fc, patch); err != nil {
 			return ctrl.Result{}, err
 		}
+		r.wrote(fc)
 	}
 	c, err := r.newCycle(fc)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	c.fresh, c.tenure = fresh, tenure
 	res, err = c.run(ctx)
 	if job := c.st.Components.Job; job != nil {
 		r.metrics.setJobState(req.NamespacedName, job.State)
@@ -108,8 +135,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	return res, err
 }
 
-// forget stops polling a cluster this reconciler no longer runs.
+// ownedLater reports whether a member that may not act on key now owns it by its members:
+// its right to act lapsed between a renewal and the list that extends it, which changes no
+// view the member's rounds compare (shard.Membership.OnChange), or it is joining.
+func ownedLater(v shard.View, key string) bool {
+	return !v.Acting && slices.Contains(v.Members, v.Self) && shard.Owner(key, v.Members) == v.Self
+}
+
+// forget stops polling a cluster this reconciler no longer runs, and what it knew of it.
 func (r *Reconciler) forget(key types.NamespacedName) {
+	r.known.Delete(key)
 	if r.polls != nil {
 		r.polls.Forget(key)
 	}
@@ -138,6 +173,7 @@ func (r *Reconciler) reportNotManaged(ctx context.Context, fc *v1beta1.FlinkClus
 		if err := r.Client.Status().Update(ctx, fc); err != nil {
 			return err
 		}
+		r.wrote(fc)
 	}
 	key := types.NamespacedName{Namespace: fc.Namespace, Name: fc.Name}
 	if g, ok := r.notManaged.Load(key); ok && g.(int64) == fc.Generation {

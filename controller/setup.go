@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkha"
 	"github.com/flink-admission/flink-admission/controller/flinkpoll"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/shard"
@@ -85,9 +86,20 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// Flink's HA ConfigMaps carry Flink's labels, not the one the manager's cache selects:
+	// they get a cache of their own, read and never watched (their leader renewals and
+	// checkpoints would each wake a reconcile).
+	haCache, err := cache.New(mgr.GetConfig(), HACacheOptions(mgr, opts.Scope))
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(haCache); err != nil {
+		return err
+	}
 	r := &Reconciler{
 		Client:   mgr.GetClient(),
 		Reader:   mgr.GetAPIReader(),
+		HAReader: haCache,
 		Recorder: mgr.GetEventRecorder(ControllerName + "-controller"),
 		Options:  opts,
 		metrics:  m,
@@ -182,9 +194,9 @@ func newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) wor
 // HorizontalPodAutoscaler) to the objects that carry the
 // label every object and pod of a cluster carries (app=flink), so that the controller does
 // not hold every pod and ConfigMap of the cluster in memory. Objects without it are
-// invisible to the manager's client: what the controller must read regardless — the
-// JobManager pods, and the HA ConfigMaps Flink creates with its own labels — it reads from
-// the API server (Reconciler.Reader).
+// invisible to the manager's client: the HA ConfigMaps Flink creates with its own labels have
+// a cache of their own (HACacheOptions), and an object of the controller's that lost its
+// label is read from the API server (Reconciler.Reader).
 func CacheOptions() cache.Options { return ScopedCacheOptions(scope.All) }
 
 // ScopedCacheOptions are CacheOptions restricted to a scope: with namespaces, the cache
@@ -208,6 +220,26 @@ func ScopedCacheOptions(s scope.Scope) cache.Options {
 	}}
 	if s.Selector != nil {
 		opts.ByObject[&v1beta1.FlinkCluster{}] = cache.ByObject{Label: s.Selector}
+	}
+	if !s.AllNamespaces() {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range s.Namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+// HACacheOptions are the options of the cache of Flink's HA ConfigMaps (Reconciler.HAReader):
+// the ConfigMaps labelled as Flink's native Kubernetes integration labels them
+// (flinkha.Labels), in the scope's namespaces, on the manager's scheme, HTTP client and REST
+// mapper.
+func HACacheOptions(mgr ctrl.Manager, s scope.Scope) cache.Options {
+	opts := cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
+		ByObject: map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {
+			Label: labels.SelectorFromSet(labels.Set{flinkha.LabelType: flinkha.LabelTypeNative}),
+		}},
 	}
 	if !s.AllNamespaces() {
 		opts.DefaultNamespaces = map[string]cache.Config{}

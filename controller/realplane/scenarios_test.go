@@ -521,6 +521,17 @@ func deleteJobManagerPodJob(t *testing.T, h *harness) {
 	_, pod := h.runJob()
 	require.Contains(t, pod.Finalizers, batchv1.JobTrackingFinalizer)
 	h.process(pod).Kill()
+	// The kubelet reports the killed container's end (137) before the pod is force-deleted:
+	// deleted first, KWOK's stage for a deleted running pod would write a SIGTERM's 143 for
+	// a container no one sent one, until the Simulator wrote 137 over it.
+	h.eventually("the killed container's end in the pod's status", func() bool {
+		p, ok := h.podNow(pod)
+		if !ok || len(p.Status.ContainerStatuses) == 0 {
+			return false
+		}
+		end := p.Status.ContainerStatuses[0].State.Terminated
+		return end != nil && end.ExitCode == fakeflink.ExitKilled
+	})
 	// Force-deleted: the tracking finalizer keeps the object until the Job controller counted
 	// it as failed. With restartPolicy Never and no retries, it fails the Job.
 	require.NoError(t, k8s.Delete(h.ctx, pod, client.GracePeriodSeconds(0)))

@@ -59,6 +59,26 @@
 // that cannot renew stops at s + D - 2m; the others take over after D + m) and a GC pause of
 // any length (a paused member's deadline passes while it sleeps; its next renewal is a join).
 //
+// # What a new owner reads
+//
+// The theorem orders the members' actions on a cluster; a new owner must also see what the
+// previous one did, or it could repeat it (a savepoint, a deploy). The controller reads the
+// FlinkClusters, the JobManager pods and the HA ConfigMaps from watch caches, which may lag
+// the API server; what stands for an uncached read is Membership.Tenure, which changes with
+// every change of the view. A member remembers, per cluster, the newest version it read from
+// the API server or wrote, with the tenure it knew it under, and trusts its cache only while
+// the cache shows that version (or one it knows older, which it then replaces by its own)
+// under the same tenure. A member that gained a cluster lost or never had it under its
+// current tenure: it has no such record, and its first reconcile reads the cluster, its pods
+// and its HA ConfigMaps from the API server (after the previous owner's writes landed, by the
+// lemma), as before the caches. The tenure changes with the member's members and with its
+// joins, and another member acts on a cluster this one owns only under a view that left this
+// one out: that needs this member's Lease unchanged for D + m, longer than its right lasts,
+// so that its next renewal is a join. A lapse of its right shorter than that (a slow list)
+// changes no tenure, and no other member acted meanwhile.
+// Whatever the caches show, the absence of an old JobManager pod or HA ConfigMap is confirmed
+// from the API server before a JobManager is created.
+//
 // What the fence costs: a lost member's clusters move within D + m + RenewPeriod of its last
 // renewal, a leaving one's at the others' next list; a joining member takes its share D after
 // it joined, and the others, which lose only the clusters it takes, stop acting on those at

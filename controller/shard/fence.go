@@ -107,15 +107,17 @@ func NewState(self string, t Timing) *State {
 // at answered. A renewal answered later than Margin after it was sent counts for nothing: its
 // write may have taken effect anywhere in between. One sent after the validity ran out (or
 // the first one) is a join: the member waits D from its answer before it acts, so that a
-// member that left it out of its view has stopped by then.
-func (s *State) Renewed(sent, answered time.Time) {
+// member that left it out of its view has stopped by then. It reports whether it was one.
+func (s *State) Renewed(sent, answered time.Time) (joined bool) {
 	if answered.Sub(sent) > s.timing.Margin || answered.Before(sent) {
-		return
+		return false
 	}
 	if !sent.Before(s.validUntil) {
 		s.actingFrom = answered.Add(s.timing.LeaseDuration)
+		joined = true
 	}
 	s.renewed = sent
+	return joined
 }
 
 // Listed records a list of the members' Leases, sent at sent and answered at answered, and

@@ -125,3 +125,16 @@ func TestTimingValidate(t *testing.T) {
 		"a renewal after a failed one would come after the validity ran out")
 	assert.Error(t, shard.Timing{LeaseDuration: 10 * time.Second, RenewPeriod: 0, Margin: time.Second}.Validate())
 }
+
+// Renewed says which renewals are joins: the first, and one sent after the right ran out;
+// not one sent within it, even if the list that extends the right comes after it ran out.
+func TestRenewedReportsJoins(t *testing.T) {
+	st := shard.NewState("a", timing)
+	assert.True(t, st.Renewed(at(0), at(0.1)), "the first renewal")
+	st.Listed(at(0.1), at(0.2), []shard.Record{rec("a", "1")})
+	// The right runs until 0 + D - 2m = 9 s.
+	assert.False(t, st.Renewed(at(8.5), at(8.6)), "sent within the right")
+	st.Listed(at(9.5), at(9.6), []shard.Record{rec("a", "2")})
+	assert.False(t, st.Renewed(at(12), at(16)), "answered later than the margin: counts for nothing")
+	assert.True(t, st.Renewed(at(30), at(30.1)), "sent after the right ran out")
+}

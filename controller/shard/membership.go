@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,6 +74,10 @@ type Membership struct {
 	inFlight int
 	idle     chan struct{}
 	onChange []func(old, cur View)
+	// tenure counts this member's joins and the changes of its members (noteMembers);
+	// tenureMembers are the members last noted.
+	tenure        uint64
+	tenureMembers []string
 }
 
 // New checks opts and returns a Membership that has not joined yet.
@@ -125,6 +130,27 @@ func (m *Membership) View() View {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.state.View(m.opts.Clock.Now())
+}
+
+// Tenure counts this member's joins and the changes of its members as its lists show them.
+// While it stays the same, no other member acted on a cluster this member owns: another acts
+// only under a view that left this member out, which needs this member's Lease unchanged for
+// D + m, so that this member's next renewal is a join (a lapse of its right between a renewal
+// and the list that extends it, shorter than that, changes nothing). So what this member last
+// wrote or read of such a cluster is its newest state. A reader that remembers that state (a
+// cache's read-your-writes) must forget it when the tenure changes.
+func (m *Membership) Tenure() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.tenure
+}
+
+// noteMembers counts a change of the members from the last noted; mu is held.
+func (m *Membership) noteMembers(members []string) {
+	if !slices.Equal(members, m.tenureMembers) {
+		m.tenure++
+		m.tenureMembers = slices.Clone(members)
+	}
 }
 
 // Begin asks to act on key now. When this member owns key and may act, it returns a context
@@ -192,7 +218,9 @@ func (m *Membership) round(ctx context.Context, log logr.Logger) {
 	cancel()
 	m.mu.Lock()
 	if err == nil {
-		m.state.Renewed(sent, answered)
+		if m.state.Renewed(sent, answered) {
+			m.tenure++
+		}
 	} else {
 		m.lease = nil // read it again next round
 	}
@@ -220,6 +248,7 @@ func (m *Membership) round(ctx context.Context, log logr.Logger) {
 	}
 	m.mu.Lock()
 	stale := m.state.Listed(sent, answered, records)
+	m.noteMembers(m.state.View(answered).Members)
 	m.mu.Unlock()
 	for _, rec := range stale {
 		// The version as a precondition: a member that renewed since keeps its Lease.

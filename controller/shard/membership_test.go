@@ -74,6 +74,7 @@ func TestMembershipOnAnAPIServer(t *testing.T) {
 		va, vb := a.View(), b.View()
 		return va.Acting && vb.Acting && slices.Equal(va.Members, both) && slices.Equal(vb.Members, both)
 	})
+	tenureB := b.Tenure()
 	lease := &coordinationv1.Lease{}
 	require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "member-a"}, lease))
 	assert.Equal(t, "install", lease.Labels[shard.GroupLabel])
@@ -114,6 +115,7 @@ func TestMembershipOnAnAPIServer(t *testing.T) {
 	err = cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "member-a"}, &coordinationv1.Lease{})
 	assert.True(t, apierrors.IsNotFound(err), "a member that stops with Release deletes its Lease: %v", err)
 	waitUntil(t, "member-b alone", func() bool { return slices.Equal(b.View().Members, []string{"member-b"}) })
+	assert.Greater(t, b.Tenure(), tenureB, "a member gone changes the others' tenure: what they remember of a cluster from before it is not trusted")
 	// Told of every key it gains (its own share too, when it started acting).
 	missing := map[string]bool{}
 	for _, k := range ofA {

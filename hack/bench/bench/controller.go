@@ -23,8 +23,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -42,9 +44,18 @@ import (
 // controllerNamespace holds the clusters of the controller section.
 const controllerNamespace = "bench-controller"
 
-// podsPerNode is how many JobManager pods the section puts on one KWOK node (a node takes
-// 110 pods, as a kubelet's default).
+// podsPerNode is how many pods the section puts on one KWOK node (a node takes 110, as a
+// kubelet's default).
 const podsPerNode = 100
+
+// nodesFor is how many KWOK nodes the section starts for clusters copies of sample: room for
+// each cluster's TaskManager pods (the control plane's StatefulSet controller runs them) and
+// two JobManager pods (an update starts the next one while the old one ends), so that no
+// JobManager pod waits for room.
+func nodesFor(sample *v1beta1.FlinkCluster, clusters int) int {
+	perCluster := 2 + int(ptr.Deref(sample.Spec.TaskManager.Replicas, 0))
+	return (clusters*perCluster+podsPerNode-1)/podsPerNode + 1
+}
 
 // createWorkers is how many creates the section sends at once, to the floor's Deployments
 // and to the clusters alike.
@@ -141,6 +152,11 @@ type ControllerPhase struct {
 	ClusterIPAllocationSeconds float64 `json:"clusterIPAllocationSeconds"`
 	// Plane is what the control plane spent during the phase.
 	Plane PlaneUsage `json:"plane"`
+	// RequestAttribution is whose those API requests were (the audit log's).
+	RequestAttribution
+	// FloorRequests (create phase only) is whose the floor's API requests were: the
+	// bench's creates and the control plane's work, no controller.
+	FloorRequests *RequestAttribution `json:"floorRequests,omitempty"`
 	// RSSKiB and PeakKiB are the resident set at the phase's end and the peak, of the live
 	// replica with the largest peak.
 	RSSKiB  uint64 `json:"rssKiB"`
@@ -177,17 +193,32 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if err != nil {
 		return nil, err
 	}
-	nodes := o.Clusters/podsPerNode + 1
+	nodes := nodesFor(sample, o.Clusters)
 	workers := o.Workers
 	if workers == 0 {
 		workers = controller.DefaultMaxConcurrentReconciles
 	}
 	fmt.Fprintf(progress, "== 6. the controller on the real control plane: %d clusters, %d replicas of %d workers, %d KWOK nodes\n", o.Clusters, o.Replicas, workers, nodes)
-	cp, err := testenv.StartControlPlane(testenv.ControlPlaneOptions{Nodes: nodes, LogDir: filepath.Join(o.LogDir, "controlplane")})
+	audit := auditLog{path: filepath.Join(o.LogDir, "controlplane", "audit.log")}
+	flags, err := auditFlags(audit.path)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := testenv.StartControlPlane(testenv.ControlPlaneOptions{Nodes: nodes, LogDir: filepath.Join(o.LogDir, "controlplane"),
+		Options: testenv.Options{APIServerFlags: flags}})
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = cp.Stop() }()
+	// The replicas and the simulated Flink as users of their own, which the audit log names.
+	controllerKubeconfig, err := writeUserKubeconfig(cp.Env, controllerUser, filepath.Join(o.LogDir, "controller-kubeconfig"))
+	if err != nil {
+		return nil, err
+	}
+	simUser, err := cp.Environment.AddUser(envtest.User{Name: simulatedFlinkUser, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -227,14 +258,17 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	}
 	apiserver := cs.CoreV1().RESTClient()
 	// The floor, before the simulated Flink and the controller run: the plane alone.
-	fl, err := measureFloor(ctx, cl, watch, apiserver, sample, o.Clusters, o.Wait)
+	fl, err := measureFloor(ctx, cl, watch, apiserver, audit, sample, o.Clusters, o.Wait)
 	if err != nil {
 		return nil, fmt.Errorf("the control plane's floor: %w", err)
 	}
 	fmt.Fprintf(progress, "   floor: %d/%d JobManager pods of the clusters' objects, created directly, running after %.1f s (the machine's CPU %.1f s, %s; %.1f s of ClusterIP allocations; %.1f API requests per cluster)\n",
 		fl.ready, o.Clusters, fl.seconds, fl.cpuSeconds, componentCPU(fl.plane), fl.allocSeconds, fl.plane.APIRequestsPerCluster)
+	fmt.Fprintf(progress, "   the floor's API requests per cluster: %s\n", clientRequests(fl.requests))
 
-	sim, err := devenv.NewSimulation(&cfg, logr.Discard())
+	simCfg := rest.CopyConfig(simUser.Config())
+	simCfg.QPS, simCfg.Burst = -1, 0
+	sim, err := devenv.NewSimulation(simCfg, logr.Discard())
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +282,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	}
 	defer proxy.Close()
 
-	replicas, err := startReplicas(ctx, o, cp.Kubeconfig, proxy.URL)
+	replicas, err := startReplicas(ctx, o, controllerKubeconfig, proxy.URL)
 	for _, srv := range replicas {
 		defer func() { _ = srv.Stop() }()
 	}
@@ -260,7 +294,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	}
 
 	res := &ControllerResult{Clusters: o.Clusters, Replicas: o.Replicas, Nodes: nodes, Workers: workers}
-	m := newPhaseMeter(replicas, o.Clusters, apiserver)
+	m := newPhaseMeter(replicas, o.Clusters, apiserver, audit)
 
 	// Phase 1: every cluster created at once.
 	if err := m.begin(ctx); err != nil {
@@ -285,11 +319,12 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 		return nil, err
 	}
 	p.FloorSeconds, p.FloorDone, p.FloorMachineCPUSeconds, p.FloorClusterIPAllocationSeconds = fl.seconds, fl.ready, fl.cpuSeconds, fl.allocSeconds
-	p.FloorPlane = &fl.plane
+	p.FloorPlane, p.FloorRequests = &fl.plane, &fl.requests
 	res.Phases = append(res.Phases, p)
 	fmt.Fprintf(progress, "   %d/%d Running after %.1f s (floor %.1f s); the machine's CPU %.1f s, the replicas' %.1f s, the simulated Flink's %.1f s, %s; %.1f s of ClusterIP allocations; %.1f API requests per cluster (%s)\n",
 		p.Done, o.Clusters, p.Seconds, fl.seconds, p.MachineCPUSeconds, p.CPUSeconds, p.SimulatedFlinkCPUSeconds, componentCPU(p.Plane),
 		p.ClusterIPAllocationSeconds, p.Plane.APIRequestsPerCluster, strings.Join(p.Plane.topKinds(6), ", "))
+	describeRequests(progress, p.RequestAttribution)
 
 	// Phase 2: every JobManager pod deleted at once.
 	ids, err := jobIDs(ctx, cl)
@@ -337,6 +372,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	p.IDsChanged = changed
 	res.Phases = append(res.Phases, p)
 	fmt.Fprintf(progress, "   %d/%d Running again after %.1f s, %d job IDs changed\n", p.Done, o.Clusters, p.Seconds, changed)
+	describeRequests(progress, p.RequestAttribution)
 
 	// Phase 3: every cluster updated, one replica killed mid-way.
 	if o.Replicas < 2 {
@@ -356,8 +392,10 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 		return nil, err
 	}
 	res.Steady = steady
-	fmt.Fprintf(progress, "   steady, %.0f s with %d/%d Running on %d replica(s): %.4f CPU s and %.2f Flink calls per cluster per minute\n",
-		steady.Seconds, steady.Running, o.Clusters, steady.Replicas, steady.CPUSecondsPerClusterMinute, steady.FlinkCallsPerClusterMinute)
+	fmt.Fprintf(progress, "   steady, %.0f s with %d/%d Running on %d replica(s): %.4f CPU s, %.2f Flink calls and %.3f of the controller's API requests per cluster per minute, %.3f without its shard Leases' %.0f a minute (%s)\n",
+		steady.Seconds, steady.Running, o.Clusters, steady.Replicas, steady.CPUSecondsPerClusterMinute, steady.FlinkCallsPerClusterMinute,
+		steady.ControllerRequestsPerClusterMinute, steady.ControllerClusterRequestsPerClusterMinute, steady.ControllerLeaseRequestsPerMinute,
+		strings.Join(PlaneUsage{APIRequestsByKind: steady.ControllerRequestsByKind}.topKinds(6), ", "))
 	return res, nil
 }
 
@@ -535,6 +573,7 @@ func updateKillingLeader(ctx context.Context, cl client.Client, watch client.Rea
 		}
 	}
 	fmt.Fprintf(progress, "   %d/%d on their new revision after %.1f s, %d jobs run twice\n", p.Done, o.Clusters, p.Seconds, p.IDsChanged)
+	describeRequests(progress, p.RequestAttribution)
 	return p, nil
 }
 
@@ -593,6 +632,8 @@ func measureSteady(ctx context.Context, cl client.Client, m *phaseMeter, proxy *
 		return nil, err
 	}
 	s := steadyFigures(o.Clusters, m.live(), min(before, after), p.Seconds, p.CPUSeconds, callsSince(calls, proxy.calls.snapshot()))
+	// Every kind of the controller's requests: in a quiet window each is one to look at.
+	s.setRequests(m.requests.attribute(o.Clusters, 0), o.Clusters, p.Seconds)
 	return &s, nil
 }
 
@@ -707,15 +748,19 @@ type phaseMeter struct {
 	// begun are the replicas' readings at the phase's start; last their latest, kept for
 	// a replica killed since.
 	begun, last []meterReading
-	// at is the phase's start's snapshot (the API server's counters read through apiserver).
+	// at is the phase's start's snapshot (the API server's counters read through apiserver,
+	// and the position in its audit log).
 	at        snapshot
 	apiserver rest.Interface
+	audit     auditLog
+	// requests are the last phase's requests, by client and kind.
+	requests auditRequests
 }
 
 type meterReading struct{ reconciles, cpu float64 }
 
-func newPhaseMeter(replicas []*ServeProcess, clusters int, apiserver rest.Interface) *phaseMeter {
-	return &phaseMeter{replicas: replicas, clusters: clusters, apiserver: apiserver,
+func newPhaseMeter(replicas []*ServeProcess, clusters int, apiserver rest.Interface, audit auditLog) *phaseMeter {
+	return &phaseMeter{replicas: replicas, clusters: clusters, apiserver: apiserver, audit: audit,
 		begun: make([]meterReading, len(replicas)), last: make([]meterReading, len(replicas))}
 }
 
@@ -755,7 +800,7 @@ func (m *phaseMeter) begin(ctx context.Context) error {
 		}
 	}
 	copy(m.begun, m.last)
-	at, err := takeSnapshot(ctx, m.apiserver)
+	at, err := takeSnapshot(ctx, m.apiserver, m.audit)
 	if err != nil {
 		return err
 	}
@@ -765,15 +810,21 @@ func (m *phaseMeter) begin(ctx context.Context) error {
 
 func (m *phaseMeter) end(ctx context.Context, name string, done int) (ControllerPhase, error) {
 	elapsed := time.Since(m.start)
-	now, err := takeSnapshot(ctx, m.apiserver)
+	now, err := takeSnapshot(ctx, m.apiserver, m.audit)
 	if err != nil {
 		return ControllerPhase{}, err
+	}
+	requests, err := m.audit.between(m.at.audit, now.audit)
+	if err != nil {
+		return ControllerPhase{}, fmt.Errorf("reading the API server's audit log: %w", err)
 	}
 	p := ControllerPhase{Name: name, Seconds: elapsed.Seconds(), Done: done,
 		MachineCPUSeconds: now.cpu.machine - m.at.cpu.machine, SimulatedFlinkCPUSeconds: now.cpu.self - m.at.cpu.self,
 		ClusterIPAllocations:       int(now.plane.alloc.count - m.at.plane.alloc.count),
 		ClusterIPAllocationSeconds: now.plane.alloc.seconds - m.at.plane.alloc.seconds,
-		Plane:                      now.plane.usageSince(m.at.plane, m.clusters)}
+		Plane:                      now.plane.usageSince(m.at.plane, m.clusters),
+		RequestAttribution:         requests.attribute(m.clusters, minRequestsPerCluster)}
+	m.requests = requests
 	var reconciles float64
 	for i, srv := range m.replicas {
 		if err := m.sample(ctx, i); err != nil {
@@ -858,21 +909,53 @@ func readCPU() (cpuReading, error) {
 	return cpuReading{machine: machine, self: self}, err
 }
 
-// snapshot is what a phase or the floor is measured between: the CPU readings and the control
-// plane's counters at one moment.
+// snapshot is what a phase or the floor is measured between: the CPU readings, the control
+// plane's counters and the end of the API server's audit log at one moment.
 type snapshot struct {
 	cpu   cpuReading
 	plane planeReading
+	audit int64
 }
 
-// takeSnapshot reads the CPU and the control plane (its API server through rc).
-func takeSnapshot(ctx context.Context, rc rest.Interface) (snapshot, error) {
+// takeSnapshot reads the CPU and the control plane (its API server through rc, its audit
+// log from audit).
+func takeSnapshot(ctx context.Context, rc rest.Interface, audit auditLog) (snapshot, error) {
 	cpu, err := readCPU()
 	if err != nil {
 		return snapshot{}, err
 	}
 	plane, err := readPlane(ctx, rc)
-	return snapshot{cpu: cpu, plane: plane}, err
+	if err != nil {
+		return snapshot{}, err
+	}
+	off, err := audit.offset()
+	return snapshot{cpu: cpu, plane: plane, audit: off}, err
+}
+
+// writeUserKubeconfig adds a user named name (a cluster admin) to the control plane and
+// writes its kubeconfig to path.
+func writeUserKubeconfig(env *testenv.Env, name, path string) (string, error) {
+	user, err := env.Environment.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", fmt.Errorf("adding the user %s: %w", name, err)
+	}
+	raw, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, raw, 0o600)
+}
+
+// describeRequests writes whose a phase's API requests were.
+func describeRequests(w io.Writer, a RequestAttribution) {
+	fmt.Fprintf(w, "   the controller's own API requests: %.1f per cluster (%s); every client's: %s\n",
+		a.ControllerRequestsPerCluster, strings.Join(a.topControllerKinds(8), ", "), clientRequests(a))
+}
+
+// clientRequests lists every client's requests per cluster, the most first: "controller
+// 11.2, controlPlane 9.0, ...".
+func clientRequests(a RequestAttribution) string {
+	return strings.Join(PlaneUsage{APIRequestsByKind: a.RequestsPerClusterByClient}.topKinds(len(a.RequestsPerClusterByClient)), ", ")
 }
 
 // parallel runs fn(0..n-1) on workers goroutines and returns the first error.

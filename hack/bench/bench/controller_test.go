@@ -112,3 +112,13 @@ func TestPodRunningNeedsRunningAndReady(t *testing.T) {
 		})
 	}
 }
+
+func TestNodesLeaveRoomForEveryPodOfTheClusters(t *testing.T) {
+	sample, err := benchCluster()
+	require.NoError(t, err)
+	require.EqualValues(t, 2, *sample.Spec.TaskManager.Replicas, "the sample's TaskManagers")
+	// Two JobManagers (an update's old and next) and two TaskManagers a cluster.
+	assert.Equal(t, 5, nodesFor(sample, 100))
+	assert.Equal(t, 41, nodesFor(sample, 1000))
+	assert.Equal(t, 2, nodesFor(sample, 1))
+}

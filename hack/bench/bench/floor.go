@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,8 +24,8 @@ const floorNamespace = "bench-floor"
 // as the create phase names them), in the order it creates them: the Flink ConfigMap, the
 // JobManager Service, the TaskManager StatefulSet and the JobManager Deployment. They are
 // built with the controller's own builders, without owner: no FlinkCluster and no controller
-// stand behind them. The test plane runs no StatefulSet controller, so the pods are the
-// JobManagers', one per cluster, in the floor as in the create phase.
+// stand behind them. The control plane's StatefulSet controller runs the TaskManager pods, in
+// the floor as in the create phase; the floor waits for the JobManager pods.
 func floorObjects(sample *v1beta1.FlinkCluster, clusters int) ([][]client.Object, error) {
 	out := make([][]client.Object, 0, clusters)
 	for i := range clusters {
@@ -59,15 +60,17 @@ type floor struct {
 	cpuSeconds   float64
 	allocSeconds float64
 	plane        PlaneUsage
+	requests     RequestAttribution
 }
 
 // measureFloor creates the objects of clusters clusters (floorObjects) at once, in their own
 // namespace and with the create phase's parallelism, and measures the time until every pod is
 // Running (and Ready, where KWOK marks it), the machine's CPU time and the control plane's
-// usage meanwhile (its API server read through apiserver); then deletes them and waits until
+// usage meanwhile (its API server read through apiserver, its requests attributed from
+// audit); then deletes them and waits until
 // every pod is gone, so that the phases start on an empty plane. It counts pods from r
 // (RunController's watch).
-func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiserver rest.Interface, sample *v1beta1.FlinkCluster, clusters int, wait time.Duration) (fl floor, err error) {
+func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiserver rest.Interface, audit auditLog, sample *v1beta1.FlinkCluster, clusters int, wait time.Duration) (fl floor, err error) {
 	for _, obj := range []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorNamespace}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: devenv.DevServiceAccount, Namespace: floorNamespace}},
@@ -80,7 +83,7 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiser
 	if err != nil {
 		return fl, err
 	}
-	at, err := takeSnapshot(ctx, apiserver)
+	at, err := takeSnapshot(ctx, apiserver, audit)
 	if err != nil {
 		return fl, err
 	}
@@ -103,17 +106,30 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiser
 	if err != nil {
 		return fl, err
 	}
-	now, err := takeSnapshot(ctx, apiserver)
+	now, err := takeSnapshot(ctx, apiserver, audit)
 	if err != nil {
 		return fl, err
 	}
+	requests, err := audit.between(at.audit, now.audit)
+	if err != nil {
+		return fl, fmt.Errorf("reading the API server's audit log: %w", err)
+	}
+	fl.requests = requests.attribute(clusters, minRequestsPerCluster)
 	fl.cpuSeconds = now.cpu.machine - at.cpu.machine
 	fl.allocSeconds = now.plane.alloc.seconds - at.plane.alloc.seconds
 	fl.plane = now.plane.usageSince(at.plane, clusters)
 	// The floor's own objects only: the namespace's kube-root-ca.crt stays.
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}} {
-		if err := cl.DeleteAllOf(ctx, obj, client.InNamespace(floorNamespace), client.HasLabels{resources.LabelCluster}, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-			return fl, err
+		// A delete-collection of a thousand objects can outlast the API server's request
+		// timeout on a loaded machine; it goes on meanwhile, and asking again finishes it.
+		for attempt := 1; ; attempt++ {
+			err := cl.DeleteAllOf(ctx, obj, client.InNamespace(floorNamespace), client.HasLabels{resources.LabelCluster}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			if err == nil {
+				break
+			}
+			if attempt == 5 || !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
+				return fl, err
+			}
 		}
 	}
 	left, gone, err := waitPods(ctx, r, floorNamespace, wait, func(list []corev1.Pod) (int, bool) { return len(list), len(list) == 0 })

@@ -28,6 +28,42 @@ type ControllerSteady struct {
 	// ClustersPerCore is how many clusters one replica holds on one CPU core at the default
 	// intervals, counting CPU only: 60 core-seconds a minute / CPUSecondsPerClusterMinute.
 	ClustersPerCore float64 `json:"clustersPerCore"`
+	// ControllerRequestsPerClusterMinute is the API requests of the controller's identity
+	// (every replica) per cluster per minute of window, from the audit log;
+	// ControllerRequestsByKind splits them by "VERB resource[/subresource]" (every kind,
+	// per cluster per minute).
+	ControllerRequestsPerClusterMinute float64            `json:"controllerRequestsPerClusterMinute"`
+	ControllerRequestsByKind           map[string]float64 `json:"controllerRequestsByKind"`
+	// ControllerClusterRequestsPerClusterMinute is ControllerRequestsPerClusterMinute without
+	// the replicas' shard Leases (their renewals and lists: a cost per replica, not per
+	// cluster), which ControllerLeaseRequestsPerMinute counts, per minute over every replica.
+	ControllerClusterRequestsPerClusterMinute float64 `json:"controllerClusterRequestsPerClusterMinute"`
+	ControllerLeaseRequestsPerMinute          float64 `json:"controllerLeaseRequestsPerMinute"`
+	// RequestsPerClusterMinuteByClient is every client's requests per cluster per minute.
+	RequestsPerClusterMinuteByClient map[string]float64 `json:"requestsPerClusterMinuteByClient"`
+}
+
+// setRequests sets the request figures from a window of seconds over clusters whose requests
+// per cluster are a.
+func (s *ControllerSteady) setRequests(a RequestAttribution, clusters int, seconds float64) {
+	if seconds <= 0 {
+		return
+	}
+	minutes := seconds / 60
+	s.ControllerRequestsPerClusterMinute = a.ControllerRequestsPerCluster / minutes
+	s.ControllerClusterRequestsPerClusterMinute = s.ControllerRequestsPerClusterMinute
+	s.ControllerRequestsByKind = map[string]float64{}
+	for k, v := range a.ControllerRequestsByKind {
+		s.ControllerRequestsByKind[k] = v / minutes
+		if _, resource, _ := strings.Cut(k, " "); resource == "leases" {
+			s.ControllerClusterRequestsPerClusterMinute -= v / minutes
+			s.ControllerLeaseRequestsPerMinute += v / minutes * float64(clusters)
+		}
+	}
+	s.RequestsPerClusterMinuteByClient = map[string]float64{}
+	for k, v := range a.RequestsPerClusterByClient {
+		s.RequestsPerClusterMinuteByClient[k] = v / minutes
+	}
 }
 
 // steadyFigures derives the per-cluster figures of a quiet window of seconds over clusters,

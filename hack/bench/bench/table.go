@@ -149,6 +149,9 @@ func controllerRows(c *ControllerResult) []Row {
 		if p.Plane.APIRequestsPerCluster > 0 {
 			figures += printer.Sprintf("; %.1f API requests per cluster (%s)", p.Plane.APIRequestsPerCluster, strings.Join(p.Plane.topKinds(4), ", "))
 		}
+		if len(p.RequestsPerClusterByClient) > 0 {
+			figures += printer.Sprintf("; the controller's own %.1f per cluster (%s)", p.ControllerRequestsPerCluster, strings.Join(p.topControllerKinds(4), ", "))
+		}
 		switch {
 		case p.Killed != "":
 			// Only the update phase kills a replica; there IDsChanged counts jobs run twice.
@@ -173,8 +176,9 @@ func controllerRows(c *ControllerResult) []Row {
 		rows = append(rows, Row{
 			Section: 6,
 			What:    printer.Sprintf("%ssteady state, %.0f s with %d of %d jobs Running, %d live replica(s)", what, s.Seconds, s.Running, c.Clusters, s.Replicas),
-			Figures: printer.Sprintf("per cluster per minute: %.4f CPU s, %.2f Flink calls", s.CPUSecondsPerClusterMinute, s.FlinkCallsPerClusterMinute),
-			Ratio:   printer.Sprintf("%.0f clusters per CPU core (60 / CPU s per cluster per minute)", s.ClustersPerCore),
+			Figures: printer.Sprintf("per cluster per minute: %.4f CPU s, %.2f Flink calls, %.3f of the controller's API requests (%.3f without its shard Leases)",
+				s.CPUSecondsPerClusterMinute, s.FlinkCallsPerClusterMinute, s.ControllerRequestsPerClusterMinute, s.ControllerClusterRequestsPerClusterMinute),
+			Ratio: printer.Sprintf("%.0f clusters per CPU core (60 / CPU s per cluster per minute)", s.ClustersPerCore),
 		})
 	}
 	return rows
