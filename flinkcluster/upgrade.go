@@ -58,10 +58,20 @@ func SavepointUpgrades(j *v1beta1.JobSpec) bool {
 	return j.GetUpgradeMode() == v1beta1.UpgradeModeSavepoint
 }
 
-// KeepsState reports whether the job's upgrade mode carries its state across redeploys at all
-// (every mode but stateless): only such a job falls back to Flink's HA store, or waits for it.
+// modeKeepsState says of every upgrade mode whether it carries the job's state across
+// redeploys. A new mode must say it here (a test checks every mode of v1beta1.UpgradeModes).
+var modeKeepsState = map[v1beta1.UpgradeMode]bool{
+	v1beta1.UpgradeModeSavepoint: true,
+	v1beta1.UpgradeModeLastState: true,
+	v1beta1.UpgradeModeStateless: false,
+}
+
+// KeepsState reports whether the job's upgrade mode carries its state across redeploys at all:
+// only such a job falls back to Flink's HA store, or waits for it. A mode modeKeepsState does
+// not know (admission refuses one) keeps state: nothing is thrown away on a guess.
 func KeepsState(j *v1beta1.JobSpec) bool {
-	return j.GetUpgradeMode() != v1beta1.UpgradeModeStateless
+	keeps, known := modeKeepsState[j.GetUpgradeMode()]
+	return keeps || !known
 }
 
 // NeedsCheckpointTimes reports whether PlanUpgrade reads the running job's checkpoint
