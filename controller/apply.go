@@ -31,7 +31,7 @@ const specHashAnnotation = "flinkoperator.k8s.io/spec-hash"
 func hashOf(obj any) (string, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("encoding %T for its spec hash: %w", obj, err)
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8]), nil
@@ -53,7 +53,7 @@ func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current
 	key := client.ObjectKeyFromObject(desired)
 	if err := c.r.Client.Get(ctx, key, current); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return false, err
+			return false, fmt.Errorf("reading %T %s: %w", current, key.Name, err)
 		}
 		err := c.r.Client.Create(ctx, desired)
 		if err == nil {
@@ -93,19 +93,19 @@ func (c *cycle) applyComponents(ctx context.Context) error {
 	rev := c.st.Revision.CurrentRevision
 	cm, err := resources.ConfigMap(c.fc, c.deployment())
 	if err != nil {
-		return err
+		return fmt.Errorf("building the Flink ConfigMap: %w", err)
 	}
 	if c.obs.configMapExists, err = applyOwned(ctx, c, cm, &corev1.ConfigMap{}, func(cur, des *corev1.ConfigMap) {
 		cur.Data = des.Data
 	}); err != nil {
-		return err
+		return fmt.Errorf("writing the Flink ConfigMap: %w", err)
 	}
 	if c.obs.serviceExists, err = applyOwned(ctx, c, resources.Service(c.fc, rev), &corev1.Service{}, func(cur, des *corev1.Service) {
 		// The cluster IP is allocated once and immutable.
 		des.Spec.ClusterIP, des.Spec.ClusterIPs = cur.Spec.ClusterIP, cur.Spec.ClusterIPs
 		cur.Spec = des.Spec
 	}); err != nil {
-		return err
+		return fmt.Errorf("writing the JobManager Service: %w", err)
 	}
 	if c.fc.Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
 		c.obs.tmExists, err = applyOwned(ctx, c, resources.TaskManagerDeployment(c.fc, rev), &appsv1.Deployment{}, func(cur, des *appsv1.Deployment) {
@@ -117,7 +117,7 @@ func (c *cycle) applyComponents(ctx context.Context) error {
 		})
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("writing the TaskManagers: %w", err)
 	}
 	return c.applyExtras(ctx)
 }
@@ -239,12 +239,12 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 			c.event(corev1.EventTypeNormal, ReasonJobStateChanged, "Deploy", "new deploy: job %s replaces job %s", job.ID, prevID)
 		}
 		if err := c.setJobState(state.EventNewDeploy, "", "new deploy", c.now); err != nil {
-			return err
+			return fmt.Errorf("recording the new deploy: %w", err)
 		}
 	}
 	job.FromSavepoint = from
 	if err := c.recordBeforeActing(ctx); err != nil {
-		return err
+		return fmt.Errorf("recording job %s before its JobManager is created: %w", job.ID, err)
 	}
 	return c.createJobManager(ctx)
 }
@@ -321,7 +321,7 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 	case c.obs.jmJob != nil && c.obs.jmJob.DeletionTimestamp == nil:
 		// As scaleJobManager does before a scale to 0.
 		if err := c.recordBeforeActing(ctx); err != nil {
-			return err
+			return fmt.Errorf("recording the status before deleting the JobManager Job: %w", err)
 		}
 		if err := c.deleteObject(ctx, c.obs.jmJob); err != nil {
 			return err
@@ -398,7 +398,7 @@ func (c *cycle) scaleJobManager(ctx context.Context, replicas int32) error {
 		// Recorded first: once the JobManager is gone, a record lost with a failed status write (a
 		// savepoint taken) could not be read again.
 		if err := c.recordBeforeActing(ctx); err != nil {
-			return err
+			return fmt.Errorf("recording the status before scaling the JobManager: %w", err)
 		}
 	}
 	patch := client.MergeFrom(d.DeepCopy())

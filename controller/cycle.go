@@ -72,7 +72,7 @@ type outcome struct {
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
 	rev, err := resources.Revision(fc)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("computing the revision: %w", err)
 	}
 	c := &cycle{
 		r:        r,
@@ -152,7 +152,7 @@ func (c *cycle) recordBeforeActing(ctx context.Context) error {
 	}
 	obj := c.fc.DeepCopy()
 	if err := c.r.Client.Status().Patch(ctx, obj, client.MergeFrom(c.orig)); err != nil {
-		return err
+		return fmt.Errorf("writing the status before acting: %w", err)
 	}
 	c.orig.Status = *c.fc.Status.DeepCopy()
 	return nil

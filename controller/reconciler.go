@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,7 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			r.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("reading the FlinkCluster: %w", err)
 	}
 	if !r.Options.Scope.Contains(fc.Namespace, fc.Labels) {
 		// Out of the scope (perhaps by a label change): hands off, no write, no Event; objects,
@@ -90,7 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		patch := client.MergeFromWithOptions(fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(fc, Finalizer)
 		if err := r.Client.Patch(ctx, fc, patch); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
 		}
 	}
 	c, err := r.newCycle(fc)
@@ -127,7 +128,7 @@ func (r *Reconciler) reportNotManaged(ctx context.Context, fc *v1beta1.FlinkClus
 		// An update, not a patch: another controller may own the rest of this status, so a conflict
 		// is retried rather than overwriting its write; the schema also requires the whole status.
 		if err := r.Client.Status().Update(ctx, fc); err != nil {
-			return err
+			return fmt.Errorf("writing the not-managed status: %w", err)
 		}
 	}
 	key := types.NamespacedName{Namespace: fc.Namespace, Name: fc.Name}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -93,7 +94,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	b := ctrl.NewControllerManagedBy(mgr).WatchesRawSource(flinkChanges(r.polls))
 	if s := opts.Shard; s != nil {
 		if err := mgr.Add(s); err != nil {
-			return err
+			return fmt.Errorf("adding the shard membership to the manager: %w", err)
 		}
 		b = b.WatchesRawSource(gainedClusters(s, mgr.GetCache()))
 		// Another replica polls the clusters it took over. The view is read now: changes may be told

@@ -30,7 +30,7 @@ func (c *cycle) update(ctx context.Context) error {
 	u := c.planUpdate(ctx)
 	if c.job().State != v1beta1.JobStateUpdating {
 		if err := c.startUpdate(u); err != nil {
-			return err
+			return fmt.Errorf("starting the update: %w", err)
 		}
 	}
 	if u.How == flinkcluster.UpgradeWait {
@@ -83,7 +83,7 @@ func (c *cycle) revertUpdate() error {
 		ev = state.EventSpecRevertedRunning
 	}
 	if err := c.setJobState(ev, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now); err != nil {
-		return err
+		return fmt.Errorf("recording the reverted update: %w", err)
 	}
 	c.replaceSavepointRecord(nil)
 	c.poll()
@@ -164,7 +164,7 @@ func (c *cycle) adoptNextDeploy() (done bool, err error) {
 	}
 	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
 	if err := c.setJobState(state.EventNextJobManagerExists, "", "next revision's JobManager exists", c.now); err != nil {
-		return true, err
+		return true, fmt.Errorf("recording the adopted next deploy: %w", err)
 	}
 	c.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", c.st.Revision.CurrentRevision)
 	c.poll()
@@ -179,7 +179,7 @@ func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, 
 	}
 	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
 	if err := c.newDeploy(ctx, from); err != nil {
-		return err
+		return fmt.Errorf("starting the next revision's deploy: %w", err)
 	}
 	if u.How == flinkcluster.UpgradeStateless {
 		c.event(corev1.EventTypeWarning, ReasonStatelessRedeploy, "Deploy", "upgradeMode stateless: deployed revision %s as job %s from empty state, as asked",
@@ -243,7 +243,7 @@ func (c *cycle) startUpdate(u flinkcluster.Upgrade) error {
 		return nil
 	}
 	if err := c.setJobState(state.EventSpecChanged, "", fmt.Sprintf("was %s", prev), c.now); err != nil {
-		return err
+		return fmt.Errorf("recording the update's start: %w", err)
 	}
 	if prev == v1beta1.JobStateRunning && u.Stop && c.obs.wl != nil && c.restoreChoice() == nil && !c.restoresSpec() {
 		c.requestSavepoint(SavepointReasonUpdate)
