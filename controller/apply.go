@@ -24,22 +24,20 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// specHashAnnotation holds the hash of the desired object an owned object was last written
-// from. Comparing hashes, rather than the objects, ignores what the API server defaults, so
-// an unchanged cluster causes no writes (and no watch events that would wake the controller).
+// specHashAnnotation holds the hash of the desired object an owned object was written from:
+// hashes ignore API server defaults, so an unchanged cluster causes no writes (nor watch events).
 const specHashAnnotation = "flinkoperator.k8s.io/spec-hash"
 
 func hashOf(obj any) (string, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("encoding %T for its spec hash: %w", obj, err)
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8]), nil
 }
 
-// applyOwned creates desired, or updates existing (read into current) when desired changed.
-// merge copies the mutable parts of desired into current.
+// applyOwned creates desired, or updates current when desired changed (merge copies its mutable parts).
 func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current T, merge func(current, desired T)) (bool, error) {
 	hash, err := hashOf(desired)
 	if err != nil {
@@ -55,7 +53,7 @@ func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current
 	key := client.ObjectKeyFromObject(desired)
 	if err := c.r.Client.Get(ctx, key, current); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return false, err
+			return false, fmt.Errorf("reading %T %s: %w", current, key.Name, err)
 		}
 		err := c.r.Client.Create(ctx, desired)
 		if err == nil {
@@ -65,9 +63,7 @@ func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current
 		if !apierrors.IsAlreadyExists(err) {
 			return false, fmt.Errorf("creating %T %s: %w", desired, desired.GetName(), err)
 		}
-		// The API server has it, the cache does not: an object without the label the cache
-		// selects (CacheOptions) — someone else's, or ours with the label removed — or one
-		// the cache has not seen yet. Read it from the API server.
+		// Not in the cache (unlabelled, or not seen yet): read it from the API server.
 		if err := c.r.Reader.Get(ctx, key, current); err != nil {
 			return false, fmt.Errorf("reading %T %s: %w", desired, desired.GetName(), err)
 		}
@@ -94,25 +90,24 @@ func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current
 	return true, nil
 }
 
-// applyComponents writes the ConfigMap, the Service, the TaskManagers and the optional
-// objects (applyExtras) of the current spec.
+// applyComponents writes the ConfigMap, Service, TaskManagers and optional objects of the spec.
 func (c *cycle) applyComponents(ctx context.Context) error {
 	rev := c.st.Revision.CurrentRevision
 	cm, err := resources.ConfigMap(c.fc, c.deployment())
 	if err != nil {
-		return err
+		return fmt.Errorf("building the Flink ConfigMap: %w", err)
 	}
 	if c.obs.configMapExists, err = applyOwned(ctx, c, cm, &corev1.ConfigMap{}, func(cur, des *corev1.ConfigMap) {
 		cur.Data = des.Data
 	}); err != nil {
-		return err
+		return fmt.Errorf("writing the Flink ConfigMap: %w", err)
 	}
 	if c.obs.serviceExists, err = applyOwned(ctx, c, resources.Service(c.fc, rev), &corev1.Service{}, func(cur, des *corev1.Service) {
 		// The cluster IP is allocated once and immutable.
 		des.Spec.ClusterIP, des.Spec.ClusterIPs = cur.Spec.ClusterIP, cur.Spec.ClusterIPs
 		cur.Spec = des.Spec
 	}); err != nil {
-		return err
+		return fmt.Errorf("writing the JobManager Service: %w", err)
 	}
 	if c.fc.Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
 		c.obs.tmExists, err = applyOwned(ctx, c, resources.TaskManagerDeployment(c.fc, rev), &appsv1.Deployment{}, func(cur, des *appsv1.Deployment) {
@@ -124,28 +119,21 @@ func (c *cycle) applyComponents(ctx context.Context) error {
 		})
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("writing the TaskManagers: %w", err)
 	}
 	return c.applyExtras(ctx)
 }
 
-// ResumeFromHAOnly is the restore path of a Deployment-mode deploy whose job ran: a relative
-// path that exists on no JobManager, named so that Flink's error says why. From then on the
-// job's state is newer than the deploy's savepoint, and a JobManager started again (the
-// container restarted, the pod replaced) must recover the job from HA. Flink recovers a job
-// whose graph is in the HA store whatever the configuration says; only a main() run again
-// because the HA data is gone reads this path, and its job then fails to start (the restore
-// finds no savepoint: JobInitializationException caused by FileNotFoundException) instead
-// of starting from empty state under the same job ID. The Flink Kubernetes operator does the
-// same for deploys that must resume from HA (AbstractJobReconciler.LAST_STATE_DUMMY_SP_PATH).
-// The controller recognises the failure (state.Flink.RestoreRefused) and asks the user for a savepoint.
+// ResumeFromHAOnly is the restore path of a Deployment-mode deploy whose job ran: it exists
+// nowhere. Flink recovers a job whose graph is in HA whatever the configuration says, so only a
+// main() run again because the HA data is gone reads it, and the job then fails to start rather
+// than start from empty state under the same job ID (as the Flink Kubernetes operator's
+// LAST_STATE_DUMMY_SP_PATH). The controller recognises the failure and asks for a savepoint.
 const ResumeFromHAOnly = "flink-admission-no-savepoint-the-job-must-resume-from-its-ha-data"
 
-// deployment is the current deploy of the job. The savepoint it restores goes into the Flink
-// configuration only until the controller has seen the job run; after that, in Deployment
-// mode, ResumeFromHAOnly stands in its place (a Job-mode JobManager never runs main() twice).
-// The record that the job ran is the status (flinkcluster.Ran), so the path never comes back
-// for this deploy.
+// deployment is the current deploy. Its savepoint is configured only until the job is seen to
+// run; then, in Deployment mode, ResumeFromHAOnly replaces it (a Job-mode JobManager never runs
+// main() twice).
 func (c *cycle) deployment() resources.Deploy {
 	job := c.job()
 	d := resources.Deploy{Revision: c.st.Revision.CurrentRevision, JobID: job.ID, FromSavepoint: job.FromSavepoint}
@@ -155,18 +143,14 @@ func (c *cycle) deployment() resources.Deploy {
 	return d
 }
 
-// mustResumeFromHA reports whether a JobManager of the current deploy started now must
-// recover the job from HA rather than restore the deploy's savepoint: the job ran or was
-// submitted (ranOrSubmitted), or the deploy is a last-state one, whose only restore source
-// is the job's checkpoint store in HA. Flink restores the newest checkpoint of the store
-// whenever it holds one, whatever the configured path; without it, main() run from empty
-// state would lose the whole of the job's state, so ResumeFromHAOnly makes it fail instead.
+// mustResumeFromHA reports whether a JobManager started now must recover the job from HA: the
+// job ran or was submitted, or the deploy is last-state. Without HA data, a main() run from
+// empty state would lose the job's whole state, so ResumeFromHAOnly makes it fail instead.
 func (c *cycle) mustResumeFromHA() bool {
 	return c.ranOrSubmitted() || c.job().FromCheckpoint
 }
 
-// ranOrSubmitted reports whether the current deploy's job ran (the status records its start)
-// or its main() submitted it before the controller saw it run (observeSubmitted).
+// ranOrSubmitted reports whether the current deploy's job ran or main() submitted it unseen.
 func (c *cycle) ranOrSubmitted() bool {
 	job := c.job()
 	return flinkcluster.Ran(job) || (job.ID != "" && c.obs.submitted == job.ID)
@@ -212,7 +196,6 @@ func (c *cycle) observeSubmitted(ctx context.Context) error {
 	return nil
 }
 
-// restorePathAfterRun is the restore path of the current deploy once its job ran.
 func (c *cycle) restorePathAfterRun() string {
 	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment && flinkcluster.HAEnabled(c.fc.Spec.FlinkProperties) {
 		return ResumeFromHAOnly
@@ -296,8 +279,7 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 		job.DeployTime, job.StartTime, job.CompletionTime = "", "", nil
 		job.FinalSavepoint = false
 		job.FailureReasons = nil
-		// A new job ID starts a new checkpoint ID counter: the last savepoint's ID no longer
-		// compares with the job's checkpoints.
+		// A new job ID starts a new checkpoint ID counter.
 		job.SavepointCheckpointID = 0
 		job.UnknownSavepointTime = ""
 		job.FromCheckpoint = false
@@ -305,18 +287,17 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 			c.event(corev1.EventTypeNormal, ReasonJobStateChanged, "Deploy", "new deploy: job %s replaces job %s", job.ID, prevID)
 		}
 		if err := c.setJobState(state.EventNewDeploy, "", "new deploy", c.now); err != nil {
-			return err
+			return fmt.Errorf("recording the new deploy: %w", err)
 		}
 	}
 	job.FromSavepoint = from
 	if err := c.recordBeforeActing(ctx); err != nil {
-		return err
+		return fmt.Errorf("recording job %s before its JobManager is created: %w", job.ID, err)
 	}
 	return c.createJobManager(ctx)
 }
 
-// createJobManager creates the JobManager workload of the current deploy (revision, job ID
-// and savepoint recorded in the status) and starts a new run of the job: Deploying.
+// createJobManager creates the current deploy's JobManager workload: Deploying.
 func (c *cycle) createJobManager(ctx context.Context) error {
 	if ok, err := c.confirmAbsent(ctx); err != nil || !ok {
 		return err
@@ -336,7 +317,6 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	}
 	if err := c.r.Client.Create(ctx, obj); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			// The previous workload is still being deleted.
 			c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager %s %s still exists", kind, obj.GetName())
 			return nil
 		}
@@ -354,16 +334,14 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 		note += " from savepoint " + d.FromSavepoint
 	}
 	c.event(corev1.EventTypeNormal, ReasonJobManagerCreated, "Create", "%s", note)
-	// A new deployment: an earlier failed one, or a stop for want of a savepoint, no longer
-	// stands.
+	// A new deployment: an earlier failure or a stop for want of a savepoint no longer stands.
 	c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, note))
 	c.setCondition(condition(ConditionSavepointRequired, metav1.ConditionFalse, ConditionReasonNotRequired, note))
 	c.poll()
 	return c.setJobState(state.EventJobManagerCreated, "", "", c.now)
 }
 
-// deleteObject deletes obj if it exists; dependents go in the background (and explicitly,
-// for JobManager pods, see deleteJobManagerPods).
+// deleteObject deletes obj if it exists; dependents go in the background.
 func (c *cycle) deleteObject(ctx context.Context, obj client.Object) error {
 	if err := c.r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting %T %s: %w", obj, obj.GetName(), err)
@@ -371,17 +349,11 @@ func (c *cycle) deleteObject(ctx context.Context, obj client.Object) error {
 	return nil
 }
 
-// deleteJobManager deletes the JobManager workload, then its pods. Deleting the pods here
-// rather than leaving them to the garbage collector lets the controller wait for exactly the
-// pods it knows, and works where no garbage collector runs.
-//
-// A Deployment is first scaled to 0 and deleted only once its status says the scale-down
-// took effect (scaledDown) and its ReplicaSet let go of its pods (every pod a ReplicaSet made
-// is being deleted): deleted in the background, the Deployment
-// goes at once, but its ReplicaSet lives until the garbage collector reaches it, and would
-// replace any pod deleted meanwhile (by anyone: a user, an eviction) with a new JobManager,
-// which reruns the job after it ended. Scaled to 0 first, the ReplicaSet replaces nothing.
-// Callers call again until the workload is being deleted.
+// deleteJobManager deletes the JobManager workload, then its pods, so that the controller waits
+// for exactly the pods it knows, even without a garbage collector. A Deployment is first scaled
+// to 0 and deleted only once that took effect: its ReplicaSet outlives it until the garbage
+// collector comes, and would replace a pod deleted meanwhile with a JobManager that reruns the
+// ended job. Callers call again until the workload is being deleted.
 func (c *cycle) deleteJobManager(ctx context.Context) error {
 	switch {
 	case c.obs.jmDeployment != nil && c.obs.jmDeployment.DeletionTimestamp == nil:
@@ -400,7 +372,7 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 	case c.obs.jmJob != nil && c.obs.jmJob.DeletionTimestamp == nil:
 		// As scaleJobManager does before a scale to 0.
 		if err := c.recordBeforeActing(ctx); err != nil {
-			return err
+			return fmt.Errorf("recording the status before deleting the JobManager Job: %w", err)
 		}
 		if err := c.deleteObject(ctx, c.obs.jmJob); err != nil {
 			return err
@@ -413,11 +385,8 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 	return c.deleteJobManagerPods(ctx)
 }
 
-// scaledDown reports whether the Deployment controller has seen a Deployment scaled to 0 and
-// counts no pod of it (Terminating pods are not counted), or never acted on it (no
-// kube-controller-manager: no ReplicaSet exists). The pods the controller lists come from
-// its cache, which can lag behind the ReplicaSet's: the Deployment's own status says when
-// the scale-down took effect.
+// scaledDown reports whether the Deployment controller has seen the scale to 0 and counts no
+// pod (or never acted: no ReplicaSet). The cached pod list can lag behind the ReplicaSet's.
 func scaledDown(d *appsv1.Deployment) bool {
 	if d.Status.ObservedGeneration == 0 {
 		return true
@@ -445,10 +414,9 @@ func (c *cycle) deleteJobManagerPods(ctx context.Context) error {
 	return nil
 }
 
-// waitForNoLeader deletes leftover JobManager pods and returns the wait while any of them
-// may still lead the cluster, nil when none may. A pod stuck Terminating (a lost node) that
-// the HA leader information does not name blocks nothing; one that leads, or any live one
-// without leader information, does — the caller records the wait (Waiting, bounded by it).
+// waitForNoLeader deletes leftover JobManager pods and returns the wait while any may still
+// lead: one that leads, or a live one without leader information. A pod stuck Terminating that
+// the leader information does not name blocks nothing.
 func (c *cycle) waitForNoLeader(ctx context.Context) (*metav1.Condition, error) {
 	var blocking []corev1.Pod
 	for _, p := range c.obs.pods {
@@ -469,7 +437,6 @@ func (c *cycle) waitForNoLeader(ctx context.Context) (*metav1.Condition, error) 
 	return waitCondition(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager pods to be gone: %s", podNames(blocking)), nil
 }
 
-// podNames lists the pods' names, for messages.
 func podNames(pods []corev1.Pod) string {
 	names := make([]string, 0, len(pods))
 	for _, p := range pods {
@@ -478,19 +445,16 @@ func podNames(pods []corev1.Pod) string {
 	return "[" + strings.Join(names, " ") + "]"
 }
 
-// scaleJobManager sets the JobManager Deployment's replicas.
 func (c *cycle) scaleJobManager(ctx context.Context, replicas int32) error {
 	d := c.obs.jmDeployment
 	if d == nil || d.DeletionTimestamp != nil || (d.Spec.Replicas != nil && *d.Spec.Replicas == replicas) {
 		return nil
 	}
 	if replicas == 0 {
-		// What this reconcile recorded is written first: the JobManager is where a
-		// savepoint's result, the job's end and its leader are read, and once it is gone a
-		// record lost with a failed status write could not be read again (a savepoint taken,
-		// then asked for in vain until --savepoint-timeout).
+		// Recorded first: once the JobManager is gone, a record lost with a failed status write (a
+		// savepoint taken) could not be read again.
 		if err := c.recordBeforeActing(ctx); err != nil {
-			return err
+			return fmt.Errorf("recording the status before scaling the JobManager: %w", err)
 		}
 	}
 	patch := client.MergeFrom(d.DeepCopy())
@@ -502,7 +466,6 @@ func (c *cycle) scaleJobManager(ctx context.Context, replicas int32) error {
 	return nil
 }
 
-// deleteTaskManagers deletes the TaskManager workload.
 func (c *cycle) deleteTaskManagers(ctx context.Context) error {
 	meta := metav1.ObjectMeta{Name: resources.TaskManagerName(c.fc.Name), Namespace: c.fc.Namespace}
 	var obj client.Object = &appsv1.StatefulSet{ObjectMeta: meta}
@@ -516,8 +479,7 @@ func (c *cycle) deleteTaskManagers(ctx context.Context) error {
 	return c.deleteObject(ctx, obj)
 }
 
-// deleteAll deletes every object of the cluster but the FlinkCluster: JobManager workload and
-// pods, TaskManagers, Service and ConfigMap.
+// deleteAll deletes every object of the cluster but the FlinkCluster.
 func (c *cycle) deleteAll(ctx context.Context) error {
 	if err := c.deleteJobManager(ctx); err != nil {
 		return err
@@ -544,7 +506,6 @@ func (c *cycle) deleteAll(ctx context.Context) error {
 	return nil
 }
 
-// setComponents records the components' states.
 func (c *cycle) setComponents() {
 	comps := &c.st.Components
 	ready := func(ok bool) string {

@@ -43,7 +43,7 @@ func (c *cycle) cleanup(ctx context.Context) error {
 		if objects || c.obs.wl != nil || len(c.obs.pods) > 0 {
 			// Deleted objects may still terminate: look again until they are gone.
 			if err := c.deleteAll(ctx); err != nil {
-				return err
+				return fmt.Errorf("deleting the cluster's objects: %w", err)
 			}
 			c.poll()
 		}

@@ -12,44 +12,30 @@ import (
 	"github.com/flink-admission/flink-admission/controller/state"
 )
 
-// Condition types of status.conditions. Together with the Events they record every lifecycle
-// transition; each condition's lastTransitionTime says when its status last changed.
+// Condition types of status.conditions; with the Events they record every lifecycle transition.
 const (
-	// ConditionManaged is True for an application-mode cluster this controller runs, and False
-	// (reason NotApplicationMode) for a cluster it leaves alone.
+	// ConditionManaged is True for an application-mode cluster this controller runs.
 	ConditionManaged = "Managed"
-	// ConditionJobManagerReady is True while the current JobManager workload's pod is ready,
-	// which is when the JobManager Service routes the Flink REST API to it.
+	// ConditionJobManagerReady is True while the current JobManager pod is ready (the Service routes to it).
 	ConditionJobManagerReady = "JobManagerReady"
-	// ConditionUpdating is True from the start of an update (a new spec revision) through the
-	// stop-with-savepoint, the wait for every old JobManager pod to be gone and the deployment
-	// of the next revision, until that revision's job runs or ends; then False.
+	// ConditionUpdating is True from the start of an update until the next revision's job runs or ends.
 	ConditionUpdating = "Updating"
-	// ConditionDeploymentFailed is True once the JobManager could not be deployed: a crash
-	// loop, an image pull or container configuration error, pods the Deployment cannot
-	// create, or an application whose main() failed before its job ran. Its reason is the kind of failure and its message the failure reason. It turns
-	// False when a JobManager is created again (a fixed spec, a restart).
+	// ConditionDeploymentFailed is True once the JobManager could not be deployed (reason: the kind
+	// of failure); False when a JobManager is created again.
 	ConditionDeploymentFailed = "DeploymentFailed"
-	// ConditionLost is True while the job is Lost. Its lastTransitionTime is when the job
-	// became Lost: the Lost timeout counts from it.
+	// ConditionLost is True while the job is Lost; the Lost timeout counts from its lastTransitionTime.
 	ConditionLost = "Lost"
 	// ConditionSavepointRequired is True while the controller stops for want of a confirmed
-	// savepoint: an update (or a recovery) would otherwise restore an older savepoint than the
-	// job's newest state, or the JobManager's HA metadata is gone. It deploys nothing until the
-	// user answers with the RestoreAnnotation (a savepoint path or empty-state) or a spec that
-	// needs no savepoint; the job, if it still runs, keeps running. The message says why.
+	// savepoint (an older one would be restored, or HA metadata is gone). It deploys nothing until
+	// the user answers with the RestoreAnnotation or a spec that needs none; a running job keeps running.
 	ConditionSavepointRequired = "SavepointRequired"
-	// ConditionWaiting is True while the controller waits on something outside its control
-	// (old JobManager pods to be gone, the HA leader to step down, the Flink REST API, a
-	// savepoint's result, a workload's deletion). Its reason names what, its message which,
-	// and its lastTransitionTime since when; past --wait-bound the message says so and a
-	// Warning Event (WaitExceeded) is recorded.
+	// ConditionWaiting is True while the controller waits on something outside its control; past
+	// --wait-bound the message says so and a WaitExceeded Event is recorded.
 	ConditionWaiting = "Waiting"
 )
 
-// Condition reasons. A True DeploymentFailed condition has the kind of failure as its reason
-// instead: CrashLoopBackOff, ImagePullBackOff, ErrImagePull, CreateContainerConfigError,
-// InvalidImageName, CreateContainerError, FailedCreate or ApplicationFailed.
+// Condition reasons. A True DeploymentFailed has the kind of failure as its reason instead
+// (CrashLoopBackOff, ImagePullBackOff, FailedCreate, ApplicationFailed, ...).
 const (
 	// ConditionReasonApplicationMode: Managed is True.
 	ConditionReasonApplicationMode = "ApplicationMode"
@@ -67,8 +53,7 @@ const (
 
 	// ConditionReasonStoppingWithSavepoint: the update waits for the job's final savepoint.
 	ConditionReasonStoppingWithSavepoint = "StoppingWithSavepoint"
-	// ConditionReasonWaitingForJobManagerPods: the old JobManager workload was deleted and the
-	// controller waits until no old JobManager pod may still lead (Updating, Waiting).
+	// ConditionReasonWaitingForJobManagerPods: the controller waits until no old JobManager pod may still lead.
 	ConditionReasonWaitingForJobManagerPods = "WaitingForJobManagerPods"
 	// ConditionReasonDeployingNextRevision: the next revision's JobManager is deploying.
 	ConditionReasonDeployingNextRevision = "DeployingNextRevision"
@@ -82,25 +67,20 @@ const (
 	ConditionReasonJobNotReported = "JobNotReported"
 	// ConditionReasonLostTimeout: the job stayed Lost for the Lost timeout; afterJobFails applies.
 	ConditionReasonLostTimeout = "LostTimeout"
-	// ConditionReasonLostRecoverable: the job stayed Lost for the Lost timeout, but its HA
-	// data is kept (job graph or checkpoints): it is not ended, it resumes from HA.
+	// ConditionReasonLostRecoverable: Lost past its timeout, but its HA data is kept: it resumes from HA.
 	ConditionReasonLostRecoverable = "LostRecoverableFromHA"
-	// ConditionReasonEndedUnobserved: the job is Lost because it ended in Flink while the
-	// controller did not see how (a restarted JobManager found its result in the job result
-	// store): it is finished, and no cleanup policy applies, the cluster is kept.
+	// ConditionReasonEndedUnobserved: the job ended in Flink unseen (found in the job result
+	// store): finished, no cleanup policy applies, the cluster is kept.
 	ConditionReasonEndedUnobserved = "EndedUnobserved"
 	// ConditionReasonJobTracked: Lost is False, the job is tracked.
 	ConditionReasonJobTracked = "JobTracked"
 
-	// ConditionReasonNoFinalSavepoint: SavepointRequired is True, the final savepoint could
-	// not be taken or confirmed.
+	// ConditionReasonNoFinalSavepoint: the final savepoint could not be taken or confirmed.
 	ConditionReasonNoFinalSavepoint = "NoFinalSavepoint"
-	// ConditionReasonHAMetadataMissing: the JobManager of a job that ran would have to
-	// recover it from HA metadata that is gone (SavepointRequired True, DeploymentFailed True).
+	// ConditionReasonHAMetadataMissing: a job that ran would be recovered from HA metadata that is gone.
 	ConditionReasonHAMetadataMissing = "HAMetadataMissing"
-	// ConditionReasonUnsupportedHA: DeploymentFailed is True, a Deployment cluster runs HA
-	// services other than Kubernetes HA (ZooKeeper, a factory class), whose metadata the
-	// controller cannot check or clean up (rule deployment-requires-kubernetes-ha).
+	// ConditionReasonUnsupportedHA: a Deployment cluster runs HA other than Kubernetes HA, whose
+	// metadata the controller cannot check or clean up.
 	ConditionReasonUnsupportedHA = "UnsupportedHA"
 	// ConditionReasonNotRequired: SavepointRequired is False.
 	ConditionReasonNotRequired = "NotRequired"
@@ -109,8 +89,7 @@ const (
 	ConditionReasonNotWaiting = "NotWaiting"
 	// ConditionReasonWaitingForLeader: an old JobManager pod still holds the HA leadership.
 	ConditionReasonWaitingForLeader = "WaitingForLeader"
-	// ConditionReasonWaitingForFlinkAPI: the JobManager's REST API does not answer, or not
-	// from the leader.
+	// ConditionReasonWaitingForFlinkAPI: the REST API does not answer, or not from the leader.
 	ConditionReasonWaitingForFlinkAPI = "WaitingForFlinkAPI"
 	// ConditionReasonWaitingForSavepoint: a savepoint was triggered and its result is awaited.
 	ConditionReasonWaitingForSavepoint = "WaitingForSavepoint"
@@ -120,37 +99,28 @@ const (
 	ConditionReasonWaitingForJobCancel = "WaitingForJobCancel"
 	// ConditionReasonWaitingForApplication: the Flink 2.3 application runs without the job yet.
 	ConditionReasonWaitingForApplication = "WaitingForApplication"
-	// ConditionReasonWaitingForJobReport: the JobManager answers but lists no job of the
-	// deploy yet; within --ha-recovery-grace of its start it may still be submitting it or
-	// recovering it from HA, after that the job is Lost.
+	// ConditionReasonWaitingForJobReport: the JobManager lists no job of the deploy yet; within
+	// --ha-recovery-grace it may still be submitting or recovering it, after that the job is Lost.
 	ConditionReasonWaitingForJobReport = "WaitingForJobReport"
-	// ConditionReasonWaitingForJobEnd: an update's stop-with-savepoint took its savepoint, and
-	// the controller waits to see the job ended before it replaces the JobManager (the job
-	// restarted instead, or no trusted JobManager answers).
+	// ConditionReasonWaitingForJobEnd: the update's savepoint is taken; the job must be seen ended
+	// before the JobManager is replaced.
 	ConditionReasonWaitingForJobEnd = "WaitingForJobEnd"
-	// ConditionReasonWaitingForUpgradableState: the update waits for the job to reach a state
-	// it can be updated from without losing state (flinkcluster.UpgradeWait): Flink reports it
-	// restarting, a checkpoint is in progress, or a flinkVersion change waits for the job to run.
+	// ConditionReasonWaitingForUpgradableState: the update waits for a state it can update from without losing state.
 	ConditionReasonWaitingForUpgradableState = "WaitingForUpgradableState"
-	// ConditionReasonWaitingForJobManagerShutdown: the job ended (Job mode) and its JobManager,
-	// which outlives the job (execution.shutdown-on-application-finish false), has not ended
-	// yet: asked to shut down, it is exiting, or its REST API does not answer; past the wait
-	// bound the controller deletes the JobManager Job instead.
+	// ConditionReasonWaitingForJobManagerShutdown: the job ended (Job mode) and its JobManager has
+	// not; past the wait bound the JobManager Job is deleted.
 	ConditionReasonWaitingForJobManagerShutdown = "WaitingForJobManagerShutdown"
-	// ConditionReasonWaitingForJobManagerExit: the JobManager of a job that ended (Job mode)
-	// accepted the shutdown (DELETE /cluster) and is exiting; past its pod's termination
-	// grace period from then the controller deletes the JobManager Job instead.
+	// ConditionReasonWaitingForJobManagerExit: the ended job's JobManager accepted the shutdown;
+	// past its pod's grace period the JobManager Job is deleted.
 	ConditionReasonWaitingForJobManagerExit = "WaitingForJobManagerExit"
 )
 
-// condition builds a condition of this controller.
 func condition(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
 	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message}
 }
 
-// setCondition records cond with meta.SetStatusCondition. A changed status takes at as its
-// lastTransitionTime (the injected clock, never time.Now); an unchanged status keeps its own.
-// It reports whether a recorded condition changed its status.
+// setCondition records cond; a changed status takes at (the injected clock) as its
+// lastTransitionTime. It reports whether a recorded condition flipped.
 func setCondition(conds *[]metav1.Condition, cond metav1.Condition, at time.Time) (flipped bool) {
 	prev := meta.FindStatusCondition(*conds, cond.Type)
 	flipped = prev != nil && prev.Status != cond.Status
@@ -159,15 +129,13 @@ func setCondition(conds *[]metav1.Condition, cond metav1.Condition, at time.Time
 	return flipped
 }
 
-// observedGeneration stamps every condition with the generation it was derived from.
 func observedGeneration(conds []metav1.Condition, generation int64) {
 	for i := range conds {
 		conds[i].ObservedGeneration = generation
 	}
 }
 
-// lostSince is when the job became Lost: the True Lost condition's lastTransitionTime; zero
-// when the job is not Lost.
+// lostSince is when the job became Lost; zero when it is not.
 func lostSince(conds []metav1.Condition) time.Time {
 	if c := meta.FindStatusCondition(conds, ConditionLost); c != nil && c.Status == metav1.ConditionTrue {
 		return c.LastTransitionTime.Time
@@ -175,7 +143,6 @@ func lostSince(conds []metav1.Condition) time.Time {
 	return time.Time{}
 }
 
-// managedCondition says whether this controller runs the cluster.
 func managedCondition(fc *v1beta1.FlinkCluster) metav1.Condition {
 	if fc.Spec.IsApplicationMode() {
 		return condition(ConditionManaged, metav1.ConditionTrue, ConditionReasonApplicationMode,
@@ -186,7 +153,6 @@ func managedCondition(fc *v1beta1.FlinkCluster) metav1.Condition {
 			"to have another controller (the flink-on-k8s-operator) run it, keep it outside this controller's --watch-namespaces or --cluster-selector", jobMode(fc)))
 }
 
-// jobMode names a cluster's job mode for messages.
 func jobMode(fc *v1beta1.FlinkCluster) string {
 	switch {
 	case fc.Spec.Job == nil:
@@ -197,8 +163,7 @@ func jobMode(fc *v1beta1.FlinkCluster) string {
 	return string(*fc.Spec.Job.Mode)
 }
 
-// jobManagerReadyCondition derives JobManagerReady from the JobManager workload (kind Job or
-// Deployment; nil when missing), the Deployment's desired replicas and the selected pod.
+// jobManagerReadyCondition derives JobManagerReady (wl nil: no workload).
 func jobManagerReadyCondition(kind string, wl *state.Workload, replicas *int32, pod *corev1.Pod) metav1.Condition {
 	notReady := func(reason, format string, args ...any) metav1.Condition {
 		return condition(ConditionJobManagerReady, metav1.ConditionFalse, reason, fmt.Sprintf(format, args...))
@@ -223,11 +188,8 @@ func jobManagerReadyCondition(kind string, wl *state.Workload, replicas *int32, 
 		fmt.Sprintf("JobManager pod %s is ready", pod.Name))
 }
 
-// updatingCondition derives Updating. step is the update flow's step in this reconcile (nil
-// when the flow did not run); pending reports an update in progress (revisions differ or
-// the job is Updating); prev is the recorded condition. nil leaves the recorded condition
-// as it is: an update whose step was not reached (an error), or the next revision's job
-// still deploying.
+// updatingCondition derives Updating from the update flow's step (nil: the flow did not run).
+// nil leaves the recorded condition: a step not reached, or the next revision still deploying.
 func updatingCondition(prev, step *metav1.Condition, pending bool, jobState, revision string) *metav1.Condition {
 	switch {
 	case step != nil:

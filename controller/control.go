@@ -152,7 +152,7 @@ func (c *cycle) cancelled(how string, byControl bool) error {
 		return nil
 	}
 	if err := c.setJobState(state.EventCancelConfirmed, "", how, c.now); err != nil {
-		return err
+		return fmt.Errorf("recording the confirmed cancel: %w", err)
 	}
 	c.event(corev1.EventTypeNormal, ReasonJobCancelled, "Cancel", "job %s cancelled: %s", c.jobID(), how)
 	if byControl {
@@ -201,7 +201,7 @@ func (c *cycle) cancelWithoutSavepoint(ctx context.Context, why string) error {
 	// The REST API does not answer for the job: stop the JobManager, whose absence confirms
 	// the cancel.
 	if err := c.deleteJobManager(ctx); err != nil {
-		return err
+		return fmt.Errorf("stopping the JobManager to cancel the job: %w", err)
 	}
 	c.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s (%s): waiting for the JobManager to be gone", c.jobID(), why)
 	return nil

@@ -24,12 +24,10 @@ import (
 // maxFailureReasons bounds status.components.job.failureReasons.
 const maxFailureReasons = 10
 
-// lookAgainNow is the requeue of a reconcile whose record the next step acts on
-// (decisionRecord): at once, after the work queue's own ordering.
+// lookAgainNow requeues a reconcile whose record the next step acts on (decisionRecord).
 const lookAgainNow = time.Millisecond
 
-// cycle is one reconcile of one cluster: the cluster, its status being built, what was
-// observed, and when to look again.
+// cycle is one reconcile of one cluster.
 type cycle struct {
 	r    *Reconciler
 	fc   *v1beta1.FlinkCluster
@@ -47,45 +45,31 @@ type cycle struct {
 	revision string
 	mode     v1beta1.JobManagerDeploymentType
 
-	// obs is this reconcile's observation (observe).
 	obs    observed
 	client flinkclient.Client
-	// derived is what the lifecycle rules derived from the observation (derive); the flows
-	// read it and do not change it.
+	// derived is what derive found; the flows read it and never change it.
 	derived derived
-	// out is what the flows decided beyond the status they changed: the conditions of their
-	// stops and waits, the annotations whose requests the status now carries, when to look
-	// again.
+	// out is what the flows decided beyond the status they changed.
 	out outcome
 }
 
-// derived is what derive found beyond the job's state.
 type derived struct {
-	// lostTimedOut: the job was Lost for longer than the Lost timeout, and nothing it can
-	// resume from is left (keepRecoverableLostJob): it is finished.
+	// lostTimedOut: Lost past the Lost timeout with nothing to resume from: finished.
 	lostTimedOut bool
-	// endedUnobserved: the job ended in Flink while the controller did not see how
-	// (state.Result.Ended); it is finished, and no cleanup policy applies (cleanupAction).
+	// endedUnobserved: the job ended in Flink unseen; finished, no cleanup policy applies.
 	endedUnobserved bool
-	// deploymentFailed: the observation found a failed JobManager deployment
-	// (DeploymentFailed with the failure's own reason).
+	// deploymentFailed: the observation found a failed JobManager deployment.
 	deploymentFailed bool
 }
 
-// outcome is what this reconcile's flows decided beyond the status they changed; the
-// conditions are derived from it when the reconcile ends (setConditions).
+// outcome is what the flows decided; setConditions derives the conditions from it.
 type outcome struct {
-	// waiting is the Waiting condition of what this reconcile waits on; nil when nothing.
-	waiting *metav1.Condition
-	// savepointRequired is the SavepointRequired condition this reconcile stopped with.
+	waiting           *metav1.Condition
 	savepointRequired *metav1.Condition
-	// updateStep is the Updating condition of the update flow's step in this reconcile.
-	updateStep *metav1.Condition
-	// removeControl is set once the user-control annotation was taken into status.control;
-	// it is removed after the status is written, so the request is never lost.
+	updateStep        *metav1.Condition
+	// removeControl and removeRestore remove their annotation only after the status is written,
+	// so that the request is never lost.
 	removeControl bool
-	// removeRestore is set once a deploy restored what the RestoreAnnotation named; the
-	// annotation is removed after the status is written.
 	removeRestore bool
 	// requeue is when to reconcile again (0: on the next change only).
 	requeue time.Duration
@@ -94,7 +78,7 @@ type outcome struct {
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
 	rev, err := resources.Revision(fc)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("computing the revision: %w", err)
 	}
 	c := &cycle{
 		r:        r,
@@ -111,7 +95,6 @@ func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
 
 func (c *cycle) job() *v1beta1.JobStatus { return c.st.Components.Job }
 
-// jobID is the current deploy's job ID; "" before the first deploy.
 func (c *cycle) jobID() string {
 	if j := c.st.Components.Job; j != nil {
 		return j.ID
@@ -119,15 +102,14 @@ func (c *cycle) jobID() string {
 	return ""
 }
 
-// waitCondition is a Waiting condition: what a flow waits on, which a step returns rather
-// than records, so that its caller decides what else the wait shows (haltUpdate).
+// waitCondition is a Waiting condition a step returns rather than records, so that its caller
+// decides what else the wait shows (haltUpdate).
 func waitCondition(reason, format string, args ...any) *metav1.Condition {
 	cond := condition(ConditionWaiting, metav1.ConditionTrue, reason, fmt.Sprintf(format, args...))
 	return &cond
 }
 
-// savepointRequiredCondition is a SavepointRequired stop for want of a confirmed savepoint:
-// nothing is deployed until the user answers (RestoreAnnotation).
+// savepointRequiredCondition stops for want of a confirmed savepoint until the user answers.
 func savepointRequiredCondition(reason, format string, args ...any) *metav1.Condition {
 	msg := fmt.Sprintf(format, args...) + fmt.Sprintf(
 		"; to go on, annotate the FlinkCluster with %s=<savepoint path> to restore an older savepoint knowingly, or %s=%s to start without state",
@@ -136,26 +118,20 @@ func savepointRequiredCondition(reason, format string, args ...any) *metav1.Cond
 	return &cond
 }
 
-// wait records what this reconcile waits on, for the Waiting condition, and looks again
-// soon.
 func (c *cycle) wait(w *metav1.Condition) {
 	c.out.waiting = w
 	c.poll()
 }
 
-// waitFor records what this reconcile waits on, for the Waiting condition.
 func (c *cycle) waitFor(reason, format string, args ...any) {
 	c.wait(waitCondition(reason, format, args...))
 }
 
-// requireSavepoint stops the flow for want of a confirmed savepoint: the SavepointRequired
-// condition and a Warning Event say why.
 func (c *cycle) requireSavepoint(reason, format string, args ...any) {
 	c.out.savepointRequired = savepointRequiredCondition(reason, format, args...)
 }
 
-// haltUpdate ends this reconcile's update step on h, a Waiting or a SavepointRequired
-// condition: it is recorded, and the Updating condition shows it as the update's step.
+// haltUpdate ends this reconcile's update step on a Waiting or SavepointRequired condition.
 func (c *cycle) haltUpdate(h *metav1.Condition) {
 	reason := h.Reason
 	if h.Type == ConditionSavepointRequired {
@@ -167,17 +143,14 @@ func (c *cycle) haltUpdate(h *metav1.Condition) {
 	c.updateStepf(reason, "%s", h.Message)
 }
 
-// recordBeforeActing writes the status now, before an action whose record must not be lost:
-// the job ID of a deploy before its workload is created, a trigger ID before the savepoint
-// call. A copy is patched, so a concurrent spec edit does not change this reconcile's
-// cluster. The rest of the status is patched once, when the reconcile ends (reconcile).
+// recordBeforeActing writes the status before an action whose record must not be lost (a
+// deploy's job ID, a savepoint's trigger ID). A copy is patched, so that a concurrent spec
+// edit does not change this reconcile's cluster.
 func (c *cycle) recordBeforeActing(ctx context.Context) error {
 	if equality.Semantic.DeepEqual(c.orig.Status, c.fc.Status) {
 		return nil
 	}
 	c.st.LastUpdateTime = state.Time(c.now)
-	// The conditions this reconcile set so far are of this generation; setConditions stamps
-	// the others when it ends.
 	for i := range c.st.Conditions {
 		if c.st.Conditions[i].ObservedGeneration == 0 {
 			c.st.Conditions[i].ObservedGeneration = c.fc.Generation
@@ -185,19 +158,16 @@ func (c *cycle) recordBeforeActing(ctx context.Context) error {
 	}
 	obj := c.fc.DeepCopy()
 	if err := c.r.Client.Status().Patch(ctx, obj, client.MergeFrom(c.orig)); err != nil {
-		return err
+		return fmt.Errorf("writing the status before acting: %w", err)
 	}
 	c.r.wrote(obj)
 	c.orig.Status = *c.fc.Status.DeepCopy()
 	return nil
 }
 
-// pastDeadline reports whether an operation that started at since has run longer than bound;
-// before its deadline it asks for a reconcile just past it. Every operation's deadline is
-// measured from its own start as the status records it (a savepoint's trigger, a stop's
-// request, the update's start, the job's end before a JobManager shutdown), so that a
-// restarted controller keeps the same deadline; an operation with no recorded start has none
-// (its start is recorded before it reaches Flink).
+// pastDeadline reports whether an operation that started at since has run longer than bound,
+// else asks for a reconcile just past it. Deadlines count from the start the status records,
+// so that a restarted controller keeps them.
 func (c *cycle) pastDeadline(since time.Time, bound time.Duration) bool {
 	if since.IsZero() || bound <= 0 {
 		return false
@@ -209,7 +179,6 @@ func (c *cycle) pastDeadline(since time.Time, bound time.Duration) bool {
 	return true
 }
 
-// after asks for another reconcile within d.
 func (c *cycle) after(d time.Duration) {
 	if d > 0 && (c.out.requeue == 0 || d < c.out.requeue) {
 		c.out.requeue = d
@@ -218,10 +187,9 @@ func (c *cycle) after(d time.Duration) {
 
 func (c *cycle) poll() { c.after(c.r.Options.RequeueInterval) }
 
-// idle ends a reconcile with nothing in flight. What wakes the next one is a change of the
-// cluster's objects (watched), of what Flink reports (the poller: trackFlink), or the resync
-// interval. Without a poller, or when what kept the REST API from being asked is not watched
-// (another JobManager's leadership, a REST TLS setting), the reconcile looks again itself.
+// idle ends a reconcile with nothing in flight: a watched change, the poller or the resync
+// wakes the next. Without a poller, or when what kept the REST API from being asked is not
+// watched, the reconcile looks again itself.
 func (c *cycle) idle() {
 	if c.r.polls == nil || (c.obs.flinkRead == nil && !c.obs.watched) {
 		c.poll()
@@ -231,10 +199,7 @@ func (c *cycle) idle() {
 }
 
 // trackFlink hands the cluster's REST reads to the poller until the next reconcile: at the
-// steady interval while the job runs, at the poll interval while it is not running yet (a
-// deploy, a restart), and at the steady interval again as a backstop when this reconcile
-// looks again itself within the poll interval (an operation in flight). A cluster whose REST
-// API was not asked is not polled.
+// steady interval while the job runs or this reconcile polls itself, else at the poll interval.
 func (c *cycle) trackFlink() {
 	p := c.r.polls
 	if p == nil {
@@ -257,8 +222,7 @@ func (c *cycle) event(eventType, reason, action, format string, args ...any) {
 	c.r.Recorder.Eventf(c.fc, nil, eventType, reason, action, format, args...)
 }
 
-// run is one reconcile of the cluster, then the removal of the annotations whose requests
-// the written status now carries.
+// run is one reconcile, then the removal of the annotations the written status now carries.
 func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	err := c.reconcile(ctx)
 	c.trackFlink()
@@ -274,11 +238,9 @@ func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
 	return ctrl.Result{RequeueAfter: c.out.requeue}, nil
 }
 
-// reconcile observes, decides and acts. The status is patched in a defer, whatever failed
-// (cluster-api's machine controller patches its Machine so): what was observed and done, and,
-// when something failed, the Reconciling condition says what. A failed observation changes
-// nothing it would have derived — components, cluster state and the conditions read from
-// Kubernetes and Flink keep their record — so a half-read world is never written as seen.
+// reconcile observes, decides and acts. The status is patched in a defer, whatever failed; a
+// failed observation keeps the record of what it would have derived, so that a half-read
+// world is never written as seen.
 func (c *cycle) reconcile(ctx context.Context) (err error) {
 	c.initStatus()
 	observed := false
@@ -287,8 +249,7 @@ func (c *cycle) reconcile(ctx context.Context) (err error) {
 		if werr := c.writeStatus(ctx); werr != nil {
 			err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
 		} else if !equality.Semantic.DeepEqual(decisionRecord(&c.read), decisionRecord(c.st)) {
-			// The next step acts on what this one recorded: it is taken now, not on the echo
-			// of the write (Setup drops the cluster's status-only changes) nor at a resync.
+			// Taken now, not on the write's echo (Setup drops status-only changes) nor at a resync.
 			c.after(lookAgainNow)
 		}
 	}()
@@ -314,8 +275,6 @@ func (c *cycle) reconcile(ctx context.Context) (err error) {
 		}
 	}
 
-	// Each flow's error names the step that failed, as the job state machine
-	// (state.Transitions) names the steps.
 	step, ensured := "", false
 	switch {
 	case c.cancelStopping():
@@ -332,8 +291,7 @@ func (c *cycle) reconcile(ctx context.Context) (err error) {
 		step, err, ensured = "ensure", c.ensure(ctx), true
 	}
 	if err == nil && (!ensured || c.obs.submitted != "") {
-		// (ensure rebuilds the ConfigMap only on some of its paths: a job submitted before the
-		// controller saw it run is pinned to its HA data on every path.)
+		// ensure rebuilds the ConfigMap only on some paths; a job submitted unseen is pinned to its HA data on every path.
 		step, err = "dropRestorePath", c.dropRestorePath(ctx)
 	}
 	if err == nil {
@@ -355,8 +313,7 @@ func (c *cycle) reconcile(ctx context.Context) (err error) {
 	return err
 }
 
-// recordOutcome completes the status at the end of a reconcile whose observation completed
-// (observed) or failed, and whose flows failed with err (nil when nothing failed).
+// recordOutcome completes the status at the end of a reconcile, observed or not.
 func (c *cycle) recordOutcome(observed bool, err error) {
 	if observed {
 		c.setComponents()
@@ -365,7 +322,7 @@ func (c *cycle) recordOutcome(observed bool, err error) {
 		return
 	}
 	if c.st.State == "" {
-		// A new cluster: the schema requires a state, and nothing was created yet.
+		// A new cluster: the schema requires a state.
 		c.deriveClusterState()
 	}
 	c.setHealth(err)
@@ -377,8 +334,7 @@ func (c *cycle) recordOutcome(observed bool, err error) {
 	}
 }
 
-// initStatus starts the status of a new cluster: revision and a Pending job, whose ID the
-// first deploy chooses.
+// initStatus starts a new cluster's status: its revision and a Pending job.
 func (c *cycle) initStatus() {
 	if c.st.Revision.CurrentRevision == "" {
 		c.st.Revision.CurrentRevision = c.revision
@@ -390,20 +346,16 @@ func (c *cycle) initStatus() {
 }
 
 // updatePending reports whether the job is to be redeployed: a new revision, an update in
-// progress, or the user's answer (RestoreAnnotation) to a SavepointRequired stop of a job
-// that ended.
+// progress, or the user's restore answer for a job that ended.
 func (c *cycle) updatePending() bool {
 	return c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.job().State == v1beta1.JobStateUpdating ||
 		(c.finished() && c.savepointRequiredRecorded() && c.restoreChoice() != nil)
 }
 
-// savepointRequiredRecorded reports whether the recorded SavepointRequired condition is True.
 func (c *cycle) savepointRequiredRecorded() bool {
 	return meta.IsStatusConditionTrue(c.st.Conditions, ConditionSavepointRequired)
 }
 
-// restoreChoice is the savepoint the RestoreAnnotation names ("" for empty state); nil
-// without the annotation.
 func (c *cycle) restoreChoice() *string { return flinkcluster.RestoreChoice(c.fc.Annotations) }
 
 func (c *cycle) removeRestoreAnnotation(ctx context.Context) error {
@@ -422,8 +374,7 @@ func (c *cycle) removeRestoreAnnotation(ctx context.Context) error {
 	return nil
 }
 
-// shouldRestart reports whether a failed job is restarted from its latest savepoint (Job
-// mode, restartPolicy FromSavepointOnFailure): the rule the webhook judges by too.
+// shouldRestart reports whether a failed job is restarted: the rule the webhook judges by too.
 func (c *cycle) shouldRestart() bool {
 	job := c.job()
 	if job.State != v1beta1.JobStateFailed && !(job.State == v1beta1.JobStateLost && c.derived.lostTimedOut) {
@@ -432,18 +383,13 @@ func (c *cycle) shouldRestart() bool {
 	return flinkcluster.ShouldRestart(c.mode, job, c.fc.Spec.Job)
 }
 
-// finished reports whether the job ended: a terminal state, Lost past its timeout, or Lost
-// because it ended unobserved.
+// finished reports whether the job ended (terminal, Lost past its timeout, or ended unobserved).
 func (c *cycle) finished() bool {
 	return flinkcluster.Terminal(c.job().State) || c.derived.lostTimedOut || c.derived.endedUnobserved
 }
 
-// cleanupAction is what cleanup does for the job's end: the cleanup policy of its state,
-// except for a job that ended unobserved. Its end is unknown — it may have failed or
-// succeeded — and what says how it ended is the JobManager pod's previous container log
-// (kubectl logs --previous) and the TaskManagers' logs: neither afterJobFails nor
-// afterJobSucceeds applies, KeepCluster does, and cleanup does not even scale the JobManager
-// to 0 (the pod and its log would go).
+// cleanupAction is the cleanup policy of the job's end, except for a job that ended unobserved:
+// how it ended is unknown, so KeepCluster applies, keeping the JobManager pod and its log.
 func (c *cycle) cleanupAction() v1beta1.CleanupAction {
 	if c.derived.endedUnobserved {
 		return v1beta1.CleanupActionKeepCluster
@@ -451,8 +397,8 @@ func (c *cycle) cleanupAction() v1beta1.CleanupAction {
 	return state.CleanupAction(&c.fc.Spec, c.job().State)
 }
 
-// stopping reports whether a stop-with-savepoint of the current deploy's job was requested
-// and may have taken effect: Flink's FINISHED (or CANCELED) then means stopped, not done.
+// stopping reports whether a stop-with-savepoint may have taken effect: Flink's FINISHED (or
+// CANCELED) then means stopped, not done.
 func (c *cycle) stopping() bool {
 	if c.job().State == v1beta1.JobStateUpdating {
 		return true
@@ -460,15 +406,12 @@ func (c *cycle) stopping() bool {
 	return c.stopInFlight(SavepointReasonUpdate) || c.stopInFlight(SavepointReasonJobCancel)
 }
 
-// stopInFlight reports whether a stop-with-savepoint of the current job, triggered for
-// reason, is in flight: recorded and not failed.
 func (c *cycle) stopInFlight(reason string) bool {
 	sp := c.st.Savepoint
 	return sp != nil && sp.JobID == c.jobID() && sp.TriggerReason == reason && sp.State != SavepointStateFailed
 }
 
-// derive applies the lifecycle rules (package state) to this cycle's observation. The state
-// they derive moves the job by the derive event DeriveJob names for it; a move the job state
+// derive applies the lifecycle rules of package state to the observation; a move the job state
 // machine does not list is refused.
 func (c *cycle) derive() error {
 	res := state.DeriveJob(state.Input{
@@ -509,7 +452,6 @@ func (c *cycle) derive() error {
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))
 	case prev == v1beta1.JobStateLost && c.job().State == v1beta1.JobStateRunning &&
 		meta.IsStatusConditionTrue(c.st.Conditions, ConditionDeploymentFailed):
-		// The JobManager of a job that ran came back (a crash loop passed) and recovered it.
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, "the JobManager recovered the job"))
 	}
 	c.derived.endedUnobserved = res.Ended
@@ -518,13 +460,12 @@ func (c *cycle) derive() error {
 		note := res.Reason + ": neither afterJobSucceeds nor afterJobFails applies, the cluster is kept as it is (KeepCluster, the JobManager not scaled down); the JobManager's previous container log (kubectl logs --previous) says how the job ended; change the spec to deploy again, or delete the FlinkCluster"
 		// Still Lost: the condition keeps the time the job became Lost.
 		c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonEndedUnobserved, note))
-		// Action Cleanup: an Event with the transition's reason and action in the same
-		// reconcile would be folded into its series (events/v1), and this note lost.
+		// An Event with the transition's reason and action in the same reconcile would be folded
+		// into its series (events/v1), and this note lost.
 		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s", note)
 	}
 	c.keepRecoverableLostJob()
-	// Once the Lost timeout ended the job (keepRecoverableLostJob decided), nothing is waited
-	// for: its JobManager may be shut down and answer no more.
+	// Once the Lost timeout ended the job, nothing is waited for: its JobManager may be gone.
 	c.noteWaits(res.Unreported)
 	if c.derived.lostTimedOut && !clusterFinished(c.orig.Status.State) {
 		job := c.job()
@@ -533,23 +474,19 @@ func (c *cycle) derive() error {
 			job.FailureReasons = append(job.FailureReasons, reason)
 		}
 		note := fmt.Sprintf("%s: afterJobFails (%s) applies", reason, c.cleanupAction())
-		// Still Lost: the condition keeps the time the job became Lost.
 		c.setCondition(condition(ConditionLost, metav1.ConditionTrue, ConditionReasonLostTimeout, note))
 		c.event(corev1.EventTypeWarning, ReasonJobLost, "Cleanup", "%s", note)
 	}
 	return nil
 }
 
-// lostReasonRecorded reports whether the recorded Lost condition is True with reason.
 func (c *cycle) lostReasonRecorded(reason string) bool {
 	l := meta.FindStatusCondition(c.st.Conditions, ConditionLost)
 	return l != nil && l.Status == metav1.ConditionTrue && l.Reason == reason
 }
 
-// noteWaits records the waits of an active job's observation: a JobManager whose REST API
-// does not answer or does not lead, a Flink 2.3 application that runs without the job, a
-// JobManager that lists no job of the deploy yet (unreported, from state.DeriveJob). A
-// recorded state kept without Flink's word is never reported as if Flink had confirmed it.
+// noteWaits records the waits of an active job's observation, so that a state kept without
+// Flink's word is never reported as if Flink had confirmed it.
 func (c *cycle) noteWaits(unreported string) {
 	if c.finished() || c.obs.wl == nil || c.obs.wl.Deleting {
 		return
@@ -567,28 +504,22 @@ func (c *cycle) noteWaits(unreported string) {
 	}
 }
 
-// clusterFinished reports whether a cluster state is one of the ends of a job.
 func clusterFinished(s string) bool {
 	return s == v1beta1.ClusterStateStopping || s == v1beta1.ClusterStateStopped || s == v1beta1.ClusterStatePartiallyStopped
 }
 
-// errUnlistedTransition is the error of an event that the job state machine does not list
-// for the job's state.
 var errUnlistedTransition = errors.New("transition not in the job state machine (controller/state/machine.go)")
 
-// refuseTransition refuses a job state change the job state machine does not list: a Warning
-// Event UnlistedTransition, and the error that ends the reconcile's flow.
+// refuseTransition refuses a job state change the job state machine does not list.
 func (c *cycle) refuseTransition(what string) error {
 	c.event(corev1.EventTypeWarning, ReasonUnlistedTransition, "Observe",
 		"job %s: %s is not in the job state machine (controller/state/machine.go): refused", c.jobID(), what)
 	return fmt.Errorf("job %s: %s: %w", c.jobID(), what, errUnlistedTransition)
 }
 
-// setJobState moves the job by ev through the job state machine (state.Next), recording its
-// reason and an Event. An event the table does not list for the job's state is refused: the
-// state stays, a Warning Event UnlistedTransition says so (for the simulation and for a user
-// to report), and the error makes the reconcile fail instead of acting on a state the
-// machine never reaches.
+// setJobState moves the job by ev through the job state machine, with its reason and an Event.
+// An unlisted event is refused: the state stays and the reconcile fails rather than act on a
+// state the machine never reaches.
 func (c *cycle) setJobState(ev state.Event, reason, message string, lostSince time.Time) error {
 	job := c.job()
 	prev := job.State
@@ -643,12 +574,9 @@ func (c *cycle) setJobState(ev state.Event, reason, message string, lostSince ti
 	return nil
 }
 
-// writeStatus patches the status when it changed. The patch carries no resourceVersion: the
-// status was derived from the cluster read fresh from the API server at the start of this
-// reconcile, the controller is its only writer (reconciles of one cluster never overlap, and
-// leader election keeps one controller), and a user's concurrent spec or annotation edit must
-// not make the record of what this reconcile already did (a savepoint triggered, a workload
-// deleted) fail.
+// writeStatus patches the status when it changed, without resourceVersion: it was derived from
+// a fresh read, the controller is its only writer, and a user's concurrent edit must not make
+// the record of what was done (a savepoint triggered, a workload deleted) fail.
 func (c *cycle) writeStatus(ctx context.Context) error {
 	if equality.Semantic.DeepEqual(c.orig.Status, c.fc.Status) {
 		return nil
@@ -661,12 +589,8 @@ func (c *cycle) writeStatus(ctx context.Context) error {
 	return nil
 }
 
-// decisionRecord is the part of a status that the flows read back as the record of what
-// was decided and done: the job (its state, deploy, savepoints, trigger), the revisions, the
-// control and savepoint records, and the conditions an outcome sets (Updating, Lost,
-// DeploymentFailed, SavepointRequired, and any other the controller does not derive anew).
-// The rest is derived anew from each observation: the cluster state, the other components,
-// the health, JobManagerReady and Waiting conditions, the times of the write.
+// decisionRecord is the part of a status the flows read back as the record of what was
+// decided and done; the rest is derived anew from each observation.
 func decisionRecord(st *v1beta1.FlinkClusterStatus) v1beta1.FlinkClusterStatus {
 	rec := v1beta1.FlinkClusterStatus{
 		Components:       v1beta1.FlinkClusterComponentsStatus{Job: st.Components.Job},
@@ -685,14 +609,11 @@ func decisionRecord(st *v1beta1.FlinkClusterStatus) v1beta1.FlinkClusterStatus {
 	return rec
 }
 
-// setCondition records a condition at this reconcile's time; see setCondition.
 func (c *cycle) setCondition(cond metav1.Condition) bool {
 	return setCondition(&c.st.Conditions, cond, c.now)
 }
 
-// setConditions derives the conditions that follow from this reconcile's observation and
-// outcome (err: what failed, nil when nothing did), records an Event when JobManagerReady or
-// Updating changes its status, and stamps every condition with the generation.
+// setConditions derives the conditions from this reconcile's observation and outcome.
 func (c *cycle) setConditions(err error) {
 	c.setCondition(managedCondition(c.fc))
 	c.setJobManagerReady()
@@ -718,8 +639,7 @@ func (c *cycle) setConditions(err error) {
 	c.st.ObservedGeneration = c.fc.Generation
 }
 
-// setHealth derives Ready, Reconciling and Stalled (see health) from the conditions set
-// before it and what failed in this reconcile (err, nil when nothing did).
+// setHealth derives Ready, Reconciling and Stalled (see health).
 func (c *cycle) setHealth(err error) {
 	cancel := c.fc.Spec.Job != nil && c.fc.Spec.Job.CancelRequested != nil && *c.fc.Spec.Job.CancelRequested
 	if ctl := c.st.Control; ctl != nil && ctl.Name == v1beta1.ControlNameJobCancel && ctl.State != v1beta1.ControlStateFailed {
@@ -735,8 +655,7 @@ func (c *cycle) setHealth(err error) {
 	c.setCondition(stalled)
 }
 
-// setSavepointRequired records this reconcile's SavepointRequired stop, with a Warning Event
-// when it starts or its reason changes.
+// setSavepointRequired records this reconcile's SavepointRequired stop, with a Warning Event.
 func (c *cycle) setSavepointRequired() {
 	prev := meta.FindStatusCondition(c.st.Conditions, ConditionSavepointRequired)
 	if sr := c.out.savepointRequired; sr != nil {
@@ -755,9 +674,8 @@ func (c *cycle) setSavepointRequired() {
 	}
 }
 
-// setWaiting records what this reconcile waits on. The condition keeps the time the wait
-// began while its reason stays; past the wait bound its message says so, with a Warning Event
-// once.
+// setWaiting records what this reconcile waits on, keeping the time the wait began while its
+// reason stays; past the wait bound the message says so, with a Warning Event once.
 func (c *cycle) setWaiting() {
 	prev := meta.FindStatusCondition(c.st.Conditions, ConditionWaiting)
 	w := c.out.waiting
@@ -785,8 +703,6 @@ func (c *cycle) setWaiting() {
 	setCondition(&c.st.Conditions, *w, since)
 }
 
-// setJobManagerReady derives JobManagerReady from the observed workload and pod, with an
-// Event when its status changes.
 func (c *cycle) setJobManagerReady() {
 	kind := "Job"
 	var replicas *int32
@@ -801,13 +717,11 @@ func (c *cycle) setJobManagerReady() {
 	c.setCondition(jobManagerReadyCondition(kind, c.obs.wl, replicas, c.obs.pod))
 }
 
-// updateStepf records the update flow's step for the Updating condition.
 func (c *cycle) updateStepf(reason, format string, args ...any) {
 	cond := condition(ConditionUpdating, metav1.ConditionTrue, reason, fmt.Sprintf(format, args...))
 	c.out.updateStep = &cond
 }
 
-// deriveClusterState derives status.state from the job and what this reconcile observed.
 func (c *cycle) deriveClusterState() {
 	job := c.job()
 	comps := state.Components{

@@ -43,7 +43,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 				return c.newDeploy(ctx, from)
 			}
 			if err := c.recordBeforeActing(ctx); err != nil {
-				return err
+				return fmt.Errorf("recording the deploy before creating its JobManager: %w", err)
 			}
 			return c.createJobManager(ctx)
 		}
@@ -83,7 +83,7 @@ func (c *cycle) resume(ctx context.Context) error {
 		reason := fmt.Sprintf("the JobManager Deployment of job %s is missing and the HA metadata the job would recover from is gone (no job graph in the ConfigMaps of cluster ID %s): restoring savepoint %q would lose the state acknowledged since",
 			job.ID, resources.HAClusterID(c.fc), job.SavepointLocation)
 		if err := c.setJobState(state.EventDeploymentAndHAMissing, reason, reason, c.now); err != nil {
-			return err
+			return fmt.Errorf("recording the missing JobManager Deployment: %w", err)
 		}
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason))
 		c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Deploy", "%s", reason)
@@ -92,7 +92,7 @@ func (c *cycle) resume(ctx context.Context) error {
 	}
 	job.FromSavepoint = ""
 	if err := c.recordBeforeActing(ctx); err != nil {
-		return err
+		return fmt.Errorf("recording the resume from HA: %w", err)
 	}
 	return c.createJobManager(ctx)
 }

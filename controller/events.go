@@ -31,35 +31,26 @@ const (
 	ReasonUnsupportedHA       = "UnsupportedHA"
 	ReasonWaitExceeded        = "WaitExceeded"
 	ReasonJobCancelled        = "JobCancelled"
-	// ReasonUnlistedTransition: the controller refused to move the job by an event that the
-	// job state machine (state.Transitions) does not list for the job's state.
+	// ReasonUnlistedTransition: an event state.Transitions does not list for the job's state was refused.
 	ReasonUnlistedTransition = "UnlistedTransition"
-	// ReasonSavepointDisposed: Flink disposed of a savepoint spec.job.savepointsToKeep no
-	// longer keeps.
+	// ReasonSavepointDisposed: Flink disposed of a savepoint spec.job.savepointsToKeep no longer keeps.
 	ReasonSavepointDisposed = "SavepointDisposed"
 	// ReasonSavepointDisposalFailed: a disposal failed or its outcome is unknown.
 	ReasonSavepointDisposalFailed = "SavepointDisposalFailed"
-	// ReasonLastStateRedeploy: a deploy restores the newest checkpoint of Flink's HA store
-	// under the same job ID (upgradeMode last-state, or savepoint's fallback).
+	// ReasonLastStateRedeploy: a deploy restores the newest checkpoint of Flink's HA store.
 	ReasonLastStateRedeploy = "LastStateRedeploy"
-	// ReasonLastStateRefused: a last-state update of a running job takes a savepoint instead:
-	// its newest checkpoint is older than the max checkpoint age.
+	// ReasonLastStateRefused: a last-state update takes a savepoint instead (checkpoint too old).
 	ReasonLastStateRefused = "LastStateRefused"
-	// ReasonStatelessRedeploy: a deploy starts from empty state, as upgradeMode stateless asks.
+	// ReasonStatelessRedeploy: a deploy starts from empty state.
 	ReasonStatelessRedeploy = "StatelessRedeploy"
-	// ReasonJobManagerShutdown: the JobManager of a Job-mode job that ended was asked to shut
-	// down (DELETE /cluster) once the controller had recorded the job's end.
+	// ReasonJobManagerShutdown: an ended Job-mode job's JobManager was asked to shut down.
 	ReasonJobManagerShutdown = "JobManagerShutdown"
-	// ReasonJobManagerShutdownUnanswered: a Job-mode JobManager whose job ended did not answer
-	// the shutdown within the wait bound; the controller deleted its Job instead.
+	// ReasonJobManagerShutdownUnanswered: it did not within the wait bound; its Job was deleted.
 	ReasonJobManagerShutdownUnanswered = "JobManagerShutdownUnanswered"
 )
 
-// RestoreAnnotation is how a user answers the SavepointRequired condition: when the controller
-// stops for want of a confirmed final savepoint (an update or a recovery whose newest state it
-// cannot confirm), it deploys nothing until this annotation names what the next deploy
-// restores: a savepoint path (an older savepoint, knowingly) or RestoreEmptyState. The
-// controller removes the annotation once it deployed from it.
+// RestoreAnnotation answers the SavepointRequired condition (flinkcluster.RestoreAnnotation);
+// the controller removes it once it deployed from it.
 const RestoreAnnotation = flinkcluster.RestoreAnnotation
 
 // RestoreEmptyState as the RestoreAnnotation's value starts the next deploy without state.
@@ -71,8 +62,7 @@ const (
 	SavepointStateInProgress = "InProgress"
 	SavepointStateSucceeded  = "Succeeded"
 	SavepointStateFailed     = "Failed"
-	// SavepointStateUnknown: Flink lost the result and nothing shows whether the savepoint
-	// was taken.
+	// SavepointStateUnknown: Flink lost the result and nothing shows whether it was taken.
 	SavepointStateUnknown = "Unknown"
 
 	SavepointReasonUpdate    = "update"

@@ -47,13 +47,13 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (re
 	c.setClusterState(v1beta1.ClusterStateStopping, ReasonDeleting, "Delete", "FlinkCluster deleted: removing its JobManager, TaskManagers and HA ConfigMaps")
 	c.setJobManagerReady()
 	if err := c.deleteJobManager(ctx); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("removing the JobManager: %w", err)
 	}
 	if err := c.deleteTaskManagers(ctx); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("removing the TaskManagers: %w", err)
 	}
 	if err := c.deleteExtras(ctx); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("removing the optional objects: %w", err)
 	}
 	if c.obs.serviceExists {
 		if err := c.deleteObject(ctx, resources.Service(fc, "")); err != nil {
@@ -65,7 +65,7 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (re
 		return ctrl.Result{RequeueAfter: r.Options.RequeueInterval}, nil
 	}
 	if _, err := c.deleteHAConfigMaps(ctx); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("removing the HA ConfigMaps: %w", err)
 	}
 	if c.obs.configMapExists {
 		cm := &corev1.ConfigMap{}
@@ -77,7 +77,7 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (re
 	patch := client.MergeFromWithOptions(fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(fc, Finalizer)
 	if err := r.Client.Patch(ctx, fc, patch); err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("removing the finalizer: %w", err)
 	}
 	released = true
 	r.metrics.setJobState(client.ObjectKeyFromObject(fc), "")

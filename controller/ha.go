@@ -23,18 +23,16 @@ import (
 
 // haView is what the controller read of the cluster's Flink HA ConfigMaps.
 type haView struct {
-	// configMaps are the HA ConfigMaps of the cluster ID (leader election, job graphs,
-	// checkpoints), read from the API server.
+	// configMaps are the cluster ID's HA ConfigMaps, read from the API server.
 	configMaps []corev1.ConfigMap
 	// leader is the JobManager the HA leader information names.
 	leader state.Leader
-	// dispatcherHost is the host of the dispatcher leader's RPC address: the leading pod's IP
-	// (-Djobmanager.rpc.address) even when rest.address makes the REST leader address name something else.
+	// dispatcherHost is the leading pod's IP (-Djobmanager.rpc.address), even when rest.address
+	// names something else.
 	dispatcherHost string
 }
 
-// jobGraphStored reports whether a JobManager with the cluster ID would recover the job from
-// HA: its job graph (execution plan) is in the HA store.
+// jobGraphStored reports whether a JobManager with the cluster ID would recover the job from HA.
 func (v haView) jobGraphStored(jobID string) bool {
 	for i := range v.configMaps {
 		if slices.Contains(flinkha.JobGraphs(&v.configMaps[i]), jobID) {
@@ -44,20 +42,13 @@ func (v haView) jobGraphStored(jobID string) bool {
 	return false
 }
 
-// endedInHA says what, in the cluster's Kubernetes HA ConfigMaps, shows that the current
-// deploy's job ended globally; "" when nothing does (state.Input.EndedInHA; the rule in
-// package state decides when it counts: past the HA recovery grace, for a job that ran, not
-// listed by the leading JobManager).
-//
-// Flink removes a job's graph (the cluster ConfigMap's executionPlan-/jobGraph- key) and its
-// checkpoint ConfigMap <cluster-id>-<job-id>-config-map only when the job ended globally
-// (FINISHED, FAILED, CANCELED: the Dispatcher's cleanup of a job with a result in the job
-// result store, KubernetesHaServices' job cleanup); a running, suspended or restarting job
-// keeps both, and a JobManager that starts recovers every graph it finds. Both could also be
-// gone because someone deleted the HA ConfigMaps; then the leader's election ConfigMap went
-// too and the JobManager that runs now created it again after it started (Flink's leader
-// election driver exits when its ConfigMap is deleted). So the cluster ConfigMap must be
-// older than the JobManager's current container: the HA data the job's end left.
+// endedInHA says what in the HA ConfigMaps shows that the current job ended globally; "" when
+// nothing does (package state decides when it counts).
+// Flink removes a job's graph and its checkpoint ConfigMap only once the job ended globally; a
+// running or restarting job keeps both. Both also go when someone deletes the HA ConfigMaps, but
+// then the election ConfigMap goes too and the running JobManager recreates it after it started
+// (Flink's leader election driver exits when it is deleted). So the cluster ConfigMap must be
+// older than the JobManager's current container.
 func (c *cycle) endedInHA() string {
 	g, ok := c.jobHAGone()
 	if !ok || !g.cluster.CreationTimestamp.Time.Before(g.started) {
@@ -67,19 +58,14 @@ func (c *cycle) endedInHA() string {
 		g.jobConfigMap, g.cluster.Name, g.cluster.CreationTimestamp.UTC().Format(time.RFC3339), c.obs.pod.Name, g.started.UTC().Format(time.RFC3339))
 }
 
-// jobHAGoneView is what jobHAGone read.
 type jobHAGoneView struct {
-	// cluster is the cluster ConfigMap, not being deleted.
-	cluster *corev1.ConfigMap
-	// jobConfigMap is the name of the job's checkpoint ConfigMap, which is gone.
+	cluster      *corev1.ConfigMap
 	jobConfigMap string
-	// started is when the selected JobManager pod's current container started.
-	started time.Time
+	started      time.Time
 }
 
-// jobHAGone reads the evidence endedInHA and haMetadataGone tell apart: with Kubernetes HA
-// and a selected JobManager pod, the HA store holds neither the current job's graph nor its
-// checkpoint ConfigMap, while the cluster ConfigMap exists. ok is false otherwise.
+// jobHAGone reads the evidence endedInHA and haMetadataGone tell apart: Kubernetes HA holds
+// neither the job's graph nor its checkpoint ConfigMap, while the cluster ConfigMap exists.
 func (c *cycle) jobHAGone() (jobHAGoneView, bool) {
 	pod, id := c.obs.pod, c.jobID()
 	if !c.kubernetesHA() || pod == nil || id == "" || c.obs.ha.jobGraphStored(id) {
@@ -101,15 +87,9 @@ func (c *cycle) jobHAGone() (jobHAGoneView, bool) {
 	return v, true
 }
 
-// haMetadataGone says why the HA metadata of the current job was deleted behind it, "" when
-// nothing says so: in Deployment mode with Kubernetes HA, the HA store holds neither the
-// job's graph nor its checkpoint ConfigMap, and the cluster ConfigMap was created after the
-// selected JobManager container started — by that container, so the one before it lost its
-// ConfigMaps. It is endedInHA's other half: a job that ended globally loses its graph and
-// checkpoint ConfigMap too, but keeps the cluster ConfigMap from before the container. Both
-// times are the cluster's (the API server's and the kubelet's), in whole seconds: one
-// created in the second the container started says nothing. Whether the job ran is the
-// rule's to check (state.Input.HAMetadataGone).
+// haMetadataGone says why the current job's HA metadata was deleted behind it, "" when nothing
+// says so: endedInHA's other half, a cluster ConfigMap created after the JobManager container
+// started, so by it. Both times are in whole seconds: one created in the same second says nothing.
 func (c *cycle) haMetadataGone() string {
 	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment {
 		return ""
@@ -134,9 +114,8 @@ func leaderOf(cm *corev1.ConfigMap, clusterID string, now time.Time) state.Leade
 	return state.Leader{Known: true, Address: l.Host()}
 }
 
-// leaseGrace is how long a JobManager pod being deleted may still hold the HA lease, from
-// the cluster's configured lease duration (state.LeaseGraceFor). A lease duration Flink
-// could not read either falls back to the default grace: the JobManager would not start.
+// leaseGrace is how long a JobManager pod being deleted may still hold the HA lease. A lease
+// duration Flink could not read falls back to the default: the JobManager would not start.
 func leaseGrace(fc *v1beta1.FlinkCluster) time.Duration {
 	lease, err := flinkha.LeaseDuration(fc.Spec.FlinkProperties)
 	if err != nil {
@@ -145,25 +124,20 @@ func leaseGrace(fc *v1beta1.FlinkCluster) time.Duration {
 	return state.LeaseGraceFor(lease)
 }
 
-// kubernetesHA reports whether the cluster runs Flink's Kubernetes HA services, whose
-// metadata the controller reads and deletes. A Deployment cluster with other HA services
-// (ZooKeeper, a factory class: denied by the webhook and the CRD since issue 17, but stored
-// before) is not HA-checked: see unsupportedHA.
+// kubernetesHA reports whether the cluster runs Flink's Kubernetes HA, whose metadata the
+// controller reads and deletes (other HA: see unsupportedHA).
 func (c *cycle) kubernetesHA() bool {
 	return flinkcluster.KubernetesHA(c.fc.Spec.FlinkProperties)
 }
 
-// unsupportedHA reports whether the cluster is a Deployment cluster with HA services the
-// controller cannot check (rule deployment-requires-kubernetes-ha).
+// unsupportedHA reports whether a Deployment cluster runs HA the controller cannot check.
 func (c *cycle) unsupportedHA() bool {
 	return c.mode == v1beta1.JobManagerDeploymentTypeDeployment && flinkcluster.HAEnabled(c.fc.Spec.FlinkProperties) && !c.kubernetesHA()
 }
 
-// noteUnsupportedHA says, on DeploymentFailed (reason UnsupportedHA), that the controller
-// runs a Deployment cluster whose HA metadata it cannot see: it keeps the job running and
-// deploys updates, but it neither checks that a restarted JobManager recovers the job
-// (haMetadataLost, resume) nor deletes old job graphs before a new deploy. A failure the
-// observation found this reconcile (a crash loop) keeps its own reason.
+// noteUnsupportedHA says on DeploymentFailed that the controller cannot see this Deployment
+// cluster's HA metadata, so it neither checks recovery nor deletes old job graphs. A failure
+// observed this reconcile keeps its own reason.
 func (c *cycle) noteUnsupportedHA() {
 	if !c.unsupportedHA() {
 		return
@@ -178,8 +152,6 @@ func (c *cycle) noteUnsupportedHA() {
 	}
 }
 
-// haConfigMapSelector selects the HA ConfigMaps Flink's Kubernetes HA services create for a
-// cluster ID.
 func haConfigMapSelector(fc *v1beta1.FlinkCluster) client.MatchingLabels {
 	return client.MatchingLabels(flinkha.Labels(resources.HAClusterID(fc)))
 }
@@ -193,8 +165,7 @@ func (c *cycle) readHA(ctx context.Context, from client.Reader) (haView, error) 
 	if err := from.List(ctx, list, client.InNamespace(c.fc.Namespace), haConfigMapSelector(c.fc)); err != nil {
 		return haView{}, fmt.Errorf("listing HA ConfigMaps: %w", err)
 	}
-	// Flink 2 labels its HA ConfigMaps with its common labels alone, which other Flink
-	// ConfigMaps carry too: keep those named as HA ConfigMaps.
+	// Flink 2 labels its HA ConfigMaps with labels other Flink ConfigMaps carry too.
 	list.Items = slices.DeleteFunc(list.Items, func(cm corev1.ConfigMap) bool {
 		return !flinkha.IsHAConfigMap(&cm, resources.HAClusterID(c.fc))
 	})
@@ -209,18 +180,11 @@ func (c *cycle) readHA(ctx context.Context, from client.Reader) (haView, error) 
 	return v, nil
 }
 
-// haMetadataLost reports whether the HA metadata of the current deploy's running job was
-// deleted behind its JobManager (a user's or a namespace cleanup's kubectl delete): Flink
-// reports the job RUNNING while its job graph is in none of the cluster ID's HA ConfigMaps.
-// The job runs on, but the next restart of its JobManager container would find nothing to
-// recover and run main() again from empty state (or the deploy's savepoint): the state
-// acknowledged since would be lost without a word.
-//
-// Flink stores a job's graph before it lists the job and removes it only once the job ended,
-// but this reconcile read the HA ConfigMaps before the REST API: a job submitted in between
-// is RUNNING with its graph just written. So a missing graph is confirmed by reading the HA
-// ConfigMaps again, then the job: still RUNNING after a read without its graph means the
-// graph was deleted.
+// haMetadataLost reports whether the HA metadata of the running job was deleted behind its
+// JobManager: Flink reports it RUNNING with no job graph in HA. The next JobManager restart
+// would run main() again from empty state, losing the acknowledged state without a word.
+// A job submitted between this reconcile's HA read and its REST read is RUNNING with its graph
+// just written, so the HA ConfigMaps are read again, then the job.
 func (c *cycle) haMetadataLost(ctx context.Context) (bool, error) {
 	job := c.job()
 	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment || !c.kubernetesHA() ||
@@ -248,11 +212,9 @@ func (c *cycle) haMetadataLost(ctx context.Context) (bool, error) {
 	return j.State == flinkclient.JobStateRunning, nil
 }
 
-// redeployWithoutHA answers HA metadata deleted behind a running job (haMetadataLost): the
-// job is stopped with a savepoint and the current revision deployed again from it, under a
-// new job ID, through the update flow — which deletes what is left of the HA ConfigMaps
-// first, and stops with SavepointRequired when the savepoint cannot be taken. Until the new
-// deploy runs, DeploymentFailed says why (reason HAMetadataMissing), with a Warning Event.
+// redeployWithoutHA answers haMetadataLost: the job is stopped with a savepoint and the current
+// revision deployed again from it through the update flow, which deletes the HA ConfigMaps first
+// and stops with SavepointRequired when no savepoint can be taken.
 func (c *cycle) redeployWithoutHA() error {
 	job := c.job()
 	reason := fmt.Sprintf("the HA metadata of running job %s is gone (no job graph in the ConfigMaps of cluster ID %s): a restart of its JobManager would run main() again from empty state; stopping the job with a savepoint to deploy revision %s again from it",
@@ -269,17 +231,15 @@ func (c *cycle) redeployWithoutHA() error {
 	return nil
 }
 
-// redeployingWithoutHA reports whether the update in progress is redeployWithoutHA's.
 func (c *cycle) redeployingWithoutHA() bool {
 	cond := meta.FindStatusCondition(c.st.Conditions, ConditionDeploymentFailed)
 	return c.job().State == v1beta1.JobStateUpdating && cond != nil && cond.Status == metav1.ConditionTrue &&
 		cond.Reason == ConditionReasonHAMetadataMissing
 }
 
-// deleteHAConfigMaps deletes the cluster's HA ConfigMaps and reports whether none was left.
-// Flink does not own them to the FlinkCluster, so nothing else removes them; a new deploy
-// must not find the old job graph (the new JobManager would recover it, whatever its command
-// line says).
+// deleteHAConfigMaps deletes the cluster's HA ConfigMaps and reports whether none is left.
+// Nothing else removes them, and a new JobManager would recover an old job graph it finds,
+// whatever its command line says.
 func (c *cycle) deleteHAConfigMaps(ctx context.Context) (bool, error) {
 	// Read afresh, not from the observation: a JobManager may have written since, and the
 	// observation stays what this reconcile decided by.
@@ -305,12 +265,9 @@ func (c *cycle) deleteHAConfigMaps(ctx context.Context) (bool, error) {
 	return len(v.configMaps) == 0, nil
 }
 
-// noteRestoreRefused answers a job that FAILED restoring ResumeFromHAOnly: its JobManager
-// ran main() again because the HA data of the job was gone (deleted under the running
-// JobManager, which then exits: Flink's leader election driver treats its ConfigMap deleted
-// externally as a fatal error). Flink did not start the job from empty state; the job is
-// Failed, DeploymentFailed says why (reason HAMetadataMissing) and SavepointRequired asks
-// the user which savepoint to deploy it again from.
+// noteRestoreRefused answers a job that FAILED restoring ResumeFromHAOnly: its HA data was
+// gone, so its JobManager ran main() again, and Flink failed it rather than start empty.
+// SavepointRequired asks the user which savepoint to deploy it again from.
 func (c *cycle) noteRestoreRefused() {
 	job := c.job()
 	if f := c.obs.flink; f == nil || !f.RestoreRefused || job.State != v1beta1.JobStateFailed {

@@ -9,26 +9,19 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
-// Health conditions: the summary GitOps tools read. kstatus (and so Flux and kubectl wait)
-// reads Reconciling=True as InProgress, Stalled=True as Failed, and then Ready; the Argo CD
-// health check in docs/troubleshooting.md reads the same three. All three are derived in one
-// place, health, from the other conditions and the job state, so they can never disagree.
+// Health conditions: the summary GitOps tools (kstatus, Flux, kubectl wait, Argo CD) read. All
+// three are derived in one place, health, so they can never disagree.
 const (
-	// ConditionReady is True while the cluster is where its spec asks: the current revision
-	// is the spec's and its job runs with a ready JobManager, or ended as asked (Succeeded,
-	// or Cancelled on request).
+	// ConditionReady is True while the cluster is where its spec asks (runs, or ended as asked).
 	ConditionReady = "Ready"
-	// ConditionReconciling is True while the controller works towards the spec: a deploy, an
-	// update, a restart, a JobManager not ready yet, a job not reported within its timeout.
+	// ConditionReconciling is True while the controller works towards the spec.
 	ConditionReconciling = "Reconciling"
-	// ConditionStalled is True when the cluster will not reach its spec without a change from
-	// the user: a failed job or deployment, a job lost past its timeout, a missing savepoint,
-	// a job cancelled that nobody asked to cancel.
+	// ConditionStalled is True when the cluster will not reach its spec without a change from the user.
 	ConditionStalled = "Stalled"
 )
 
-// Reasons of the health conditions. A Stalled condition for a failed deployment or a missing
-// savepoint carries the reason of DeploymentFailed or SavepointRequired instead.
+// Reasons of the health conditions; a Stalled condition for a failed deployment or a missing
+// savepoint carries DeploymentFailed's or SavepointRequired's reason instead.
 const (
 	// ConditionReasonJobRunning: Ready, the job runs with a ready JobManager.
 	ConditionReasonJobRunning = "JobRunning"
@@ -36,40 +29,32 @@ const (
 	ConditionReasonJobSucceeded = "JobSucceeded"
 	// ConditionReasonJobCancelled: Ready when the cancel was requested, Stalled otherwise.
 	ConditionReasonJobCancelled = "JobCancelled"
-	// ConditionReasonJobFailed: Stalled, the job failed (or could not be deployed) and is
-	// not restarted.
+	// ConditionReasonJobFailed: Stalled, the job failed (or could not be deployed), not restarted.
 	ConditionReasonJobFailed = "JobFailed"
 	// ConditionReasonJobLost: Stalled, the job stayed unreported past the Lost timeout.
 	ConditionReasonJobLost = "JobLost"
-	// ConditionReasonProgressing: Reconciling, the controller works towards the spec; the
-	// message says on what.
+	// ConditionReasonProgressing: Reconciling; the message says on what.
 	ConditionReasonProgressing = "Progressing"
 	// ConditionReasonNotReconciling: Reconciling is False.
 	ConditionReasonNotReconciling = "NotReconciling"
 	// ConditionReasonNotStalled: Stalled is False.
 	ConditionReasonNotStalled = "NotStalled"
-	// ConditionReasonNotReady: Ready is False while the cluster is Reconciling or Stalled; the
-	// message is theirs.
+	// ConditionReasonNotReady: Ready is False while Reconciling or Stalled; the message is theirs.
 	ConditionReasonNotReady = "NotReady"
-	// ConditionReasonReconcileFailed: Reconciling, the last reconcile failed (an observation
-	// the API server or Flink refused, a step that failed, a transition the job state machine
-	// refused) and is retried; the message is the error.
+	// ConditionReasonReconcileFailed: Reconciling, the last reconcile failed and is retried.
 	ConditionReasonReconcileFailed = "ReconcileFailed"
 )
 
-// healthInput is what health reads: the status after this reconcile's other conditions were
-// set, whether the user asked to cancel the job, and what failed in this reconcile.
+// healthInput is what health reads.
 type healthInput struct {
 	Status          *v1beta1.FlinkClusterStatus
 	CancelRequested bool
-	// Failed is the error that ended this reconcile ("" when none did): the controller could
-	// not observe or finish what it set out to do, and retries.
+	// Failed is the error that ended this reconcile ("" when none did).
 	Failed string
 }
 
-// health derives Ready, Reconciling and Stalled. At most one of them is True: Stalled wins
-// over Reconciling (a failure the controller cannot get past), and Ready is True only when
-// neither is.
+// health derives Ready, Reconciling and Stalled. At most one is True: Stalled wins over
+// Reconciling, and Ready only when neither is.
 func health(in healthInput) (ready, reconciling, stalled metav1.Condition) {
 	verdict, reason, message := judge(in)
 	ready = condition(ConditionReady, metav1.ConditionFalse, ConditionReasonNotReady, message)
@@ -86,7 +71,6 @@ func health(in healthInput) (ready, reconciling, stalled metav1.Condition) {
 	return ready, reconciling, stalled
 }
 
-// healthVerdict is one of the three answers health gives.
 type healthVerdict int
 
 const (
@@ -144,7 +128,6 @@ func judge(in healthInput) (healthVerdict, string, string) {
 	return healthReconciling, ConditionReasonProgressing, "job is " + job + waitingFor(conds)
 }
 
-// trueCondition is the condition of type typ when it is True, else nil.
 func trueCondition(conds []metav1.Condition, typ string) *metav1.Condition {
 	if c := meta.FindStatusCondition(conds, typ); c != nil && c.Status == metav1.ConditionTrue {
 		return c
@@ -152,7 +135,6 @@ func trueCondition(conds []metav1.Condition, typ string) *metav1.Condition {
 	return nil
 }
 
-// waitingFor appends what the controller waits on, when it does.
 func waitingFor(conds []metav1.Condition) string {
 	if c := trueCondition(conds, ConditionWaiting); c != nil {
 		return "; waiting: " + c.Message
@@ -160,7 +142,6 @@ func waitingFor(conds []metav1.Condition) string {
 	return ""
 }
 
-// lastFailure appends the job's last failure reason, when it has one.
 func lastFailure(j *v1beta1.JobStatus) string {
 	if j == nil || len(j.FailureReasons) == 0 {
 		return ""

@@ -172,16 +172,16 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 	job.DeployTime, job.StartTime, job.CompletionTime = "", "", nil
 	job.FinalSavepoint, job.FailureReasons, job.FromSavepoint, job.FromCheckpoint = false, nil, "", true
 	if err := c.setJobState(state.EventLastStateRedeploy, "", "last-state redeploy", c.now); err != nil {
-		return err
+		return fmt.Errorf("recording the last-state redeploy: %w", err)
 	}
 	c.event(corev1.EventTypeNormal, ReasonLastStateRedeploy, "Deploy",
 		"last-state (%s): deploying revision %s as job %s again, restoring its newest checkpoint %d from Flink's HA store",
 		why, c.st.Revision.CurrentRevision, job.ID, ls.checkpoint)
 	if err := c.recordBeforeActing(ctx); err != nil {
-		return err
+		return fmt.Errorf("recording the last-state deploy before creating its JobManager: %w", err)
 	}
 	if err := c.createJobManager(ctx); err != nil {
-		return err
+		return fmt.Errorf("creating the last-state JobManager: %w", err)
 	}
 	c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring checkpoint %d from Flink's HA store (last-state: %s)",
 		c.st.Revision.CurrentRevision, job.ID, ls.checkpoint, why)

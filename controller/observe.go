@@ -90,7 +90,7 @@ func (c *cycle) observe(ctx context.Context) error {
 		d := &appsv1.Deployment{}
 		found, err := c.getOwned(ctx, name, d)
 		if err != nil {
-			return err
+			return fmt.Errorf("reading the JobManager Deployment: %w", err)
 		}
 		if found {
 			c.obs.jmDeployment = d
@@ -105,7 +105,7 @@ func (c *cycle) observe(ctx context.Context) error {
 		j := &batchv1.Job{}
 		found, err := c.getOwned(ctx, name, j)
 		if err != nil {
-			return err
+			return fmt.Errorf("reading the JobManager Job: %w", err)
 		}
 		if found {
 			c.obs.jmJob = j
@@ -302,7 +302,7 @@ func (c *cycle) listJobManagerPods(ctx context.Context, from client.Reader) ([]c
 	list := &corev1.PodList{}
 	if err := from.List(ctx, list, client.InNamespace(c.fc.Namespace),
 		client.MatchingLabels(resources.SelectorLabels(c.fc.Name, resources.ComponentJobManager))); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing the JobManager pods: %w", err)
 	}
 	return list.Items, nil
 }
@@ -336,21 +336,21 @@ func (c *cycle) observeComponents(ctx context.Context) error {
 	if c.fc.Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
 		d := &appsv1.Deployment{}
 		if c.obs.tmExists, err = c.getOwned(ctx, tmName, d); err != nil {
-			return err
+			return fmt.Errorf("reading the TaskManager Deployment: %w", err)
 		}
 		c.obs.tmReplicas, c.obs.tmReady = d.Status.Replicas, d.Status.ReadyReplicas
 	} else {
 		s := &appsv1.StatefulSet{}
 		if c.obs.tmExists, err = c.getOwned(ctx, tmName, s); err != nil {
-			return err
+			return fmt.Errorf("reading the TaskManager StatefulSet: %w", err)
 		}
 		c.obs.tmReplicas, c.obs.tmReady = s.Status.Replicas, s.Status.ReadyReplicas
 	}
 	if c.obs.serviceExists, err = c.getOwned(ctx, resources.JobManagerName(c.fc.Name), &corev1.Service{}); err != nil {
-		return err
+		return fmt.Errorf("reading the JobManager Service: %w", err)
 	}
 	if c.obs.configMapExists, err = c.getOwned(ctx, resources.ConfigMapName(c.fc.Name), &corev1.ConfigMap{}); err != nil {
-		return err
+		return fmt.Errorf("reading the Flink ConfigMap: %w", err)
 	}
 	return c.observeIngress(ctx)
 }
@@ -370,7 +370,7 @@ func (c *cycle) flinkClient(ctx context.Context) (flinkclient.Client, error) {
 			cl, err = c.r.Options.FlinkClientFor(c.fc)
 		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("building the Flink REST client: %w", err)
 		}
 		c.client = cl
 	}

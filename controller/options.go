@@ -31,9 +31,8 @@ const (
 	DefaultFlinkPollers            = 16
 	DefaultMaxConcurrentReconciles = 8
 	DefaultWaitBound               = 5 * time.Minute
-	// DefaultSavepointTimeout is longer than Flink's own checkpoint timeout
-	// (execution.checkpointing.timeout, 10 minutes), which fails a savepoint that takes longer
-	// first: the controller's deadline catches only a result that never comes.
+	// DefaultSavepointTimeout outlasts Flink's own checkpoint timeout (10 minutes), which fails a
+	// slow savepoint first: this deadline catches only a result that never comes.
 	DefaultSavepointTimeout = 15 * time.Minute
 )
 
@@ -41,54 +40,40 @@ const (
 type Options struct {
 	// Clock is the time source of every lifecycle timer.
 	Clock clock.Clock
-	// HARecoveryGrace is how long a started JobManager may take to report the job (recovering
-	// it from HA metadata) before the job is Lost.
+	// HARecoveryGrace is how long a started JobManager may take to report the job before it is Lost.
 	HARecoveryGrace time.Duration
-	// LostTimeout is how long a Lost job may take to be reported again before afterJobFails
-	// applies.
+	// LostTimeout is how long a Lost job may take to be reported again before afterJobFails applies.
 	LostTimeout time.Duration
-	// RequeueInterval is how often a job is polled through the Flink REST API while something
-	// is in flight: a deploy not running yet, an update, a savepoint, a cancel, a restart.
+	// RequeueInterval is how often a job is polled while something is in flight.
 	RequeueInterval time.Duration
-	// SteadyPollInterval is how often a job that runs, with nothing in flight, is polled
-	// (by the poller, off the reconcile workers: Setup).
+	// SteadyPollInterval is how often a running job with nothing in flight is polled (by the poller).
 	SteadyPollInterval time.Duration
-	// ResyncInterval is how often a cluster the poller watches is reconciled although
-	// nothing it watches changed: the safety net of the watches and the poller.
+	// ResyncInterval is how often a watched cluster is reconciled anyway: the safety net of the
+	// watches and the poller.
 	ResyncInterval time.Duration
 	// FlinkPollers is how many Flink REST reads the poller runs at once.
 	FlinkPollers int
-	// FlinkClientFor returns the REST client of a cluster's JobManager. The default reaches
-	// http://<name>-jobmanager.<namespace>.svc:<ui port>.
+	// FlinkClientFor returns the REST client of a cluster's JobManager.
 	FlinkClientFor func(fc *v1beta1.FlinkCluster) (flinkclient.Client, error)
-	// FlinkTLSClientFor returns the REST client of a JobManager that serves TLS
-	// (security.ssl.rest.enabled), with the TLS configuration read from the Secret the
-	// cluster names (RESTTLSSecretAnnotation). The default reaches
-	// https://<name>-jobmanager.<namespace>.svc:<ui port>.
+	// FlinkTLSClientFor returns the REST client of a JobManager that serves TLS, configured from
+	// the Secret the cluster names (RESTTLSSecretAnnotation).
 	FlinkTLSClientFor func(fc *v1beta1.FlinkCluster, cfg *tls.Config) (flinkclient.Client, error)
 	// MaxConcurrentReconciles is how many clusters are reconciled at once.
 	MaxConcurrentReconciles int
-	// WaitBound bounds every wait of the controller (old JobManager pods to be gone, a leader
-	// to step down, the Flink REST API, a savepoint's result): past it, the Waiting condition
-	// turns to reason WaitExceeded and a Warning Event says what the controller waits for.
+	// WaitBound bounds every wait of the controller: past it, Waiting turns to WaitExceeded and a
+	// Warning Event says what it waits for.
 	WaitBound time.Duration
-	// SavepointTimeout bounds one savepoint (a stop-with-savepoint included), measured from
-	// its request until it is triggered and from its trigger until its result: past it, a
-	// savepoint not triggered failed, and one triggered has an unknown outcome (Flink may still
-	// complete it), and the flow that asked for it decides again.
+	// SavepointTimeout bounds one savepoint from request to trigger and from trigger to result:
+	// past it, an untriggered one failed and a triggered one's outcome is unknown (Flink may still
+	// complete it).
 	SavepointTimeout time.Duration
-	// NewID returns a fresh ID in Flink's format, for job and savepoint trigger IDs; the
-	// default is random (flinkclient.NewID).
+	// NewID returns a fresh ID in Flink's format (default: random, flinkclient.NewID).
 	NewID func() string
-	// Scope is the set of FlinkClusters the controller runs (--watch-namespaces,
-	// --cluster-selector); the zero value is every cluster. A cluster outside it gets
-	// nothing from the controller: no object, no status, no Event, not even Managed=False,
-	// so that another controller (the flink-on-k8s-operator) can run it.
+	// Scope is the set of FlinkClusters the controller runs (zero: all). A cluster outside it gets
+	// nothing, not even Managed=False, so that another controller can run it.
 	Scope scope.Scope
-	// Shard, when set, makes this replica one of several that share the clusters in Scope
-	// (--shard-fleet): it reconciles only those its membership owns, each reconcile fenced by
-	// the membership (shard.Membership.Begin). Setup runs it on the manager. Nil reconciles
-	// every cluster in Scope (one replica, or the elected leader).
+	// Shard, when set, makes this replica one of several sharing the clusters in Scope, each
+	// reconcile fenced by the membership. Nil reconciles every cluster in Scope.
 	Shard *shard.Membership
 }
 
@@ -162,16 +147,14 @@ func DefaultFlinkClient(fc *v1beta1.FlinkCluster) (flinkclient.Client, error) {
 	return flinkclient.New(JobManagerURL(fc), restHTTPClient)
 }
 
-// JobManagerURL is the REST endpoint of the cluster's JobManager Service, by its name in the
-// cluster's DNS.
+// JobManagerURL is the REST endpoint of the cluster's JobManager Service.
 func JobManagerURL(fc *v1beta1.FlinkCluster) string {
 	_, _, _, ui := resources.JobManagerPorts(fc)
 	return fmt.Sprintf("http://%s.%s.svc:%d", resources.JobManagerName(fc.Name), fc.Namespace, ui)
 }
 
-// restHTTPClient is the HTTP client of every plain JobManager endpoint. Its transport keeps
-// an idle connection to each endpoint (net/http's default keeps 100 in all, so that past 100
-// clusters every poll dialled anew) for longer than the steady poll interval.
+// restHTTPClient keeps an idle connection to each JobManager endpoint for longer than the steady
+// poll interval (net/http's default keeps 100 in all: past 100 clusters every poll dialled anew).
 var restHTTPClient = func() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns = 0

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -42,13 +43,11 @@ type Reconciler struct {
 	Options Options
 
 	metrics *metrics
-	// polls reads the Flink REST API of the clusters with nothing to do but watch their job
-	// (Setup); nil, outside a manager, makes every reconcile poll on its own worker, each
-	// --flink-poll-interval.
+	// polls reads the Flink REST API of clusters with nothing to do but watch their job; nil
+	// (outside a manager) makes every reconcile poll on its own worker.
 	polls *flinkpoll.Poller[*state.Flink]
 
-	// notManaged remembers the generation of clusters told they are not managed, so that the
-	// Event is recorded once per spec change.
+	// notManaged remembers the generation told it is not managed: one Event per spec change.
 	notManaged sync.Map
 	// known is what this replica knows of each cluster's object beyond its cache
 	// (*knownCluster by types.NamespacedName: readCluster).
@@ -61,9 +60,8 @@ var _ reconcile.Reconciler = &Reconciler{}
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	var tenure uint64
 	if s := r.Options.Shard; s != nil {
-		// Another replica's cluster, or this replica may not act now: nothing, not even a
-		// read. When it gains the cluster, its shard view's change enqueues it (Setup).
-		// Otherwise every request of the reconcile carries the fence's deadline.
+		// Another replica's cluster, or this replica may not act now: not even a read. The shard
+		// view's change enqueues it once gained.
 		fenced, release, ok := s.Begin(ctx, req.NamespacedName.String())
 		if !ok {
 			if ownedLater(s.View(), req.NamespacedName.String()) {
@@ -95,13 +93,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			r.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("reading the FlinkCluster: %w", err)
 	}
 	if !r.Options.Scope.Contains(fc.Namespace, fc.Labels) {
-		// Another controller's cluster, or one whose labels just took it out of the scope
-		// (the cache sees that as a deletion). Hands off: no write, no Event; its objects,
-		// status and finalizer stay as they are, for whichever controller runs it now, or for
-		// this one when it comes back into the scope.
+		// Out of the scope (perhaps by a label change): hands off, no write, no Event; objects,
+		// status and finalizer stay for whichever controller runs it now.
 		r.metrics.setJobState(req.NamespacedName, "")
 		r.notManaged.Delete(req.NamespacedName)
 		r.forget(req.NamespacedName)
@@ -119,7 +115,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		patch := client.MergeFromWithOptions(fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(fc, Finalizer)
 		if err := r.Client.Patch(ctx, fc, patch); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
 		}
 		r.wrote(fc)
 	}
@@ -150,28 +146,23 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	}
 }
 
-// reportNotManaged says that a cluster outside Application mode is left alone: the Managed
-// condition False, and an Event once per generation.
+// reportNotManaged sets Managed False and records an Event once per generation.
 func (r *Reconciler) reportNotManaged(ctx context.Context, fc *v1beta1.FlinkCluster) error {
 	orig := fc.DeepCopy()
 	cond := managedCondition(fc)
 	now := r.Options.Clock.Now()
 	setCondition(&fc.Status.Conditions, cond, now)
-	// Ready, as docs/troubleshooting.md reads a cluster left alone (Current, Healthy: another
-	// operator reports its health), and the generation observed: kstatus reads the cluster
-	// in progress until this controller saw its spec, and `kubectl wait --for=condition=Ready`
-	// answers instead of waiting for a condition that never comes.
+	// Ready and the generation observed, so that kstatus and kubectl wait see a cluster left
+	// alone as done rather than waiting for a condition that never comes.
 	setCondition(&fc.Status.Conditions, condition(ConditionReady, metav1.ConditionTrue, cond.Reason,
 		cond.Message+": flink-admission has nothing to run; another operator reports its health"), now)
 	observedGeneration(fc.Status.Conditions, fc.Generation)
 	fc.Status.ObservedGeneration = fc.Generation
 	if !equality.Semantic.DeepEqual(orig.Status, fc.Status) {
-		// An update, not a patch: another controller (the Flink operator of session clusters)
-		// may own the rest of this status, so the write carries the resourceVersion and a
-		// conflict is retried rather than overwriting what it wrote. It also sends the whole
-		// status, whose state and components the schema requires.
+		// An update, not a patch: another controller may own the rest of this status, so a conflict
+		// is retried rather than overwriting its write; the schema also requires the whole status.
 		if err := r.Client.Status().Update(ctx, fc); err != nil {
-			return err
+			return fmt.Errorf("writing the not-managed status: %w", err)
 		}
 		r.wrote(fc)
 	}

@@ -20,7 +20,7 @@ func (c *cycle) restart(ctx context.Context) error {
 		c.event(corev1.EventTypeNormal, ReasonRestarting, "Restart", "restarting failed job %s from savepoint %s (restart %d)",
 			job.ID, job.SavepointLocation, job.RestartCount)
 		if err := c.setJobState(state.EventRestart, "", fmt.Sprintf("restartPolicy %s", v1beta1.JobRestartPolicyFromSavepointOnFailure), c.now); err != nil {
-			return err
+			return fmt.Errorf("recording the restart: %w", err)
 		}
 	}
 	ready, err := c.replaceJobManager(ctx, false)
@@ -38,7 +38,7 @@ func (c *cycle) restart(ctx context.Context) error {
 func (c *cycle) replaceJobManager(ctx context.Context, keepCheckpoints bool) (ready bool, err error) {
 	if c.obs.wl != nil && !c.obs.wl.Deleting {
 		if err := c.deleteJobManager(ctx); err != nil {
-			return false, err
+			return false, fmt.Errorf("deleting the old JobManager: %w", err)
 		}
 		c.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
 			c.obs.wl.Revision, podNames(c.obs.pods)))

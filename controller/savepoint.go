@@ -132,7 +132,7 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 		sp.TriggerTime = state.Time(c.now)
 	}
 	if err := c.recordBeforeActing(ctx); err != nil {
-		return pending, err
+		return pending, fmt.Errorf("recording the savepoint trigger before calling Flink: %w", err)
 	}
 	cl, err := c.flinkClient(ctx)
 	if err != nil {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -57,9 +58,8 @@ const ControllerName = "flinkcluster"
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// NewReconciler builds a reconciler outside a manager (a model of Kubernetes in tests, a
-// one-shot tool): cl writes and reads owned objects, reader reads what must be fresh, and its
-// metrics go to reg.
+// NewReconciler builds a reconciler outside a manager (tests, a one-shot tool): reader reads
+// what must be fresh, metrics go to reg.
 func NewReconciler(cl client.Client, reader client.Reader, recorder events.EventRecorder, opts Options, reg prometheus.Registerer) (*Reconciler, error) {
 	opts, err := opts.complete()
 	if err != nil {
@@ -72,11 +72,8 @@ func NewReconciler(cl client.Client, reader client.Reader, recorder events.Event
 	return &Reconciler{Client: cl, Reader: reader, Recorder: recorder, Options: opts, metrics: m}, nil
 }
 
-// Setup registers the FlinkCluster reconciler with the manager: it owns Jobs, Deployments,
-// StatefulSets, Services, ConfigMaps, Ingresses, PodDisruptionBudgets and
-// HorizontalPodAutoscalers, watches JobManager pods, records Events and exports
-// metrics on controller-runtime's registry. Leader election is the manager's; with
-// Options.Shard, the replicas share the clusters instead (controller/shard).
+// Setup registers the FlinkCluster reconciler with the manager. Leader election is the
+// manager's; with Options.Shard the replicas share the clusters instead.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	opts, err := opts.complete()
 	if err != nil {
@@ -109,11 +106,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	b := ctrl.NewControllerManagedBy(mgr).WatchesRawSource(flinkChanges(r.polls))
 	if s := opts.Shard; s != nil {
 		if err := mgr.Add(s); err != nil {
-			return err
+			return fmt.Errorf("adding the shard membership to the manager: %w", err)
 		}
 		b = b.WatchesRawSource(gainedClusters(s, mgr.GetCache()))
-		// The clusters another replica took over are its to poll. The view is read now, not
-		// the one the change carried: changes may be told out of order.
+		// Another replica polls the clusters it took over. The view is read now: changes may be told
+		// out of order.
 		s.OnChange(func(_, _ shard.View) {
 			cur := s.View()
 			r.polls.Retain(func(key types.NamespacedName) bool { return cur.Owns(key.String()) })
@@ -130,14 +127,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Owns(&networkingv1.Ingress{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
-		// JobManager pods are owned by a Job or a ReplicaSet, not by the FlinkCluster: map
-		// them to their cluster by label.
+		// JobManager pods are owned by a Job or a ReplicaSet, so they are mapped by label.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			// The default per-item backoff grows to 1000 s: a cluster whose reconciles failed a
-			// dozen times in a row (API server restarts, conflicts under load) would then not be
-			// looked at for minutes while its JobManager may be failing. Cap it at 30 s.
+			// The default per-item backoff grows to 1000 s, leaving a cluster whose reconciles failed a
+			// dozen times unlooked-at for minutes while its JobManager may be failing.
 			RateLimiter:      workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 30*time.Second),
 			UsePriorityQueue: ptr.To(false),
 			NewQueue:         newQueue,
@@ -145,8 +140,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Complete(r)
 }
 
-// flinkChanges runs the poller while the controller runs, and enqueues each cluster whose
-// Flink reading changed.
+// flinkChanges runs the poller and enqueues each cluster whose Flink reading changed.
 func flinkChanges(p *flinkpoll.Poller[*state.Flink]) source.Source {
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		go p.Run(ctx, func(key types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: key}) })
@@ -154,9 +148,8 @@ func flinkChanges(p *flinkpoll.Poller[*state.Flink]) source.Source {
 	})
 }
 
-// gainedClusters enqueues the clusters this replica gains when its shard view changes (a
-// member left, this replica started acting): their watch events came while another replica
-// owned them, and Reconcile dropped them.
+// gainedClusters enqueues the clusters this replica gains: their watch events came while
+// another replica owned them, and Reconcile dropped them.
 func gainedClusters(s *shard.Membership, cache client.Reader) source.Source {
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		s.OnChange(func(old, cur shard.View) {
@@ -176,15 +169,10 @@ func gainedClusters(s *shard.Membership, cache client.Reader) source.Source {
 	})
 }
 
-// newQueue is the controller's work queue: client-go's, first in first out, not
-// controller-runtime's default priority queue. That one serves an item added at a low
-// priority (a cluster of the cache's initial list: one that existed, or was being created,
-// while the controller started) only when no item of a higher priority is ready. Every
-// active cluster is requeued each --flink-poll-interval, so once a controller has more
-// clusters than its workers get through in that interval, some item is always ready, and
-// the clusters of the initial list were never reconciled: no finalizer, no JobManager, no
-// status (3 of 500 in make bench's section 6, with the default 4 workers). In order, every
-// cluster waits at most one round of the others.
+// newQueue is client-go's FIFO queue, not controller-runtime's priority queue, which serves a
+// low-priority item (a cluster of the cache's initial list) only when nothing higher is ready:
+// with every active cluster requeued each poll interval, a busy controller never reconciled
+// them. In order, every cluster waits at most one round of the others.
 func newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
 }
@@ -199,21 +187,18 @@ func newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) wor
 // label is read from the API server (Reconciler.Reader).
 func CacheOptions() cache.Options { return ScopedCacheOptions(scope.All) }
 
-// ScopedCacheOptions are CacheOptions restricted to a scope: with namespaces, the cache
-// watches only those (every kind, so that it needs no cluster-wide list permission and the
-// controller can run under Roles); with a selector, it holds only the FlinkClusters it
-// selects. Owned objects carry no cluster labels, so in a watched namespace the cache still
-// holds those of clusters outside the selector: Reconcile drops their events.
+// ScopedCacheOptions are CacheOptions restricted to a scope: namespaces limit every kind (so
+// Roles suffice), a selector limits the FlinkClusters; Reconcile drops the events of owned
+// objects of clusters outside it.
 func ScopedCacheOptions(s scope.Scope) cache.Options {
 	by := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{resources.LabelApp: resources.AppFlink})}
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:         by,
-		&corev1.ConfigMap{}:   by,
-		&corev1.Service{}:     by,
-		&batchv1.Job{}:        by,
-		&appsv1.Deployment{}:  by,
-		&appsv1.StatefulSet{}: by,
-		// The optional objects of extras.go.
+		&corev1.Pod{}:                            by,
+		&corev1.ConfigMap{}:                      by,
+		&corev1.Service{}:                        by,
+		&batchv1.Job{}:                           by,
+		&appsv1.Deployment{}:                     by,
+		&appsv1.StatefulSet{}:                    by,
 		&networkingv1.Ingress{}:                  by,
 		&policyv1.PodDisruptionBudget{}:          by,
 		&autoscalingv2.HorizontalPodAutoscaler{}: by,
@@ -260,8 +245,7 @@ var notStatusOnly = predicate.TypedFuncs[client.Object]{UpdateFunc: func(e event
 	return !statusOnly(e.ObjectOld, e.ObjectNew)
 }}
 
-// statusOnly reports whether cur differs from old in its status only: the same generation
-// (the spec), labels, annotations, finalizers, owners and deletion.
+// statusOnly reports whether cur differs from old in its status only.
 func statusOnly(old, cur client.Object) bool {
 	return old.GetGeneration() == cur.GetGeneration() &&
 		maps.Equal(old.GetLabels(), cur.GetLabels()) &&
@@ -271,7 +255,6 @@ func statusOnly(old, cur client.Object) bool {
 		old.GetDeletionTimestamp().Equal(cur.GetDeletionTimestamp())
 }
 
-// podToCluster maps a Flink pod to its FlinkCluster.
 func podToCluster(_ context.Context, o client.Object) []reconcile.Request {
 	l := o.GetLabels()
 	if l[resources.LabelApp] != resources.AppFlink || l[resources.LabelCluster] == "" {

@@ -16,13 +16,10 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// update rolls the job to the next revision (or redeploys it from the user's answer to a
-// SavepointRequired stop): stop-with-savepoint, decide what the next deploy restores —
-// stopping, with the old JobManager left alone, when nothing confirms it is the job's newest
-// state — then delete the old JobManager, wait until no old JobManager may still lead,
-// delete the HA ConfigMaps, and create the next deploy under a new job ID (Updating ->
-// Pending -> Deploying). Each step either ends this reconcile's part of the update (done)
-// or hands on to the next; the upgrade decision (planUpdate) is made again on every look.
+// update rolls the job to the next revision: stop-with-savepoint, decide what the next deploy
+// restores (stopping, old JobManager untouched, when nothing confirms the job's newest state),
+// delete the old JobManager, wait until none of it may still lead, delete the HA ConfigMaps,
+// deploy under a new job ID. The upgrade decision is made again on every look.
 func (c *cycle) update(ctx context.Context) error {
 	if c.updateReverted() {
 		return c.revertUpdate()
@@ -33,7 +30,7 @@ func (c *cycle) update(ctx context.Context) error {
 	u := c.planUpdate(ctx)
 	if c.job().State != v1beta1.JobStateUpdating {
 		if err := c.startUpdate(u); err != nil {
-			return err
+			return fmt.Errorf("starting the update: %w", err)
 		}
 	}
 	if u.How == flinkcluster.UpgradeWait {
@@ -41,8 +38,7 @@ func (c *cycle) update(ctx context.Context) error {
 			c.haltUpdate(waitCondition(ConditionReasonWaitingForUpgradableState, "job %s: %s", c.jobID(), u.Why))
 			return nil
 		}
-		// Waited past the bound: the job cannot take a savepoint now, and what the next deploy
-		// restores is restoreSource's to confirm (or the user's to answer).
+		// Waited past the bound: what the next deploy restores is restoreSource's to confirm.
 		u.How = flinkcluster.UpgradeSavepoint
 	}
 	stopReported, done, err := c.driveUpdateStop(ctx)
@@ -73,34 +69,30 @@ func (c *cycle) update(ctx context.Context) error {
 			return nil
 		}
 		if lastState {
-			// restoreSource's fallback: the job cannot take a savepoint, and Flink's HA store
-			// holds its newest state.
+			// The job cannot take a savepoint, and Flink's HA store holds its newest state.
 			return c.lastStateUpdate(ctx, "fallback: the job does not run and has no final savepoint")
 		}
 	}
 	return c.deployNextRevision(ctx, u, from)
 }
 
-// revertUpdate ends an update whose spec went back to the running revision before anything
-// was torn down or stopped: the job runs on.
+// revertUpdate ends an update whose spec went back before anything was stopped.
 func (c *cycle) revertUpdate() error {
 	ev := state.EventSpecReverted
 	if c.flinkReportsRunning() {
 		ev = state.EventSpecRevertedRunning
 	}
 	if err := c.setJobState(ev, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now); err != nil {
-		return err
+		return fmt.Errorf("recording the reverted update: %w", err)
 	}
 	c.replaceSavepointRecord(nil)
 	c.poll()
 	return nil
 }
 
-// finishSavepointInFlight finishes first a savepoint of the job in flight when the update
-// began (on request, on schedule, the user-control's): it may complete after the newest
-// stored checkpoint, and the stop's record must not replace it before its result is known
-// (lastState compares the two; a last-state redeploy would restore the older checkpoint).
-// Its own wait is bounded and reported (WaitingForSavepoint).
+// finishSavepointInFlight first finishes a savepoint in flight when the update began: it may
+// complete after the newest stored checkpoint, and the stop's record must not replace it before
+// its result is known (a last-state redeploy would restore the older checkpoint).
 func (c *cycle) finishSavepointInFlight(ctx context.Context) (done bool, err error) {
 	sp := c.st.Savepoint
 	if !c.savepointInFlight() || sp.TriggerReason == SavepointReasonUpdate || sp.TriggerReason == SavepointReasonJobCancel {
@@ -115,10 +107,8 @@ func (c *cycle) finishSavepointInFlight(ctx context.Context) (done bool, err err
 	return true, nil
 }
 
-// driveUpdateStop follows the update's stop-with-savepoint in flight. stopReported is set
-// when Flink reported it COMPLETED in this reconcile: Flink completes that operation once the
-// job ended, and this reconcile's observation of the job predates it. A stop that failed
-// while the job still runs is asked again, within the update's bound.
+// driveUpdateStop follows the update's stop-with-savepoint. stopReported: Flink reported it
+// COMPLETED in this reconcile, which it does only once the job ended, after this observation.
 func (c *cycle) driveUpdateStop(ctx context.Context) (stopReported, done bool, err error) {
 	job, sp := c.job(), c.st.Savepoint
 	if sp == nil || sp.TriggerReason != SavepointReasonUpdate || sp.JobID != job.ID ||
@@ -148,10 +138,8 @@ func (c *cycle) driveUpdateStop(ctx context.Context) (stopReported, done bool, e
 	return ph == succeeded && c.st.Savepoint.Message == "", false, nil
 }
 
-// stopAgain asks for the update's stop-with-savepoint of a job that runs now: one that was
-// deploying, or restarting, when the update began, or whose earlier stop failed while it did
-// not run (Flink refuses a stop-with-savepoint of a job that is not RUNNING), within the
-// update's bound. It reports whether it did.
+// stopAgain asks again for the stop of a job that runs now (Flink refuses a stop-with-savepoint
+// of a job that is not RUNNING), within the update's bound; it reports whether it did.
 func (c *cycle) stopAgain(u flinkcluster.Upgrade) bool {
 	job, sp := c.job(), c.st.Savepoint
 	if !u.Stop || !c.flinkReportsRunning() || c.restoreChoice() != nil || c.restoresSpec() {
@@ -167,8 +155,7 @@ func (c *cycle) stopAgain(u flinkcluster.Upgrade) bool {
 	return true
 }
 
-// adoptNextDeploy adopts the next deploy's workload when it exists already: it was created,
-// but recording that failed. It is adopted rather than restarted.
+// adoptNextDeploy adopts the next deploy's workload created by a reconcile whose record failed.
 func (c *cycle) adoptNextDeploy() (done bool, err error) {
 	job := c.job()
 	if c.obs.wl == nil || c.obs.wl.Deleting || c.obs.wl.Revision != c.st.Revision.NextRevision ||
@@ -177,15 +164,14 @@ func (c *cycle) adoptNextDeploy() (done bool, err error) {
 	}
 	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
 	if err := c.setJobState(state.EventNextJobManagerExists, "", "next revision's JobManager exists", c.now); err != nil {
-		return true, err
+		return true, fmt.Errorf("recording the adopted next deploy: %w", err)
 	}
 	c.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", c.st.Revision.CurrentRevision)
 	c.poll()
 	return true, nil
 }
 
-// deployNextRevision replaces the JobManager and deploys the next revision under a new job
-// ID, restoring from ("" for empty state).
+// deployNextRevision deploys the next revision under a new job ID, from ("" for empty state).
 func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, from string) error {
 	ready, err := c.replaceJobManager(ctx, false)
 	if err != nil || !ready {
@@ -193,7 +179,7 @@ func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, 
 	}
 	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
 	if err := c.newDeploy(ctx, from); err != nil {
-		return err
+		return fmt.Errorf("starting the next revision's deploy: %w", err)
 	}
 	if u.How == flinkcluster.UpgradeStateless {
 		c.event(corev1.EventTypeWarning, ReasonStatelessRedeploy, "Deploy", "upgradeMode stateless: deployed revision %s as job %s from empty state, as asked",
@@ -216,10 +202,8 @@ func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, 
 }
 
 // updateReverted reports whether an update whose stop never took effect has nothing left to
-// do: the spec is back at the current revision, the user chose no restore, and the current
-// deploy's JobManager still runs — no stop-with-savepoint of it was made, or the one made
-// failed (the job kept running). A redeploy for HA metadata deleted behind the job
-// (redeployWithoutHA) changed no spec and is never reverted: the job cannot run on safely.
+// do: spec back, no restore chosen, the JobManager still runs. A redeployWithoutHA is never
+// reverted: the job cannot run on safely.
 func (c *cycle) updateReverted() bool {
 	job := c.job()
 	if job.State != v1beta1.JobStateUpdating || c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.restoreChoice() != nil ||
@@ -234,15 +218,13 @@ func (c *cycle) updateReverted() bool {
 		(sp.State == SavepointStateRequested && sp.TriggerTime == "")
 }
 
-// updateTooLong reports whether the update has been stopping the job for longer than the
-// wait bound: it then stops asking Flink and asks the user (the job keeps running).
+// updateTooLong reports whether the stop has lasted past the wait bound: the user is asked instead.
 func (c *cycle) updateTooLong() bool {
 	cond := meta.FindStatusCondition(c.st.Conditions, ConditionUpdating)
 	return cond != nil && cond.Status == metav1.ConditionTrue && c.pastDeadline(cond.LastTransitionTime.Time, c.r.Options.WaitBound)
 }
 
-// startUpdate moves the job to Updating and, when it runs and u stops it, asks for its final
-// savepoint.
+// startUpdate moves the job to Updating and asks for its final savepoint when u stops it.
 func (c *cycle) startUpdate(u flinkcluster.Upgrade) error {
 	job := c.job()
 	prev := job.State
@@ -257,12 +239,11 @@ func (c *cycle) startUpdate(u flinkcluster.Upgrade) error {
 			c.st.Revision.CurrentRevision, RestoreAnnotation)
 	}
 	if flinkcluster.Terminal(prev) {
-		// A job that ended: nothing to stop, and its end says what the next deploy restores
-		// (a deploy that failed to deploy never ran; one that ended otherwise may have).
+		// A job that ended: its end says what the next deploy restores.
 		return nil
 	}
 	if err := c.setJobState(state.EventSpecChanged, "", fmt.Sprintf("was %s", prev), c.now); err != nil {
-		return err
+		return fmt.Errorf("recording the update's start: %w", err)
 	}
 	if prev == v1beta1.JobStateRunning && u.Stop && c.obs.wl != nil && c.restoreChoice() == nil && !c.restoresSpec() {
 		c.requestSavepoint(SavepointReasonUpdate)
@@ -274,21 +255,12 @@ func (c *cycle) flinkReportsRunning() bool {
 	return c.obs.flink != nil && c.obs.flink.Job != nil && c.obs.flink.Job.State == flinkclient.JobStateRunning
 }
 
-// restoreSource decides what the next deploy restores. ok is false when nothing confirms
-// that a savepoint holds the job's newest state: the flow then stops (SavepointRequired) and
-// leaves the old JobManager — and the job, if it runs — alone. In order:
-//   - the user's answer (RestoreAnnotation): a savepoint path, or empty state;
-//   - a savepoint spec.job.fromSavepoint names anew (specRestore: the operator's rule, as
-//     the webhook admits the update by it);
-//   - the final savepoint of the current deploy's job;
-//   - for a deploy that never ran its job: what that deploy restored (nothing is newer);
-//   - when no stop-with-savepoint was attempted (takeSavepointOnUpdate false, or the job was
-//     not running), a savepoint fresh under maxStateAgeToRestoreSeconds: the user's standing
-//     acceptance (flinkcluster.SavepointFresh, as the webhook's update rule judges it).
-//
-// lastState is set when the next deploy restores Flink's HA store instead (the last-state
-// fallback, where u.NoLastState allows it). halt, when set, is the wait or the
-// SavepointRequired stop the update halts on.
+// restoreSource decides what the next deploy restores; ok is false when nothing confirms that
+// a savepoint holds the job's newest state, and the flow stops, leaving the old JobManager (and
+// a running job) alone. In order: the user's answer; a savepoint fromSavepoint names anew; the
+// final savepoint; for a deploy that never ran, what it restored; without an attempted stop, a
+// savepoint fresh under maxStateAgeToRestoreSeconds (the user's standing acceptance).
+// lastState: the next deploy restores Flink's HA store instead. halt is the wait or stop.
 func (c *cycle) restoreSource(u flinkcluster.Upgrade) (from string, lastState bool, halt *metav1.Condition) {
 	job := c.job()
 	if choice := c.restoreChoice(); choice != nil {
@@ -308,10 +280,8 @@ func (c *cycle) restoreSource(u flinkcluster.Upgrade) (from string, lastState bo
 			return *c.fc.Spec.Job.FromSavepoint, false, nil
 		}
 		if ls := c.lastState(); job.FromCheckpoint || ls.ok {
-			// The deploy restored the checkpoint store that Flink's HA store keeps for the job
-			// ID (a last-state deploy): a deploy under the same job ID restores it again. Once
-			// the store is gone, or the next deploy runs another Flink version, nothing but the
-			// user says what the job's newest state is.
+			// A last-state deploy restored the HA checkpoint store, which a deploy under the same job
+			// ID restores again; once it is gone, or Flink's version changes, only the user can say.
 			if ls.ok && u.NoLastState == "" {
 				return "", true, nil
 			}
@@ -332,17 +302,13 @@ func (c *cycle) restoreSource(u flinkcluster.Upgrade) (from string, lastState bo
 		return job.SavepointLocation, false, nil
 	}
 	noLastState := u.NoLastState
-	// The last-state fallback (the Flink Kubernetes operator's last-state-fallback, on by
-	// default): a job that does not run cannot take a savepoint, but Flink's HA store holds
-	// its newest state — its newest checkpoint, or a savepoint newer than every stored one.
+	// The last-state fallback (as the Flink Kubernetes operator's): a job that does not run cannot
+	// take a savepoint, but Flink's HA store holds its newest state.
 	if !c.flinkReportsRunning() && flinkcluster.KeepsState(c.fc.Spec.Job) {
 		switch ls := c.lastState(); {
 		case (ls.ok || ls.newerSavepoint) && c.obs.flink == nil && len(c.mayLeadPods()) > 0:
-			// No JobManager answered as the leader, but one may still run the job (a lost
-			// node's pod leading until its lease ends): the fallback removes no JobManager
-			// that may still run the job; it waits, bounded by Waiting. A leader that answers
-			// and does not list the job running runs it nowhere (only the leader runs jobs),
-			// as the upgrade decision reads it too (UpgradeObservation.MayStillRun).
+			// No leader answered, but one may still run the job (a lost node's pod, until its lease
+			// ends): remove no JobManager that may; wait, bounded. A leader that answers runs all jobs.
 			return "", false, waitCondition(ConditionReasonWaitingForLeader, "job %s may still run on JobManager pod(s) %s: the last-state fallback waits until none may lead",
 				job.ID, podNames(c.mayLeadPods()))
 		case ls.ok && noLastState == "":
@@ -366,17 +332,14 @@ func (c *cycle) restoreSource(u flinkcluster.Upgrade) (from string, lastState bo
 	return "", false, savepointRequiredCondition(ConditionReasonNoFinalSavepoint, "%s: the controller deploys nothing that would rewind the job", why)
 }
 
-// jobRan reports whether the current deploy's job ever ran, and whether that is known: the
-// controller saw it run, or Flink (the leader) lists it past its start; a deploy whose
-// JobManager may still be up but does not answer is unknown — it may have run meanwhile;
-// one whose JobManagers are gone, unobserved, is taken as run.
+// jobRan reports whether the current deploy's job ever ran, and whether that is known. A
+// JobManager that may be up but does not answer is unknown; one whose pods are gone counts as run.
 func (c *cycle) jobRan() (ran, known bool) {
 	job := c.job()
 	sp := c.st.Savepoint
 	if flinkcluster.Ran(job) || (job.ID != "" && c.obs.ha.jobGraphStored(job.ID)) ||
 		(sp != nil && job.ID != "" && sp.JobID == job.ID && sp.TriggerTime != "") {
-		// Seen running, submitted (its graph is in the HA store), or asked for a savepoint
-		// while Flink reported it RUNNING.
+		// Seen running, submitted (graph in HA), or asked for a savepoint while RUNNING.
 		return true, true
 	}
 	if f := c.obs.flink; f != nil {
@@ -397,16 +360,12 @@ func (c *cycle) jobRan() (ran, known bool) {
 			return false, false
 		}
 	}
-	// No JobManager may lead and none answered: the deploy's JobManager may have run the job
-	// and ended it unobserved, with Flink then removing its job graph — and its pods may be
-	// gone too (a deleted workload), so nothing left says it did not. Taking that for "never
-	// ran" would redeploy from the deploy's own restore point and rewind the job; only a
-	// confirmed savepoint, or the user, may choose.
+	// Nothing left says it did not run: taking it for "never ran" would redeploy from the
+	// deploy's own restore point and rewind the job.
 	return true, true
 }
 
-// savepointAgeAt is when a savepoint's age is judged: now for a job that may still run, the
-// job's end for one that ended.
+// savepointAgeAt is now for a job that may still run, its end for one that ended.
 func (c *cycle) savepointAgeAt() time.Time {
 	if job := c.job(); job.CompletionTime != nil {
 		return job.CompletionTime.Time
@@ -414,23 +373,17 @@ func (c *cycle) savepointAgeAt() time.Time {
 	return c.now
 }
 
-// confirmStopEnded checks, before the JobManager is replaced, that the stop-with-savepoint
-// recorded as the job's final savepoint ended the job. A stop can take its savepoint and
-// still fail to end the job, which Flink's restart strategy then restarts (the operation
-// fails, but when its result expired the savepoint may have been recovered from the
-// checkpoint statistics): deleting the JobManager then would lose the state the job built
-// since. A job the leader lists as not globally terminal is stopped again; while no trusted
-// JobManager answers and one may still run it, the update waits. It reports whether the
-// update may go on. A stop that Flink itself reported COMPLETED in this reconcile needs no
-// check (update skips it): the operation completes once the job ended.
+// confirmStopEnded checks, before the JobManager is replaced, that the stop whose savepoint is
+// recorded ended the job: a stop can take its savepoint and fail, and the restarted job builds
+// state that deleting the JobManager would lose. A job still listed is stopped again; while no
+// trusted JobManager answers, the update waits. It reports whether the update may go on.
 func (c *cycle) confirmStopEnded() bool {
 	job := c.job()
 	if c.restoreChoice() != nil || !job.FinalSavepoint || job.SavepointLocation == "" {
 		return true
 	}
 	if c.stopCompleted() {
-		// Checked again later, the old JobManager, scaled away, answers no more and would
-		// hold the update until it is gone.
+		// Checked later, the scaled-away old JobManager answers no more and would hold the update.
 		return true
 	}
 	if f := c.obs.flink; f != nil {
@@ -465,10 +418,8 @@ func (c *cycle) confirmStopEnded() bool {
 	return true
 }
 
-// specRestore is the savepoint spec.job.fromSavepoint asks this update to restore: on a
-// revision change, one other than the running revision's (flinkcluster.UpdateRestore, which
-// the webhook's update rule decides by too, so that it admits no update this then stops).
-// As with the flink-on-k8s-operator, the update then takes no savepoint of the running job.
+// specRestore is the savepoint fromSavepoint asks this update to restore
+// (flinkcluster.UpdateRestore, the webhook's rule too, so that it admits no update this stops).
 func (c *cycle) specRestore() (string, bool) {
 	if c.st.Revision.CurrentRevision == c.st.Revision.NextRevision {
 		return "", false
@@ -481,9 +432,8 @@ func (c *cycle) restoresSpec() bool {
 	return ok
 }
 
-// recordSpecFromSavepoint keeps status.components.job.specFromSavepoint at the running
-// revision's spec.job.fromSavepoint: while no update is pending the spec is that revision's.
-// An update compares the new spec's fromSavepoint with it (specRestore).
+// recordSpecFromSavepoint keeps specFromSavepoint at the running revision's fromSavepoint,
+// which specRestore compares with.
 func (c *cycle) recordSpecFromSavepoint() {
 	if c.updatePending() || c.st.Revision.CurrentRevision != c.st.Revision.NextRevision {
 		return

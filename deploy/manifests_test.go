@@ -41,7 +41,7 @@ import (
 )
 
 // Names the binary and the manifests agree on: the serve flags' defaults
-// (cmd/flink-admission/server), the Secrets and the Lease it uses.
+// (package server), the Secrets and the Lease it uses.
 const (
 	namespace             = "flink-admission-system"
 	serviceAccountName    = "flink-admission"

@@ -105,7 +105,7 @@ func TestPrometheusRuleHoldsTheDocumentedAlerts(t *testing.T) {
 // A renamed metric fails here, not as an alert that never fires.
 func TestMonitoringQueriesUseServedMetrics(t *testing.T) {
 	served := map[string]bool{}
-	for _, d := range definedMetrics(t, "webhook", "controller", "certs", "cmd", "internal/version") {
+	for _, d := range definedMetrics(t, "webhook", "controller", "certs", "cmd", "server", "internal/version") {
 		served[d.name] = true
 	}
 	crSource := moduleSource(t, "sigs.k8s.io/controller-runtime")

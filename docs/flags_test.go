@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/server"
 )
 
 // TestFlagTables compares the flag tables of docs/configuration.md with the flags the

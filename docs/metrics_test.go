@@ -218,7 +218,7 @@ func stringValue(e ast.Expr, consts map[string]string) (string, bool) {
 // does not exist.
 func TestMetricsDocumented(t *testing.T) {
 	doc := readDoc(t, operationsDoc)
-	defs := definedMetrics(t, "webhook", "controller", "certs", "cmd", "internal/version")
+	defs := definedMetrics(t, "webhook", "controller", "certs", "cmd", "server", "internal/version")
 	byName := map[string]metricDef{}
 	for _, d := range defs {
 		byName[d.name] = d

@@ -11,9 +11,9 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/internal/devenv"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
+	"github.com/flink-admission/flink-admission/server"
 )
 
 // dev is the local setup every test talks to: kube-apiserver, etcd, the CRD, both webhook

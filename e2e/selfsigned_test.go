@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/certs"
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/internal/devenv"
+	"github.com/flink-admission/flink-admission/server"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 

@@ -11,22 +11,18 @@ import (
 
 // Flink configuration of last-state upgrades.
 const (
-	// PropertyLastStateMaxCheckpointAge bounds the age of the checkpoint a last-state
-	// redeploy of a running job restores; with an older one the job is stopped with a
-	// savepoint instead. The Flink Kubernetes operator's key
-	// (KubernetesOperatorConfigOptions.OPERATOR_JOB_UPGRADE_LAST_STATE_CHECKPOINT_MAX_AGE),
-	// with its default: unset, no bound. Flink itself ignores it.
+	// PropertyLastStateMaxCheckpointAge bounds the age of the checkpoint a last-state redeploy
+	// restores (older: stop with a savepoint); the Flink Kubernetes operator's key, unset by default.
 	PropertyLastStateMaxCheckpointAge = "kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age"
 )
 
 // LastStateSupported reports whether a spec can use upgradeMode last-state: a Deployment
-// JobManager (whose HA data the controller keeps across redeploys) with Kubernetes HA.
+// JobManager (whose HA data survives redeploys) with Kubernetes HA.
 func LastStateSupported(s *v1beta1.FlinkClusterSpec) bool {
 	return s.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment && KubernetesHA(s.FlinkProperties)
 }
 
-// flinkDurationUnits are the units of Flink's TimeUtils.parseDuration (the ISO-8601 form
-// aside), lower-case.
+// flinkDurationUnits are the units of Flink's TimeUtils.parseDuration.
 var flinkDurationUnits = map[string]time.Duration{
 	"ns": time.Nanosecond, "nano": time.Nanosecond, "nanos": time.Nanosecond, "nanosecond": time.Nanosecond, "nanoseconds": time.Nanosecond,
 	"µs": time.Microsecond, "us": time.Microsecond, "micro": time.Microsecond, "micros": time.Microsecond, "microsecond": time.Microsecond, "microseconds": time.Microsecond,
@@ -37,9 +33,8 @@ var flinkDurationUnits = map[string]time.Duration{
 	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
 }
 
-// ParseFlinkDuration parses a duration as Flink's configuration does (TimeUtils.parseDuration):
-// a non-negative whole number with an optional unit ("10 min", "600s", "1h"; milliseconds
-// without a unit), or ISO-8601 (PT10M). Bad input is an error that says what is accepted.
+// ParseFlinkDuration parses a duration as Flink's TimeUtils.parseDuration does: a whole number
+// with an optional unit (milliseconds without one), or ISO-8601.
 func ParseFlinkDuration(v string) (time.Duration, error) {
 	s := strings.TrimSpace(v)
 	if up := strings.ToUpper(s); strings.HasPrefix(up, "P") {
@@ -68,8 +63,7 @@ func ParseFlinkDuration(v string) (time.Duration, error) {
 	return time.Duration(n) * mult, nil
 }
 
-// parseISO8601 parses the day-time subset of ISO-8601 durations Java's Duration.parse reads
-// (PnDTnHnMnS, whole numbers).
+// parseISO8601 parses the day-time ISO-8601 durations Java's Duration.parse reads.
 func parseISO8601(s string) (time.Duration, error) {
 	rest := strings.TrimPrefix(s, "P")
 	var total time.Duration
@@ -109,8 +103,8 @@ func parseISO8601(s string) (time.Duration, error) {
 	return total, nil
 }
 
-// LastStateMaxCheckpointAge is the bound of PropertyLastStateMaxCheckpointAge: ok is false
-// when unset or invalid (the webhook denies an invalid one), and the age is then unbounded.
+// LastStateMaxCheckpointAge is the bound of PropertyLastStateMaxCheckpointAge; ok is false
+// (unbounded) when it is unset or invalid.
 func LastStateMaxCheckpointAge(props map[string]string) (time.Duration, bool) {
 	v, set := props[PropertyLastStateMaxCheckpointAge]
 	if !set || strings.TrimSpace(v) == "" {

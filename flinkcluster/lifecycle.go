@@ -1,14 +1,5 @@
 package flinkcluster
 
-// The job-lifecycle predicates that the admission policy (the user-control and job-update
-// rules) and the controller both decide by: which states are active, failed or stopped,
-// whether a savepoint is recent enough to restore, whether a failed job is restarted, and
-// whether an update may go ahead without a final savepoint. Defining them once keeps the
-// webhook judging against the controller that ships.
-//
-// Every function accepts a nil status (no job yet) and never panics on a malformed time: a
-// time that does not parse counts as "no recent savepoint".
-
 import (
 	"strings"
 	"time"
@@ -28,16 +19,14 @@ func Failed(j *v1beta1.JobStatus) bool {
 		j.State == v1beta1.JobStateDeployFailed)
 }
 
-// Stopped reports whether the job has ended, whichever way (Lost counts: it may be reported
-// again, but it is not running under the controller's eyes).
+// Stopped reports whether the job has ended, whichever way (Lost counts).
 func Stopped(j *v1beta1.JobStatus) bool {
 	return j != nil && (j.State == v1beta1.JobStateSucceeded ||
 		j.State == v1beta1.JobStateCancelled ||
 		Failed(j))
 }
 
-// Terminal reports whether a job state ends the job for good (only a new revision deploys
-// again). Lost is not terminal: the job may be reported again until the Lost timeout.
+// Terminal reports whether a state ends the job for good (not Lost: it may be reported again).
 func Terminal(state string) bool {
 	switch state {
 	case v1beta1.JobStateSucceeded, v1beta1.JobStateFailed, v1beta1.JobStateCancelled, v1beta1.JobStateDeployFailed:
@@ -46,19 +35,15 @@ func Terminal(state string) bool {
 	return false
 }
 
-// Ran reports whether the job of the current deploy ever ran: the controller records its
-// start time when Flink first reports it RUNNING. A deploy that never ran holds no state
+// Ran reports whether the current deploy's job ever ran; one that never ran holds no state
 // newer than the savepoint it started from.
 func Ran(j *v1beta1.JobStatus) bool {
 	return j != nil && j.StartTime != ""
 }
 
-// SavepointFresh reports whether the job's last savepoint may be restored at time at without
-// a final savepoint: a final savepoint (taken when the job stopped) always may; any other
-// only when spec.job.maxStateAgeToRestoreSeconds is set and the savepoint is no older than
-// that at at. (A final savepoint's location is the caller's to check: the rules judge the
-// flag alone.) Without the limit the user never accepted losing the state acknowledged since
-// a savepoint, so no savepoint but a final one is fresh.
+// SavepointFresh reports whether the job's last savepoint may be restored at at without a final
+// savepoint: a final one always may; another only within spec.job.maxStateAgeToRestoreSeconds,
+// since without it the user never accepted losing what was acknowledged since the savepoint.
 func SavepointFresh(j *v1beta1.JobStatus, spec *v1beta1.JobSpec, at time.Time) bool {
 	if j == nil {
 		return false
@@ -77,7 +62,6 @@ func SavepointFresh(j *v1beta1.JobStatus, spec *v1beta1.JobSpec, at time.Time) b
 	return !at.After(taken.Add(maxAge))
 }
 
-// endTime is when the job ended: its completion time, else at.
 func endTime(j *v1beta1.JobStatus, at time.Time) time.Time {
 	if j != nil && j.CompletionTime != nil {
 		return j.CompletionTime.Time
@@ -85,12 +69,9 @@ func endTime(j *v1beta1.JobStatus, at time.Time) time.Time {
 	return at
 }
 
-// ShouldRestart reports whether a failed job is restarted from its latest savepoint:
-// restartPolicy FromSavepointOnFailure, a job that failed after it ran (Failed or Lost; a
-// deploy that never ran would fail the same way again), and a savepoint fresh at the job's
-// end. The deployment type is the caller's: with a JobManager Deployment a failed job is never
-// restored from a savepoint (Kubernetes recreates the pod and Flink HA recovers the state; a
-// savepoint would throw away what was acknowledged since it was taken).
+// ShouldRestart reports whether a failed job is restarted from its latest savepoint: policy
+// FromSavepointOnFailure, failed after it ran (one that never ran would fail again), a fresh
+// savepoint. Never with a JobManager Deployment, where Flink HA recovers newer state.
 func ShouldRestart(deploymentType v1beta1.JobManagerDeploymentType, j *v1beta1.JobStatus, spec *v1beta1.JobSpec) bool {
 	if deploymentType == v1beta1.JobManagerDeploymentTypeDeployment || spec == nil || j == nil {
 		return false
@@ -104,16 +85,13 @@ func ShouldRestart(deploymentType v1beta1.JobManagerDeploymentType, j *v1beta1.J
 	return SavepointFresh(j, spec, endTime(j, time.Time{}))
 }
 
-// TakesSavepointOnUpdate reports whether an update stops the running job with a final
-// savepoint (spec.job.takeSavepointOnUpdate, true when unset).
+// TakesSavepointOnUpdate reports spec.job.takeSavepointOnUpdate, true when unset.
 func TakesSavepointOnUpdate(spec *v1beta1.JobSpec) bool {
 	return spec == nil || spec.TakeSavepointOnUpdate == nil || *spec.TakeSavepointOnUpdate
 }
 
-// UpdateReady reports whether the job can be updated now without taking a savepoint first:
-// the update restores a savepoint spec.job.fromSavepoint names anew (UpdateRestore, as the
-// controller decides it), or the job's state is safe (a final savepoint, or a savepoint
-// fresh compared with now for an active job, or with the job's end for one that stopped).
+// UpdateReady reports whether the job can be updated now without a savepoint first: the update
+// restores a newly named fromSavepoint, or the job's state is safe.
 func UpdateReady(j *v1beta1.JobStatus, spec *v1beta1.JobSpec, now time.Time) bool {
 	if _, ok := UpdateRestore(j, spec); ok {
 		return true

@@ -5,22 +5,13 @@ import (
 	"strings"
 )
 
-// MetadataFile is the file of a savepoint (or retained checkpoint) directory that holds its
-// metadata: Flink restores and disposes of a savepoint named by its directory or by this
-// file alike (AbstractFsCheckpointStorageAccess.resolveCheckpointPointer).
+// MetadataFile is the metadata file of a savepoint directory; Flink resolves either alike.
 const MetadataFile = "_metadata"
 
-// SavepointKey is the canonical form of a savepoint location: two locations with the same
-// key name the same savepoint as Flink resolves them. Flink parses a location into an
-// org.apache.flink.core.fs.Path, which trims it, turns backslashes into slashes, collapses
-// repeated slashes, drops a trailing one and removes "." and ".." segments; an empty
-// authority is no authority, so file:///x and Flink's own spelling file:/x are one URI; and
-// it restores a directory or its _metadata file alike. As java.net.URI compares them, the
-// scheme and the host are compared without regard to ASCII case, the path and the rest as
-// they are. A blank location's key is "": callers that need a savepoint check for it.
-//
-// A location without a scheme stays apart from one with: Flink resolves it against
-// fs.default-scheme, which a location alone does not tell.
+// SavepointKey is the canonical form of a savepoint location, as Flink's Path and java.net.URI
+// normalise and compare it: two locations with one key name the same savepoint; a blank
+// location's is "". A location without a scheme stays apart from one with: Flink resolves it
+// against fs.default-scheme, which the location alone does not tell.
 func SavepointKey(location string) string {
 	s := strings.TrimSpace(location)
 	if s == "" {
@@ -45,8 +36,7 @@ func SavepointKey(location string) string {
 			p = path.Dir(p)
 		}
 		if first, _, _ := strings.Cut(p, "/"); !hasScheme && authority == "" && strings.Contains(first, ":") {
-			// As java.net.URI.normalize does: a relative path whose first segment holds a
-			// colon would read as a scheme.
+			// As java.net.URI.normalize: a first segment with a colon would read as a scheme.
 			p = "./" + p
 		}
 	}
@@ -63,22 +53,18 @@ func SavepointKey(location string) string {
 	return b.String()
 }
 
-// SameSavepoint reports whether two locations name the same savepoint (SavepointKey): a
-// savepoint a deploy restores is the savepoint of the history that Flink wrote, however the
-// user or Flink spelled either.
+// SameSavepoint reports whether two locations name the same savepoint (SavepointKey).
 func SameSavepoint(a, b string) bool {
 	return SavepointKey(a) == SavepointKey(b)
 }
 
-// hostLower lowers the ASCII case of an authority's host and port, leaving its user
-// information as it is (java.net.URI compares those so).
+// hostLower lowers an authority's host and port but not its user information, as java.net.URI compares.
 func hostLower(authority string) string {
 	at := strings.LastIndexByte(authority, '@')
 	return authority[:at+1] + asciiLower(authority[at+1:])
 }
 
-// asciiLower lowers ASCII letters only, as java.net.URI compares schemes and hosts; other
-// bytes, valid UTF-8 or not, stay as they are.
+// asciiLower lowers ASCII letters only, as java.net.URI compares schemes and hosts.
 func asciiLower(s string) string {
 	b := []byte(s)
 	for i, c := range b {

@@ -1,10 +1,5 @@
 package flinkcluster
 
-// The savepoint rules the webhook and the controller share: when a savepoint that leaves the
-// job running is due (spec.job.savepointGeneration, spec.job.autoSavepointSeconds), what an
-// update restores from spec.job.fromSavepoint, and which savepoints of the history may be
-// disposed of (spec.job.savepointsToKeep).
-
 import (
 	"strings"
 	"time"
@@ -16,19 +11,16 @@ import (
 const (
 	// SavepointReasonGeneration: spec.job.savepointGeneration went above the status's.
 	SavepointReasonGeneration = "savepoint-generation"
-	// SavepointReasonScheduled: spec.job.autoSavepointSeconds passed since the job started
-	// or since its last savepoint.
+	// SavepointReasonScheduled: spec.job.autoSavepointSeconds passed.
 	SavepointReasonScheduled = "scheduled"
 )
 
-// SavepointRetryInterval is how long after a failed requested or scheduled savepoint the
-// next attempt waits: the flink-on-k8s-operator's SavepointRetryIntervalSeconds, so that a
-// job whose savepoints fail is not asked for one on every poll.
+// SavepointRetryInterval is how long a failed requested or scheduled savepoint waits for its
+// retry, so that a job whose savepoints fail is not asked on every poll.
 const SavepointRetryInterval = 10 * time.Second
 
-// MaxSavepointHistory is how many savepoints status.savepointHistory keeps (and so the
-// largest spec.job.savepointsToKeep): enough to go back a few savepoints by hand, small
-// enough that the status stays far below the object size limit.
+// MaxSavepointHistory bounds status.savepointHistory (and spec.job.savepointsToKeep), keeping
+// the status far below the object size limit.
 const MaxSavepointHistory = 10
 
 // SavepointSchedule is what NextSavepoint decides from.
@@ -36,20 +28,14 @@ type SavepointSchedule struct {
 	// Spec is spec.job; Job is status.components.job.
 	Spec *v1beta1.JobSpec
 	Job  *v1beta1.JobStatus
-	// FailedReason and FailedAt are the trigger reason and the end of the last savepoint
-	// when it failed (or its outcome is unknown); empty and zero otherwise.
+	// FailedReason and FailedAt describe the last savepoint if it failed or its outcome is unknown.
 	FailedReason string
 	FailedAt     time.Time
 }
 
-// NextSavepoint decides, with the flink-on-k8s-operator's semantics, whether a savepoint
-// that leaves the running job running is due at now, and why: first on request
-// (spec.job.savepointGeneration above status.components.job.savepointGeneration), then on
-// schedule (spec.job.autoSavepointSeconds, counted from the later of the job's start and its
-// last savepoint; zero or less schedules none). A failed attempt of the same reason is
-// retried SavepointRetryInterval after it failed. When none is due, next is when one will be
-// (zero: none is scheduled). The caller checks that the job runs and no other savepoint is in
-// flight.
+// NextSavepoint decides whether a savepoint that leaves the job running is due at now, and why:
+// on request first, then on schedule; a failed attempt is retried after SavepointRetryInterval.
+// Otherwise next is when one will be (zero: none). The caller checks that none is in flight.
 func NextSavepoint(s SavepointSchedule, now time.Time) (reason string, next time.Time) {
 	spec, job := s.Spec, s.Job
 	if spec == nil || job == nil {
@@ -88,11 +74,8 @@ func NextSavepoint(s SavepointSchedule, now time.Time) (reason string, next time
 	return SavepointReasonScheduled, time.Time{}
 }
 
-// NextSavepointGeneration is the only value spec.job.savepointGeneration may be raised to:
-// status.components.job.savepointGeneration + 1 (the flink-on-k8s-operator's rule, which the
-// webhook applies). The controller takes a savepoint while the spec's is above the status's
-// (NextSavepoint) and sets the status's to the spec's once taken, so one raise is one
-// savepoint, and a raise that skips a generation is never needed.
+// NextSavepointGeneration is the only value spec.job.savepointGeneration may be raised to, so
+// that one raise is one savepoint.
 func NextSavepointGeneration(j *v1beta1.JobStatus) int32 {
 	if j == nil {
 		return 1
@@ -100,16 +83,9 @@ func NextSavepointGeneration(j *v1beta1.JobStatus) int32 {
 	return j.SavepointGeneration + 1
 }
 
-// UpdateRestore is the savepoint an update restores because spec.job.fromSavepoint names it,
-// as the flink-on-k8s-operator restores it (an update with fromSavepoint set takes no
-// savepoint and deploys from it) — with one difference: only a fromSavepoint that the
-// update changes counts, that is one other than the revision the job runs recorded
-// (status.components.job.specFromSavepoint), spelt otherwise or not (SameSavepoint: a
-// trailing slash added is no new savepoint). A fromSavepoint left as it was, from the first
-// deploy or a move from the operator, would otherwise rewind the job to that old savepoint on
-// every later update. A status without the record (written before it existed) compares
-// with the savepoint the deploy started from. The webhook's update rule
-// (UpdateReady) and the controller's update both decide by this function.
+// UpdateRestore is the savepoint an update restores because spec.job.fromSavepoint names it
+// anew (not SameSavepoint as the recorded specFromSavepoint, else fromSavepoint): an unchanged
+// one would rewind the job to that old savepoint on every update.
 func UpdateRestore(j *v1beta1.JobStatus, spec *v1beta1.JobSpec) (string, bool) {
 	if spec == nil || blank(spec.FromSavepoint) {
 		return "", false
@@ -128,12 +104,8 @@ func UpdateRestore(j *v1beta1.JobStatus, spec *v1beta1.JobSpec) (string, bool) {
 	return from, true
 }
 
-// Disposable returns the indexes of the history records that spec.job.savepointsToKeep asks
-// to dispose of: every savepoint but the newest keep ones, and never one in protected (the
-// latest savepoint, the one the running deploy started from, spec.job.fromSavepoint: a
-// savepoint a deploy may still restore), however either spells it (SameSavepoint). A record
-// whose disposal is already in progress or failed is not returned again. Without
-// savepointsToKeep nothing is disposed of.
+// Disposable returns the indexes of the history records spec.job.savepointsToKeep disposes of:
+// all but the newest keep, never a protected one (a deploy may restore it) or one already handled.
 func Disposable(history []v1beta1.SavepointRecord, spec *v1beta1.JobSpec, protected ...string) []int {
 	if spec == nil || spec.SavepointsToKeep == nil || *spec.SavepointsToKeep < 1 {
 		return nil

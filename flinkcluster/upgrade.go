@@ -1,10 +1,5 @@
 package flinkcluster
 
-// The upgrade decision: how an update carries the job's state to the next deploy. It is one
-// pure function of the spec, the stored status, what the controller observed and the time, so
-// that the controller's update flow, its fallbacks and the admission policy decide by the same
-// rules (after the Flink Kubernetes operator's AbstractJobReconciler.getJobUpgrade).
-
 import (
 	"fmt"
 	"strings"
@@ -17,18 +12,14 @@ import (
 type UpgradeHow string
 
 const (
-	// UpgradeSavepoint deploys the next revision from a savepoint: the running job's final
-	// savepoint (stop-with-savepoint), or one the controller confirms holds its newest state.
+	// UpgradeSavepoint deploys the next revision from a savepoint (final, or confirmed newest).
 	UpgradeSavepoint UpgradeHow = "Savepoint"
-	// UpgradeLastState keeps Flink's HA checkpoint store and deploys the next revision under
-	// the same job ID, so that its JobMaster restores the newest completed checkpoint.
+	// UpgradeLastState keeps Flink's HA store and job ID: the JobMaster restores the newest checkpoint.
 	UpgradeLastState UpgradeHow = "LastState"
-	// UpgradeStateless deploys the next revision from empty state, as upgradeMode stateless
-	// asks.
+	// UpgradeStateless deploys the next revision from empty state.
 	UpgradeStateless UpgradeHow = "Stateless"
-	// UpgradeWait decides nothing yet: what a safe choice needs cannot be had now (the job is
-	// restarting, a checkpoint is in progress, a version change waits for the job to run). The
-	// caller waits, bounded, and decides again on its next look.
+	// UpgradeWait decides nothing yet: a safe choice cannot be had now (a restart, a checkpoint in
+	// progress); the caller waits, bounded, and decides again.
 	UpgradeWait UpgradeHow = "Wait"
 )
 
@@ -38,34 +29,37 @@ type Upgrade struct {
 	How UpgradeHow
 	// Stop is set when the running job is to be stopped with a savepoint first.
 	Stop bool
-	// Why says, in words for the user, why this way was chosen.
+	// Why says, for the user, why this way was chosen.
 	Why string
-	// NoLastState says why a last-state redeploy is not an option ("" when it is): the update
-	// flow's fallback, for a job that cannot take a savepoint, consults it.
+	// NoLastState says why a last-state redeploy is not an option ("" when it is).
 	NoLastState string
-	// Refused is set when the way the upgrade mode asks for was refused (a last-state update
-	// whose checkpoint is too old, across a version change, ...): the user is told why.
+	// Refused is set when the way the upgrade mode asks for was refused; the user is told why.
 	Refused bool
-	// EmptyState is set when the next deploy restores nothing: upgradeMode stateless, or the
-	// user's restore answer RestoreEmptyState. The running job's state is then thrown away,
-	// which the admission policy asks the user to confirm.
+	// EmptyState is set when the next deploy restores nothing: the running job's state is thrown
+	// away, which the admission policy asks the user to confirm.
 	EmptyState bool
 }
 
-// SavepointUpgrades reports whether the job's upgrade mode carries its state by savepoints
-// (upgradeMode savepoint, the default): such a job needs spec.job.savepointsDir to be updated.
+// SavepointUpgrades reports whether the job carries its state by savepoints (the default mode).
 func SavepointUpgrades(j *v1beta1.JobSpec) bool {
 	return j.GetUpgradeMode() == v1beta1.UpgradeModeSavepoint
 }
 
-// KeepsState reports whether the job's upgrade mode carries its state across redeploys at all
-// (every mode but stateless): only such a job falls back to Flink's HA store, or waits for it.
-func KeepsState(j *v1beta1.JobSpec) bool {
-	return j.GetUpgradeMode() != v1beta1.UpgradeModeStateless
+// modeKeepsState says of every upgrade mode whether it keeps state; a test checks each mode.
+var modeKeepsState = map[v1beta1.UpgradeMode]bool{
+	v1beta1.UpgradeModeSavepoint: true,
+	v1beta1.UpgradeModeLastState: true,
+	v1beta1.UpgradeModeStateless: false,
 }
 
-// NeedsCheckpointTimes reports whether PlanUpgrade reads the running job's checkpoint
-// statistics (UpgradeObservation.Checkpoints): last-state under a max checkpoint age.
+// KeepsState reports whether the upgrade mode keeps state; an unknown one does (nothing is
+// thrown away on a guess).
+func KeepsState(j *v1beta1.JobSpec) bool {
+	keeps, known := modeKeepsState[j.GetUpgradeMode()]
+	return keeps || !known
+}
+
+// NeedsCheckpointTimes reports whether PlanUpgrade reads UpgradeObservation.Checkpoints.
 func NeedsCheckpointTimes(spec *v1beta1.FlinkClusterSpec, obs UpgradeObservation) bool {
 	if spec == nil || spec.Job.GetUpgradeMode() != v1beta1.UpgradeModeLastState || obs.FlinkJobState != FlinkJobRunning {
 		return false
@@ -79,39 +73,32 @@ const (
 	FlinkJobRunning = "RUNNING"
 )
 
-// transientFlinkStates are the job states Flink leaves by itself, back to RUNNING or to an
-// end: a savepoint cannot be taken in them (Flink's stop-with-savepoint needs RUNNING), and
-// waiting for the next state loses nothing.
+// transientFlinkStates are job states Flink leaves by itself: stop-with-savepoint needs RUNNING,
+// and waiting for the next state loses nothing.
 var transientFlinkStates = map[string]bool{
 	"CREATED": true, "INITIALIZING": true, "RESTARTING": true, "RECONCILING": true,
 	"FAILING": true, "CANCELLING": true,
 }
 
-// TransientFlinkState reports whether Flink leaves a job state by itself (see
-// transientFlinkStates).
+// TransientFlinkState reports whether Flink leaves a job state by itself.
 func TransientFlinkState(s string) bool { return transientFlinkStates[s] }
 
-// UpgradeObservation is what the controller observed of the job for the upgrade decision.
-// The webhook has no observation: its zero value means "no word from Flink".
+// UpgradeObservation is what the controller observed for the upgrade decision; the webhook's
+// zero value means "no word from Flink".
 type UpgradeObservation struct {
-	// RestoreChoice is the user's answer to a stop for want of a savepoint (a savepoint path,
-	// or "" for empty state); nil when there is none.
+	// RestoreChoice is the user's restore answer; nil when there is none.
 	RestoreChoice *string
-	// StopInFlight is set while the update's own stop-with-savepoint is requested or in
-	// progress: it is finished before anything else is decided.
+	// StopInFlight: the update's own stop-with-savepoint is under way; it finishes first.
 	StopInFlight bool
 	// FlinkAnswered is set when a trusted JobManager answered.
 	FlinkAnswered bool
-	// FlinkJobState is the job's state as a trusted JobManager reports it ("" when none
-	// answered or the job is not listed).
+	// FlinkJobState is the job's state as a trusted JobManager reports it ("" when unknown).
 	FlinkJobState string
-	// MayStillRun is set when no JobManager answers but one may still run the job (a pod that
-	// may lead).
+	// MayStillRun: no JobManager answers, but one may still run the job.
 	MayStillRun bool
 	// LastState is what Flink's HA store offers a last-state redeploy.
 	LastState LastStateOffer
-	// Checkpoints is what Flink's checkpoint statistics say of the running job; read only
-	// when the decision needs it (last-state with a max checkpoint age, the job running).
+	// Checkpoints is read only when NeedsCheckpointTimes.
 	Checkpoints *CheckpointTimes
 }
 
@@ -125,22 +112,17 @@ type LastStateOffer struct {
 	Why string
 }
 
-// CheckpointTimes are the trigger times Flink's checkpoint statistics report for the running
-// job: its newest completed checkpoint and the one in progress; zero when there is none. Err
-// is set when the statistics could not be read; RestoredOnly when the job completed no
-// checkpoint since the one it restored, whose trigger time Flink does not report.
+// CheckpointTimes are the trigger times of the running job's newest completed and in-progress
+// checkpoints. RestoredOnly: none completed since the restored one, whose time Flink hides.
 type CheckpointTimes struct {
 	LatestCompleted, Pending time.Time
 	RestoredOnly             bool
 	Err                      error
 }
 
-// PlanUpgrade decides how the update of a cluster carries its job's state, at now. The order
-// follows the Flink Kubernetes operator's getJobUpgrade: the user's explicit answer and a stop
-// in flight first, then upgradeMode; with last-state, a flinkVersion change needs a savepoint
-// (a new Flink version does not read the old one's HA checkpoint handles), and a running job's
-// newest checkpoint must have been triggered within the max checkpoint age; with savepoint, a
-// job that Flink reports in a state it leaves by itself is waited for, not stopped.
+// PlanUpgrade decides how an update carries the job's state, in the order of the Flink
+// Kubernetes operator's getJobUpgrade. Under last-state a flinkVersion change needs a
+// savepoint: a new Flink does not read the old one's HA checkpoint handles.
 func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterStatus, obs UpgradeObservation, now time.Time) Upgrade {
 	var job *v1beta1.JobStatus
 	if status != nil {
@@ -179,8 +161,7 @@ func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterSta
 			case running:
 				return lastStateByAge(obs.Checkpoints, maxAge, now)
 			case obs.FlinkJobState == "" && obs.MayStillRun:
-				// No word from Flink while a JobManager may still run the job: it may run on
-				// with a checkpoint older than the bound, whose age cannot be read.
+				// A JobManager may run on with a checkpoint older than the bound, of unknown age.
 				u := savepointUpgrade(jobSpec, job, obs, "the Flink REST API does not answer while a JobManager may still run the job: the age of its newest checkpoint cannot be read",
 					"the age of the newest checkpoint cannot be read")
 				u.Refused = true
@@ -192,9 +173,8 @@ func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterSta
 	return savepointUpgrade(jobSpec, job, obs, "upgradeMode savepoint", noLastState)
 }
 
-// savepointUpgrade is the savepoint way: a running job is stopped with a savepoint, and so is
-// one recorded running while Flink gives no word (the stop's trigger waits for the REST API,
-// bounded); one that Flink reports in a state it leaves by itself is waited for.
+// savepointUpgrade stops a running job with a savepoint (also one recorded running while Flink
+// is silent) and waits for one in a transient state.
 func savepointUpgrade(jobSpec *v1beta1.JobSpec, job *v1beta1.JobStatus, obs UpgradeObservation, why, noLastState string) Upgrade {
 	takes := TakesSavepointOnUpdate(jobSpec)
 	unheard := obs.FlinkJobState == "" && !obs.FlinkAnswered && job != nil && job.State == v1beta1.JobStateRunning
@@ -211,13 +191,10 @@ func savepointUpgrade(jobSpec *v1beta1.JobSpec, job *v1beta1.JobStatus, obs Upgr
 	return Upgrade{How: UpgradeSavepoint, Why: why, NoLastState: noLastState}
 }
 
-// lastStateByAge is the last-state decision for a running job under a max checkpoint age,
-// measured as the operator measures it, from the trigger time of the newest completed
-// checkpoint: a checkpoint in progress, triggered within the bound, is waited for; otherwise
-// the job is stopped with a savepoint. Statistics that cannot be read take the savepoint way:
-// it is the safe one while the job runs. Stricter than the operator, which also takes a job
-// started within the bound, or a restored checkpoint's restore time, as fresh: both can
-// restore state older than the bound (a job restarted from an old checkpoint a moment ago).
+// lastStateByAge decides last-state under a max checkpoint age, from the newest completed
+// checkpoint's trigger time: one in progress within the bound is waited for, else (also when
+// unreadable) stop with a savepoint. Stricter than the operator, whose recent start or restore
+// counts as fresh: either can restore state older than the bound.
 func lastStateByAge(cps *CheckpointTimes, maxAge time.Duration, now time.Time) Upgrade {
 	within := func(t time.Time) bool { return !t.IsZero() && now.Sub(t) < maxAge }
 	stop := func(why string) Upgrade {
@@ -244,10 +221,8 @@ func lastStateByAge(cps *CheckpointTimes, maxAge time.Duration, now time.Time) U
 		now.Sub(cps.LatestCompleted).Round(time.Second), PropertyLastStateMaxCheckpointAge, maxAge))
 }
 
-// LastStateUnavailable says why a last-state redeploy of the current job is not possible ("" when
-// it is): it needs a JobManager Deployment with Flink's Kubernetes HA, a deployed job whose
-// checkpoints Flink's HA store holds, and the same flinkVersion as the deploy that wrote them.
-// The update flow's last-state fallback and the Lost timeout's HA recovery decide by it too.
+// LastStateUnavailable says why a last-state redeploy is not possible ("" when it is): it needs
+// a Deployment JobManager with Kubernetes HA, checkpoints in the HA store and the same flinkVersion.
 func LastStateUnavailable(spec *v1beta1.FlinkClusterSpec, job *v1beta1.JobStatus, obs UpgradeObservation) string {
 	switch {
 	case spec == nil || !LastStateSupported(spec):
@@ -269,11 +244,8 @@ func LastStateUnavailable(spec *v1beta1.FlinkClusterSpec, job *v1beta1.JobStatus
 	return ""
 }
 
-// versionChange reports whether spec.flinkVersion names another Flink minor version than the
-// one the current deploy runs (status.components.job.flinkVersion), as the operator compares
-// versions (FlinkVersion: major and minor); a patch release reads the same HA handles. A
-// deploy recorded without a version (made by a controller before it recorded one), or a
-// version that does not parse (validation denies it), is taken as no change.
+// versionChange reports whether spec.flinkVersion changes the Flink minor version (a patch reads
+// the same HA handles); a missing or unparsable version is no change.
 func versionChange(spec *v1beta1.FlinkClusterSpec, job *v1beta1.JobStatus) (from, to string, changed bool) {
 	if spec == nil || job == nil || job.FlinkVersion == "" {
 		return "", "", false

@@ -15,8 +15,8 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/audit"
 	"github.com/flink-admission/flink-admission/check"
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/policy"
+	"github.com/flink-admission/flink-admission/server"
 )
 
 // runAudit implements `flink-admission audit [-n NAMESPACE | -A] [-l SELECTOR] [-o FORMAT]`:

@@ -19,10 +19,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/internal/devenv"
 	"github.com/flink-admission/flink-admission/internal/test/flinksim"
+	"github.com/flink-admission/flink-admission/server"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 

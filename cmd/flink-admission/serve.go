@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
+	"github.com/flink-admission/flink-admission/server"
 )
 
 // runServe implements `flink-admission serve [flags]`: the webhook server (and the

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/yaml"
 
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/internal/containerargs"
+	"github.com/flink-admission/flink-admission/server"
 )
 
 const (

@@ -32,12 +32,12 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/shard"
 	"github.com/flink-admission/flink-admission/internal/freeport"
 	"github.com/flink-admission/flink-admission/internal/test/policyreport"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
+	"github.com/flink-admission/flink-admission/server"
 )
 
 // TestServeAsServiceAccount installs an overlay on a real API server (RBAC enforced) and runs

@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
 	"github.com/flink-admission/flink-admission/internal/containerargs"
@@ -33,6 +32,7 @@ import (
 	"github.com/flink-admission/flink-admission/internal/test/flinksim"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/scope"
+	"github.com/flink-admission/flink-admission/server"
 )
 
 const (

@@ -11,9 +11,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/hack/bench/bench"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
+	"github.com/flink-admission/flink-admission/server"
 )
 
 func main() {

@@ -32,12 +32,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller"
 	"github.com/flink-admission/flink-admission/deploy"
 	"github.com/flink-admission/flink-admission/internal/freeport"
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 	"github.com/flink-admission/flink-admission/policy"
+	"github.com/flink-admission/flink-admission/server"
 )
 
 // The local setup mirrors an installation of deploy/overlays/self-signed: the same

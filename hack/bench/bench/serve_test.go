@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flink-admission/flink-admission/cmd/flink-admission/server"
 	"github.com/flink-admission/flink-admission/controller"
+	"github.com/flink-admission/flink-admission/server"
 	"github.com/flink-admission/flink-admission/webhook"
 )
 
