@@ -8,9 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
 // Versions are the Flink releases the conformance suite runs, newest last.
@@ -32,51 +33,11 @@ const (
 	ThrowingMainJob = "dev.flinkadmission.testjobs.ThrowingMain"
 )
 
-// module is the module path the repository's go.mod declares.
-const module = "github.com/flink-admission/flink-admission"
-
-// repoRoot is the repository's root: the script and the test jobs' sources are read from it.
-// Tests find it from this file's location; a binary built with -trimpath (make run's) knows
-// no such location, and looks for the repository from its working directory up.
-func repoRoot() (string, error) {
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", "..")), nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	return findRepo(dir)
-}
-
-// findRepo is the nearest directory from dir up whose go.mod declares this module.
-func findRepo(dir string) (string, error) {
-	for {
-		if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && declaresModule(mod) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("real Flink builds its test jobs from the flink-admission repository's sources: run it inside a clone (no go.mod of %s in this directory or above)", module)
-		}
-		dir = parent
-	}
-}
-
-// declaresModule reports whether mod, a go.mod file, declares this repository's module.
-func declaresModule(mod []byte) bool {
-	for _, line := range strings.Split(string(mod), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
-			return strings.Trim(f[1], `"`) == module
-		}
-	}
-	return false
-}
-
 // script runs hack/flink-artifacts.sh with args and returns what it printed, its progress
 // going to progress.
 func script(progress io.Writer, args ...string) (string, error) {
-	root, err := repoRoot()
+	// Real Flink builds its test jobs from the repository's sources.
+	root, err := testenv.LocateRepo()
 	if err != nil {
 		return "", err
 	}

@@ -87,6 +87,46 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
+// module is the module path the repository's go.mod declares.
+const module = "github.com/flink-admission/flink-admission"
+
+// LocateRepo is RepoRoot for binaries too: one built with -trimpath (make run's) knows no
+// source path, and looks for the repository from its working directory up.
+func LocateRepo() (string, error) {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		return RepoRoot(), nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return findRepo(dir)
+}
+
+// findRepo is the nearest directory from dir up whose go.mod declares this module.
+func findRepo(dir string) (string, error) {
+	for {
+		if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && declaresModule(mod) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("this needs the flink-admission repository's sources: run it inside a clone (no go.mod of %s in this directory or above)", module)
+		}
+		dir = parent
+	}
+}
+
+// declaresModule reports whether mod, a go.mod file, declares this repository's module.
+func declaresModule(mod []byte) bool {
+	for _, line := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`) == module
+		}
+	}
+	return false
+}
+
 // Start starts kube-apiserver and etcd, installs the CRD (unless opts.WithoutCRD) and writes
 // an admin kubeconfig. Call Stop when done.
 func Start(opts Options) (*Env, error) {

@@ -84,3 +84,21 @@ func TestRepoRootHoldsGoMod(t *testing.T) {
 		t.Fatalf("RepoRoot %s holds another module's go.mod", RepoRoot())
 	}
 }
+
+// A binary built with -trimpath (make run's) finds the repository from its working
+// directory up, and says what is missing outside one.
+func TestFindRepoFromAWorkingDirectory(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "go.mod"), []byte("// a comment\nmodule "+module+"\n\ngo 1.25\n"), 0o644))
+	deep := filepath.Join(root, "internal", "test")
+	require.NoError(t, os.MkdirAll(deep, 0o755))
+	got, err := findRepo(deep)
+	require.NoError(t, err)
+	assert.Equal(t, root, got)
+
+	other := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/other\n"), 0o644))
+	_, err = findRepo(other)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "run it inside a clone")
+}
