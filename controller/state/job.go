@@ -23,8 +23,7 @@ type Workload struct {
 	// Failed is set when the Job has a Failed condition (Job mode); FailedMessage says why.
 	Failed        bool
 	FailedMessage string
-	// StartTime and FailedAt bound a Job's JobManager run once its pod is gone (zero if
-	// unknown).
+	// StartTime and FailedAt (zero if unknown) bound a Job's JobManager run once its pod is gone.
 	StartTime, FailedAt time.Time
 	// Complete is set when the Job completed: the JobManager exited with 0 (Job mode).
 	Complete bool
@@ -38,7 +37,7 @@ type Flink struct {
 	Job *flinkclient.Job
 	// JobFailure is the newest exception of a FAILED job.
 	JobFailure string
-	// JobCount is how many jobs the JobManager lists.
+
 	JobCount int
 	// Application is the application (Flink 2.3+), nil when none is listed.
 	Application *flinkclient.Application
@@ -57,7 +56,7 @@ type Flink struct {
 type Input struct {
 	Now            time.Time
 	DeploymentType v1beta1.JobManagerDeploymentType
-	// Recorded is the job status recorded so far.
+
 	Recorded v1beta1.JobStatus
 	// LostSince is when a Lost job became Lost (the Lost condition's lastTransitionTime);
 	// zero counts as Now, so a Lost job without a record of its start is never cut short.
@@ -92,12 +91,10 @@ type Input struct {
 
 // Result is the derived job state.
 type Result struct {
-	// State is the new job state.
 	State string
 	// Reason is the failure reason of a transition to Failed, DeployFailed or Lost.
 	Reason string
-	// DeploymentFailure is the failed deployment's kind (CrashLoopBackOff, FailedCreate, ...),
-	// or "".
+	// DeploymentFailure is the kind (CrashLoopBackOff, FailedCreate, ...) of a failed deployment.
 	DeploymentFailure string
 	// Message explains a transition, for the Event.
 	Message string
@@ -107,8 +104,7 @@ type Result struct {
 	LostTimedOut bool
 	// RequeueAfter is when a timer (HA grace, Lost timeout) runs out; zero for none.
 	RequeueAfter time.Duration
-	// Unreported says why the record is kept though the JobManager, within its HA recovery
-	// grace, lists no job.
+	// Unreported says why the record stands though the JobManager lists no job yet.
 	Unreported string
 	// Event is the machine's derive event to State; "" when the state stays.
 	Event Event
@@ -152,9 +148,8 @@ func (l Leader) Leads(pod *corev1.Pod) bool {
 	return l.Known && pod != nil && pod.Status.PodIP != "" && pod.Status.PodIP == l.Address
 }
 
-// LeaseGrace is how long past its deletion deadline a listed pod stuck Terminating on a lost
-// node may take leadership no one holds: longer than Flink's default 15 s lease, which it
-// cannot renew.
+// LeaseGrace is how long past its deletion deadline a pod stuck Terminating on a lost node may
+// take free leadership: longer than Flink's default 15 s lease, which it cannot renew.
 const LeaseGrace = time.Minute
 
 // LeaseGraceFor is four leases, at least LeaseGrace: a cut-off pod loses the lock one lease
@@ -170,10 +165,9 @@ func (l Leader) grace() time.Duration {
 	return LeaseGrace
 }
 
-// MayLead reports whether a JobManager pod may hold or take the cluster's leadership: with a
-// leader record, the leader or any pod not being deleted (it would take over), so a non-leader
-// stuck Terminating blocks nothing; without one, any pod until Grace past its deletion
-// deadline.
+// MayLead reports whether a JobManager pod may hold or take the leadership: with a leader record,
+// the leader or any pod not being deleted (so one stuck Terminating blocks nothing); without, any
+// pod until Grace past its deletion deadline.
 func MayLead(pod *corev1.Pod, leader Leader, now time.Time) bool {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return false
@@ -207,8 +201,7 @@ func Trusted(selected *corev1.Pod, all []corev1.Pod, leader Leader, now time.Tim
 	return true
 }
 
-// DeriveJob applies the lifecycle rules to one observation; Result.Unlisted marks a move the
-// machine does not list, for the caller to refuse.
+// DeriveJob applies the lifecycle rules to one observation (see Result.Unlisted).
 func DeriveJob(in Input) Result {
 	r := deriveJob(in)
 	from := in.Recorded.State
@@ -316,8 +309,7 @@ func fail(state, reason string) Result {
 	return Result{State: state, Reason: reason, Message: reason}
 }
 
-// missingWorkload: a missing Deployment is created again; a missing Job cannot be without
-// resubmitting the job, so it is Lost.
+// missingWorkload: a Deployment is recreated; a Job cannot be without resubmitting: Lost.
 func missingWorkload(in Input, rec string, keep Result) Result {
 	if rec == v1beta1.JobStatePending {
 		return keep
@@ -331,8 +323,7 @@ func missingWorkload(in Input, rec string, keep Result) Result {
 	return Result{State: v1beta1.JobStateLost, Reason: "JobManager Job is missing", Message: "JobManager Job is missing", LostSince: in.Now, RequeueAfter: in.LostTimeout}
 }
 
-// FailureApplication is the kind of a failed deployment whose application failed before its job
-// ran: main() threw, or the JobManager exited with a failure.
+// FailureApplication: the application failed before its job ran (main() threw, or a failed exit).
 const FailureApplication = "ApplicationFailed"
 
 func mainFailed(in Input, rec, reason string) Result {
@@ -343,9 +334,8 @@ func mainFailed(in Input, rec, reason string) Result {
 	return r
 }
 
-// fromFlink maps the job or application state the REST API reported; ok is false when it
-// reports neither. On Flink 2.3 a FAILED application overrides its job's state; a running
-// application without a job is still deploying (FLIP-560 delays recovery until execute()).
+// fromFlink maps what the REST API reported, ok false for neither job nor application. On 2.3 a
+// FAILED application overrides its job; a running one without a job is still deploying (FLIP-560).
 func fromFlink(in Input, rec string) (Result, bool) {
 	f := in.Flink
 	app := f.Application
@@ -428,8 +418,7 @@ func fromFlink(in Input, rec string) (Result, bool) {
 	}
 }
 
-// notReported: the JobManager lists no job. A recently started one is still recovering it from
-// HA; after the grace the job is Lost.
+// notReported: the JobManager lists no job; after its HA recovery grace the job is Lost.
 func notReported(in Input, rec string, keep Result) Result {
 	if r, ok := haMetadataGone(in, rec); ok {
 		return r
@@ -458,10 +447,9 @@ func notReported(in Input, rec string, keep Result) Result {
 // metadata is gone: main() run again must not start it from empty state.
 const FailureHAMetadataMissing = "HAMetadataMissing"
 
-// haMetadataGone fails a Deployment's job that ran once the HA store holds nothing of it:
-// main() run again fails on ResumeFromHAOnly or is refused as a duplicate. At once, not after
-// the grace: Flink 2.2's JobManager exits within a second of that failure and restarts listing
-// no job.
+// haMetadataGone fails a Deployment's job that ran once the HA store holds nothing of it, at once:
+// Flink 2.2's JobManager exits within a second of failing main() again and restarts listing no
+// job.
 func haMetadataGone(in Input, rec string) (Result, bool) {
 	if in.HAMetadataGone == "" || in.Stopping || in.DeploymentType != v1beta1.JobManagerDeploymentTypeDeployment ||
 		rec == v1beta1.JobStateLost || !ran(in, rec) {
@@ -477,13 +465,11 @@ func haMetadataGone(in Input, rec string) (Result, bool) {
 }
 
 // endedUnobserved says why a job the JobManager does not list ended globally unseen, or "".
-// A JobManager started after its job ended finds a clean result in the job result store
-// (job-result-store.delete-on-commit false): it recovers nothing, refuses main()'s submission
-// as a duplicate, which the application takes as done, and lists no job (a dirty result is
-// listed: fromFlink reads it). Flink 2.3 then reports the application FINISHED, whatever the
-// job's end; before 2.3 EndedInHA tells, once the HA recovery grace is over, for a job that
-// ran (a job graph still in HA may be recovered, so it never counts). A stop-with-savepoint
-// in flight owns the job's end.
+// A JobManager started after its job ended finds a clean result in the job result store:
+// it recovers nothing and refuses main()'s submission as a duplicate, which the application
+// takes as done. Flink 2.3 then reports the application FINISHED whatever the job's end;
+// before, EndedInHA tells, after the HA recovery grace and for a job that ran (a graph still
+// in HA may be recovered). A stop-with-savepoint in flight owns the job's end.
 func endedUnobserved(in Input, rec string, afterGrace bool) string {
 	f := in.Flink
 	if in.Stopping || f == nil || f.Job != nil || f.DriverJob != nil {
@@ -512,10 +498,9 @@ func ended(in Input, rec, why string) Result {
 	return r
 }
 
-// mayHaveRun says why a Deployment deploy Flink never reported RUNNING may have run its job,
-// or "": the HA store holds its graph, or a pod of the deploy has run for SubmitBound (a pod
-// on a lost node keeps reporting its last run, which counts until now). A crash loop's short
-// runs do not, so that a JobManager that fails to start makes the deploy DeployFailed.
+// mayHaveRun says why a Deployment deploy never reported RUNNING may have run its job, or "":
+// the HA store holds its graph, or a pod of the deploy has run for SubmitBound (on a lost
+// node, until now). Crash-loop runs do not count: a failed start is still DeployFailed.
 func mayHaveRun(in Input) string {
 	if in.JobGraphStored {
 		return fmt.Sprintf("Flink's HA store holds job %s's graph: it was submitted", in.Recorded.ID)
@@ -557,9 +542,9 @@ func fromJobWorkload(in Input, rec string) (Result, bool) {
 		}
 		return mainFailed(in, rec, reason), true
 	case w.Complete && !in.Stopping:
-		// The JobManager outlives its job (execution.shutdown-on-application-finish false)
-		// until the controller shuts it down with the job's end on record, which never reaches
-		// here: someone else's DELETE /cluster exits 0 whatever the job's state.
+		// The JobManager outlives its job (execution.shutdown-on-application-finish false) until
+		// the controller, with the job's end recorded, shuts it down: so someone else's DELETE
+		// /cluster did.
 		return ended(in, rec, JobManagerCompletedUnrecorded), true
 	}
 	return Result{}, false
@@ -569,9 +554,8 @@ func fromJobWorkload(in Input, rec string) (Result, bool) {
 const JobManagerCompletedUnrecorded = "the JobManager Job completed (its JobManager exited 0) with no end of the job on record: " +
 	"a shutdown of the Flink cluster (DELETE /cluster) by anyone but the controller ends it SUCCEEDED whatever the job's state"
 
-// SubmitBound is the shortest JobManager run that may have run its job, in Job mode with Flink
-// never heard from (the JVM start, main() and the submission take longer): a longer one may
-// have, so the next update asks for a savepoint.
+// SubmitBound is the shortest Job-mode JobManager run that may have run its job unreported (the
+// JVM start, main() and the submission take longer); after it, updates ask for a savepoint.
 const SubmitBound = 10 * time.Second
 
 // jobManagerRun is how long a failed Job's JobManager ran, from its container or else its Job.
@@ -592,8 +576,7 @@ func lostSince(in Input) time.Time {
 	return in.LostSince
 }
 
-// withLostTimeout keeps a Lost job Lost and says when its timeout runs out; past it the job
-// stays Lost for good.
+// withLostTimeout keeps a Lost job Lost until its timeout, then for good.
 func withLostTimeout(in Input, r Result) Result {
 	if r.State != v1beta1.JobStateLost {
 		return r
