@@ -140,7 +140,7 @@ func (p *Poller[V]) Latest(key types.NamespacedName, target string) (V, bool) {
 
 // Record keeps a reading the reconcile took itself (ok false for a failed read), so that the next
 // poll does not report what it saw as a change. A reading of another target replaces the tracked
-// one until Track says how to poll it.
+// one; the cluster is polled once Track says how.
 func (p *Poller[V]) Record(key types.NamespacedName, target string, v V, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -16,8 +16,8 @@ import (
 // IngressName is the name of the JobManager Ingress (the Service's, another kind).
 func IngressName(clusterName string) string { return clusterName + "-jobmanager" }
 
-// PodDisruptionBudgetName and HorizontalPodAutoscalerName are the names the
-// flink-on-k8s-operator gives these objects, so that a migrated cluster's are found again.
+// PodDisruptionBudgetName and HorizontalPodAutoscalerName are the flink-on-k8s-operator's, so that
+// a migrated cluster's objects are found again.
 func PodDisruptionBudgetName(clusterName string) string { return "flink-" + clusterName }
 
 // HorizontalPodAutoscalerName is the name of the TaskManagers' autoscaler.
@@ -85,10 +85,8 @@ func Ingress(fc *v1beta1.FlinkCluster, revision string) *networkingv1.Ingress {
 	return in
 }
 
-// IngressURLs are the URLs of the JobManager UI through an Ingress, as the operator reports
-// them: https:// for each TLS host, else http:// for each rule's host; without any host,
-// the load balancer's addresses once it has them. ready is whether the load balancer has an
-// address.
+// IngressURLs are the JobManager UI's URLs as the operator reports them: https:// per TLS host,
+// else http:// per rule host, else the load balancer's addresses; ready is whether it has one.
 func IngressURLs(in *networkingv1.Ingress) (urls []string, ready bool) {
 	scheme := "http://"
 	if len(in.Spec.TLS) > 0 {
@@ -145,10 +143,9 @@ func PodDisruptionBudget(fc *v1beta1.FlinkCluster, revision string) *policyv1.Po
 	}
 }
 
-// HorizontalPodAutoscaler builds the autoscaler of taskManager.horizontalPodAutoscaler. It
-// scales the FlinkCluster itself through its scale subresource (spec.taskManager.replicas),
-// as the operator's does, so that the controller stays the one writer of the TaskManager
-// workload; nil when the cluster asks for none.
+// HorizontalPodAutoscaler builds the autoscaler of taskManager.horizontalPodAutoscaler, or nil. It
+// scales the FlinkCluster's scale subresource, as the operator's does, so that the controller
+// stays the TaskManager workload's one writer.
 func HorizontalPodAutoscaler(fc *v1beta1.FlinkCluster, revision string) *autoscalingv2.HorizontalPodAutoscaler {
 	tm := fc.Spec.TaskManager
 	if tm == nil || tm.HorizontalPodAutoscaler == nil {

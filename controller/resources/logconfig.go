@@ -9,10 +9,9 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// Logging files the Flink image's scripts read from the configuration directory. The
-// ConfigMap mounted there hides the image's own, so a file the user does not give in
-// logConfig gets a default, as the flink-on-k8s-operator gives it: without one, Flink's
-// console logging is Log4j's bare fallback (errors only).
+// Logging files the Flink image's scripts read from the configuration directory, which the
+// ConfigMap hides: a file not in logConfig gets the operator's default, as Log4j's bare
+// fallback logs errors only.
 const (
 	LogFileConsole        = "log4j-console.properties"
 	LogFileCLI            = "log4j-cli.properties"
