@@ -23,17 +23,14 @@ func PodDisruptionBudgetName(clusterName string) string { return "flink-" + clus
 // HorizontalPodAutoscalerName is the name of the TaskManagers' autoscaler.
 func HorizontalPodAutoscalerName(clusterName string) string { return "flink-" + clusterName }
 
-// clusterLabels select every pod of a cluster, JobManager and TaskManagers.
 func clusterLabels(clusterName string) map[string]string {
 	return map[string]string{LabelApp: AppFlink, LabelCluster: clusterName}
 }
 
-// hostFormatVar is the placeholder of jobManager.ingress.hostFormat, with the spacing the
-// operator accepts: "{{$clusterName}}", "{{ $clusterName }}".
+// hostFormatVar is hostFormat's placeholder, spaced as the operator accepts.
 var hostFormatVar = regexp.MustCompile(`{{\s*[$]clusterName\s*}}`)
 
-// IngressHost is the host of the JobManager Ingress: hostFormat with the cluster's name in
-// place of {{$clusterName}}; "" without a hostFormat (every host).
+// IngressHost is hostFormat with the cluster's name for {{$clusterName}}; "" (every host) without.
 func IngressHost(fc *v1beta1.FlinkCluster) string {
 	in := fc.Spec.JobManager.Ingress
 	if in == nil || in.HostFormat == nil {
@@ -42,9 +39,8 @@ func IngressHost(fc *v1beta1.FlinkCluster) string {
 	return hostFormatVar.ReplaceAllString(*in.HostFormat, fc.Name)
 }
 
-// Ingress builds the Ingress of jobManager.ingress: every path of the host to the
-// JobManager Service's ui port, with TLS (the host, the Secret) when useTls is set; nil
-// when the cluster asks for none.
+// Ingress builds the Ingress of jobManager.ingress to the JobManager Service's ui port, with TLS
+// when useTls is set; nil when none is asked for.
 func Ingress(fc *v1beta1.FlinkCluster, revision string) *networkingv1.Ingress {
 	jm := fc.Spec.JobManager
 	if jm == nil || jm.Ingress == nil {
@@ -122,9 +118,8 @@ func IngressURLs(in *networkingv1.Ingress) (urls []string, ready bool) {
 	return urls, ready
 }
 
-// PodDisruptionBudget builds the budget of spec.podDisruptionBudget over every pod of the
-// cluster: the user's selector with the cluster's labels added, so that it never selects
-// another cluster's pods; nil when the cluster asks for none.
+// PodDisruptionBudget builds spec.podDisruptionBudget, its selector narrowed by the cluster's
+// labels so it never selects another cluster's pods; nil when none is asked for.
 func PodDisruptionBudget(fc *v1beta1.FlinkCluster, revision string) *policyv1.PodDisruptionBudget {
 	if fc.Spec.PodDisruptionBudget == nil {
 		return nil
@@ -168,7 +163,6 @@ func HorizontalPodAutoscaler(fc *v1beta1.FlinkCluster, revision string) *autosca
 	}
 }
 
-// withRevision adds the revision label to labels when there is a revision.
 func withRevision(labels map[string]string, revision string) map[string]string {
 	if revision != "" {
 		labels[LabelRevision] = revision

@@ -53,8 +53,8 @@ func JobManagerDeployment(fc *v1beta1.FlinkCluster, d Deploy, replicas int32) *a
 // Job mode keeps the default: an evicted pod fails the Job, so waiting for the node is the better bet.
 const LostNodeTolerationSeconds int64 = 30
 
-// lostNodeTolerations adds the JobManager's tolerations of a lost node to the user's, unless
-// the user tolerates that taint already.
+// lostNodeTolerations adds LostNodeTolerationSeconds to the user's, unless they tolerate the
+// taint.
 func lostNodeTolerations(user []corev1.Toleration) []corev1.Toleration {
 	out := user
 	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {

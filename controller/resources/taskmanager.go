@@ -100,9 +100,8 @@ func TaskManagerDeployment(fc *v1beta1.FlinkCluster, revision string) *appsv1.De
 	}
 }
 
-// ownedClaims are the StatefulSet's claim templates controlled by the FlinkCluster: the
-// StatefulSet controller copies that into its claims, which then go with the cluster rather than
-// outlive it, and survive a new revision.
+// ownedClaims are the StatefulSet's claim templates controlled by the FlinkCluster, which the
+// claims copy: they go with the cluster, not outlive it, and survive a new revision.
 func ownedClaims(fc *v1beta1.FlinkCluster, templates []corev1.PersistentVolumeClaim) []corev1.PersistentVolumeClaim {
 	if len(templates) == 0 {
 		return nil
@@ -116,7 +115,6 @@ func ownedClaims(fc *v1beta1.FlinkCluster, templates []corev1.PersistentVolumeCl
 	return out
 }
 
-// ephemeralVolumes turns claim templates into ephemeral volumes of pods with labels.
 func ephemeralVolumes(templates []corev1.PersistentVolumeClaim, labels map[string]string) []corev1.Volume {
 	var out []corev1.Volume
 	for _, t := range templates {

@@ -12,8 +12,7 @@ type Timing struct {
 	LeaseDuration time.Duration
 	// RenewPeriod is how often a member renews its Lease and lists the others'.
 	RenewPeriod time.Duration
-	// Margin (m) bounds a counted renewal's round trip, any request's delay in taking
-	// effect, and the clocks' drift.
+	// Margin (m) bounds a counted renewal's round trip, any request's delay and the clocks' drift.
 	Margin time.Duration
 }
 
@@ -64,8 +63,8 @@ func (v View) Equal(o View) bool {
 	return v.Self == o.Self && v.Acting == o.Acting && slices.Equal(v.Members, o.Members)
 }
 
-// State is one member's fencing state: fed by Renewed and Listed with its Lease requests'
-// times on its monotonic clock, it decides purely whether the member may act.
+// State is one member's fencing state: fed its Lease requests' times by Renewed and Listed, it
+// decides purely whether the member may act.
 type State struct {
 	timing Timing
 	self   string
@@ -105,9 +104,8 @@ func (s *State) Renewed(sent, answered time.Time) (joined bool) {
 	return joined
 }
 
-// Listed records a list of the members' Leases and returns those of members gone for long,
-// to delete with their version as a precondition. A record first seen counts as changed at
-// answered, the latest it may have changed.
+// Listed records a list of the Leases and returns those of members gone for long, to delete with
+// their version as a precondition. A record first seen counts as changed at answered.
 func (s *State) Listed(sent, answered time.Time, records []Record) (stale []Record) {
 	if !s.renewed.IsZero() {
 		s.validUntil = s.renewed.Add(s.timing.validity())

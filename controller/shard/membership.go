@@ -24,9 +24,8 @@ import (
 // GroupLabel labels a member's Lease with its install's group, so that it lists only its peers.
 const GroupLabel = "shard.flinkoperator.k8s.io/group"
 
-// IncarnationAnnotation holds a token, new at each New, of the process that last wrote a
-// Lease: a leaving member deletes its Lease only while the token is its own, since a successor
-// of the same identity (a recreated pod) may have written it since.
+// IncarnationAnnotation holds a per-process token: a leaving member deletes its Lease only while
+// it holds its own, not a successor's of the same identity (a recreated pod).
 const IncarnationAnnotation = "shard.flinkoperator.k8s.io/incarnation"
 
 // Options configure a Membership.
@@ -101,9 +100,8 @@ func (m *Membership) Identity() string { return m.opts.Identity }
 // NeedLeaderElection is false: every replica is a member.
 func (m *Membership) NeedLeaderElection() bool { return false }
 
-// OnChange registers f, called with the previous and the new view on every change, and at
-// once from a view that owns nothing, so that a late subscriber misses nothing. f runs on a
-// goroutine of its own, so that it never delays a renewal.
+// OnChange registers f, called on its own goroutine with the old and new view at every change, and
+// at once from a view that owns nothing, so a late subscriber misses nothing.
 func (m *Membership) OnChange(f func(old, cur View)) {
 	m.mu.Lock()
 	m.onChange = append(m.onChange, f)
@@ -119,9 +117,8 @@ func (m *Membership) View() View {
 	return m.state.View(m.opts.Clock.Now())
 }
 
-// Tenure counts this member's joins and changes of its members. While it stays the same, what
-// this member last wrote or read of a cluster it owns is that cluster's newest state (see the
-// package doc); a reader remembering such state must forget it when the tenure changes.
+// Tenure counts this member's joins and changes of its members; while it stays, what this member
+// last wrote or read of a cluster it owns is newest (see the package doc).
 func (m *Membership) Tenure() uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -136,8 +133,8 @@ func (m *Membership) noteMembers(members []string) {
 	}
 }
 
-// Begin asks to act on key now: if this member may, it returns a context, for every request of
-// the action, whose deadline ends the right to act, and a release to call when done.
+// Begin asks to act on key now; if allowed, its context's deadline ends the right to act, and
+// release is called when done.
 func (m *Membership) Begin(ctx context.Context, key string) (_ context.Context, release func(), ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -305,8 +302,8 @@ func (m *Membership) leave(log logr.Logger) {
 		case <-timer.C():
 		}
 	}
-	// A cancelled action's request or renewal may still land within the margin: wait it out
-	// before the others may act, and so that the Lease read next is the last written.
+	// A cancelled request or renewal may land within the margin: wait, before the others may act
+	// and the Lease is read.
 	<-m.opts.Clock.After(m.opts.Timing.Margin)
 	ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timing.RenewPeriod)
 	defer cancel()
