@@ -29,9 +29,8 @@
 // after L was sent after B's right ran out: a join, as above.
 //
 // Theorem: were A and B, acting on X, each in the other's view, Owner's highest weight would
-// give weight(A, X) > weight(B, X) > weight(A, X); so one view leaves the other out, and the
-// lemma orders their actions, through partitions (a member that cannot renew stops at
-// s + D - 2m) and pauses of any length (the deadline passes; the next renewal is a join).
+// give weight(A, X) > weight(B, X) > weight(A, X); so one view leaves the other out and the
+// lemma orders their actions, through partitions and pauses of any length alike.
 //
 // # What a new owner reads
 //
@@ -45,7 +44,7 @@
 // left it out, which needs its Lease unchanged for D + m, so its next renewal is a join. An
 // old JobManager's pod and HA ConfigMap are confirmed gone before a JobManager is created.
 //
-// Cost: a lost member's clusters move within D + m + RenewPeriod; a joiner takes its share
-// after D; an action outliving its renewal's validity is cancelled and retried. A per-cluster
-// epoch would fence only status writes, not REST calls or owned objects; time fences all.
+// Cost: a lost member's clusters move within D + m + RenewPeriod, and an action outliving its
+// right is cancelled and retried. A per-cluster epoch would fence only status writes; time
+// fences REST calls and owned objects too.
 package shard

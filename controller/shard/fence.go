@@ -16,12 +16,10 @@ type Timing struct {
 	Margin time.Duration
 }
 
-// DefaultTiming moves a lost replica's clusters after 15 to 21 s; one that cannot renew
-// stops acting 9 s after its last renewal.
+// DefaultTiming moves a lost replica's clusters after 15 to 21 s; one unable to renew stops at 9 s.
 var DefaultTiming = Timing{LeaseDuration: 15 * time.Second, RenewPeriod: 3 * time.Second, Margin: 3 * time.Second}
 
-// Validate rejects timings under which one failed renewal would cost a member its shard:
-// the next must be sent within the validity D - 2m.
+// Validate rejects timings where the renewal after a failed one comes past the validity D - 2m.
 func (t Timing) Validate() error {
 	if t.LeaseDuration <= 0 || t.RenewPeriod <= 0 || t.Margin <= 0 {
 		return fmt.Errorf("shard lease duration, renew period and margin must be positive")
@@ -63,8 +61,7 @@ func (v View) Equal(o View) bool {
 	return v.Self == o.Self && v.Acting == o.Acting && slices.Equal(v.Members, o.Members)
 }
 
-// State is one member's fencing state: fed its Lease requests' times by Renewed and Listed, it
-// decides purely whether the member may act.
+// State is one member's fencing state: fed by Renewed and Listed, it decides purely whether it acts.
 type State struct {
 	timing Timing
 	self   string
@@ -90,8 +87,8 @@ func NewState(self string, t Timing) *State {
 	return &State{timing: t, self: self, seen: map[string]seenRecord{}}
 }
 
-// Renewed records a successful write of the member's Lease and reports whether it was a
-// join. One answered later than Margin counts for nothing: it may have landed anywhere between.
+// Renewed records a successful renewal and reports whether it was a join; one answered after
+// Margin counts for nothing, as it may have landed anytime.
 func (s *State) Renewed(sent, answered time.Time) (joined bool) {
 	if answered.Sub(sent) > s.timing.Margin || answered.Before(sent) {
 		return false

@@ -5,9 +5,8 @@ import (
 	"encoding/binary"
 )
 
-// Owner is the member that owns key among members by rendezvous hashing ("" if none): any
-// order of the same members names the same owner, and a joining or leaving member moves only
-// the keys it wins or held, the least movement possible.
+// Owner is key's owner among members by rendezvous hashing ("" if none): any order of the same
+// members names it, and a member joining or leaving moves only the keys it wins or held.
 func Owner(key string, members []string) string {
 	var best string
 	var bestWeight uint64

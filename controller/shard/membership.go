@@ -157,8 +157,8 @@ func (m *Membership) Begin(ctx context.Context, key string) (_ context.Context, 
 	}, true
 }
 
-// Start renews and lists every RenewPeriod until ctx ends, then stops acting, and with
-// Options.Release deletes the Lease once the actions in flight are done.
+// Start renews and lists every RenewPeriod until ctx ends; with Options.Release it then deletes
+// the Lease once the actions in flight are done.
 func (m *Membership) Start(ctx context.Context) error {
 	log := m.opts.Log.WithValues("member", m.opts.Identity)
 	ticker := m.opts.Clock.NewTicker(m.opts.Timing.RenewPeriod)
@@ -302,8 +302,7 @@ func (m *Membership) leave(log logr.Logger) {
 		case <-timer.C():
 		}
 	}
-	// A cancelled request or renewal may land within the margin: wait, before the others may act
-	// and the Lease is read.
+	// A cancelled request or renewal may land within the margin: wait it out before leaving.
 	<-m.opts.Clock.After(m.opts.Timing.Margin)
 	ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timing.RenewPeriod)
 	defer cancel()

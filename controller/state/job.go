@@ -18,7 +18,7 @@ type Workload struct {
 	Revision string
 	// JobID is the job ID of the deploy it runs ("" from an older controller).
 	JobID string
-	// Deleting is set while the workload is being deleted.
+
 	Deleting bool
 	// Failed is set when the Job has a Failed condition (Job mode); FailedMessage says why.
 	Failed        bool
@@ -75,8 +75,8 @@ type Input struct {
 	Workload *Workload
 	// Pod is the selected JobManager pod, nil when there is none.
 	Pod *corev1.Pod
-	// Pods are all the cluster's JobManager pods: one cut off on a lost node keeps its last
-	// status, which may show a run long enough to run the job.
+	// Pods are all the cluster's JobManager pods; one on a lost node keeps its last status
+	// (mayHaveRun).
 	Pods []corev1.Pod
 	// JobGraphStored: the HA store holds the recorded job's graph, so it was submitted (graphs
 	// are removed before a deploy reuses a job ID).
@@ -110,8 +110,7 @@ type Result struct {
 	Event Event
 	// Unlisted: the machine lists no derive event to State, so the transition is refused.
 	Unlisted bool
-	// Ended: the job is Lost because it ended in Flink unseen; nothing deploys it again, but
-	// neither afterJobSucceeds nor afterJobFails applies.
+	// Ended: the job ended in Flink unseen, so it is Lost for good, with neither after-job policy.
 	Ended bool
 }
 
@@ -165,9 +164,8 @@ func (l Leader) grace() time.Duration {
 	return LeaseGrace
 }
 
-// MayLead reports whether a JobManager pod may hold or take the leadership: with a leader record,
-// the leader or any pod not being deleted (so one stuck Terminating blocks nothing); without, any
-// pod until Grace past its deletion deadline.
+// MayLead reports whether a pod may hold or take the leadership: with a leader record, the leader
+// or any pod not being deleted; without, until Grace past its deletion deadline.
 func MayLead(pod *corev1.Pod, leader Leader, now time.Time) bool {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return false
@@ -181,9 +179,8 @@ func MayLead(pod *corev1.Pod, leader Leader, now time.Time) bool {
 	return !now.After(pod.DeletionTimestamp.Add(leader.grace()))
 }
 
-// Trusted reports whether the REST API speaks for the current JobManager: the ready selected
-// pod is the HA leader, or no other pod may lead. An old JobManager's FINISHED after
-// stop-with-savepoint must never pass for the new deploy's.
+// Trusted reports whether the REST API speaks for the current JobManager, never an old one whose
+// FINISHED after stop-with-savepoint would pass for the new deploy's.
 func Trusted(selected *corev1.Pod, all []corev1.Pod, leader Leader, now time.Time) bool {
 	if !Ready(selected) {
 		return false
@@ -227,15 +224,13 @@ func deriveJob(in Input) Result {
 		rec = v1beta1.JobStatePending
 		keep.State = rec
 	case flinkcluster.Terminal(rec):
-		// A terminal job stays terminal: only a new revision (a spec change) deploys again,
-		// so a fixed spec reconciles and nothing resubmits on its own.
+		// Only a new revision deploys a terminal job again: nothing resubmits on its own.
 		return keep
 	case rec == v1beta1.JobStateUpdating || rec == v1beta1.JobStateRestarting:
 		// The update and restart flows own these states until they deploy the next workload.
 		return keep
 	case rec == v1beta1.JobStateLost && in.EndedRecorded && (in.Flink == nil || in.Flink.Job == nil):
-		// Ended in Flink (its result is in the job result store): it stays so. Should Flink list
-		// the job again after all, it is tracked again below: nothing was cleaned up.
+		// Ended in Flink, it stays so, unless Flink lists the job again (nothing was cleaned up).
 		keep.Ended = true
 		return keep
 	case rec == v1beta1.JobStateLost:
@@ -334,8 +329,8 @@ func mainFailed(in Input, rec, reason string) Result {
 	return r
 }
 
-// fromFlink maps what the REST API reported, ok false for neither job nor application. On 2.3 a
-// FAILED application overrides its job; a running one without a job is still deploying (FLIP-560).
+// fromFlink maps what the REST API reported (ok false for neither job nor application); on 2.3 a
+// FAILED application overrides its job, and one running without a job is still deploying.
 func fromFlink(in Input, rec string) (Result, bool) {
 	f := in.Flink
 	app := f.Application

@@ -60,8 +60,8 @@ const (
 	EventCancelConfirmed        Event = "CancelConfirmed"
 )
 
-// Transition is one row of the job state machine: from any of From, on Event (which Means
-// says in words), Step moves the job to To.
+// Transition is one row: from any of From, on Event (Means says it in words), Step moves the job
+// to To.
 type Transition struct {
 	From  []string
 	Event Event
@@ -83,10 +83,9 @@ const (
 	deployFailed = v1beta1.JobStateDeployFailed
 )
 
-// Transitions is the job state machine: the controller moves the job only through Next, and
-// an event its row does not list for the state is refused (a Warning Event
-// UnlistedTransition, a reconcile error). docs/troubleshooting.md shows this table (a docs
-// test keeps them equal). Terminal states are left only by a new or last-state deploy or a restart.
+// Transitions is the job state machine: the controller moves the job only through Next, which
+// refuses an event its row does not list for the state (a Warning Event UnlistedTransition).
+// docs/troubleshooting.md shows this table; a docs test keeps them equal.
 var Transitions = []Transition{
 	{[]string{pending}, EventWorkloadExists, "the JobManager workload exists", deploying, StepDerive},
 	{[]string{pending, deploying, lostState}, EventReportedRunning, "Flink reports the job RUNNING, RESTARTING or FAILING (a Lost job is reported again)", running, StepDerive},
@@ -135,8 +134,7 @@ func StepOf(ev Event) Step {
 	return ""
 }
 
-// Derived is the derive event that moves the job from one state to another; the derive rows are
-// one per pair of states, so the pair names the event.
+// Derived is the derive event that moves the job between two states; derive rows are one per pair.
 func Derived(from, to string) (Event, bool) {
 	i := slices.IndexFunc(Transitions, func(t Transition) bool {
 		return t.Step == StepDerive && t.To == to && slices.Contains(t.From, from)

@@ -40,8 +40,7 @@ func MadeByReplicaSet(pod *corev1.Pod) bool {
 	return o != nil && o.Kind == "ReplicaSet" && o.APIVersion == appsv1.SchemeGroupVersion.String()
 }
 
-// NewestPod picks the Deployment's JobManager pod: the newest one that is not being deleted,
-// so that a replacement is observed rather than the pod it replaces. nil when there is none.
+// NewestPod picks the newest JobManager pod not being deleted, so that a replacement is observed.
 func NewestPod(pods []corev1.Pod) *corev1.Pod {
 	var newest *corev1.Pod
 	for i := range pods {
@@ -90,8 +89,7 @@ func ProcessRunning(pod *corev1.Pod) bool {
 	return cs != nil && cs.State.Running != nil
 }
 
-// Ready reports whether the pod is Running with its Ready condition true: only then does the
-// Service route REST calls to it.
+// Ready reports whether the pod is Running and Ready: only then does the Service route to it.
 func Ready(pod *corev1.Pod) bool {
 	if pod == nil || Deleting(pod) || pod.Status.Phase != corev1.PodRunning {
 		return false
@@ -194,8 +192,8 @@ func TerminatedRun(pod *corev1.Pod) (d time.Duration, ok bool) {
 	return t.FinishedAt.Sub(t.StartedAt.Time), true
 }
 
-// RunningFor is how long the JobManager container has been running at now; a lost node's kubelet
-// reports nothing more, so such a run counts until now.
+// RunningFor is how long the JobManager container has run at now; a lost node's run counts until
+// now.
 func RunningFor(pod *corev1.Pod, now time.Time) (d time.Duration, ok bool) {
 	if pod == nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return 0, false
