@@ -66,8 +66,7 @@ type Client interface {
 	TriggerSavepoint(ctx context.Context, jobID string, req SavepointRequest) (string, error)
 	// StopWithSavepoint starts a savepoint that stops the job and returns its trigger ID.
 	StopWithSavepoint(ctx context.Context, jobID string, req SavepointRequest) (string, error)
-	// SavepointStatus returns a trigger's state; Flink forgets it after
-	// rest.async.store-duration or a JobManager restart (ErrNotFound).
+	// SavepointStatus returns a trigger's state; after rest.async.store-duration, ErrNotFound.
 	SavepointStatus(ctx context.Context, jobID, triggerID string) (*SavepointStatus, error)
 	// GetCheckpoints returns the job's checkpoint statistics, which hold a lost savepoint result.
 	GetCheckpoints(ctx context.Context, jobID string) (*Checkpoints, error)
@@ -79,14 +78,11 @@ type Client interface {
 	GetApplication(ctx context.Context, applicationID string) (*Application, error)
 	// CancelApplication cancels an application and its jobs (409 once it ended).
 	CancelApplication(ctx context.Context, applicationID string) error
-	// GetApplicationExceptions returns an application's failures, newest first (Flink does not
-	// sort).
+	// GetApplicationExceptions returns an application's failures, newest first (sorted here).
 	GetApplicationExceptions(ctx context.Context, applicationID string) ([]Exception, error)
-	// DisposeSavepoint deletes a savepoint's metadata and files; the trigger ID is Flink's, so a
-	// repeated call is a second disposal.
+	// DisposeSavepoint deletes a savepoint; Flink picks the trigger ID, so a retry disposes again.
 	DisposeSavepoint(ctx context.Context, savepointPath string) (string, error)
-	// DisposalStatus returns a disposal's state, kept by the Dispatcher that took it until
-	// rest.async.store-duration.
+	// DisposalStatus returns a disposal's state, known only to the Dispatcher that took it.
 	DisposalStatus(ctx context.Context, triggerID string) (*OperationStatus, error)
 	// ShutdownCluster (DELETE /cluster) cleans up the HA data and exits 0 whatever the jobs' ends.
 	ShutdownCluster(ctx context.Context) error
@@ -117,8 +113,7 @@ type Job struct {
 	ApplicationID string `json:"application-id,omitempty"`
 }
 
-// Application is a Flink 2.3+ application (ApplicationDetails, whose "jobs" counts jobs by
-// state, or ApplicationDetailsInfo, whose "jobs" lists them).
+// Application is a Flink 2.3+ application (its "jobs" a count by state, or a list of jobs).
 type Application struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`

@@ -258,8 +258,7 @@ func ComponentLeader(cm *corev1.ConfigMap, component string) (sessionID, address
 	return sessionID, address, err == nil
 }
 
-// Leader reads the election record's holder and lease and the REST leader's address; ok is false
-// when any is missing, and then no JobManager can be trusted to speak for the cluster.
+// Leader reads the election's holder and lease and the REST leader's address, or ok is false.
 func Leader(cm *corev1.ConfigMap) (LeaderInfo, bool) {
 	if cm == nil {
 		return LeaderInfo{}, false
@@ -278,9 +277,8 @@ func Leader(cm *corev1.ConfigMap) (LeaderInfo, bool) {
 	}, true
 }
 
-// DispatcherHost is the host of the dispatcher leader's RPC address (pekko.tcp or, before
-// 1.18, akka.tcp), or "": the pod IP jobmanager.rpc.address is set to, so it names the
-// leading pod even when rest.address makes the REST leader's address a Service's.
+// DispatcherHost is the dispatcher leader's RPC host, or "": the pod IP jobmanager.rpc.address
+// is set to, which names the leading pod even when rest.address names a Service.
 func DispatcherHost(cm *corev1.ConfigMap) string {
 	_, address, ok := ComponentLeader(cm, ComponentDispatcher)
 	if !ok {
@@ -313,8 +311,7 @@ func LeaseDuration(props map[string]string) (time.Duration, error) {
 	return d, nil
 }
 
-// JobGraphs lists, sorted, the job IDs whose graphs or execution plans the cluster ConfigMap
-// stores: what a JobManager of this cluster ID recovers, whatever its command line says.
+// JobGraphs lists the job IDs whose graphs a new JobManager recovers, whatever its arguments.
 func JobGraphs(cm *corev1.ConfigMap) []string {
 	if cm == nil {
 		return nil

@@ -1,7 +1,6 @@
-// Package flinkpoll reads each cluster's Flink REST API off the reconcile workers: a bounded
-// pool polls every tracked cluster at the cadence its last reconcile chose and keeps the newest
-// reading, handing the cluster back when it changes, so that the reconcile need not ask Flink
-// again. The poller only reads: every decision and every call that acts stays in the reconcile.
+// Package flinkpoll reads each cluster's Flink REST API off the reconcile workers, at the
+// cadence its last reconcile chose, and hands the cluster back when the reading changes. It only
+// reads: every decision and every call that acts stays in the reconcile.
 package flinkpoll
 
 import (

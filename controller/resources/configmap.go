@@ -68,13 +68,12 @@ func JobResultStorePath(fc *v1beta1.FlinkCluster, jobID string) string {
 	return dir + "/job-result-store/" + HAClusterID(fc) + "/" + jobID
 }
 
-// FlinkConfiguration returns a deploy's Flink configuration: derived entries (ports, cluster
-// ID, memory, slots) overridden by flinkProperties, except the JobManager address and ports,
-// the parallelism and the restore path. The savepoint is here, not on the command line, so
-// that the controller can take it out once the job ran without replacing the pod. With HA,
-// the job result store (delete-on-commit false) is the deploy's own: a JobManager restarted
-// after its job ended does not run main() again (FLINK-27569), and never finds another
-// deploy's result under this job ID.
+// FlinkConfiguration returns a deploy's Flink configuration: derived entries overridden by
+// flinkProperties, except the JobManager address and ports, the parallelism and the restore
+// path, which is here so that the controller can take it out once the job ran without
+// replacing the pod. With HA the job result store (delete-on-commit false) is the deploy's
+// own: a JobManager restarted after its job ended finds its result and does not run main()
+// again (FLINK-27569), and never finds another deploy's.
 func FlinkConfiguration(fc *v1beta1.FlinkCluster, d Deploy) map[string]string {
 	rpc, blob, query, ui := JobManagerPorts(fc)
 	data, tmRPC, _ := TaskManagerPorts(fc)
@@ -116,10 +115,9 @@ func FlinkConfiguration(fc *v1beta1.FlinkCluster, d Deploy) map[string]string {
 			conf[KeyIgnoreUnclaimedState] = "true"
 		}
 	}
-	// The JobManager must outlive the job so that the controller can read its end, failure and
-	// savepoint location: a Deployment's pod would restart, and a Job's JobManager exit before the
-	// controller read the savepoint, leaving the update waiting forever. The controller ends it
-	// itself (endJobManager), so a user's true is overridden (policy.WarningShutdownOnFinishOverridden).
+	// The JobManager must outlive the job for the controller to read its end and savepoint: a
+	// Deployment's pod would restart, a Job's exit first and leave the update waiting forever. The
+	// controller ends it itself (endJobManager): a user's true is overridden (policy warns).
 	conf[KeyShutdownOnApplicationEnd] = "false"
 	return conf
 }

@@ -67,10 +67,9 @@ func HeapSizeMiB(memoryBytes, offHeapMinBytes int64, offHeapRatio int32) int64 {
 	return ceilDiv(heap, mebibyte)
 }
 
-// memorySizes are the memory entries of the Flink configuration, which flinkProperties
-// override; none for an unparsable flinkVersion. From Flink 1.10, *.memory.process.size: the
-// mounted configuration hides the image's own, and Flink refuses to start without a memory
-// size. Before, *.heap.size, only when both components have an off-heap ratio, as the operator.
+// memorySizes are the Flink memory entries (flinkProperties override them; none for an
+// unparsable version): from 1.10 *.memory.process.size, since the mounted configuration hides
+// the image's and Flink needs one; before, *.heap.size when both have an off-heap ratio.
 func memorySizes(fc *v1beta1.FlinkCluster) map[string]string {
 	out := map[string]string{}
 	ver, err := flinkcluster.ParseVersion(fc.Spec.FlinkVersion)

@@ -14,7 +14,6 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// podCommon is what the JobManager and TaskManager pods share.
 type podCommon struct {
 	volumes []corev1.Volume
 	mounts  []corev1.VolumeMount
@@ -113,13 +112,10 @@ func mergeLabels(user, own map[string]string) map[string]string {
 	return l
 }
 
-// JobManagerArgs are the arguments of Flink's application-mode entrypoint: the jar, the
-// deploy's job ID, with HA the pod IP as RPC address (so that the HA leader address names the
-// pod), the entry class, then the job's arguments. The savepoint is in the Flink configuration
-// instead, which the controller rewrites once the job ran, since every container restart of
-// the deploy's pod template would run main() from it again (except RestoreOnCommandLine).
-// commons-cli's --jars takes every argument up to the next known option, so --job-id follows
-// it and the job's arguments come last.
+// JobManagerArgs are the application-mode entrypoint's arguments: the jar, the job ID, with HA
+// the pod IP as RPC address (so that the HA leader address names the pod), the entry class and
+// the job's arguments; the savepoint is in FlinkConfiguration unless RestoreOnCommandLine.
+// commons-cli's --jars takes every argument up to the next known option, so --job-id follows.
 func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
 	args := []string{"standalone-job"}
 	j := fc.Spec.Job
@@ -152,10 +148,9 @@ func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
 const EnvRestorePath = "FLINK_ADMISSION_RESTORE_PATH"
 
 // restoreFromEnv reports whether a command-line restore path comes from EnvRestorePath: in
-// Deployment mode, whose pod template outlives the job's first run. The kubelet resolves
-// configMapKeyRef variables and expands $(VAR) in args at every container start
-// (makeEnvironmentVariables, ExpandContainerCommandAndArgs), so a restarted container gets
-// ResumeFromHAOnly once the controller wrote it, without rolling the pod template.
+// Deployment mode, whose pod template outlives the first run. The kubelet expands $(VAR) from
+// configMapKeyRef variables at every container start, so a restarted container gets
+// ResumeFromHAOnly once written, without rolling the pod template.
 func restoreFromEnv(fc *v1beta1.FlinkCluster) bool {
 	return fc.Spec.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment
 }
@@ -175,14 +170,12 @@ func restorePathEnv(fc *v1beta1.FlinkCluster, d Deploy) *corev1.EnvVar {
 	}}
 }
 
-// RestoreOnCommandLine reports whether a deploy passes its savepoint and allowNonRestoredState
-// on the command line too. Before Flink 2.3 the entrypoint writes the command line's restore
-// settings over the file's, ignore-unclaimed-state false even with no savepoint named; 2.3
-// writes only what was set (FLINK-36973). --allowNonRestoredState counts only with
-// --fromSavepoint, so both are passed. A Job's pod never restarts, so its path is literal; a
-// Deployment's names $(EnvRestorePath) (restoreFromEnv), which needs a path never taken out:
-// only with HA, where ResumeFromHAOnly replaces it once the job ran. Without HA the path is
-// dropped (an empty --fromSavepoint restores from nowhere) and the option unsupported (policy warns).
+// RestoreOnCommandLine reports whether the savepoint and allowNonRestoredState go on the
+// command line too: before Flink 2.3 the entrypoint overwrites the file's restore settings with
+// the command line's, even unset (FLINK-36973), and --allowNonRestoredState needs
+// --fromSavepoint. A Job's pod never restarts, so its path is literal; a Deployment's is
+// $(EnvRestorePath), which needs HA, where ResumeFromHAOnly replaces it once the job ran.
+// Without HA the option is unsupported (policy warns): an empty path would restore from nowhere.
 func RestoreOnCommandLine(fc *v1beta1.FlinkCluster, d Deploy) bool {
 	j := fc.Spec.Job
 	if d.FromSavepoint == "" || j == nil || j.AllowNonRestoredState == nil || !*j.AllowNonRestoredState ||

@@ -119,7 +119,6 @@ func IsFailure(state string) bool {
 	return state == v1beta1.JobStateFailed || state == v1beta1.JobStateDeployFailed || state == v1beta1.JobStateLost
 }
 
-// ran reports whether the current deploy's job ever ran.
 func ran(in Input, rec string) bool {
 	return flinkcluster.Ran(&in.Recorded) || rec == v1beta1.JobStateRunning || rec == v1beta1.JobStateLost ||
 		(in.Flink != nil && in.Flink.RestoreRefused)
@@ -274,10 +273,9 @@ func deriveJob(in Input) Result {
 	return withLostTimeout(in, keep)
 }
 
-// deploymentFailed: the JobManager cannot run. A Deployment's job that ran is Lost until the
-// Lost timeout, not terminal: HA recovers it once the cause (a storage outage, a node) passes.
-// A deploy Flink never reported RUNNING may still have run (mayHaveRun): taking it for
-// DeployFailed would let the next update restore its own restore point and rewind the job.
+// deploymentFailed: the JobManager cannot run. A Deployment's job that ran is Lost, not
+// terminal: HA recovers it once the cause passes. A deploy never reported RUNNING may have run
+// (mayHaveRun): as DeployFailed, the next update would restore its restore point, rewinding it.
 func deploymentFailed(in Input, rec string, keep Result, kind, reason string) Result {
 	if in.DeploymentType == v1beta1.JobManagerDeploymentTypeDeployment && !ran(in, rec) {
 		if why := mayHaveRun(in); why != "" {
@@ -442,9 +440,8 @@ func notReported(in Input, rec string, keep Result) Result {
 // metadata is gone: main() run again must not start it from empty state.
 const FailureHAMetadataMissing = "HAMetadataMissing"
 
-// haMetadataGone fails a Deployment's job that ran once the HA store holds nothing of it, at once:
-// Flink 2.2's JobManager exits within a second of failing main() again and restarts listing no
-// job.
+// haMetadataGone fails at once a Deployment's job that ran once HA holds nothing of it: Flink
+// 2.2's JobManager exits a second after failing main() again, and restarts listing no job.
 func haMetadataGone(in Input, rec string) (Result, bool) {
 	if in.HAMetadataGone == "" || in.Stopping || in.DeploymentType != v1beta1.JobManagerDeploymentTypeDeployment ||
 		rec == v1beta1.JobStateLost || !ran(in, rec) {
