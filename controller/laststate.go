@@ -106,20 +106,38 @@ func (c *cycle) planUpdate(ctx context.Context) flinkcluster.Upgrade {
 	return u
 }
 
-// upgradeObservation is what this reconcile observed, as the upgrade decision reads it.
+// planRestore decides what the next deploy of the savepoint upgrade u restores
+// (flinkcluster.PlanRestore), on the status as the update's stop left it.
+func (c *cycle) planRestore(u flinkcluster.Upgrade) flinkcluster.Restore {
+	return flinkcluster.PlanRestore(&c.fc.Spec, c.st, c.upgradeObservation(), u, c.now)
+}
+
+// upgradeObservation is what this reconcile observed, as the upgrade decision reads it, with
+// what Flink's HA store offers the status as it stands.
 func (c *cycle) upgradeObservation() flinkcluster.UpgradeObservation {
 	ls := c.lastState()
 	obs := flinkcluster.UpgradeObservation{
-		RestoreChoice: c.restoreChoice(),
-		StopInFlight:  c.stopInFlight(SavepointReasonUpdate),
-		MayStillRun:   c.obs.flink == nil && len(c.mayLeadPods()) > 0,
-		LastState:     flinkcluster.LastStateOffer{Available: ls.ok, Checkpoint: ls.checkpoint, Why: ls.why},
+		RestoreChoice:  c.restoreChoice(),
+		StopInFlight:   c.stopInFlight(SavepointReasonUpdate),
+		FlinkSilence:   c.obs.untrusted,
+		JobGraphStored: c.obs.ha.jobGraphStored(c.job().ID),
+		LastState:      flinkcluster.LastStateOffer{Available: ls.ok, Checkpoint: ls.checkpoint, NewerSavepoint: ls.newerSavepoint, Why: ls.why},
+		WaitBound:      c.r.Options.WaitBound,
+	}
+	for _, p := range c.mayLeadPods() {
+		obs.MayRunOn = append(obs.MayRunOn, p.Name)
+	}
+	for i := range c.obs.pods {
+		obs.PodMayLead = obs.PodMayLead || state.MayLead(&c.obs.pods[i], c.obs.ha.leader, c.now)
 	}
 	if f := c.obs.flink; f != nil {
 		obs.FlinkAnswered = true
 		if f.Job != nil {
 			obs.FlinkJobState = f.Job.State
 		}
+	}
+	if cond := meta.FindStatusCondition(c.st.Conditions, ConditionUpdating); cond != nil && cond.Status == metav1.ConditionTrue {
+		obs.UpdatingSince = cond.LastTransitionTime.Time
 	}
 	return obs
 }

@@ -222,7 +222,7 @@ func TestPlanUpgrade(t *testing.T) {
 		{
 			name:    "last-state, max age: no word from Flink while a JobManager may run the job takes the savepoint way",
 			cluster: bounded(),
-			obs:     flinkcluster.UpgradeObservation{MayStillRun: true, LastState: offer},
+			obs:     flinkcluster.UpgradeObservation{MayRunOn: []string{"wc-jobmanager-0"}, LastState: offer},
 			wantHow: flinkcluster.UpgradeSavepoint, wantStop: true, wantWhy: "does not answer", wantNoLastState: "cannot be read",
 		},
 		{
