@@ -148,3 +148,12 @@ func TestLastStateFallbackWaitsOnlyWhileNoLeaderAnswers(t *testing.T) {
 		})
 	}
 }
+
+// Every wait and question of flinkcluster.PlanRestore reaches the user under its own reason.
+func TestEveryRestoreReasonHasAConditionReason(t *testing.T) {
+	for _, r := range []flinkcluster.RestoreReason{flinkcluster.WaitForFlinkAPI, flinkcluster.WaitForLeader,
+		flinkcluster.AskHAMetadataMissing, flinkcluster.AskNoFinalSavepoint} {
+		assert.NotEmpty(t, restoreReasons[r], "restore reason %q", r)
+	}
+	assert.Len(t, restoreReasons, 4)
+}

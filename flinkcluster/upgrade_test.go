@@ -304,3 +304,10 @@ func TestPlanUpgradeSaysWhenTheModeIsRefused(t *testing.T) {
 	tooOld.Checkpoints = &flinkcluster.CheckpointTimes{LatestCompleted: now.Add(-time.Hour)}
 	assert.True(t, flinkcluster.PlanUpgrade(&newSpec().lastState().maxAge("10min").s, st, tooOld, now).Refused, "a checkpoint too old")
 }
+
+func (c *clusterSpec) fromSavepoint(p string) *clusterSpec { c.s.Job.FromSavepoint = &p; return c }
+
+func (c *clusterSpec) maxStateAge(d time.Duration) *clusterSpec {
+	c.s.Job.MaxStateAgeToRestoreSeconds = ptr.To(int32(d / time.Second))
+	return c
+}
