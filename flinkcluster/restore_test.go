@@ -62,9 +62,9 @@ func TestPlanUpgradeWaitBound(t *testing.T) {
 		{name: "last-state: a flinkVersion change that waited past the bound takes the savepoint way, still refused",
 			cluster: newSpec().lastState().version("2.3.0"), obs: restarting, since: time.Hour,
 			wantHow: flinkcluster.UpgradeSavepoint, wantPast: true, wantRefd: true, wantWhy: "flinkVersion changes"},
-		{name: "last-state, max age: a checkpoint in progress waited for past the bound takes the savepoint way",
+		{name: "last-state, max age: a checkpoint in progress waited for past the bound: the running job is stopped with a savepoint, not the user asked",
 			cluster: newSpec().lastState().maxAge("10min"), obs: pending, since: time.Hour,
-			wantHow: flinkcluster.UpgradeSavepoint, wantPast: true, wantWhy: "in progress"},
+			wantHow: flinkcluster.UpgradeSavepoint, wantStop: true, wantPast: true, wantWhy: "in progress"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

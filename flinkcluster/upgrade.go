@@ -70,16 +70,20 @@ func (u Upgrade) refused() Upgrade {
 	return u
 }
 
-// bounded applies the update's wait bound: past it a wait takes the savepoint way without a
-// stop, and what the next deploy restores is confirmed or asked of the user (PlanRestore).
+// bounded applies the update's wait bound: past it a wait takes the savepoint way. A job that
+// runs (a checkpoint in progress was waited for) is stopped with a savepoint, as one whose
+// checkpoint is too old; for one that does not, PlanRestore confirms or asks what to restore.
 func (u Upgrade) bounded(obs UpgradeObservation, now time.Time) Upgrade {
 	until, past := obs.bound(now)
 	switch {
 	case !past:
 		u.Until = until
 	case u.How == UpgradeWait:
-		u.How, u.PastBound = UpgradeSavepoint, true
+		u.How, u.PastBound, u.Stop = UpgradeSavepoint, true, obs.FlinkJobState == FlinkJobRunning
 		u.Why += fmt.Sprintf("; the update has waited past the wait bound %s", obs.WaitBound)
+		if u.Stop {
+			u.Why += ": the running job is stopped with a savepoint"
+		}
 	default:
 		u.PastBound = true
 	}
