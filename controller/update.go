@@ -14,10 +14,9 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// update rolls the job to the next revision: stop-with-savepoint, decide what the next deploy
-// restores (stopping, old JobManager untouched, when nothing confirms the job's newest state),
-// delete the old JobManager, wait until none of it may still lead, delete the HA ConfigMaps,
-// deploy under a new job ID. The upgrade decision is made again on every look.
+// update rolls the job to the next revision as PlanUpgrade and PlanRestore decide, again on
+// every look: stop with a savepoint, replace the JobManager once none of it may still lead,
+// deploy. Nothing confirming the job's newest state, it stops, the old JobManager untouched.
 func (c *cycle) update(ctx context.Context) error {
 	if c.updateReverted() {
 		return c.revertUpdate()
@@ -107,9 +106,8 @@ func (c *cycle) revertUpdate() error {
 	return nil
 }
 
-// finishSavepointInFlight first finishes a savepoint in flight when the update began: it may
-// complete after the newest stored checkpoint, and the stop's record must not replace it before
-// its result is known (a last-state redeploy would restore the older checkpoint).
+// finishSavepointInFlight finishes a savepoint in flight first: it may complete after the newest
+// stored checkpoint, and a last-state redeploy would then restore the older checkpoint.
 func (c *cycle) finishSavepointInFlight(ctx context.Context) (done bool, err error) {
 	sp := c.st.Savepoint
 	if !c.savepointInFlight() || sp.TriggerReason == SavepointReasonUpdate || sp.TriggerReason == SavepointReasonJobCancel {
@@ -155,8 +153,8 @@ func (c *cycle) driveUpdateStop(ctx context.Context, u flinkcluster.Upgrade) (st
 	return ph == succeeded && c.st.Savepoint.Message == "", false, nil
 }
 
-// stopAgain asks again for the stop of a job that runs now (Flink refuses a stop-with-savepoint
-// of a job that is not RUNNING), within the update's bound; it reports whether it did.
+// stopAgain asks again, within the bound, for the stop of a job that runs now (Flink refuses one
+// that is not RUNNING); it reports whether it did.
 func (c *cycle) stopAgain(u flinkcluster.Upgrade) bool {
 	job, sp := c.job(), c.st.Savepoint
 	if !u.Stop || !c.flinkReportsRunning() || c.restoreChoice() != nil || c.restoresSpec() {
@@ -218,9 +216,8 @@ func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, 
 	return nil
 }
 
-// updateReverted reports whether an update whose stop never took effect has nothing left to
-// do: spec back, no restore chosen, the JobManager still runs. A redeployWithoutHA is never
-// reverted: the job cannot run on safely.
+// updateReverted reports whether an update whose stop never took effect has nothing left to do
+// (spec back, no restore chosen, the JobManager runs); never a redeployWithoutHA.
 func (c *cycle) updateReverted() bool {
 	job := c.job()
 	if job.State != v1beta1.JobStateUpdating || c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.restoreChoice() != nil ||
@@ -266,10 +263,9 @@ func (c *cycle) flinkReportsRunning() bool {
 	return c.obs.flink != nil && c.obs.flink.Job != nil && c.obs.flink.Job.State == flinkclient.JobStateRunning
 }
 
-// confirmStopEnded checks, before the JobManager is replaced, that the stop whose savepoint is
-// recorded ended the job: a stop can take its savepoint and fail, and the restarted job builds
-// state that deleting the JobManager would lose. A job still listed is stopped again; while no
-// trusted JobManager answers, the update waits. It reports whether the update may go on.
+// confirmStopEnded reports whether the stop ended the job: one can take its savepoint and fail,
+// and the restarted job builds state a replaced JobManager would lose. A job still listed is
+// stopped again; while no trusted JobManager answers, the update waits.
 func (c *cycle) confirmStopEnded() bool {
 	job := c.job()
 	if c.restoreChoice() != nil || !job.FinalSavepoint || job.SavepointLocation == "" {
@@ -311,8 +307,7 @@ func (c *cycle) confirmStopEnded() bool {
 	return true
 }
 
-// specRestore is the savepoint fromSavepoint asks this update to restore
-// (flinkcluster.UpdateRestore, the webhook's rule too, so that it admits no update this stops).
+// specRestore is the savepoint fromSavepoint asks this update to restore (as the webhook reads it).
 func (c *cycle) specRestore() (string, bool) {
 	return flinkcluster.RevisionRestore(c.st, c.fc.Spec.Job)
 }

@@ -34,13 +34,11 @@ type RestoreHow string
 const (
 	// RestoreSavepoint deploys from Restore.From ("" for empty state).
 	RestoreSavepoint RestoreHow = "Savepoint"
-	// RestoreLastState redeploys under the same job ID from Flink's HA store: the fallback of a
-	// job that cannot take a savepoint, as the Flink Kubernetes operator's.
+	// RestoreLastState redeploys under the same job ID from Flink's HA store (the fallback).
 	RestoreLastState RestoreHow = "LastState"
 	// RestoreWait deploys nothing yet: it waits for what may still change the answer.
 	RestoreWait RestoreHow = "Wait"
-	// RestoreAsk deploys nothing: nothing confirms that a savepoint holds the job's newest
-	// state, and only the user can say which to restore (RestoreAnnotation).
+	// RestoreAsk deploys nothing: only the user can say what to restore (RestoreAnnotation).
 	RestoreAsk RestoreHow = "Ask"
 )
 
@@ -84,12 +82,9 @@ func restoreAsk(reason RestoreReason, why string) Restore {
 	return Restore{How: RestoreAsk, Reason: reason, Why: why + ": the controller deploys nothing that would rewind the job"}
 }
 
-// PlanRestore decides what the next deploy of the savepoint upgrade u restores. It reads the
-// status the update's stop left: a stop's savepoint is recorded in the reconcile that deploys
-// from it. In order: the user's answer; a savepoint fromSavepoint names anew; the final
-// savepoint; for a deploy that never ran, what it restored; without an attempted stop, a
-// savepoint fresh under maxStateAgeToRestoreSeconds (the user's standing acceptance); for a job
-// that does not run, Flink's HA store. Else nothing confirms the job's newest state: ask.
+// PlanRestore decides what the next deploy of the savepoint upgrade u restores, from the status
+// its stop left (recorded in the reconcile that deploys). What may rewind the job is restored
+// only as the user accepted it (RestoreAnnotation, maxStateAgeToRestoreSeconds); else ask.
 func PlanRestore(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterStatus, obs UpgradeObservation, u Upgrade, now time.Time) Restore {
 	var jobSpec *v1beta1.JobSpec
 	if spec != nil {
@@ -151,8 +146,7 @@ func PlanRestore(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterSta
 	return restoreAsk(AskNoFinalSavepoint, why)
 }
 
-// restoreNeverRan restores what a deploy that never ran restored: its checkpoints in Flink's HA
-// store (which a deploy under the same job ID restores again) or its savepoint.
+// restoreNeverRan restores again what a deploy that never ran restored.
 func restoreNeverRan(jobSpec *v1beta1.JobSpec, job *v1beta1.JobStatus, ls LastStateOffer, noLastState string) Restore {
 	if job.ID == "" && jobSpec != nil && jobSpec.FromSavepoint != nil {
 		return restoreFrom(*jobSpec.FromSavepoint)
@@ -196,8 +190,7 @@ func jobRan(job *v1beta1.JobStatus, sp *v1beta1.SavepointStatus, obs UpgradeObse
 	return true, true
 }
 
-// RevisionRestore is the savepoint spec.job.fromSavepoint asks an update to a new revision to
-// restore (UpdateRestore); a redeploy of the running revision restores none.
+// RevisionRestore is UpdateRestore for an update to a new revision only.
 func RevisionRestore(st *v1beta1.FlinkClusterStatus, spec *v1beta1.JobSpec) (string, bool) {
 	if st == nil || st.Revision.CurrentRevision == st.Revision.NextRevision {
 		return "", false

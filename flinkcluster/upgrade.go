@@ -18,8 +18,7 @@ const (
 	UpgradeLastState UpgradeHow = "LastState"
 	// UpgradeStateless deploys the next revision from empty state.
 	UpgradeStateless UpgradeHow = "Stateless"
-	// UpgradeWait decides nothing yet: a safe choice cannot be had now (a restart, a checkpoint in
-	// progress); the caller waits, bounded, and decides again.
+	// UpgradeWait decides nothing yet (a restart, a checkpoint in progress): wait, bounded.
 	UpgradeWait UpgradeHow = "Wait"
 )
 
@@ -35,8 +34,7 @@ type Upgrade struct {
 	NoLastState string
 	// Refused is set when the way the upgrade mode asks for was refused; the user is told why.
 	Refused bool
-	// EmptyState is set when the next deploy restores nothing: the running job's state is thrown
-	// away, which the admission policy asks the user to confirm.
+	// EmptyState: the next deploy restores nothing, which the admission policy asks to confirm.
 	EmptyState bool
 	// PastBound is set once the update has waited past its bound: a wait becomes the savepoint
 	// way, and a failed stop is not asked again. Until is when the bound passes, while it has not.
@@ -70,9 +68,8 @@ func (u Upgrade) refused() Upgrade {
 	return u
 }
 
-// bounded applies the update's wait bound: past it a wait takes the savepoint way. A job that
-// runs (a checkpoint in progress was waited for) is stopped with a savepoint, as one whose
-// checkpoint is too old; for one that does not, PlanRestore confirms or asks what to restore.
+// bounded applies the update's wait bound: past it a wait takes the savepoint way, and a job
+// that runs is stopped with a savepoint, as one whose newest checkpoint is too old.
 func (u Upgrade) bounded(obs UpgradeObservation, now time.Time) Upgrade {
 	until, past := obs.bound(now)
 	switch {
@@ -102,8 +99,7 @@ var modeKeepsState = map[v1beta1.UpgradeMode]bool{
 	v1beta1.UpgradeModeStateless: false,
 }
 
-// KeepsState reports whether the upgrade mode keeps state; an unknown one does (nothing is
-// thrown away on a guess).
+// KeepsState reports whether the upgrade mode keeps state; an unknown one does (no guess loses state).
 func KeepsState(j *v1beta1.JobSpec) bool {
 	keeps, known := modeKeepsState[j.GetUpgradeMode()]
 	return keeps || !known
@@ -148,8 +144,7 @@ type UpgradeObservation struct {
 	FlinkJobState string
 	// FlinkSilence says why no trusted JobManager answered ("" when one did).
 	FlinkSilence string
-	// MayRunOn names the JobManager pods that may still run the job (a lost node's pod, until
-	// its lease ends); PodMayLead: a pod may still lead, its container running or not.
+	// MayRunOn: JobManager pods that may still run the job; PodMayLead: a pod may still lead.
 	MayRunOn   []string
 	PodMayLead bool
 	// JobGraphStored: Flink's HA store holds the current job's graph (it was submitted).
@@ -185,8 +180,7 @@ type LastStateOffer struct {
 	Available bool
 	// Checkpoint is the newest checkpoint ID stored.
 	Checkpoint int64
-	// NewerSavepoint: the job's last savepoint is newer than every stored checkpoint, so it,
-	// not the store, holds the newest state.
+	// NewerSavepoint: the job's last savepoint is newer than every stored checkpoint.
 	NewerSavepoint bool
 	// Why says why Available is false.
 	Why string
@@ -201,9 +195,8 @@ type CheckpointTimes struct {
 }
 
 // PlanUpgrade decides how an update carries the job's state, in the order of the Flink
-// Kubernetes operator's getJobUpgrade, and applies the update's wait bound. Under last-state a
-// flinkVersion change needs a savepoint: a new Flink does not read the old one's HA checkpoint
-// handles. What a savepoint upgrade restores is PlanRestore's, once the stop has ended.
+// Kubernetes operator's getJobUpgrade, bounded by the update's wait bound. Under last-state a
+// flinkVersion change needs a savepoint: a new Flink does not read the old one's HA handles.
 func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterStatus, obs UpgradeObservation, now time.Time) Upgrade {
 	return planUpgrade(spec, status, obs, now).bounded(obs, now)
 }
