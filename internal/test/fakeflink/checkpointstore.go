@@ -112,7 +112,7 @@ func (p *JobManager) createJobConfigMapLocked(jobID string) {
 	if cm, err := p.c.ha.Get(context.Background(), name); err != nil || cm != nil {
 		return
 	}
-	_ = p.c.ha.Put(context.Background(), flinkha.NewConfigMap("", name, p.clusterID()))
+	_ = p.c.ha.Put(context.Background(), p.c.haConfigMap(name))
 }
 
 // jobConfigMapGone is why a checkpoint or savepoint fails when the job's HA ConfigMap was

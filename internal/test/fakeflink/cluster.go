@@ -41,11 +41,11 @@
 // when a driver calls Tick, as flinksim does for make run and make bench, and a REST answer
 // then reads no HA ConfigMap.
 //
-// Checked against real Flink 2.2.1 and 2.3.0 (make conformance, internal/test/realflink), and
-// compared with real Flink 2.2.1 by the differential test (e2e/differential: the same script
-// against both, what the controller reads of each compared), it follows Flink in: the
-// entrypoint's command line (ParseApplicationArgs); the HA ConfigMaps' names, Flink 2's labels
-// (no configmap-type) and keys (the leaders' addresses, a running job's
+// Checked against real Flink 1.20.0, 2.2.1 and 2.3.0 (make conformance, internal/test/realflink),
+// and compared with each by the differential test (e2e/differential: the same script against
+// both, what the controller reads of each compared), it follows Flink in: the entrypoint's
+// command line (ParseApplicationArgs); the HA ConfigMaps' names, their labels (configmap-type
+// on 1.x only) and keys (the leaders' addresses, a running job's
 // org.apache.flink.k8s.leader.job-<job ID> and execution plan in the cluster ConfigMap, its
 // checkpoint IDs and counter in its own); a job's ConfigMap created when its JobMaster starts
 // and never again, so that once it is deleted every checkpoint fails (counted in the

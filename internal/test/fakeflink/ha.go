@@ -167,3 +167,13 @@ func (k *KubeHA) List(ctx context.Context, clusterID string) ([]string, error) {
 	slices.Sort(names)
 	return names, nil
 }
+
+// haConfigMap is a new HA ConfigMap labelled as the cluster's release labels it: Flink 1.x
+// adds configmap-type (KubernetesHaServices), Flink 2 does not.
+func (c *Cluster) haConfigMap(name string) *corev1.ConfigMap {
+	cm := flinkha.NewConfigMap("", name, c.opts.ClusterID)
+	if c.opts.Version == Version1_20 {
+		cm.Labels[flinkha.LabelConfigMapType] = flinkha.LabelConfigMapTypeHA
+	}
+	return cm
+}

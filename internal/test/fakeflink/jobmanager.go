@@ -485,7 +485,7 @@ func (c *Cluster) tickLocked() {
 				// Its ConfigMap was deleted under the leader: Flink's informer reports it, a
 				// fatal error, while the elector's loop writes its lock again (the ConfigMap
 				// is back, with the lock and no leader address).
-				lock := flinkha.NewConfigMap("", name, c.opts.ClusterID)
+				lock := c.haConfigMap(name)
 				lock.Annotations = map[string]string{flinkha.LeaderAnnotation: flinkha.FormatElection(flinkha.Election{
 					Holder: p.lockID, LeaseDuration: p.leaseDuration(), AcquireTime: now, RenewTime: now})}
 				_ = c.ha.Put(ctx, lock)
@@ -525,7 +525,7 @@ func (c *Cluster) tickLocked() {
 		}
 	}
 	if cm == nil {
-		cm = flinkha.NewConfigMap("", name, c.opts.ClusterID)
+		cm = c.haConfigMap(name)
 	}
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
@@ -965,7 +965,7 @@ func (p *JobManager) editClusterCM(edit func(cm *corev1.ConfigMap)) {
 		return
 	}
 	if cm == nil {
-		cm = flinkha.NewConfigMap("", name, p.clusterID())
+		cm = p.c.haConfigMap(name)
 	}
 	if cm.Data == nil {
 		cm.Data = map[string]string{}

@@ -136,3 +136,25 @@ func TestMainThrowingExitsTwoAndLeavesNoLeaderAddress(t *testing.T) {
 	assert.Empty(t, cm.Data)
 	assert.Contains(t, cm.Annotations, flinkha.LeaderAnnotation)
 }
+
+// Flink 1.20 labels its HA ConfigMaps configmap-type=high-availability beside type and app;
+// Flink 2 drops that label (seen by the differential test on both).
+func TestHAConfigMapsAreLabelledAsTheReleaseLabelsThem(t *testing.T) {
+	for _, tc := range []struct {
+		version fakeflink.Version
+		want    string
+	}{{fakeflink.Version1_20, flinkha.LabelConfigMapTypeHA}, {fakeflink.Version2_2, ""}, {fakeflink.Version2_3, ""}} {
+		t.Run(string(tc.version), func(t *testing.T) {
+			ha := &fakeflink.MemoryHA{}
+			c := newCluster(t, fakeflink.Options{HA: ha, Version: tc.version})
+			require.True(t, c.Start(fakeflink.Config{Properties: haProps()}).Leads())
+			for _, name := range []string{flinkha.ClusterConfigMapName(clusterID), flinkha.JobConfigMapName(clusterID, jobID)} {
+				cm, err := ha.Get(context.Background(), name)
+				require.NoError(t, err)
+				require.NotNil(t, cm, name)
+				assert.Equal(t, tc.want, cm.Labels[flinkha.LabelConfigMapType], name)
+				assert.Equal(t, clusterID, cm.Labels[flinkha.LabelApp], name)
+			}
+		})
+	}
+}
