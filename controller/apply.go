@@ -90,38 +90,44 @@ func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current
 	return true, nil
 }
 
-// applyComponents writes the ConfigMap, Service, TaskManagers and optional objects of the spec.
-func (c *cycle) applyComponents(ctx context.Context) error {
+// applyComponents writes the ConfigMap, Service, TaskManagers and optional objects of the spec,
+// and returns what stands of them, as far as it got.
+func (c *cycle) applyComponents(ctx context.Context) (acted, error) {
+	var a acted
 	rev := c.st.Revision.CurrentRevision
 	cm, err := resources.ConfigMap(c.fc, c.deployment())
 	if err != nil {
-		return fmt.Errorf("building the Flink ConfigMap: %w", err)
+		return a, fmt.Errorf("building the Flink ConfigMap: %w", err)
 	}
-	if c.obs.configMapExists, err = applyOwned(ctx, c, cm, &corev1.ConfigMap{}, func(cur, des *corev1.ConfigMap) {
+	ok, err := applyOwned(ctx, c, cm, &corev1.ConfigMap{}, func(cur, des *corev1.ConfigMap) {
 		cur.Data = des.Data
-	}); err != nil {
-		return fmt.Errorf("writing the Flink ConfigMap: %w", err)
+	})
+	if a.configMap = presenceOf(ok); err != nil {
+		return a, fmt.Errorf("writing the Flink ConfigMap: %w", err)
 	}
-	if c.obs.serviceExists, err = applyOwned(ctx, c, resources.Service(c.fc, rev), &corev1.Service{}, func(cur, des *corev1.Service) {
+	ok, err = applyOwned(ctx, c, resources.Service(c.fc, rev), &corev1.Service{}, func(cur, des *corev1.Service) {
 		// The cluster IP is allocated once and immutable.
 		des.Spec.ClusterIP, des.Spec.ClusterIPs = cur.Spec.ClusterIP, cur.Spec.ClusterIPs
 		cur.Spec = des.Spec
-	}); err != nil {
-		return fmt.Errorf("writing the JobManager Service: %w", err)
+	})
+	if a.service = presenceOf(ok); err != nil {
+		return a, fmt.Errorf("writing the JobManager Service: %w", err)
 	}
 	if c.fc.Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
-		c.obs.tmExists, err = applyOwned(ctx, c, resources.TaskManagerDeployment(c.fc, rev), &appsv1.Deployment{}, func(cur, des *appsv1.Deployment) {
+		ok, err = applyOwned(ctx, c, resources.TaskManagerDeployment(c.fc, rev), &appsv1.Deployment{}, func(cur, des *appsv1.Deployment) {
 			cur.Spec.Replicas, cur.Spec.Template = des.Spec.Replicas, des.Spec.Template
 		})
 	} else {
-		c.obs.tmExists, err = applyOwned(ctx, c, resources.TaskManagerStatefulSet(c.fc, rev), &appsv1.StatefulSet{}, func(cur, des *appsv1.StatefulSet) {
+		ok, err = applyOwned(ctx, c, resources.TaskManagerStatefulSet(c.fc, rev), &appsv1.StatefulSet{}, func(cur, des *appsv1.StatefulSet) {
 			cur.Spec.Replicas, cur.Spec.Template = des.Spec.Replicas, des.Spec.Template
 		})
 	}
-	if err != nil {
-		return fmt.Errorf("writing the TaskManagers: %w", err)
+	if a.taskManagers = presenceOf(ok); err != nil {
+		return a, fmt.Errorf("writing the TaskManagers: %w", err)
 	}
-	return c.applyExtras(ctx)
+	a.ingressApplied = true
+	a.ingress, err = c.applyExtras(ctx)
+	return a, err
 }
 
 // ResumeFromHAOnly is the restore path of a Deployment-mode deploy whose job ran: it exists
@@ -154,46 +160,6 @@ func (c *cycle) mustResumeFromHA() bool {
 func (c *cycle) ranOrSubmitted() bool {
 	job := c.job()
 	return flinkcluster.Ran(job) || (job.ID != "" && c.obs.submitted == job.ID)
-}
-
-// observeSubmitted notes, in Deployment mode with Kubernetes HA, that the current deploy's
-// main() submitted the job although the controller has not seen it run yet: its job graph is
-// in the HA ConfigMaps (Flink stores it before it runs the job), which the controller reads
-// in every reconcile, whether or not the Flink REST API answers. From then on the job's state
-// may be newer than the deploy's savepoint, and a JobManager that starts again recovers the
-// job graph from HA (which carries the savepoint for a job that has no checkpoint yet); only a
-// main() run again because the HA data was deleted reads the configuration's restore path.
-// So the path becomes ResumeFromHAOnly as soon as the graph is seen, not only once the REST
-// API reported the job: a REST API that does not answer (or a controller that is slow to ask)
-// no longer leaves the deploy's savepoint (or empty state) in place for that rerun, which
-// would rewind the job silently. The mark is kept by the ConfigMap itself: once it names
-// ResumeFromHAOnly for this deploy (its job result store is the deploy's), it stays, even
-// after the HA data is gone. The ConfigMap is read as ownConfigMap reads it: a stale cache
-// could show the savepoint the last write replaced.
-func (c *cycle) observeSubmitted(ctx context.Context) error {
-	job := c.job()
-	if job.ID == "" || flinkcluster.Ran(job) || c.restorePathAfterRun() != ResumeFromHAOnly {
-		return nil
-	}
-	if c.kubernetesHA() && c.obs.ha.jobGraphStored(job.ID) {
-		c.obs.submitted = job.ID
-		return nil
-	}
-	cm, err := c.ownConfigMap(ctx)
-	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("reading ConfigMap %s: %w", resources.ConfigMapName(c.fc.Name), err)
-	}
-	if !metav1.IsControlledBy(cm, c.fc) {
-		return nil
-	}
-	conf := resources.Configuration(cm)
-	if path, jrs := conf[resources.KeySavepointPath], conf[resources.KeyJRSStoragePath]; path == ResumeFromHAOnly && jrs != "" && jrs == resources.JobResultStorePath(c.fc, job.ID) {
-		c.obs.submitted = job.ID
-	}
-	return nil
 }
 
 func (c *cycle) restorePathAfterRun() string {
@@ -304,7 +270,8 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	}
 	// The Flink version the workload runs: an update to another one is no last-state update.
 	c.job().FlinkVersion = c.fc.Spec.FlinkVersion
-	if err := c.applyComponents(ctx); err != nil {
+	a, err := c.applyComponents(ctx)
+	if c.did(a); err != nil {
 		return err
 	}
 	d := c.deployment()
@@ -324,7 +291,7 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	}
 	job := c.job()
 	job.DeployTime = state.Time(c.now)
-	c.obs.wl = &state.Workload{Revision: d.Revision, JobID: d.JobID}
+	c.did(acted{workload: &state.Workload{Revision: d.Revision, JobID: d.JobID}})
 	note := fmt.Sprintf("created JobManager %s %s for revision %s, job %s", kind, obj.GetName(), d.Revision, d.JobID)
 	switch d.FromSavepoint {
 	case "":
@@ -379,8 +346,10 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 		}
 		c.event(corev1.EventTypeNormal, ReasonJobManagerDeleted, "Delete", "deleted JobManager Job %s (revision %s)", c.obs.jmJob.Name, c.obs.wl.Revision)
 	}
-	if c.obs.wl != nil {
-		c.obs.wl.Deleting = true
+	if wl := c.standing().wl; wl != nil {
+		deleting := *wl
+		deleting.Deleting = true
+		c.did(acted{workload: &deleting})
 	}
 	return c.deleteJobManagerPods(ctx)
 }
@@ -475,7 +444,7 @@ func (c *cycle) deleteTaskManagers(ctx context.Context) error {
 	if !c.obs.tmExists {
 		return nil
 	}
-	c.obs.tmExists = false
+	c.did(acted{taskManagers: absent})
 	return c.deleteObject(ctx, obj)
 }
 
@@ -495,18 +464,19 @@ func (c *cycle) deleteAll(ctx context.Context) error {
 		if err := c.deleteObject(ctx, &corev1.Service{ObjectMeta: meta(resources.JobManagerName(c.fc.Name))}); err != nil {
 			return err
 		}
-		c.obs.serviceExists = false
+		c.did(acted{service: absent})
 	}
 	if c.obs.configMapExists {
 		if err := c.deleteObject(ctx, &corev1.ConfigMap{ObjectMeta: meta(resources.ConfigMapName(c.fc.Name))}); err != nil {
 			return err
 		}
-		c.obs.configMapExists = false
+		c.did(acted{configMap: absent})
 	}
 	return nil
 }
 
 func (c *cycle) setComponents() {
+	o := c.standing()
 	comps := &c.st.Components
 	ready := func(ok bool) string {
 		if ok {
@@ -514,17 +484,17 @@ func (c *cycle) setComponents() {
 		}
 		return v1beta1.ComponentStateDeleted
 	}
-	comps.ConfigMap = &v1beta1.ConfigMapStatus{Name: resources.ConfigMapName(c.fc.Name), State: ready(c.obs.configMapExists)}
+	comps.ConfigMap = &v1beta1.ConfigMapStatus{Name: resources.ConfigMapName(c.fc.Name), State: ready(o.configMapExists)}
 	comps.JobManagerService.Name = resources.JobManagerName(c.fc.Name)
-	comps.JobManagerService.State = ready(c.obs.serviceExists)
+	comps.JobManagerService.State = ready(o.serviceExists)
 
 	jm := &v1beta1.JobManagerStatus{Name: resources.JobManagerName(c.fc.Name), State: v1beta1.ComponentStateDeleted}
-	if c.obs.wl != nil && !c.obs.wl.Deleting {
+	if o.wl != nil && !o.wl.Deleting {
 		jm.Replicas = 1
-		if d := c.obs.jmDeployment; d != nil && d.Spec.Replicas != nil {
+		if d := o.jmDeployment; d != nil && d.Spec.Replicas != nil {
 			jm.Replicas = *d.Spec.Replicas
 		}
-		if state.Ready(c.obs.pod) {
+		if state.Ready(o.pod) {
 			jm.ReadyReplicas = 1
 		}
 		jm.State = v1beta1.ComponentStateNotReady
@@ -541,9 +511,9 @@ func (c *cycle) setComponents() {
 		State:    v1beta1.ComponentStateDeleted,
 		Selector: metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: resources.SelectorLabels(c.fc.Name, resources.ComponentTaskManager)}),
 	}
-	if c.obs.tmExists {
+	if o.tmExists {
 		tm.Replicas = resources.TaskManagerReplicas(c.fc)
-		tm.ReadyReplicas = c.obs.tmReady
+		tm.ReadyReplicas = o.tmReady
 		tm.State = v1beta1.ComponentStateNotReady
 		if tm.ReadyReplicas >= tm.Replicas {
 			tm.State = v1beta1.ComponentStateReady
@@ -551,5 +521,5 @@ func (c *cycle) setComponents() {
 	}
 	tm.Ready = fmt.Sprintf("%d/%d", tm.ReadyReplicas, tm.Replicas)
 	comps.TaskManager = tm
-	c.setIngressStatus()
+	c.setIngressStatus(o.ingress)
 }

@@ -73,6 +73,8 @@ type outcome struct {
 	removeRestore bool
 	// requeue is when to reconcile again (0: on the next change only).
 	requeue time.Duration
+	// objects is what the act steps did to the cluster's objects.
+	objects acted
 }
 
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
@@ -712,9 +714,10 @@ func (c *cycle) setJobManagerReady() {
 			replicas = d.Spec.Replicas
 		}
 	}
+	o := c.standing()
 	// The condition says it; no Event: a pod that becomes ready is nothing to act on, and a
 	// job that does not run because of it says so by its own Events.
-	c.setCondition(jobManagerReadyCondition(kind, c.obs.wl, replicas, c.obs.pod))
+	c.setCondition(jobManagerReadyCondition(kind, o.wl, replicas, o.pod))
 }
 
 func (c *cycle) updateStepf(reason, format string, args ...any) {
@@ -723,13 +726,13 @@ func (c *cycle) updateStepf(reason, format string, args ...any) {
 }
 
 func (c *cycle) deriveClusterState() {
-	job := c.job()
+	job, o := c.job(), c.standing()
 	comps := state.Components{
-		JobManager:     c.obs.wl != nil && !c.obs.wl.Deleting,
-		TaskManager:    c.obs.tmExists,
-		Service:        c.obs.serviceExists,
-		ConfigMap:      c.obs.configMapExists,
-		JobManagerPods: len(c.obs.pods),
+		JobManager:     o.wl != nil && !o.wl.Deleting,
+		TaskManager:    o.tmExists,
+		Service:        o.serviceExists,
+		ConfigMap:      o.configMapExists,
+		JobManagerPods: len(o.pods),
 	}
 	next := state.ClusterState(job.State, c.updatePending(), c.finished(), c.cleanupAction(), comps)
 	if next == v1beta1.ClusterStateStopping {

@@ -21,7 +21,8 @@ func (c *cycle) ensure(ctx context.Context) error {
 		if job.State != v1beta1.JobStatePending {
 			// A Job that disappeared is Lost, not resubmitted (package state); its timeout
 			// applies.
-			if err := c.applyComponents(ctx); err != nil {
+			a, err := c.applyComponents(ctx)
+			if c.did(a); err != nil {
 				return err
 			}
 			c.poll()
@@ -49,7 +50,8 @@ func (c *cycle) ensure(ctx context.Context) error {
 		}
 		return c.resume(ctx)
 	}
-	if err := c.applyComponents(ctx); err != nil {
+	a, err := c.applyComponents(ctx)
+	if c.did(a); err != nil {
 		return err
 	}
 	if c.obs.wl.Deleting {

@@ -355,6 +355,63 @@ func (c *cycle) observeComponents(ctx context.Context) error {
 	return c.observeIngress(ctx)
 }
 
+// observeIngress reads the cluster's Ingress for the status, in the reconciles that do not
+// apply the components.
+func (c *cycle) observeIngress(ctx context.Context) error {
+	c.obs.ingress = nil
+	in := &networkingv1.Ingress{}
+	if err := c.r.Client.Get(ctx, c.key(resources.IngressName(c.fc.Name)), in); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	if metav1.IsControlledBy(in, c.fc) {
+		c.obs.ingress = in
+	}
+	return nil
+}
+
+// observeSubmitted notes, in Deployment mode with Kubernetes HA, that the current deploy's
+// main() submitted the job although the controller has not seen it run yet: its job graph is
+// in the HA ConfigMaps (Flink stores it before it runs the job), which the controller reads
+// in every reconcile, whether or not the Flink REST API answers. From then on the job's state
+// may be newer than the deploy's savepoint, and a JobManager that starts again recovers the
+// job graph from HA (which carries the savepoint for a job that has no checkpoint yet); only a
+// main() run again because the HA data was deleted reads the configuration's restore path.
+// So the path becomes ResumeFromHAOnly as soon as the graph is seen, not only once the REST
+// API reported the job: a REST API that does not answer (or a controller that is slow to ask)
+// no longer leaves the deploy's savepoint (or empty state) in place for that rerun, which
+// would rewind the job silently. The mark is kept by the ConfigMap itself: once it names
+// ResumeFromHAOnly for this deploy (its job result store is the deploy's), it stays, even
+// after the HA data is gone. The ConfigMap is read as ownConfigMap reads it: a stale cache
+// could show the savepoint the last write replaced.
+func (c *cycle) observeSubmitted(ctx context.Context) error {
+	job := c.job()
+	if job.ID == "" || flinkcluster.Ran(job) || c.restorePathAfterRun() != ResumeFromHAOnly {
+		return nil
+	}
+	if c.kubernetesHA() && c.obs.ha.jobGraphStored(job.ID) {
+		c.obs.submitted = job.ID
+		return nil
+	}
+	cm, err := c.ownConfigMap(ctx)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading ConfigMap %s: %w", resources.ConfigMapName(c.fc.Name), err)
+	}
+	if !metav1.IsControlledBy(cm, c.fc) {
+		return nil
+	}
+	conf := resources.Configuration(cm)
+	if path, jrs := conf[resources.KeySavepointPath], conf[resources.KeyJRSStoragePath]; path == ResumeFromHAOnly && jrs != "" && jrs == resources.JobResultStorePath(c.fc, job.ID) {
+		c.obs.submitted = job.ID
+	}
+	return nil
+}
+
 // flinkClient is the REST client of the cluster's JobManager, made once per reconcile: over
 // TLS when the cluster's Flink configuration enables REST SSL (see restTLS).
 func (c *cycle) flinkClient(ctx context.Context) (flinkclient.Client, error) {
