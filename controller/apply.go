@@ -236,7 +236,7 @@ func (c *cycle) wroteOwned(obj client.Object) {
 // whose workload was never created, is kept.
 func (c *cycle) newDeploy(ctx context.Context, from string) error {
 	job := c.job()
-	recorded := c.orig.Status.Components.Job
+	recorded := c.read.Components.Job
 	unused := job.State == v1beta1.JobStatePending && job.DeployTime == "" && job.ID != "" &&
 		recorded != nil && recorded.ID == job.ID
 	if !unused {
@@ -257,8 +257,8 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 		}
 	}
 	job.FromSavepoint = from
-	if err := c.recordBeforeActing(ctx); err != nil {
-		return fmt.Errorf("recording job %s before its JobManager is created: %w", job.ID, err)
+	if err := c.recordedBeforeActing(); err != nil {
+		return err
 	}
 	return c.createJobManager(ctx)
 }
@@ -290,6 +290,12 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 		return fmt.Errorf("creating the JobManager %s: %w", kind, err)
 	}
 	job := c.job()
+	if rec := c.read.Components.Job; rec != nil && rec.ID == d.JobID && rec.DeployTime == "" {
+		// The deploy an update recorded from the user's restore answer (deployNextRevision).
+		if choice := c.restoreChoice(); choice != nil && *choice == job.FromSavepoint {
+			c.out.removeRestore = true
+		}
+	}
 	job.DeployTime = state.Time(c.now)
 	c.did(acted{workload: &state.Workload{Revision: d.Revision, JobID: d.JobID}})
 	note := fmt.Sprintf("created JobManager %s %s for revision %s, job %s", kind, obj.GetName(), d.Revision, d.JobID)
@@ -338,8 +344,8 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 		c.event(corev1.EventTypeNormal, ReasonJobManagerDeleted, "Delete", "deleted JobManager Deployment %s (revision %s)", c.obs.jmDeployment.Name, c.obs.wl.Revision)
 	case c.obs.jmJob != nil && c.obs.jmJob.DeletionTimestamp == nil:
 		// As scaleJobManager does before a scale to 0.
-		if err := c.recordBeforeActing(ctx); err != nil {
-			return fmt.Errorf("recording the status before deleting the JobManager Job: %w", err)
+		if err := c.recordedBeforeActing(); err != nil {
+			return err
 		}
 		if err := c.deleteObject(ctx, c.obs.jmJob); err != nil {
 			return err
@@ -422,8 +428,8 @@ func (c *cycle) scaleJobManager(ctx context.Context, replicas int32) error {
 	if replicas == 0 {
 		// Recorded first: once the JobManager is gone, a record lost with a failed status write (a
 		// savepoint taken) could not be read again.
-		if err := c.recordBeforeActing(ctx); err != nil {
-			return fmt.Errorf("recording the status before scaling the JobManager: %w", err)
+		if err := c.recordedBeforeActing(); err != nil {
+			return err
 		}
 	}
 	patch := client.MergeFrom(d.DeepCopy())

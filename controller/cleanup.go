@@ -189,7 +189,7 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 // shutdownAccepted reports whether the recorded status says that the JobManager accepted the
 // shutdown (Waiting=True/WaitingForJobManagerExit), and since when.
 func (c *cycle) shutdownAccepted() (time.Time, bool) {
-	w := meta.FindStatusCondition(c.orig.Status.Conditions, ConditionWaiting)
+	w := meta.FindStatusCondition(c.read.Conditions, ConditionWaiting)
 	if w == nil || w.Status != metav1.ConditionTrue || w.Reason != ConditionReasonWaitingForJobManagerExit {
 		return time.Time{}, false
 	}
@@ -209,14 +209,14 @@ func terminationGrace(pod *corev1.Pod) time.Duration {
 // the current job: its terminal state, or, for a job ended by the Lost timeout (lost), the
 // Lost condition with reason LostTimeout.
 func (c *cycle) endRecorded(lost bool) bool {
-	job, rec := c.job(), c.orig.Status.Components.Job
+	job, rec := c.job(), c.read.Components.Job
 	if rec == nil || rec.ID != job.ID {
 		return false
 	}
 	if !lost {
 		return flinkcluster.Terminal(rec.State)
 	}
-	l := meta.FindStatusCondition(c.orig.Status.Conditions, ConditionLost)
+	l := meta.FindStatusCondition(c.read.Conditions, ConditionLost)
 	return rec.State == v1beta1.JobStateLost && l != nil && l.Status == metav1.ConditionTrue && l.Reason == ConditionReasonLostTimeout
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
@@ -26,6 +25,7 @@ func (c *cycle) acceptControl() {
 	}
 	c.out.removeControl = true
 	if controlInFlight(c.st.Control) {
+		c.out.controlIgnored = true
 		return
 	}
 	c.st.Control = &v1beta1.FlinkClusterControlStatus{Name: name, State: v1beta1.ControlStateRequested, UpdateTime: state.Time(c.now)}
@@ -46,19 +46,6 @@ func (c *cycle) controlDone(ctlState, message string) {
 		return
 	}
 	c.event(corev1.EventTypeWarning, ReasonControlFailed, "Control", "user control %s failed: %s", ctl.Name, message)
-}
-
-func (c *cycle) removeControlAnnotation(ctx context.Context) error {
-	if !c.out.removeControl {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(c.fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	delete(c.fc.Annotations, v1beta1.ControlAnnotation)
-	if err := c.r.Client.Patch(ctx, c.fc, patch); err != nil {
-		return err
-	}
-	c.r.wrote(c.fc)
-	return nil
 }
 
 // cancelPending reports whether the job is to be cancelled: the job-cancel control, or

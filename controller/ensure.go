@@ -43,8 +43,8 @@ func (c *cycle) ensure(ctx context.Context) error {
 			if job.ID == "" {
 				return c.newDeploy(ctx, from)
 			}
-			if err := c.recordBeforeActing(ctx); err != nil {
-				return fmt.Errorf("recording the deploy before creating its JobManager: %w", err)
+			if err := c.recordedBeforeActing(); err != nil {
+				return err
 			}
 			return c.createJobManager(ctx)
 		}
@@ -93,8 +93,8 @@ func (c *cycle) resume(ctx context.Context) error {
 		return nil
 	}
 	job.FromSavepoint = ""
-	if err := c.recordBeforeActing(ctx); err != nil {
-		return fmt.Errorf("recording the resume from HA: %w", err)
+	if err := c.recordedBeforeActing(); err != nil {
+		return err
 	}
 	return c.createJobManager(ctx)
 }

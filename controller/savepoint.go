@@ -131,8 +131,8 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 	if sp.TriggerTime == "" {
 		sp.TriggerTime = state.Time(c.now)
 	}
-	if err := c.recordBeforeActing(ctx); err != nil {
-		return pending, fmt.Errorf("recording the savepoint trigger before calling Flink: %w", err)
+	if err := c.recordedBeforeActing(); err != nil {
+		return pending, err
 	}
 	cl, err := c.flinkClient(ctx)
 	if err != nil {
