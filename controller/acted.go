@@ -68,9 +68,3 @@ func standing(seen observed, a acted) observed {
 	}
 	return now
 }
-
-// standing is this reconcile's objects as they stand now.
-func (c *cycle) standing() observed { return standing(c.obs, c.out.objects) }
-
-// did records what an act step did.
-func (c *cycle) did(a acted) { c.out.objects.merge(a) }

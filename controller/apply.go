@@ -170,13 +170,9 @@ func (c *cycle) restorePathAfterRun() string {
 }
 
 // dropRestorePath takes the deploy's savepoint out of the Flink configuration once the job
-// ran or was submitted (mustResumeFromHA; ResumeFromHAOnly takes its place in Deployment mode), in the steps that do not rebuild the ConfigMap (an update, a cancel, a cleanup; ensure
-// rebuilds it without the savepoint, see deployment). It runs before the status is written,
-// so that no status records a run while a JobManager that restarts could still restore the
-// savepoint. ReplaceSavepoint rewrites the ConfigMap's restore path entry with the file, which
-// a Deployment's container restarted from then on reads into its --fromSavepoint
-// (allowNonRestoredState before Flink 2.3, resources.EnvRestorePath). The ConfigMap is read
-// as ownConfigMap reads it: the cache may not show the last write.
+// ran or was submitted (mustResumeFromHA), in the flows that do not rebuild the ConfigMap, and
+// before the status records the run: a JobManager restarted from then on reads
+// ResumeFromHAOnly (Deployment mode) instead of the savepoint, older than the job's state.
 func (c *cycle) dropRestorePath(ctx context.Context) error {
 	if !c.mustResumeFromHA() {
 		return nil
@@ -271,7 +267,7 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	// The Flink version the workload runs: an update to another one is no last-state update.
 	c.job().FlinkVersion = c.fc.Spec.FlinkVersion
 	a, err := c.applyComponents(ctx)
-	if c.did(a); err != nil {
+	if c.out.objects.merge(a); err != nil {
 		return err
 	}
 	d := c.deployment()
@@ -297,7 +293,7 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 		}
 	}
 	job.DeployTime = state.Time(c.now)
-	c.did(acted{workload: &state.Workload{Revision: d.Revision, JobID: d.JobID}})
+	c.out.objects.merge(acted{workload: &state.Workload{Revision: d.Revision, JobID: d.JobID}})
 	note := fmt.Sprintf("created JobManager %s %s for revision %s, job %s", kind, obj.GetName(), d.Revision, d.JobID)
 	switch d.FromSavepoint {
 	case "":
@@ -323,10 +319,9 @@ func (c *cycle) deleteObject(ctx context.Context, obj client.Object) error {
 }
 
 // deleteJobManager deletes the JobManager workload, then its pods, so that the controller waits
-// for exactly the pods it knows, even without a garbage collector. A Deployment is first scaled
-// to 0 and deleted only once that took effect: its ReplicaSet outlives it until the garbage
-// collector comes, and would replace a pod deleted meanwhile with a JobManager that reruns the
-// ended job. Callers call again until the workload is being deleted.
+// for exactly the pods it knows. A Deployment is scaled to 0 first and deleted once that took
+// effect: its ReplicaSet, which outlives it, would replace a deleted pod. Callers call again
+// until the workload is being deleted.
 func (c *cycle) deleteJobManager(ctx context.Context) error {
 	switch {
 	case c.obs.jmDeployment != nil && c.obs.jmDeployment.DeletionTimestamp == nil:
@@ -352,10 +347,10 @@ func (c *cycle) deleteJobManager(ctx context.Context) error {
 		}
 		c.event(corev1.EventTypeNormal, ReasonJobManagerDeleted, "Delete", "deleted JobManager Job %s (revision %s)", c.obs.jmJob.Name, c.obs.wl.Revision)
 	}
-	if wl := c.standing().wl; wl != nil {
+	if wl := standing(c.obs, c.out.objects).wl; wl != nil {
 		deleting := *wl
 		deleting.Deleting = true
-		c.did(acted{workload: &deleting})
+		c.out.objects.merge(acted{workload: &deleting})
 	}
 	return c.deleteJobManagerPods(ctx)
 }
@@ -371,11 +366,8 @@ func scaledDown(d *appsv1.Deployment) bool {
 }
 
 // deleteJobManagerPods deletes the JobManager pods that are not terminating yet, but those a
-// ReplicaSet controls: a ReplicaSet replaces a deleted pod with a new JobManager, beside the
-// old one that may still lead. Its pods go with its scale-down (deleteJobManager scales the
-// Deployment to 0 first) or, when the Deployment went without one (a user deleted it), with
-// the ReplicaSet itself, once the garbage collector removes it: the Deployment's deletion
-// leaves it alive until then, and the cache lets a reconcile act within that window.
+// ReplicaSet controls: it would replace a deleted pod with a new JobManager beside the old one
+// that may still lead. Its pods go with its scale-down, or with the ReplicaSet itself.
 func (c *cycle) deleteJobManagerPods(ctx context.Context) error {
 	for i := range c.obs.pods {
 		p := &c.obs.pods[i]
@@ -450,7 +442,7 @@ func (c *cycle) deleteTaskManagers(ctx context.Context) error {
 	if !c.obs.tmExists {
 		return nil
 	}
-	c.did(acted{taskManagers: absent})
+	c.out.objects.merge(acted{taskManagers: absent})
 	return c.deleteObject(ctx, obj)
 }
 
@@ -470,19 +462,19 @@ func (c *cycle) deleteAll(ctx context.Context) error {
 		if err := c.deleteObject(ctx, &corev1.Service{ObjectMeta: meta(resources.JobManagerName(c.fc.Name))}); err != nil {
 			return err
 		}
-		c.did(acted{service: absent})
+		c.out.objects.merge(acted{service: absent})
 	}
 	if c.obs.configMapExists {
 		if err := c.deleteObject(ctx, &corev1.ConfigMap{ObjectMeta: meta(resources.ConfigMapName(c.fc.Name))}); err != nil {
 			return err
 		}
-		c.did(acted{configMap: absent})
+		c.out.objects.merge(acted{configMap: absent})
 	}
 	return nil
 }
 
 func (c *cycle) setComponents() {
-	o := c.standing()
+	o := standing(c.obs, c.out.objects)
 	comps := &c.st.Components
 	ready := func(ok bool) string {
 		if ok {

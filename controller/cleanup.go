@@ -56,32 +56,15 @@ func (c *cycle) cleanup(ctx context.Context) error {
 	return nil
 }
 
-// endJobManager ends the JobManager of a Job-mode job that ended, once the controller has
-// recorded the end. The JobManager runs with execution.shutdown-on-application-finish false
-// (resources.FlinkConfiguration), so that it outlives its job until the controller read what
-// it needs from the REST API: the job's terminal state and failure, an update's or a
-// cancel's savepoint location. Flink's own exit at the application's end came before the
-// controller could read a stop-with-savepoint's result, and the update waited forever.
-//
-// The controller asks Flink to shut down (DELETE /cluster): the entrypoint cleans up the
-// cluster's HA data, as it does at the application's end, and exits 0 — Flink's
-// shutDownCluster() ends the cluster as SUCCEEDED whatever the job's end — so the Kubernetes
-// Job ends Complete, also for a job that FAILED: the FlinkCluster's status, recorded before
-// the call, says how the job ended. A JobManager that does not answer within the wait bound
-// from the job's end has its Job deleted instead (a Warning Event says so); until then the
-// Waiting condition says what the controller waits for.
-//
-// A job ended by the Lost timeout is ended the same way: its JobManager runs no job the
-// controller tracks, and without the shutdown it and the TaskManagers would run for ever
-// (the job stays Lost: the Job's Complete is never read as a success). Its end is the
-// timeout's. Should Flink's HA store still hold the job's graph or checkpoints, which a later
-// last-state deploy may restore, the Job is deleted instead: a JobManager stopped by SIGTERM
-// keeps its HA data, one shut down removes it.
-//
-// It reports whether the cleanup policy may apply: the JobManager has ended, or is left
-// alone — Deployment mode (scaled to 0 instead), or a JobManager that reports the job (or
-// its application) not globally terminal, which the shutdown, suspending the job and
-// removing its HA data, would lose.
+// endJobManager ends the JobManager of a Job-mode job that ended, once the stored status says
+// how it ended (or that the Lost timeout ended it). The JobManager outlives its job
+// (execution.shutdown-on-application-finish false) so that the controller can read the job's
+// end and an update's or a cancel's savepoint first. It is asked to shut down (DELETE
+// /cluster), which removes the HA data and ends the Job Complete whatever the job's end; one
+// that does not answer within the wait bound, or a Lost job whose HA store still holds its
+// graph or checkpoints (a shutdown would remove them), has its Job deleted instead. It
+// reports whether the cleanup policy may apply: the JobManager ended, or is left alone
+// (Deployment mode, or a job or application Flink reports not globally terminal).
 func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	job, w := c.job(), c.obs.wl
 	lost := c.derived.lostTimedOut && !flinkcluster.Terminal(job.State)

@@ -18,15 +18,15 @@ func controlInFlight(ctl *v1beta1.FlinkClusterControlStatus) bool {
 
 // acceptControl takes the user-control annotation into status.control. The annotation is
 // removed once the status is written; while a control is in flight a new one is ignored.
-func (c *cycle) acceptControl() {
+func (c *cycle) acceptControl(context.Context) error {
 	name, ok := c.fc.Annotations[v1beta1.ControlAnnotation]
 	if !ok {
-		return
+		return nil
 	}
 	c.out.removeControl = true
 	if controlInFlight(c.st.Control) {
 		c.out.controlIgnored = true
-		return
+		return nil
 	}
 	c.st.Control = &v1beta1.FlinkClusterControlStatus{Name: name, State: v1beta1.ControlStateRequested, UpdateTime: state.Time(c.now)}
 	switch name {
@@ -35,6 +35,7 @@ func (c *cycle) acceptControl() {
 	default:
 		c.controlDone(v1beta1.ControlStateFailed, fmt.Sprintf("unknown user control %q: use %s or %s", name, v1beta1.ControlNameSavepoint, v1beta1.ControlNameJobCancel))
 	}
+	return nil
 }
 
 // controlDone ends the control in flight.

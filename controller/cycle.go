@@ -155,14 +155,14 @@ var errRecordFirst = errors.New("recording the decision before acting on it")
 // recordedBeforeActing returns errRecordFirst unless the status as read already records what
 // this reconcile decided.
 func (c *cycle) recordedBeforeActing() error {
-	if c.recordChanged() {
+	if decisionChanged(&c.read, c.st) {
 		return errRecordFirst
 	}
 	return nil
 }
 
-func (c *cycle) recordChanged() bool {
-	return !equality.Semantic.DeepEqual(decisionRecord(&c.read), decisionRecord(c.st))
+func decisionChanged(read, st *v1beta1.FlinkClusterStatus) bool {
+	return !equality.Semantic.DeepEqual(decisionRecord(read), decisionRecord(st))
 }
 
 // pastDeadline reports whether an operation that started at since has run longer than bound,
@@ -225,7 +225,7 @@ func (c *cycle) event(eventType, reason, action, format string, args ...any) {
 // step is one named part of a reconcile.
 type step struct {
 	name string
-	run  func(context.Context) error
+	run  func(*cycle, context.Context) error
 	// afterRecordFirst runs the step after one that recorded first (errRecordFirst): it keeps
 	// the record true. afterFailure runs it after one that failed: it only copies the spec
 	// into the record.
@@ -234,43 +234,34 @@ type step struct {
 
 // steps are a reconcile's parts in order: observe, derive, one flow, then the acts every flow
 // is followed by.
-func (c *cycle) steps() []step {
-	return []step{
-		{name: "addFinalizer", run: c.addFinalizer},
-		{name: "revision", run: c.initRevision},
-		{name: "observe", run: c.observeCluster},
-		{name: "acceptControl", run: only(c.acceptControl)},
-		{name: "derive", run: noCtx(c.derive)},
-		{name: "noteHA", run: c.noteHA},
-		{name: "haMetadataLost", run: c.answerHAMetadataLost},
-		{name: "flow", run: c.runFlow},
-		{name: "dropRestorePath", run: c.dropRestorePathAfterFlow, afterRecordFirst: true},
-		{name: "savepointControl", run: c.savepointControl},
-		{name: "specSavepoint", run: c.specSavepoint},
-		{name: "disposeSavepoints", run: c.disposeSavepoints},
-		{name: "recordSpecFromSavepoint", run: only(c.recordSpecFromSavepoint), afterRecordFirst: true, afterFailure: true},
-		{name: "noteSavepointCheckpointID", run: func(ctx context.Context) error { c.noteSavepointCheckpointID(ctx); return nil }},
-	}
-}
-
-func only(f func()) func(context.Context) error {
-	return func(context.Context) error { f(); return nil }
-}
-
-func noCtx(f func() error) func(context.Context) error {
-	return func(context.Context) error { return f() }
+var steps = []step{
+	{name: "addFinalizer", run: (*cycle).addFinalizer},
+	{name: "revision", run: (*cycle).initRevision},
+	{name: "observe", run: (*cycle).observeCluster},
+	{name: "acceptControl", run: (*cycle).acceptControl},
+	{name: "derive", run: (*cycle).derive},
+	{name: "noteHA", run: (*cycle).noteHA},
+	{name: "haMetadataLost", run: (*cycle).answerHAMetadataLost},
+	{name: "flow", run: (*cycle).runFlow},
+	{name: "dropRestorePath", run: (*cycle).dropRestorePathAfterFlow, afterRecordFirst: true},
+	{name: "savepointControl", run: (*cycle).savepointControl},
+	{name: "specSavepoint", run: (*cycle).specSavepoint},
+	{name: "disposeSavepoints", run: (*cycle).disposeSavepoints},
+	{name: "recordSpecFromSavepoint", run: func(c *cycle, _ context.Context) error { c.recordSpecFromSavepoint(); return nil },
+		afterRecordFirst: true, afterFailure: true},
+	{name: "noteSavepointCheckpointID", run: func(c *cycle, ctx context.Context) error { c.noteSavepointCheckpointID(ctx); return nil }},
 }
 
 // runSteps runs steps in order, each error wrapped with its step's name. After a step that
 // failed or recorded first (errRecordFirst, not a failure) only the steps marked so run.
-func runSteps(ctx context.Context, steps []step) error {
+func runSteps(ctx context.Context, c *cycle, steps []step) error {
 	var failed error
 	recordFirst := false
 	for _, s := range steps {
 		if (failed != nil && !s.afterFailure) || (recordFirst && !s.afterRecordFirst) {
 			continue
 		}
-		switch err := s.run(ctx); {
+		switch err := s.run(c, ctx); {
 		case err == nil:
 		case errors.Is(err, errRecordFirst):
 			recordFirst = true
@@ -293,7 +284,7 @@ func (c *cycle) run(ctx context.Context) (res ctrl.Result, err error) {
 		}
 		res = ctrl.Result{RequeueAfter: c.out.requeue}
 	}()
-	return ctrl.Result{}, runSteps(ctx, c.steps())
+	return ctrl.Result{}, runSteps(ctx, c, steps)
 }
 
 // finish records the outcome and writes it; a control ignored while another is in flight is
@@ -306,7 +297,7 @@ func (c *cycle) finish(ctx context.Context, err error) error {
 		c.out.removeControl = false
 	}
 	c.recordOutcome(err)
-	changed := c.recordChanged()
+	changed := decisionChanged(&c.read, c.st)
 	if werr := c.writeStatus(ctx); werr != nil {
 		err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
 	} else if changed {
@@ -406,33 +397,27 @@ func (c *cycle) answerHAMetadataLost(ctx context.Context) error {
 }
 
 // flows are the ways a reconcile acts on the job, by priority: the first that applies runs.
-func (c *cycle) flows() []struct {
+var flows = []struct {
 	name    string
-	applies func() bool
-	run     func(context.Context) error
-} {
-	return []struct {
-		name    string
-		applies func() bool
-		run     func(context.Context) error
-	}{
-		{"cancel", c.cancelStopping, c.cancel},
-		{"update", c.updatePending, c.update},
-		{"cancel", c.cancelPending, c.cancel},
-		{"restart", func() bool { return c.job().State == v1beta1.JobStateRestarting || c.shouldRestart() }, c.restart},
-		{"cleanup", c.finished, c.cleanup},
-		{"ensure", func() bool { return true }, c.ensure},
-	}
+	applies func(*cycle) bool
+	run     func(*cycle, context.Context) error
+}{
+	{"cancel", (*cycle).cancelStopping, (*cycle).cancel},
+	{"update", (*cycle).updatePending, (*cycle).update},
+	{"cancel", (*cycle).cancelPending, (*cycle).cancel},
+	{"restart", (*cycle).restarts, (*cycle).restart},
+	{"cleanup", (*cycle).finished, (*cycle).cleanup},
+	{"ensure", func(*cycle) bool { return true }, (*cycle).ensure},
 }
 
 // runFlow runs the first flow that applies; its error names it.
 func (c *cycle) runFlow(ctx context.Context) error {
-	for _, f := range c.flows() {
-		if !f.applies() {
+	for _, f := range flows {
+		if !f.applies(c) {
 			continue
 		}
 		c.out.flow = f.name
-		if err := f.run(ctx); err != nil {
+		if err := f.run(c, ctx); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		return nil
@@ -483,6 +468,10 @@ func (c *cycle) savepointRequiredRecorded() bool {
 
 func (c *cycle) restoreChoice() *string { return flinkcluster.RestoreChoice(c.fc.Annotations) }
 
+func (c *cycle) restarts() bool {
+	return c.job().State == v1beta1.JobStateRestarting || c.shouldRestart()
+}
+
 // shouldRestart reports whether a failed job is restarted: the rule the webhook judges by too.
 func (c *cycle) shouldRestart() bool {
 	job := c.job()
@@ -522,7 +511,7 @@ func (c *cycle) stopInFlight(reason string) bool {
 
 // derive applies the lifecycle rules of package state to the observation; a move the job state
 // machine does not list is refused.
-func (c *cycle) derive() error {
+func (c *cycle) derive(context.Context) error {
 	res := state.DeriveJob(state.Input{
 		Now:                 c.now,
 		DeploymentType:      c.mode,
@@ -683,9 +672,11 @@ func (c *cycle) setJobState(ev state.Event, reason, message string, lostSince ti
 	return nil
 }
 
-// writeStatus patches the status when it changed, without resourceVersion: it was derived from
-// a fresh read, the controller is its only writer, and a user's concurrent edit must not make
-// the record of what was done (a savepoint triggered, a workload deleted) fail.
+// writeStatus patches the status when it changed, without resourceVersion once the cluster
+// was observed: the controller is the status's only writer, and a user's concurrent edit must
+// not make the record of what was done (a savepoint triggered, a workload deleted) fail.
+// Before, nothing was done, and a read that is no longer the object's (a cache behind another
+// replica's write) must record nothing.
 func (c *cycle) writeStatus(ctx context.Context) error {
 	if equality.Semantic.DeepEqual(c.read, c.fc.Status) {
 		return nil
@@ -693,7 +684,11 @@ func (c *cycle) writeStatus(ctx context.Context) error {
 	c.st.LastUpdateTime = state.Time(c.now)
 	base := c.fc.DeepCopy()
 	base.Status = c.read
-	if err := c.r.Client.Status().Patch(ctx, c.fc, client.MergeFrom(base)); err != nil {
+	patch := client.MergeFrom(base)
+	if !c.out.observed {
+		patch = client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+	}
+	if err := c.r.Client.Status().Patch(ctx, c.fc, patch); err != nil {
 		return err
 	}
 	c.r.wrote(c.fc)
@@ -825,7 +820,7 @@ func (c *cycle) setJobManagerReady() {
 			replicas = d.Spec.Replicas
 		}
 	}
-	o := c.standing()
+	o := standing(c.obs, c.out.objects)
 	// The condition says it; no Event: a pod that becomes ready is nothing to act on, and a
 	// job that does not run because of it says so by its own Events.
 	c.setCondition(jobManagerReadyCondition(kind, o.wl, replicas, o.pod))
@@ -837,7 +832,7 @@ func (c *cycle) updateStepf(reason, format string, args ...any) {
 }
 
 func (c *cycle) deriveClusterState() {
-	job, o := c.job(), c.standing()
+	job, o := c.job(), standing(c.obs, c.out.objects)
 	comps := state.Components{
 		JobManager:     o.wl != nil && !o.wl.Deleting,
 		TaskManager:    o.tmExists,

@@ -22,7 +22,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 			// A Job that disappeared is Lost, not resubmitted (package state); its timeout
 			// applies.
 			a, err := c.applyComponents(ctx)
-			if c.did(a); err != nil {
+			if c.out.objects.merge(a); err != nil {
 				return err
 			}
 			c.poll()
@@ -51,7 +51,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 		return c.resume(ctx)
 	}
 	a, err := c.applyComponents(ctx)
-	if c.did(a); err != nil {
+	if c.out.objects.merge(a); err != nil {
 		return err
 	}
 	if c.obs.wl.Deleting {

@@ -13,12 +13,9 @@ import (
 	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
-// The objects a cluster has only when its spec asks for them: the JobManager Ingress
-// (jobManager.ingress), the PodDisruptionBudget (podDisruptionBudget) and the TaskManagers'
-// HorizontalPodAutoscaler (taskManager.horizontalPodAutoscaler). Each is applied with the
-// other components, deleted when the spec stops asking for it, deleted with the cluster's
-// objects by a cleanup, and owned by the FlinkCluster, so that the garbage collector
-// removes it with the cluster.
+// The objects a cluster has only when its spec asks for them (jobManager.ingress,
+// podDisruptionBudget, taskManager.horizontalPodAutoscaler): applied with the other components,
+// deleted when the spec stops asking or by a cleanup, owned by the FlinkCluster.
 
 // applyExtras writes the optional objects of the current spec and deletes those it no
 // longer asks for. It returns the Ingress as the API server has it, for the status (its URLs).
@@ -76,7 +73,7 @@ func (c *cycle) deleteExtras(ctx context.Context) error {
 			return err
 		}
 	}
-	c.did(acted{ingressApplied: true})
+	c.out.objects.merge(acted{ingressApplied: true})
 	return nil
 }
 

@@ -148,16 +148,10 @@ func (c *cycle) observe(ctx context.Context) error {
 }
 
 // observePodsAndHA reads the JobManager pods and the HA ConfigMaps, from the API server when
-// this reconcile is fresh, from the caches otherwise. A cached HA view without the current
-// job's graph is read again from the API server, but while its deploy is in progress (the
-// job Deploying on its live workload, never seen running: its graph appears once main()
-// submits it, and until then the only conclusion drawn is observeSubmitted's, which reads the
-// Flink ConfigMap as well): every other conclusion the controller draws from a missing graph
-// (the job never submitted, its HA data deleted, its end recorded by Flink) is drawn from a
-// fresh read, as before the caches. So is the evidence, even within a deploy in progress,
-// that the job's HA data is gone (jobHAGone: endedInHA, haMetadataGone), on which a job
-// fails for good. While the graph is stored, the cache may lag (a leader renewal, a
-// checkpoint) as a fresh read lags the next write.
+// this reconcile is fresh, from the caches otherwise. Every conclusion drawn from a missing job
+// graph (never submitted, HA data deleted, ended in Flink) is drawn from a fresh read: a cached
+// view without the current job's graph is read again, except during the job's first deploy
+// (its graph appears once main() submits it) while nothing says its HA data is gone.
 func (c *cycle) observePodsAndHA(ctx context.Context) error {
 	pods, err := c.listJobManagerPods(ctx, c.podReader())
 	if err != nil {
@@ -242,16 +236,10 @@ func (c *cycle) haReader() client.Reader {
 	return c.r.Client
 }
 
-// confirmAbsent reads the JobManager pods and the HA ConfigMaps again from the API server
-// before an action that their absence allows (a new JobManager: no old one may lead, no old
-// job graph may be recovered), when this reconcile read them from the caches, which may not
-// show a pod or a ConfigMap created or changed just before. It reports whether the API
-// server shows nothing the caches did not (what they showed and is gone since, deleted by
-// this reconcile or another, only confirms the absence); if it does, the reconcile looks
-// again at once instead of acting on what it decided from them. The observation stays the
-// one the reconcile decided from. A cluster's first deploy confirms too: nothing proves that
-// a cache shows every pod of the cluster's name (an earlier cluster's, a user's) or HA
-// ConfigMap, and two reads per created JobManager are a small price for that.
+// confirmAbsent reads the JobManager pods and HA ConfigMaps again from the API server before
+// an act their absence allows (a new JobManager), when the caches, which may lag, were read.
+// It reports whether the API server shows nothing the caches did not; if it does, the
+// reconcile looks again at once. The observation stays the one the reconcile decided from.
 func (c *cycle) confirmAbsent(ctx context.Context) (bool, error) {
 	if c.fresh {
 		return true, nil
@@ -372,20 +360,11 @@ func (c *cycle) observeIngress(ctx context.Context) error {
 	return nil
 }
 
-// observeSubmitted notes, in Deployment mode with Kubernetes HA, that the current deploy's
-// main() submitted the job although the controller has not seen it run yet: its job graph is
-// in the HA ConfigMaps (Flink stores it before it runs the job), which the controller reads
-// in every reconcile, whether or not the Flink REST API answers. From then on the job's state
-// may be newer than the deploy's savepoint, and a JobManager that starts again recovers the
-// job graph from HA (which carries the savepoint for a job that has no checkpoint yet); only a
-// main() run again because the HA data was deleted reads the configuration's restore path.
-// So the path becomes ResumeFromHAOnly as soon as the graph is seen, not only once the REST
-// API reported the job: a REST API that does not answer (or a controller that is slow to ask)
-// no longer leaves the deploy's savepoint (or empty state) in place for that rerun, which
-// would rewind the job silently. The mark is kept by the ConfigMap itself: once it names
-// ResumeFromHAOnly for this deploy (its job result store is the deploy's), it stays, even
-// after the HA data is gone. The ConfigMap is read as ownConfigMap reads it: a stale cache
-// could show the savepoint the last write replaced.
+// observeSubmitted notes that the current deploy's main() submitted the job before the
+// controller saw it run (Deployment mode): its graph is in the HA ConfigMaps, or the Flink
+// ConfigMap already names ResumeFromHAOnly for this deploy. From then on a JobManager that
+// starts again must recover the job from HA, never from the deploy's savepoint, which would
+// rewind it; the REST API need not answer for that. The ConfigMap is read as ownConfigMap does.
 func (c *cycle) observeSubmitted(ctx context.Context) error {
 	job := c.job()
 	if job.ID == "" || flinkcluster.Ran(job) || c.restorePathAfterRun() != ResumeFromHAOnly {
