@@ -68,3 +68,9 @@ func standing(seen observed, a acted) observed {
 	}
 	return now
 }
+
+// act collects what an act step did into the outcome.
+func (c *cycle) act(a acted, err error) error {
+	c.out.objects.merge(a)
+	return err
+}

@@ -256,19 +256,19 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 	if err := c.recordedBeforeActing(); err != nil {
 		return err
 	}
-	return c.createJobManager(ctx)
+	return c.act(c.createJobManager(ctx))
 }
 
 // createJobManager creates the current deploy's JobManager workload: Deploying.
-func (c *cycle) createJobManager(ctx context.Context) error {
+func (c *cycle) createJobManager(ctx context.Context) (acted, error) {
 	if ok, err := c.confirmAbsent(ctx); err != nil || !ok {
-		return err
+		return acted{}, err
 	}
 	// The Flink version the workload runs: an update to another one is no last-state update.
 	c.job().FlinkVersion = c.fc.Spec.FlinkVersion
 	a, err := c.applyComponents(ctx)
-	if c.out.objects.merge(a); err != nil {
-		return err
+	if err != nil {
+		return a, err
 	}
 	d := c.deployment()
 	var obj client.Object
@@ -281,9 +281,9 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	if err := c.r.Client.Create(ctx, obj); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager %s %s still exists", kind, obj.GetName())
-			return nil
+			return a, nil
 		}
-		return fmt.Errorf("creating the JobManager %s: %w", kind, err)
+		return a, fmt.Errorf("creating the JobManager %s: %w", kind, err)
 	}
 	job := c.job()
 	if rec := c.read.Components.Job; rec != nil && rec.ID == d.JobID && rec.DeployTime == "" {
@@ -293,7 +293,7 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 		}
 	}
 	job.DeployTime = state.Time(c.now)
-	c.out.objects.merge(acted{workload: &state.Workload{Revision: d.Revision, JobID: d.JobID}})
+	a.merge(acted{workload: &state.Workload{Revision: d.Revision, JobID: d.JobID}})
 	note := fmt.Sprintf("created JobManager %s %s for revision %s, job %s", kind, obj.GetName(), d.Revision, d.JobID)
 	switch d.FromSavepoint {
 	case "":
@@ -307,7 +307,7 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, note))
 	c.setCondition(condition(ConditionSavepointRequired, metav1.ConditionFalse, ConditionReasonNotRequired, note))
 	c.poll()
-	return c.setJobState(state.EventJobManagerCreated, "", "", c.now)
+	return a, c.setJobState(state.EventJobManagerCreated, "", "", c.now)
 }
 
 // deleteObject deletes obj if it exists; dependents go in the background.
@@ -322,37 +322,38 @@ func (c *cycle) deleteObject(ctx context.Context, obj client.Object) error {
 // for exactly the pods it knows. A Deployment is scaled to 0 first and deleted once that took
 // effect: its ReplicaSet, which outlives it, would replace a deleted pod. Callers call again
 // until the workload is being deleted.
-func (c *cycle) deleteJobManager(ctx context.Context) error {
+func (c *cycle) deleteJobManager(ctx context.Context) (acted, error) {
 	switch {
 	case c.obs.jmDeployment != nil && c.obs.jmDeployment.DeletionTimestamp == nil:
 		if err := c.scaleJobManager(ctx, 0); err != nil {
-			return err
+			return acted{}, err
 		}
 		if !scaledDown(c.obs.jmDeployment) ||
 			slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.MadeByReplicaSet(&p) && !state.Deleting(&p) }) {
 			c.poll()
-			return nil
+			return acted{}, nil
 		}
 		if err := c.deleteObject(ctx, c.obs.jmDeployment); err != nil {
-			return err
+			return acted{}, err
 		}
 		c.event(corev1.EventTypeNormal, ReasonJobManagerDeleted, "Delete", "deleted JobManager Deployment %s (revision %s)", c.obs.jmDeployment.Name, c.obs.wl.Revision)
 	case c.obs.jmJob != nil && c.obs.jmJob.DeletionTimestamp == nil:
 		// As scaleJobManager does before a scale to 0.
 		if err := c.recordedBeforeActing(); err != nil {
-			return err
+			return acted{}, err
 		}
 		if err := c.deleteObject(ctx, c.obs.jmJob); err != nil {
-			return err
+			return acted{}, err
 		}
 		c.event(corev1.EventTypeNormal, ReasonJobManagerDeleted, "Delete", "deleted JobManager Job %s (revision %s)", c.obs.jmJob.Name, c.obs.wl.Revision)
 	}
+	var a acted
 	if wl := standing(c.obs, c.out.objects).wl; wl != nil {
 		deleting := *wl
 		deleting.Deleting = true
-		c.out.objects.merge(acted{workload: &deleting})
+		a.workload = &deleting
 	}
-	return c.deleteJobManagerPods(ctx)
+	return a, c.deleteJobManagerPods(ctx)
 }
 
 // scaledDown reports whether the Deployment controller has seen the scale to 0 and counts no
@@ -433,28 +434,27 @@ func (c *cycle) scaleJobManager(ctx context.Context, replicas int32) error {
 	return nil
 }
 
-func (c *cycle) deleteTaskManagers(ctx context.Context) error {
+func (c *cycle) deleteTaskManagers(ctx context.Context) (acted, error) {
 	meta := metav1.ObjectMeta{Name: resources.TaskManagerName(c.fc.Name), Namespace: c.fc.Namespace}
 	var obj client.Object = &appsv1.StatefulSet{ObjectMeta: meta}
 	if c.fc.Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
 		obj = &appsv1.Deployment{ObjectMeta: meta}
 	}
 	if !c.obs.tmExists {
-		return nil
+		return acted{}, nil
 	}
-	c.out.objects.merge(acted{taskManagers: absent})
-	return c.deleteObject(ctx, obj)
+	return acted{taskManagers: absent}, c.deleteObject(ctx, obj)
 }
 
 // deleteAll deletes every object of the cluster but the FlinkCluster.
 func (c *cycle) deleteAll(ctx context.Context) error {
-	if err := c.deleteJobManager(ctx); err != nil {
+	if err := c.act(c.deleteJobManager(ctx)); err != nil {
 		return err
 	}
-	if err := c.deleteTaskManagers(ctx); err != nil {
+	if err := c.act(c.deleteTaskManagers(ctx)); err != nil {
 		return err
 	}
-	if err := c.deleteExtras(ctx); err != nil {
+	if err := c.act(c.deleteExtras(ctx)); err != nil {
 		return err
 	}
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: c.fc.Namespace} }

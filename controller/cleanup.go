@@ -50,7 +50,7 @@ func (c *cycle) cleanup(ctx context.Context) error {
 	case v1beta1.CleanupActionDeleteTaskManager:
 		if c.obs.tmExists {
 			c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", c.job().State, action)
-			return c.deleteTaskManagers(ctx)
+			return c.act(c.deleteTaskManagers(ctx))
 		}
 	}
 	return nil
@@ -99,7 +99,7 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	if lost && c.haHoldsJob(job.ID) {
 		c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup",
 			"job %s ended %s, and Flink's HA store still holds its graph or checkpoints: deleting JobManager Job %s (SIGTERM keeps the HA data, a shutdown would remove it)", job.ID, how, c.obs.jmJob.Name)
-		if err := c.deleteJobManager(ctx); err != nil {
+		if err := c.act(c.deleteJobManager(ctx)); err != nil {
 			return false, err
 		}
 		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager Job was deleted, keeping the HA data: waiting for its pods to be gone", job.ID, how)
@@ -117,7 +117,7 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 		}
 		c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
 			"job %s ended %s: its JobManager accepted the shutdown but had not exited %s later (its pod's termination grace period): deleting JobManager Job %s", job.ID, how, bound, c.obs.jmJob.Name)
-		if err := c.deleteJobManager(ctx); err != nil {
+		if err := c.act(c.deleteJobManager(ctx)); err != nil {
 			return false, err
 		}
 		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not exit within %s of accepting the shutdown, its Job was deleted: waiting for its pods to be gone",
@@ -161,7 +161,7 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	}
 	c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
 		"job %s ended %s, but its JobManager did not take the shutdown within %s (%s): deleting JobManager Job %s", job.ID, how, c.r.Options.WaitBound, why, c.obs.jmJob.Name)
-	if err := c.deleteJobManager(ctx); err != nil {
+	if err := c.act(c.deleteJobManager(ctx)); err != nil {
 		return false, err
 	}
 	c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not take the shutdown within %s, its Job was deleted: waiting for its pods to be gone",

@@ -188,7 +188,7 @@ func (c *cycle) cancelWithoutSavepoint(ctx context.Context, why string) error {
 	}
 	// The REST API does not answer for the job: stop the JobManager, whose absence confirms
 	// the cancel.
-	if err := c.deleteJobManager(ctx); err != nil {
+	if err := c.act(c.deleteJobManager(ctx)); err != nil {
 		return fmt.Errorf("stopping the JobManager to cancel the job: %w", err)
 	}
 	c.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s (%s): waiting for the JobManager to be gone", c.jobID(), why)

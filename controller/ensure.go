@@ -21,8 +21,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 		if job.State != v1beta1.JobStatePending {
 			// A Job that disappeared is Lost, not resubmitted (package state); its timeout
 			// applies.
-			a, err := c.applyComponents(ctx)
-			if c.out.objects.merge(a); err != nil {
+			if err := c.act(c.applyComponents(ctx)); err != nil {
 				return err
 			}
 			c.poll()
@@ -46,12 +45,11 @@ func (c *cycle) ensure(ctx context.Context) error {
 			if err := c.recordedBeforeActing(); err != nil {
 				return err
 			}
-			return c.createJobManager(ctx)
+			return c.act(c.createJobManager(ctx))
 		}
 		return c.resume(ctx)
 	}
-	a, err := c.applyComponents(ctx)
-	if c.out.objects.merge(a); err != nil {
+	if err := c.act(c.applyComponents(ctx)); err != nil {
 		return err
 	}
 	if c.obs.wl.Deleting {
@@ -75,7 +73,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 func (c *cycle) resume(ctx context.Context) error {
 	job := c.job()
 	if !c.ranOrSubmitted() {
-		return c.createJobManager(ctx)
+		return c.act(c.createJobManager(ctx))
 	}
 	// HA services other than Kubernetes HA (unsupportedHA) keep the job graph where the
 	// controller cannot look: the JobManager is created again and recovers the job if its
@@ -96,5 +94,5 @@ func (c *cycle) resume(ctx context.Context) error {
 	if err := c.recordedBeforeActing(); err != nil {
 		return err
 	}
-	return c.createJobManager(ctx)
+	return c.act(c.createJobManager(ctx))
 }

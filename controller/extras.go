@@ -59,7 +59,7 @@ func (c *cycle) applyExtras(ctx context.Context) (ingress *networkingv1.Ingress,
 
 // deleteExtras deletes every optional object the cluster owns (a cleanup that deletes the
 // cluster's objects, the FlinkCluster's deletion).
-func (c *cycle) deleteExtras(ctx context.Context) error {
+func (c *cycle) deleteExtras(ctx context.Context) (acted, error) {
 	name := c.fc.Name
 	for _, o := range []struct {
 		obj  client.Object
@@ -70,11 +70,10 @@ func (c *cycle) deleteExtras(ctx context.Context) error {
 		{&autoscalingv2.HorizontalPodAutoscaler{}, resources.HorizontalPodAutoscalerName(name)},
 	} {
 		if err := c.deleteOwned(ctx, o.obj, o.name); err != nil {
-			return err
+			return acted{}, err
 		}
 	}
-	c.out.objects.merge(acted{ingressApplied: true})
-	return nil
+	return acted{ingressApplied: true}, nil
 }
 
 // deleteOwned deletes the named object when the cluster owns it; a same-named object of

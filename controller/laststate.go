@@ -179,7 +179,7 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 		why, c.st.Revision.CurrentRevision, job.ID, ls.checkpoint)
 	err := c.recordedBeforeActing()
 	if err == nil {
-		if err := c.createJobManager(ctx); err != nil {
+		if err := c.act(c.createJobManager(ctx)); err != nil {
 			return fmt.Errorf("creating the last-state JobManager: %w", err)
 		}
 	}
