@@ -66,24 +66,10 @@ func (c *cycle) cleanup(ctx context.Context) error {
 // reports whether the cleanup policy may apply: the JobManager ended, or is left alone
 // (Deployment mode, or a job or application Flink reports not globally terminal).
 func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
-	job, w := c.job(), c.obs.wl
+	job := c.job()
 	lost := c.derived.lostTimedOut && !flinkcluster.Terminal(job.State)
-	if c.mode != v1beta1.JobManagerDeploymentTypeJob || !(flinkcluster.Terminal(job.State) || lost) ||
-		w == nil || w.Deleting || w.Complete || w.Failed {
+	if c.jobManagerLeftAlone(lost) {
 		return true, nil
-	}
-	if !slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.ProcessRunning(&p) }) {
-		// No JobManager process runs (its container ended, the pod is going, or it never
-		// started: an image that cannot be pulled): nothing for the shutdown to end.
-		return true, nil
-	}
-	if f := c.obs.flink; f != nil {
-		if j := f.Job; j != nil && !flinkclient.IsTerminalJobState(j.State) {
-			return true, nil
-		}
-		if a := f.Application; a != nil && !flinkclient.IsTerminalApplicationState(a.Status) {
-			return true, nil
-		}
 	}
 	how := job.State
 	if lost {
@@ -105,6 +91,14 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager Job was deleted, keeping the HA data: waiting for its pods to be gone", job.ID, how)
 		return false, nil
 	}
+	return false, c.shutDownJobManager(ctx, how, lost)
+}
+
+// shutDownJobManager asks the JobManager of an ended job whose end is on record to shut down,
+// and deletes its Job once it does not exit within its grace period of accepting, or does not
+// answer within the wait bound from the job's end.
+func (c *cycle) shutDownJobManager(ctx context.Context, how string, lost bool) error {
+	job := c.job()
 	if since, ok := c.shutdownAccepted(); ok {
 		// Flink 2.2.1's JobManager may never exit after an accepted shutdown (its job's HA
 		// cleanup is scheduled on an executor the shutdown already stopped): it is given what
@@ -113,16 +107,16 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 		if !c.pastDeadline(since, bound) {
 			c.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting; if it has not exited %s (its pod's termination grace period) after that, its Job is deleted",
 				job.ID, how, bound)
-			return false, nil
+			return nil
 		}
 		c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
 			"job %s ended %s: its JobManager accepted the shutdown but had not exited %s later (its pod's termination grace period): deleting JobManager Job %s", job.ID, how, bound, c.obs.jmJob.Name)
 		if err := c.act(c.deleteJobManager(ctx)); err != nil {
-			return false, err
+			return err
 		}
 		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not exit within %s of accepting the shutdown, its Job was deleted: waiting for its pods to be gone",
 			job.ID, how, bound)
-		return false, nil
+		return nil
 	}
 	ended := c.now
 	switch {
@@ -140,7 +134,7 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	if c.obs.flink != nil {
 		cl, err := c.flinkClient(ctx)
 		if err != nil {
-			return false, err
+			return err
 		}
 		cctx, cancel := context.WithTimeout(ctx, flinkCallTimeout)
 		err = cl.ShutdownCluster(cctx)
@@ -149,7 +143,7 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 			c.event(corev1.EventTypeNormal, ReasonJobManagerShutdown, "Cleanup",
 				"job %s ended %s: asked JobManager Job %s to shut down (DELETE /cluster); the Job ends Complete whatever the job's end", job.ID, how, c.obs.jmJob.Name)
 			c.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting", job.ID, how)
-			return false, nil
+			return nil
 		}
 		ctrl.LoggerFrom(ctx).V(1).Info("Flink did not take the shutdown", "error", err.Error())
 		why = "the shutdown (DELETE /cluster) failed: " + err.Error()
@@ -157,16 +151,41 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	if !c.pastDeadline(ended, c.r.Options.WaitBound) {
 		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is to be shut down, but %s; past the wait bound (%s from the job's end) its Job is deleted instead",
 			job.ID, how, why, c.r.Options.WaitBound)
-		return false, nil
+		return nil
 	}
 	c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
 		"job %s ended %s, but its JobManager did not take the shutdown within %s (%s): deleting JobManager Job %s", job.ID, how, c.r.Options.WaitBound, why, c.obs.jmJob.Name)
 	if err := c.act(c.deleteJobManager(ctx)); err != nil {
-		return false, err
+		return err
 	}
 	c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not take the shutdown within %s, its Job was deleted: waiting for its pods to be gone",
 		job.ID, how, c.r.Options.WaitBound)
-	return false, nil
+	return nil
+}
+
+// jobManagerLeftAlone reports whether the cleanup policy applies without ending the
+// JobManager: Deployment mode, a job that did not end, a JobManager already ended or being
+// deleted, no JobManager process running, or one that reports the job (or its application) not
+// globally terminal, which the shutdown, suspending it and removing its HA data, would lose.
+func (c *cycle) jobManagerLeftAlone(lost bool) bool {
+	job, w := c.job(), c.obs.wl
+	if c.mode != v1beta1.JobManagerDeploymentTypeJob || !(flinkcluster.Terminal(job.State) || lost) ||
+		w == nil || w.Deleting || w.Complete || w.Failed {
+		return true
+	}
+	if !slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.ProcessRunning(&p) }) {
+		// Its container ended, the pod is going, or it never started: nothing to shut down.
+		return true
+	}
+	if f := c.obs.flink; f != nil {
+		if j := f.Job; j != nil && !flinkclient.IsTerminalJobState(j.State) {
+			return true
+		}
+		if a := f.Application; a != nil && !flinkclient.IsTerminalApplicationState(a.Status) {
+			return true
+		}
+	}
+	return false
 }
 
 // shutdownAccepted reports whether the recorded status says that the JobManager accepted the
