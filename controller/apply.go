@@ -519,5 +519,5 @@ func (c *cycle) setComponents() {
 	}
 	tm.Ready = fmt.Sprintf("%d/%d", tm.ReadyReplicas, tm.Replicas)
 	comps.TaskManager = tm
-	c.setIngressStatus(o.ingress)
+	comps.JobManagerIngress = jobManagerIngressStatus(comps.JobManagerIngress, o.ingress)
 }

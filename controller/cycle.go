@@ -237,10 +237,11 @@ type step struct {
 var steps = []step{
 	{name: "addFinalizer", run: (*cycle).addFinalizer},
 	{name: "revision", run: (*cycle).initRevision},
-	{name: "observe", run: (*cycle).observeCluster},
+	{name: "observe", run: (*cycle).observe},
 	{name: "acceptControl", run: (*cycle).acceptControl},
 	{name: "derive", run: (*cycle).derive},
-	{name: "noteHA", run: (*cycle).noteHA},
+	{name: "noteUnsupportedHA", run: (*cycle).noteUnsupportedHA},
+	{name: "noteRestoreRefused", run: (*cycle).noteRestoreRefused},
 	{name: "haMetadataLost", run: (*cycle).answerHAMetadataLost},
 	{name: "flow", run: (*cycle).runFlow},
 	{name: "dropRestorePath", run: (*cycle).dropRestorePathAfterFlow, afterRecordFirst: true},
@@ -367,20 +368,6 @@ func (c *cycle) initRevision(context.Context) error {
 	return nil
 }
 
-func (c *cycle) observeCluster(ctx context.Context) error {
-	if err := c.observe(ctx); err != nil {
-		return err
-	}
-	c.out.observed = true
-	return nil
-}
-
-func (c *cycle) noteHA(context.Context) error {
-	c.noteUnsupportedHA()
-	c.noteRestoreRefused()
-	return nil
-}
-
 // answerHAMetadataLost redeploys a running job whose HA metadata is gone (haMetadataLost).
 func (c *cycle) answerHAMetadataLost(ctx context.Context) error {
 	if c.updatePending() || c.cancelPending() {
@@ -405,7 +392,7 @@ var flows = []struct {
 	{"cancel", (*cycle).cancelStopping, (*cycle).cancel},
 	{"update", (*cycle).updatePending, (*cycle).update},
 	{"cancel", (*cycle).cancelPending, (*cycle).cancel},
-	{"restart", (*cycle).restarts, (*cycle).restart},
+	{"restart", func(c *cycle) bool { return c.job().State == v1beta1.JobStateRestarting || c.shouldRestart() }, (*cycle).restart},
 	{"cleanup", (*cycle).finished, (*cycle).cleanup},
 	{"ensure", func(*cycle) bool { return true }, (*cycle).ensure},
 }
@@ -467,10 +454,6 @@ func (c *cycle) savepointRequiredRecorded() bool {
 }
 
 func (c *cycle) restoreChoice() *string { return flinkcluster.RestoreChoice(c.fc.Annotations) }
-
-func (c *cycle) restarts() bool {
-	return c.job().State == v1beta1.JobStateRestarting || c.shouldRestart()
-}
 
 // shouldRestart reports whether a failed job is restarted: the rule the webhook judges by too.
 func (c *cycle) shouldRestart() bool {

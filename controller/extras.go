@@ -88,20 +88,19 @@ func (c *cycle) deleteOwned(ctx context.Context, obj client.Object, name string)
 	return c.deleteObject(ctx, obj)
 }
 
-// setIngressStatus records the JobManager Ingress and its URLs, as the operator does: Ready
+// jobManagerIngressStatus is the status of the JobManager Ingress, with its URLs, as the operator's: Ready
 // once its load balancer has an address.
-func (c *cycle) setIngressStatus(in *networkingv1.Ingress) {
-	comps := &c.st.Components
+func jobManagerIngressStatus(prev *v1beta1.JobManagerIngressStatus, in *networkingv1.Ingress) *v1beta1.JobManagerIngressStatus {
 	if in == nil {
-		if comps.JobManagerIngress != nil {
-			comps.JobManagerIngress = &v1beta1.JobManagerIngressStatus{Name: comps.JobManagerIngress.Name, State: v1beta1.ComponentStateDeleted}
+		if prev != nil {
+			return &v1beta1.JobManagerIngressStatus{Name: prev.Name, State: v1beta1.ComponentStateDeleted}
 		}
-		return
+		return nil
 	}
 	urls, ready := resources.IngressURLs(in)
 	st := v1beta1.ComponentStateNotReady
 	if ready {
 		st = v1beta1.ComponentStateReady
 	}
-	comps.JobManagerIngress = &v1beta1.JobManagerIngressStatus{Name: in.Name, State: st, URLs: urls}
+	return &v1beta1.JobManagerIngressStatus{Name: in.Name, State: st, URLs: urls}
 }

@@ -38,7 +38,7 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (re
 			err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
 		}
 	}()
-	if err := c.observeCluster(ctx); err != nil {
+	if err := c.observe(ctx); err != nil {
 		return ctrl.Result{}, fmt.Errorf("observe: %w", err)
 	}
 	c.setClusterState(v1beta1.ClusterStateStopping, ReasonDeleting, "Delete", "FlinkCluster deleted: removing its JobManager, TaskManagers and HA ConfigMaps")

@@ -144,6 +144,7 @@ func (c *cycle) observe(ctx context.Context) error {
 		return err
 	}
 	c.judgeREST(ctx)
+	c.out.observed = true
 	return nil
 }
 
