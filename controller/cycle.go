@@ -66,10 +66,8 @@ type outcome struct {
 	waiting           *metav1.Condition
 	savepointRequired *metav1.Condition
 	updateStep        *metav1.Condition
-	// observed is set once the observation succeeded.
-	observed bool
-	// flow is the flow this reconcile ran (steps).
-	flow string
+	observed          bool
+	flow              string
 	// removeControl and removeRestore remove their annotation only after the status is written,
 	// so that the request is never lost; a control ignored while another is in flight is
 	// removed before (controlIgnored).
@@ -146,10 +144,9 @@ func (c *cycle) haltUpdate(h *metav1.Condition) {
 	c.updateStepf(reason, "%s", h.Message)
 }
 
-// errRecordFirst ends a reconcile's acting: what it decided must be on record before the act
-// that follows from it (a deploy's job ID, a savepoint's trigger ID, whatever a JobManager
-// scaled away or deleted could no longer tell). The record is the reconcile's one status
-// write, and the next reconcile, at once (lookAgainNow), acts on it.
+// errRecordFirst ends a reconcile's acting: what it decided (a deploy's job ID, a savepoint's
+// trigger ID, what a JobManager scaled away could no longer tell) is the reconcile's one status
+// write, and the next reconcile, at once (lookAgainNow), acts on that record.
 var errRecordFirst = errors.New("recording the decision before acting on it")
 
 // recordedBeforeActing returns errRecordFirst unless the status as read already records what
@@ -655,11 +652,9 @@ func (c *cycle) setJobState(ev state.Event, reason, message string, lostSince ti
 	return nil
 }
 
-// writeStatus patches the status when it changed, without resourceVersion once the cluster
-// was observed: the controller is the status's only writer, and a user's concurrent edit must
-// not make the record of what was done (a savepoint triggered, a workload deleted) fail.
-// Before, nothing was done, and a read that is no longer the object's (a cache behind another
-// replica's write) must record nothing.
+// writeStatus patches the status when it changed. Once the cluster was observed, without
+// resourceVersion: a user's edit must not make the record of what was done fail. Before, with
+// it: nothing was done, and a stale read (another replica's write) must record nothing.
 func (c *cycle) writeStatus(ctx context.Context) error {
 	if equality.Semantic.DeepEqual(c.read, c.fc.Status) {
 		return nil

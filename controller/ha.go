@@ -43,12 +43,9 @@ func (v haView) jobGraphStored(jobID string) bool {
 }
 
 // endedInHA says what in the HA ConfigMaps shows that the current job ended globally; "" when
-// nothing does (package state decides when it counts).
-// Flink removes a job's graph and its checkpoint ConfigMap only once the job ended globally; a
-// running or restarting job keeps both. Both also go when someone deletes the HA ConfigMaps, but
-// then the election ConfigMap goes too and the running JobManager recreates it after it started
-// (Flink's leader election driver exits when it is deleted). So the cluster ConfigMap must be
-// older than the JobManager's current container.
+// nothing does. Flink removes a job's graph and checkpoint ConfigMap only then; someone who
+// deletes the HA ConfigMaps deletes the cluster ConfigMap too, which the running JobManager
+// recreates after its container started: the cluster ConfigMap must be older.
 func (c *cycle) endedInHA() string {
 	g, ok := c.jobHAGone()
 	if !ok || !g.cluster.CreationTimestamp.Time.Before(g.started) {
