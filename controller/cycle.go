@@ -229,9 +229,9 @@ type step struct {
 	afterRecordFirst, afterFailure bool
 }
 
-// steps are a reconcile's parts in order: observe, derive, one flow, then the acts every flow
-// is followed by.
-var steps = []step{
+// reconcileSteps are a reconcile's parts in order: observe, derive, one flow, then the acts
+// every flow is followed by.
+var reconcileSteps = []step{
 	{name: "addFinalizer", run: (*cycle).addFinalizer},
 	{name: "revision", run: (*cycle).initRevision},
 	{name: "observe", run: (*cycle).observe},
@@ -282,7 +282,7 @@ func (c *cycle) run(ctx context.Context) (res ctrl.Result, err error) {
 		}
 		res = ctrl.Result{RequeueAfter: c.out.requeue}
 	}()
-	return ctrl.Result{}, runSteps(ctx, c, steps)
+	return ctrl.Result{}, runSteps(ctx, c, reconcileSteps)
 }
 
 // finish records the outcome and writes it; a control ignored while another is in flight is
