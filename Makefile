@@ -116,7 +116,7 @@ run: | $(LOCALBIN)
 ## writes .conformance/latest.json. Then the differential test (e2e/differential) for each of
 ## those versions: one script against real Flink and the fake, what the controller reads of
 ## each compared. Needs Java 17 and Maven.
-CONFORMANCE_FLINK_VERSIONS ?= 2.2.1,2.3.0
+CONFORMANCE_FLINK_VERSIONS ?= 1.20.0,2.2.1,2.3.0
 CONFORMANCE_SCENARIOS ?= all
 .PHONY: conformance
 conformance: envtest

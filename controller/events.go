@@ -65,7 +65,7 @@ const (
 	// SavepointStateUnknown: Flink lost the result and nothing shows whether it was taken.
 	SavepointStateUnknown = "Unknown"
 
-	SavepointReasonUpdate    = "update"
+	SavepointReasonUpdate    = flinkcluster.SavepointReasonUpdate
 	SavepointReasonUser      = "user"
 	SavepointReasonJobCancel = "job-cancel"
 )

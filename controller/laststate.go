@@ -18,12 +18,10 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// Last-state redeploys (spec.job.upgradeMode, after the Flink Kubernetes operator's
-// UpgradeMode.LAST_STATE): the checkpoint store in Flink's Kubernetes HA ConfigMaps is kept,
-// only the job graph is removed, and the next deploy runs under the same job ID, so that its
-// JobMaster finds the job's checkpoint store and restores the newest completed checkpoint with
-// the new spec (Flink restores the checkpoint store before any savepoint path). The controller
-// reads only the store's keys (checkpoint IDs): the values are Flink's serialized handles.
+// Last-state redeploys (the Flink Kubernetes operator's UpgradeMode.LAST_STATE) keep the job ID
+// and the checkpoint store in Flink's HA ConfigMaps, removing only the job graph, so that the
+// JobMaster restores the newest checkpoint with the new spec. Only the store's keys (checkpoint
+// IDs) are read: the values are Flink's serialized handles.
 
 // lastStateView is what Flink's HA store offers a last-state redeploy of the current job.
 type lastStateView struct {
@@ -31,17 +29,14 @@ type lastStateView struct {
 	ok bool
 	// checkpoint is the newest checkpoint ID stored.
 	checkpoint int64
-	// newerSavepoint: the job's last savepoint is newer than every stored checkpoint, so it,
-	// not the store, holds the newest state.
+	// newerSavepoint: the job's last savepoint is newer than every stored checkpoint.
 	newerSavepoint bool
 	// why says why ok is false.
 	why string
 }
 
-// lastState reads what a last-state redeploy of the current job would restore. Savepoints
-// and checkpoints of a job take their IDs from the same counter (CheckpointIDCounter), so
-// the job's last savepoint is compared by its checkpoint ID; one whose ID is unknown may be
-// newer than the store, and makes last-state unavailable.
+// lastState reads what a last-state redeploy would restore. A savepoint takes its ID from the
+// checkpoints' counter, so it is compared by ID; one of unknown ID may be newer than the store.
 func (c *cycle) lastState() lastStateView {
 	job := c.job()
 	clusterID := resources.HAClusterID(c.fc)
@@ -65,8 +60,7 @@ func (c *cycle) lastState() lastStateView {
 	v := lastStateView{checkpoint: newest}
 	if sp := c.st.Savepoint; sp != nil && sp.JobID == job.ID && sp.TriggerTime != "" &&
 		sp.State != SavepointStateSucceeded && sp.State != SavepointStateFailed {
-		// A savepoint triggered and not known to have failed may have completed after the
-		// newest stored checkpoint.
+		// Triggered and not known to have failed: it may have completed after the checkpoint.
 		v.why = fmt.Sprintf("savepoint trigger %s of job %s may have completed (%s): it may be newer than the stored checkpoint %d", sp.TriggerID, job.ID, sp.State, newest)
 		return v
 	}
@@ -80,10 +74,8 @@ func (c *cycle) lastState() lastStateView {
 		v.newerSavepoint = true
 		v.why = fmt.Sprintf("savepoint %s (checkpoint ID %d) is newer than the newest stored checkpoint %d", job.SavepointLocation, sp, newest)
 	case sp == 0 && c.savepointOfCurrentJob():
-		// A savepoint of this job ID whose checkpoint ID was not learnt. (One of an earlier
-		// job ID is older than this job's checkpoints: the job started from it or later.)
-		// Judged by the savepoint history, not the savepoint record, which a later trigger
-		// (an update's failed stop) replaces.
+		// Of this job ID (an earlier one's is older than its checkpoints), judged by the history:
+		// a later trigger (an update's failed stop) replaces the savepoint record.
 		v.why = fmt.Sprintf("the checkpoint ID of savepoint %s is unknown: it may be newer than the stored checkpoint %d", job.SavepointLocation, newest)
 	default:
 		v.ok = true
@@ -91,9 +83,8 @@ func (c *cycle) lastState() lastStateView {
 	return v
 }
 
-// planUpdate decides how this update carries the job's state: flinkcluster.PlanUpgrade on
-// this reconcile's observation. The checkpoint statistics are read only when the decision
-// needs them: last-state under a max checkpoint age, the job running.
+// planUpdate asks flinkcluster.PlanUpgrade on this reconcile's observation, reading the
+// checkpoint statistics only when it needs them.
 func (c *cycle) planUpdate(ctx context.Context) flinkcluster.Upgrade {
 	obs := c.upgradeObservation()
 	if flinkcluster.NeedsCheckpointTimes(&c.fc.Spec, obs) {
@@ -106,14 +97,28 @@ func (c *cycle) planUpdate(ctx context.Context) flinkcluster.Upgrade {
 	return u
 }
 
-// upgradeObservation is what this reconcile observed, as the upgrade decision reads it.
+// planRestore asks flinkcluster.PlanRestore on the status as the update's stop left it.
+func (c *cycle) planRestore(u flinkcluster.Upgrade) flinkcluster.Restore {
+	return flinkcluster.PlanRestore(&c.fc.Spec, c.st, c.upgradeObservation(), u, c.now)
+}
+
+// upgradeObservation is this reconcile's observation for the upgrade decision, on the status now.
 func (c *cycle) upgradeObservation() flinkcluster.UpgradeObservation {
 	ls := c.lastState()
 	obs := flinkcluster.UpgradeObservation{
-		RestoreChoice: c.restoreChoice(),
-		StopInFlight:  c.stopInFlight(SavepointReasonUpdate),
-		MayStillRun:   c.obs.flink == nil && len(c.mayLeadPods()) > 0,
-		LastState:     flinkcluster.LastStateOffer{Available: ls.ok, Checkpoint: ls.checkpoint, Why: ls.why},
+		RestoreChoice:  c.restoreChoice(),
+		StopInFlight:   c.stopInFlight(SavepointReasonUpdate),
+		FlinkSilence:   c.obs.untrusted,
+		JobGraphStored: c.obs.ha.jobGraphStored(c.job().ID),
+		WorkloadOfJob:  c.obs.wl != nil && c.obs.wl.JobID == c.job().ID,
+		LastState:      flinkcluster.LastStateOffer{Available: ls.ok, Checkpoint: ls.checkpoint, NewerSavepoint: ls.newerSavepoint, Why: ls.why},
+		WaitBound:      c.r.Options.WaitBound,
+	}
+	for _, p := range c.mayLeadPods() {
+		obs.MayRunOn = append(obs.MayRunOn, p.Name)
+	}
+	for i := range c.obs.pods {
+		obs.PodMayLead = obs.PodMayLead || state.MayLead(&c.obs.pods[i], c.obs.ha.leader, c.now)
 	}
 	if f := c.obs.flink; f != nil {
 		obs.FlinkAnswered = true
@@ -121,12 +126,14 @@ func (c *cycle) upgradeObservation() flinkcluster.UpgradeObservation {
 			obs.FlinkJobState = f.Job.State
 		}
 	}
+	if cond := meta.FindStatusCondition(c.st.Conditions, ConditionUpdating); cond != nil && cond.Status == metav1.ConditionTrue {
+		obs.UpdatingSince = cond.LastTransitionTime.Time
+	}
 	return obs
 }
 
-// checkpointTimes reads the trigger times of the running job's newest completed checkpoint
-// and of the one in progress from Flink's checkpoint statistics, as the Flink Kubernetes
-// operator measures a checkpoint's age; a job that completed none since its restore says so.
+// checkpointTimes reads the trigger times of the newest completed checkpoint and of the one in
+// progress, as the Flink Kubernetes operator measures a checkpoint's age.
 func (c *cycle) checkpointTimes(ctx context.Context, jobID string) *flinkcluster.CheckpointTimes {
 	cl, err := c.flinkClient(ctx)
 	if err != nil {
@@ -141,8 +148,7 @@ func (c *cycle) checkpointTimes(ctx context.Context, jobID string) *flinkcluster
 	var out flinkcluster.CheckpointTimes
 	latest := cps.Latest.Completed
 	if r := cps.Latest.Restored; r != nil && (latest == nil || r.ID > latest.ID) {
-		// Nothing completed since the restore: the restored checkpoint's trigger time is not
-		// reported, and its restore time says nothing of the state's age.
+		// Flink hides the restored checkpoint's trigger time; its restore time says nothing of age.
 		out.RestoredOnly = true
 	} else if latest != nil {
 		out.LatestCompleted = time.UnixMilli(latest.TriggerTimestamp)
@@ -153,8 +159,7 @@ func (c *cycle) checkpointTimes(ctx context.Context, jobID string) *flinkcluster
 	return &out
 }
 
-// lastStateUpdate replaces the JobManager keeping the checkpoint store and deploys the next
-// revision under the same job ID.
+// lastStateUpdate replaces the JobManager, keeping the checkpoint store, and deploys last-state.
 func (c *cycle) lastStateUpdate(ctx context.Context, why string) error {
 	ready, err := c.replaceJobManager(ctx, true)
 	if err != nil || !ready {
@@ -164,8 +169,7 @@ func (c *cycle) lastStateUpdate(ctx context.Context, why string) error {
 	return c.lastStateDeploy(ctx, why)
 }
 
-// lastStateDeploy creates the JobManager of the current revision under the current job ID,
-// with no savepoint: the JobMaster restores the newest checkpoint of the job's store.
+// lastStateDeploy deploys under the current job ID, with no savepoint: Flink restores its store.
 func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 	job := c.job()
 	ls := c.lastState()
@@ -188,14 +192,11 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 	return err
 }
 
-// removeJobGraphs removes the job graph entries from the cluster ConfigMap and keeps the
-// rest (the job ConfigMaps with the checkpoint stores, the leader records), as the Flink
-// Kubernetes operator's FlinkUtils.deleteJobGraphInKubernetesHA does. It reports whether no
-// job graph is left; an update that lost a race with a writer is tried again on the next
-// reconcile, never forced.
+// removeJobGraphs removes the job graphs from the HA ConfigMaps and keeps the checkpoint stores
+// and leader records, as the operator's deleteJobGraphInKubernetesHA; it reports whether none is
+// left. An update that lost a race with a writer is tried again, never forced.
 func (c *cycle) removeJobGraphs(ctx context.Context) (bool, error) {
-	// Read afresh, not from the observation: a JobManager may have written since, and the
-	// observation stays what this reconcile decided by.
+	// Read afresh: a JobManager may have written since; the observation stays as decided by.
 	v, err := c.readHA(ctx, c.r.Reader)
 	if err != nil {
 		return false, err
@@ -219,8 +220,7 @@ func (c *cycle) removeJobGraphs(ctx context.Context) (bool, error) {
 		for _, k := range keys {
 			delete(edited.Data, k)
 		}
-		// An update of the version read: a JobManager that wrote meanwhile wins, and the
-		// next reconcile looks again.
+		// Of the version read: a JobManager that wrote meanwhile wins; the next reconcile retries.
 		if err := c.r.Client.Update(ctx, edited); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				ctrl.LoggerFrom(ctx).V(1).Info("removing the job graphs lost a race; trying again", "configMap", cm.Name, "error", err.Error())
@@ -250,20 +250,16 @@ func (v haView) allJobGraphs() []string {
 	return ids
 }
 
-// recoverableFromHA reports whether a job past its Lost timeout can still resume from HA:
-// with Kubernetes HA and a JobManager Deployment, no leading JobManager answers (a crash
-// loop, a pod that cannot be created or pulled) and the job's graph or checkpoint store is
-// kept, so that its JobManager recovers it once it starts again,
-// and an update redeploys it last-state. Such a job is not ended by the Lost timeout
-// (upgradeMode stateless excepted: it chose no state).
+// recoverableFromHA reports whether a job past its Lost timeout can still resume from HA (not
+// ended by the timeout): no leader answers (a crash loop, a pod not pulled) and its graph or
+// checkpoints are kept, for its JobManager or a last-state update. Stateless chose no state.
 func (c *cycle) recoverableFromHA() (bool, string) {
 	job := c.job()
 	if job.ID == "" || !flinkcluster.KeepsState(c.fc.Spec.Job) || !flinkcluster.LastStateSupported(&c.fc.Spec) {
 		return false, ""
 	}
 	if c.obs.flink != nil {
-		// A leader answers and does not list the job: it had its chance to recover it, and
-		// waiting longer brings nothing back.
+		// A leader that answers without the job had its chance: waiting brings nothing back.
 		return false, ""
 	}
 	if c.obs.ha.jobGraphStored(job.ID) {
@@ -275,9 +271,8 @@ func (c *cycle) recoverableFromHA() (bool, string) {
 	return false, ""
 }
 
-// keepRecoverableLostJob stops the Lost timeout from ending a job that can resume from HA
-// (recoverableFromHA): the job stays Lost, with the Lost condition saying why and what
-// resumes it, instead of afterJobFails applying.
+// keepRecoverableLostJob keeps a job that can resume from HA Lost, its condition saying why and
+// what resumes it, instead of afterJobFails applying.
 func (c *cycle) keepRecoverableLostJob() {
 	if !c.derived.lostTimedOut {
 		return
@@ -297,9 +292,8 @@ func (c *cycle) keepRecoverableLostJob() {
 	}
 }
 
-// noteSavepointCheckpointID learns the checkpoint ID of a savepoint recorded in this
-// reconcile (or recorded earlier without one) from the job's checkpoint statistics: what
-// lastState compares stored checkpoints with. A failed read leaves it unknown (0).
+// noteSavepointCheckpointID learns the recorded savepoint's checkpoint ID, which lastState
+// compares stored checkpoints with; a failed read leaves it unknown (0).
 func (c *cycle) noteSavepointCheckpointID(ctx context.Context) {
 	job := c.job()
 	if job.SavepointCheckpointID != 0 || !c.savepointOfCurrentJob() || !flinkcluster.LastStateSupported(&c.fc.Spec) {
@@ -321,8 +315,7 @@ func (c *cycle) noteSavepointCheckpointID(ctx context.Context) {
 	}
 }
 
-// savepointOfCurrentJob reports whether the job's last savepoint (status.components.job's
-// savepointLocation) was taken of the current job ID, as the savepoint history records it.
+// savepointOfCurrentJob reports whether the history records the last savepoint of this job ID.
 func (c *cycle) savepointOfCurrentJob() bool {
 	job := c.job()
 	if job.SavepointLocation == "" || job.ID == "" {
@@ -336,11 +329,9 @@ func (c *cycle) savepointOfCurrentJob() bool {
 	return false
 }
 
-// mayLeadPods are the JobManager pods that may still run the job: a pod whose container runs
-// (it may lead, or be about to), or one being deleted that may still lead (state.MayLead: the
-// HA leader, or within the lease grace while nobody is known to lead). A pod whose container
-// does not run (a crash loop's back-off, an image that cannot be pulled) runs nothing, even
-// while its dead process's lease lasts.
+// mayLeadPods are the JobManager pods that may still run the job (state.MayLead) with a running
+// container, or being deleted. One whose container does not run (a crash loop's back-off, an
+// image not pulled) runs nothing, even while its dead process's lease lasts.
 func (c *cycle) mayLeadPods() []corev1.Pod {
 	var out []corev1.Pod
 	for i := range c.obs.pods {
@@ -352,8 +343,7 @@ func (c *cycle) mayLeadPods() []corev1.Pod {
 		for _, cs := range p.Status.ContainerStatuses {
 			running = running || cs.State.Running != nil
 		}
-		// A lease holder whose container does not run is dead (its lease outlives it); one
-		// being deleted may run on where the kubelet cannot be asked (a lost node).
+		// One being deleted may run on where the kubelet cannot be asked (a lost node).
 		if running || state.Deleting(p) {
 			out = append(out, *p)
 		}

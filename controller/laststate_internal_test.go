@@ -136,17 +136,24 @@ func TestLastStateFallbackWaitsOnlyWhileNoLeaderAnswers(t *testing.T) {
 				TriggerReason: SavepointReasonUpdate, State: SavepointStateFailed, Message: "the job is not running"}
 			c.obs.pods = []corev1.Pod{*builder.SetRunning(builder.Pod("wc", "wc-jobmanager-1-3", "wc-d324db481c", t0.Add(-8*time.Minute)), t0.Add(-7*time.Minute))}
 			c.obs.flink = tc.flink
-			from, lastState, halt := c.restoreSource(flinkcluster.Upgrade{How: flinkcluster.UpgradeSavepoint})
-			assert.Empty(t, from)
-			assert.Equal(t, tc.wantLastState, lastState)
+			r := c.planRestore(flinkcluster.Upgrade{How: flinkcluster.UpgradeSavepoint})
+			assert.Empty(t, r.From)
+			assert.Equal(t, tc.wantLastState, r.How == flinkcluster.RestoreLastState, r.Why)
 			if tc.wantWait == "" {
-				assert.Nil(t, halt)
+				assert.NotEqual(t, flinkcluster.RestoreWait, r.How, r.Why)
 				return
 			}
-			if assert.NotNil(t, halt) {
-				assert.Equal(t, ConditionWaiting, halt.Type)
-				assert.Equal(t, tc.wantWait, halt.Reason)
-			}
+			assert.Equal(t, flinkcluster.RestoreWait, r.How, r.Why)
+			assert.Equal(t, tc.wantWait, restoreReasons[r.Reason])
 		})
 	}
+}
+
+// Every wait and question of flinkcluster.PlanRestore reaches the user under its own reason.
+func TestEveryRestoreReasonHasAConditionReason(t *testing.T) {
+	for _, r := range []flinkcluster.RestoreReason{flinkcluster.WaitForFlinkAPI, flinkcluster.WaitForLeader,
+		flinkcluster.AskHAMetadataMissing, flinkcluster.AskNoFinalSavepoint} {
+		assert.NotEmpty(t, restoreReasons[r], "restore reason %q", r)
+	}
+	assert.Len(t, restoreReasons, 4)
 }

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
@@ -17,10 +15,9 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// update rolls the job to the next revision: stop-with-savepoint, decide what the next deploy
-// restores (stopping, old JobManager untouched, when nothing confirms the job's newest state),
-// delete the old JobManager, wait until none of it may still lead, delete the HA ConfigMaps,
-// deploy under a new job ID. The upgrade decision is made again on every look.
+// update rolls the job to the next revision as PlanUpgrade and PlanRestore decide, again on
+// every look: stop with a savepoint, replace the JobManager once none of it may still lead,
+// deploy. Nothing confirming the job's newest state, it stops, the old JobManager untouched.
 func (c *cycle) update(ctx context.Context) error {
 	if c.updateReverted() {
 		return c.revertUpdate()
@@ -35,14 +32,11 @@ func (c *cycle) update(ctx context.Context) error {
 		}
 	}
 	if u.How == flinkcluster.UpgradeWait {
-		if !c.updateTooLong() {
-			c.haltUpdate(waitCondition(ConditionReasonWaitingForUpgradableState, "job %s: %s", c.jobID(), u.Why))
-			return nil
-		}
-		// Waited past the bound: what the next deploy restores is restoreSource's to confirm.
-		u.How = flinkcluster.UpgradeSavepoint
+		c.lookAfter(u.Until)
+		c.haltUpdate(waitCondition(ConditionReasonWaitingForUpgradableState, "job %s: %s", c.jobID(), u.Why))
+		return nil
 	}
-	stopReported, done, err := c.driveUpdateStop(ctx)
+	stopReported, done, err := c.driveUpdateStop(ctx, u)
 	if done || err != nil {
 		return err
 	}
@@ -53,28 +47,50 @@ func (c *cycle) update(ctx context.Context) error {
 		return err
 	}
 
-	from := ""
 	switch u.How {
 	case flinkcluster.UpgradeLastState:
 		return c.lastStateUpdate(ctx, "upgradeMode last-state")
 	case flinkcluster.UpgradeStateless:
 		// Empty state on purpose: nothing to stop or confirm.
-	default:
-		if !stopReported && !c.confirmStopEnded() {
-			return nil
-		}
-		var lastState bool
-		var halt *metav1.Condition
-		if from, lastState, halt = c.restoreSource(u); halt != nil {
-			c.haltUpdate(halt)
-			return nil
-		}
-		if lastState {
-			// The job cannot take a savepoint, and Flink's HA store holds its newest state.
-			return c.lastStateUpdate(ctx, "fallback: the job does not run and has no final savepoint")
-		}
+		return c.deployNextRevision(ctx, u, "")
 	}
-	return c.deployNextRevision(ctx, u, from)
+	if !stopReported && !c.confirmStopEnded() {
+		return nil
+	}
+	switch r := c.planRestore(u); r.How {
+	case flinkcluster.RestoreWait:
+		c.lookAfter(r.Until)
+		c.haltUpdate(waitCondition(restoreReasons[r.Reason], "%s", r.Why))
+		return nil
+	case flinkcluster.RestoreAsk:
+		c.haltUpdate(savepointRequiredCondition(restoreReasons[r.Reason], "%s", r.Why))
+		return nil
+	case flinkcluster.RestoreLastState:
+		return c.lastStateUpdate(ctx, r.Why)
+	default:
+		return c.deployNextRevision(ctx, u, r.From)
+	}
+}
+
+// restoreReasons are the conditions' reasons of PlanRestore's waits and questions.
+var restoreReasons = map[flinkcluster.RestoreReason]string{
+	flinkcluster.WaitForFlinkAPI:      ConditionReasonWaitingForFlinkAPI,
+	flinkcluster.WaitForLeader:        ConditionReasonWaitingForLeader,
+	flinkcluster.AskHAMetadataMissing: ConditionReasonHAMetadataMissing,
+	flinkcluster.AskNoFinalSavepoint:  ConditionReasonNoFinalSavepoint,
+}
+
+// lookAfter asks for a reconcile just past a wait's bound (zero: none).
+func (c *cycle) lookAfter(until time.Time) {
+	if !until.IsZero() {
+		c.after(until.Sub(c.now) + time.Second)
+	}
+}
+
+// pastBound reports whether the update waited past its bound, looking again once it does.
+func (c *cycle) pastBound(u flinkcluster.Upgrade) bool {
+	c.lookAfter(u.Until)
+	return u.PastBound
 }
 
 // revertUpdate ends an update whose spec went back before anything was stopped.
@@ -91,9 +107,8 @@ func (c *cycle) revertUpdate() error {
 	return nil
 }
 
-// finishSavepointInFlight first finishes a savepoint in flight when the update began: it may
-// complete after the newest stored checkpoint, and the stop's record must not replace it before
-// its result is known (a last-state redeploy would restore the older checkpoint).
+// finishSavepointInFlight finishes a savepoint in flight first: it may complete after the newest
+// stored checkpoint, and a last-state redeploy would then restore the older checkpoint.
 func (c *cycle) finishSavepointInFlight(ctx context.Context) (done bool, err error) {
 	sp := c.st.Savepoint
 	if !c.savepointInFlight() || sp.TriggerReason == SavepointReasonUpdate || sp.TriggerReason == SavepointReasonJobCancel {
@@ -110,7 +125,7 @@ func (c *cycle) finishSavepointInFlight(ctx context.Context) (done bool, err err
 
 // driveUpdateStop follows the update's stop-with-savepoint. stopReported: Flink reported it
 // COMPLETED in this reconcile, which it does only once the job ended, after this observation.
-func (c *cycle) driveUpdateStop(ctx context.Context) (stopReported, done bool, err error) {
+func (c *cycle) driveUpdateStop(ctx context.Context, u flinkcluster.Upgrade) (stopReported, done bool, err error) {
 	job, sp := c.job(), c.st.Savepoint
 	if sp == nil || sp.TriggerReason != SavepointReasonUpdate || sp.JobID != job.ID ||
 		(sp.State != SavepointStateRequested && sp.State != SavepointStateInProgress) {
@@ -126,7 +141,7 @@ func (c *cycle) driveUpdateStop(ctx context.Context) (stopReported, done bool, e
 			job.ID, c.st.Revision.NextRevision)
 		return false, true, nil
 	case failed:
-		if c.flinkReportsRunning() && !c.updateTooLong() {
+		if c.flinkReportsRunning() && !c.pastBound(u) {
 			// The job still runs: try again rather than lose its state.
 			msg := c.st.Savepoint.Message
 			c.requestSavepoint(SavepointReasonUpdate)
@@ -139,15 +154,15 @@ func (c *cycle) driveUpdateStop(ctx context.Context) (stopReported, done bool, e
 	return ph == succeeded && c.st.Savepoint.Message == "", false, nil
 }
 
-// stopAgain asks again for the stop of a job that runs now (Flink refuses a stop-with-savepoint
-// of a job that is not RUNNING), within the update's bound; it reports whether it did.
+// stopAgain asks again, within the bound, for the stop of a job that runs now (Flink refuses one
+// that is not RUNNING); it reports whether it did.
 func (c *cycle) stopAgain(u flinkcluster.Upgrade) bool {
 	job, sp := c.job(), c.st.Savepoint
 	if !u.Stop || !c.flinkReportsRunning() || c.restoreChoice() != nil || c.restoresSpec() {
 		return false
 	}
 	ours := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
-	if ours && (sp.State != SavepointStateFailed || c.updateTooLong()) {
+	if ours && (sp.State != SavepointStateFailed || c.pastBound(u)) {
 		return false
 	}
 	c.requestSavepoint(SavepointReasonUpdate)
@@ -205,9 +220,8 @@ func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, 
 	return err
 }
 
-// updateReverted reports whether an update whose stop never took effect has nothing left to
-// do: spec back, no restore chosen, the JobManager still runs. A redeployWithoutHA is never
-// reverted: the job cannot run on safely.
+// updateReverted reports whether an update whose stop never took effect has nothing left to do
+// (spec back, no restore chosen, the JobManager runs); never a redeployWithoutHA.
 func (c *cycle) updateReverted() bool {
 	job := c.job()
 	if job.State != v1beta1.JobStateUpdating || c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.restoreChoice() != nil ||
@@ -220,12 +234,6 @@ func (c *cycle) updateReverted() bool {
 	sp := c.st.Savepoint
 	return sp == nil || sp.JobID != job.ID || sp.TriggerReason != SavepointReasonUpdate || sp.State == SavepointStateFailed ||
 		(sp.State == SavepointStateRequested && sp.TriggerTime == "")
-}
-
-// updateTooLong reports whether the stop has lasted past the wait bound: the user is asked instead.
-func (c *cycle) updateTooLong() bool {
-	cond := meta.FindStatusCondition(c.st.Conditions, ConditionUpdating)
-	return cond != nil && cond.Status == metav1.ConditionTrue && c.pastDeadline(cond.LastTransitionTime.Time, c.r.Options.WaitBound)
 }
 
 // startUpdate moves the job to Updating and asks for its final savepoint when u stops it.
@@ -259,131 +267,9 @@ func (c *cycle) flinkReportsRunning() bool {
 	return c.obs.flink != nil && c.obs.flink.Job != nil && c.obs.flink.Job.State == flinkclient.JobStateRunning
 }
 
-// restoreSource decides what the next deploy restores; ok is false when nothing confirms that
-// a savepoint holds the job's newest state, and the flow stops, leaving the old JobManager (and
-// a running job) alone. In order: the user's answer; a savepoint fromSavepoint names anew; the
-// final savepoint; for a deploy that never ran, what it restored; without an attempted stop, a
-// savepoint fresh under maxStateAgeToRestoreSeconds (the user's standing acceptance).
-// lastState: the next deploy restores Flink's HA store instead. halt is the wait or stop.
-func (c *cycle) restoreSource(u flinkcluster.Upgrade) (from string, lastState bool, halt *metav1.Condition) {
-	job := c.job()
-	if choice := c.restoreChoice(); choice != nil {
-		return *choice, false, nil
-	}
-	if from, ok := c.specRestore(); ok {
-		return from, false, nil
-	}
-	if job.FinalSavepoint && job.SavepointLocation != "" {
-		return job.SavepointLocation, false, nil
-	}
-	switch ran, known := c.jobRan(); {
-	case !known && !c.updateTooLong():
-		return "", false, waitCondition(ConditionReasonWaitingForFlinkAPI, "to learn whether job %s ran before choosing what the next deploy restores: %s", job.ID, c.obs.untrusted)
-	case known && !ran:
-		if job.ID == "" && c.fc.Spec.Job.FromSavepoint != nil {
-			return *c.fc.Spec.Job.FromSavepoint, false, nil
-		}
-		if ls := c.lastState(); job.FromCheckpoint || ls.ok {
-			// A last-state deploy restored the HA checkpoint store, which a deploy under the same job
-			// ID restores again; once it is gone, or Flink's version changes, only the user can say.
-			if ls.ok && u.NoLastState == "" {
-				return "", true, nil
-			}
-			if job.FromCheckpoint {
-				why := ls.why
-				if u.NoLastState != "" {
-					why = u.NoLastState
-				}
-				return "", false, savepointRequiredCondition(ConditionReasonHAMetadataMissing, "last-state deploy of job %s never ran, and its checkpoints in Flink's HA store cannot be restored (%s): the controller deploys nothing that would rewind the job",
-					job.ID, why)
-			}
-		}
-		return job.FromSavepoint, false, nil
-	}
-	sp := c.st.Savepoint
-	stopAttempted := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
-	if !stopAttempted && job.SavepointLocation != "" && flinkcluster.SavepointFresh(job, c.fc.Spec.Job, c.savepointAgeAt()) {
-		return job.SavepointLocation, false, nil
-	}
-	noLastState := u.NoLastState
-	// The last-state fallback (as the Flink Kubernetes operator's): a job that does not run cannot
-	// take a savepoint, but Flink's HA store holds its newest state.
-	if !c.flinkReportsRunning() && flinkcluster.KeepsState(c.fc.Spec.Job) {
-		switch ls := c.lastState(); {
-		case (ls.ok || ls.newerSavepoint) && c.obs.flink == nil && len(c.mayLeadPods()) > 0:
-			// No leader answered, but one may still run the job (a lost node's pod, until its lease
-			// ends): remove no JobManager that may; wait, bounded. A leader that answers runs all jobs.
-			return "", false, waitCondition(ConditionReasonWaitingForLeader, "job %s may still run on JobManager pod(s) %s: the last-state fallback waits until none may lead",
-				job.ID, podNames(c.mayLeadPods()))
-		case ls.ok && noLastState == "":
-			return "", true, nil
-		case ls.newerSavepoint:
-			return job.SavepointLocation, false, nil
-		case noLastState == "":
-			noLastState = ls.why
-		}
-	}
-	why := fmt.Sprintf("job %s has no confirmed final savepoint", job.ID)
-	if sp != nil && sp.JobID == job.ID && sp.Message != "" {
-		why += " (" + sp.Message + ")"
-	}
-	if job.SavepointLocation != "" {
-		why += fmt.Sprintf("; its last known savepoint %s may be older than its state", job.SavepointLocation)
-	}
-	if noLastState != "" {
-		why += "; no last-state redeploy: " + noLastState
-	}
-	return "", false, savepointRequiredCondition(ConditionReasonNoFinalSavepoint, "%s: the controller deploys nothing that would rewind the job", why)
-}
-
-// jobRan reports whether the current deploy's job ever ran, and whether that is known. A
-// JobManager that may be up but does not answer is unknown; one whose pods are gone counts as run.
-func (c *cycle) jobRan() (ran, known bool) {
-	job := c.job()
-	sp := c.st.Savepoint
-	if flinkcluster.Ran(job) || (job.ID != "" && c.obs.ha.jobGraphStored(job.ID)) ||
-		(sp != nil && job.ID != "" && sp.JobID == job.ID && sp.TriggerTime != "") {
-		// Seen running, submitted (graph in HA), or asked for a savepoint while RUNNING.
-		return true, true
-	}
-	if f := c.obs.flink; f != nil {
-		if j := f.Job; j != nil && j.State != flinkclient.JobStateInitializing && j.State != flinkclient.JobStateCreated {
-			return true, true
-		}
-		return false, true
-	}
-	switch {
-	case job.State == v1beta1.JobStatePending || job.State == v1beta1.JobStateDeployFailed:
-		return false, true
-	case job.DeployTime == "" && (c.obs.wl == nil || c.obs.wl.JobID != job.ID):
-		// A deploy recorded but never created (errRecordFirst), updated before its creation.
-		return false, true
-	case flinkcluster.Terminal(job.State):
-		// Ended unobserved (cancelled or failed while deploying): it may have run.
-		return true, true
-	}
-	for i := range c.obs.pods {
-		if state.MayLead(&c.obs.pods[i], c.obs.ha.leader, c.now) {
-			return false, false
-		}
-	}
-	// Nothing left says it did not run: taking it for "never ran" would redeploy from the
-	// deploy's own restore point and rewind the job.
-	return true, true
-}
-
-// savepointAgeAt is now for a job that may still run, its end for one that ended.
-func (c *cycle) savepointAgeAt() time.Time {
-	if job := c.job(); job.CompletionTime != nil {
-		return job.CompletionTime.Time
-	}
-	return c.now
-}
-
-// confirmStopEnded checks, before the JobManager is replaced, that the stop whose savepoint is
-// recorded ended the job: a stop can take its savepoint and fail, and the restarted job builds
-// state that deleting the JobManager would lose. A job still listed is stopped again; while no
-// trusted JobManager answers, the update waits. It reports whether the update may go on.
+// confirmStopEnded reports whether the stop ended the job: one can take its savepoint and fail,
+// and the restarted job builds state a replaced JobManager would lose. A job still listed is
+// stopped again; while no trusted JobManager answers, the update waits.
 func (c *cycle) confirmStopEnded() bool {
 	job := c.job()
 	if c.restoreChoice() != nil || !job.FinalSavepoint || job.SavepointLocation == "" {
@@ -425,13 +311,9 @@ func (c *cycle) confirmStopEnded() bool {
 	return true
 }
 
-// specRestore is the savepoint fromSavepoint asks this update to restore
-// (flinkcluster.UpdateRestore, the webhook's rule too, so that it admits no update this stops).
+// specRestore is the savepoint fromSavepoint asks this update to restore (as the webhook reads it).
 func (c *cycle) specRestore() (string, bool) {
-	if c.st.Revision.CurrentRevision == c.st.Revision.NextRevision {
-		return "", false
-	}
-	return flinkcluster.UpdateRestore(c.job(), c.fc.Spec.Job)
+	return flinkcluster.RevisionRestore(c.st, c.fc.Spec.Job)
 }
 
 func (c *cycle) restoresSpec() bool {

@@ -13,6 +13,8 @@ const (
 	SavepointReasonGeneration = "savepoint-generation"
 	// SavepointReasonScheduled: spec.job.autoSavepointSeconds passed.
 	SavepointReasonScheduled = "scheduled"
+	// SavepointReasonUpdate: an update's stop-with-savepoint.
+	SavepointReasonUpdate = "update"
 )
 
 // SavepointRetryInterval is how long a failed requested or scheduled savepoint waits for its

@@ -18,8 +18,7 @@ const (
 	UpgradeLastState UpgradeHow = "LastState"
 	// UpgradeStateless deploys the next revision from empty state.
 	UpgradeStateless UpgradeHow = "Stateless"
-	// UpgradeWait decides nothing yet: a safe choice cannot be had now (a restart, a checkpoint in
-	// progress); the caller waits, bounded, and decides again.
+	// UpgradeWait decides nothing yet (a restart, a checkpoint in progress): wait, bounded.
 	UpgradeWait UpgradeHow = "Wait"
 )
 
@@ -35,9 +34,57 @@ type Upgrade struct {
 	NoLastState string
 	// Refused is set when the way the upgrade mode asks for was refused; the user is told why.
 	Refused bool
-	// EmptyState is set when the next deploy restores nothing: the running job's state is thrown
-	// away, which the admission policy asks the user to confirm.
+	// EmptyState: the next deploy restores nothing, which the admission policy asks to confirm.
 	EmptyState bool
+	// PastBound is set once the update has waited past its bound: a wait becomes the savepoint
+	// way, and a failed stop is not asked again. Until is when the bound passes, while it has not.
+	PastBound bool
+	Until     time.Time
+}
+
+func planAnswer(choice, noLastState string) Upgrade {
+	return Upgrade{How: UpgradeSavepoint, Why: "the user's restore answer", NoLastState: noLastState, EmptyState: choice == ""}
+}
+
+func planSavepoint(stop bool, why, noLastState string) Upgrade {
+	return Upgrade{How: UpgradeSavepoint, Stop: stop, Why: why, NoLastState: noLastState}
+}
+
+func planStop(why, noLastState string) Upgrade { return planSavepoint(true, why, noLastState) }
+
+func planLastState(why string) Upgrade { return Upgrade{How: UpgradeLastState, Why: why} }
+
+func planStateless() Upgrade {
+	return Upgrade{How: UpgradeStateless, Why: "upgradeMode stateless: empty state, as asked", NoLastState: "upgradeMode stateless", EmptyState: true}
+}
+
+func planWait(why, noLastState string) Upgrade {
+	return Upgrade{How: UpgradeWait, Why: why, NoLastState: noLastState}
+}
+
+// refused marks a plan that does not go the way the upgrade mode asks.
+func (u Upgrade) refused() Upgrade {
+	u.Refused = true
+	return u
+}
+
+// bounded applies the update's wait bound: past it a wait takes the savepoint way, and a job
+// that runs is stopped with a savepoint, as one whose newest checkpoint is too old.
+func (u Upgrade) bounded(obs UpgradeObservation, now time.Time) Upgrade {
+	until, past := obs.bound(now)
+	switch {
+	case !past:
+		u.Until = until
+	case u.How == UpgradeWait:
+		u.How, u.PastBound, u.Stop = UpgradeSavepoint, true, obs.FlinkJobState == FlinkJobRunning
+		u.Why += fmt.Sprintf("; the update has waited past the wait bound %s", obs.WaitBound)
+		if u.Stop {
+			u.Why += ": the running job is stopped with a savepoint"
+		}
+	default:
+		u.PastBound = true
+	}
+	return u
 }
 
 // SavepointUpgrades reports whether the job carries its state by savepoints (the default mode).
@@ -52,8 +99,7 @@ var modeKeepsState = map[v1beta1.UpgradeMode]bool{
 	v1beta1.UpgradeModeStateless: false,
 }
 
-// KeepsState reports whether the upgrade mode keeps state; an unknown one does (nothing is
-// thrown away on a guess).
+// KeepsState reports whether the upgrade mode keeps state; an unknown one does (no guess loses state).
 func KeepsState(j *v1beta1.JobSpec) bool {
 	keeps, known := modeKeepsState[j.GetUpgradeMode()]
 	return keeps || !known
@@ -70,7 +116,9 @@ func NeedsCheckpointTimes(spec *v1beta1.FlinkClusterSpec, obs UpgradeObservation
 
 // Flink's job states (org.apache.flink.api.common.JobStatus) that PlanUpgrade reads.
 const (
-	FlinkJobRunning = "RUNNING"
+	FlinkJobRunning      = "RUNNING"
+	flinkJobInitializing = "INITIALIZING"
+	flinkJobCreated      = "CREATED"
 )
 
 // transientFlinkStates are job states Flink leaves by itself: stop-with-savepoint needs RUNNING,
@@ -94,12 +142,38 @@ type UpgradeObservation struct {
 	FlinkAnswered bool
 	// FlinkJobState is the job's state as a trusted JobManager reports it ("" when unknown).
 	FlinkJobState string
-	// MayStillRun: no JobManager answers, but one may still run the job.
-	MayStillRun bool
+	// FlinkSilence says why no trusted JobManager answered ("" when one did).
+	FlinkSilence string
+	// MayRunOn: JobManager pods that may still run the job; PodMayLead: a pod may still lead.
+	MayRunOn   []string
+	PodMayLead bool
+	// JobGraphStored: Flink's HA store holds the current job's graph (it was submitted).
+	JobGraphStored bool
+	// WorkloadOfJob: a JobManager workload of the current job's ID exists.
+	WorkloadOfJob bool
 	// LastState is what Flink's HA store offers a last-state redeploy.
 	LastState LastStateOffer
 	// Checkpoints is read only when NeedsCheckpointTimes.
 	Checkpoints *CheckpointTimes
+	// UpdatingSince is when the running update began (zero: none runs); WaitBound bounds its
+	// waits (zero: unbounded, as the webhook asks).
+	UpdatingSince time.Time
+	WaitBound     time.Duration
+}
+
+// mayStillRun: no JobManager answers, but one may still run the job.
+func (o UpgradeObservation) mayStillRun() bool { return !o.FlinkAnswered && len(o.MayRunOn) > 0 }
+
+// bound is when the update's wait bound passes, and whether it has at now.
+func (o UpgradeObservation) bound(now time.Time) (until time.Time, past bool) {
+	if o.UpdatingSince.IsZero() || o.WaitBound <= 0 {
+		return time.Time{}, false
+	}
+	until = o.UpdatingSince.Add(o.WaitBound)
+	if now.After(until) {
+		return time.Time{}, true
+	}
+	return until, false
 }
 
 // LastStateOffer is what Flink's HA store offers a last-state redeploy of the current job.
@@ -108,6 +182,8 @@ type LastStateOffer struct {
 	Available bool
 	// Checkpoint is the newest checkpoint ID stored.
 	Checkpoint int64
+	// NewerSavepoint: the job's last savepoint is newer than every stored checkpoint.
+	NewerSavepoint bool
 	// Why says why Available is false.
 	Why string
 }
@@ -121,9 +197,13 @@ type CheckpointTimes struct {
 }
 
 // PlanUpgrade decides how an update carries the job's state, in the order of the Flink
-// Kubernetes operator's getJobUpgrade. Under last-state a flinkVersion change needs a
-// savepoint: a new Flink does not read the old one's HA checkpoint handles.
+// Kubernetes operator's getJobUpgrade, bounded by the update's wait bound. Under last-state a
+// flinkVersion change needs a savepoint: a new Flink does not read the old one's HA handles.
 func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterStatus, obs UpgradeObservation, now time.Time) Upgrade {
+	return planUpgrade(spec, status, obs, now).bounded(obs, now)
+}
+
+func planUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterStatus, obs UpgradeObservation, now time.Time) Upgrade {
 	var job *v1beta1.JobStatus
 	if status != nil {
 		job = status.Components.Job
@@ -136,39 +216,35 @@ func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterSta
 	noLastState := LastStateUnavailable(spec, job, obs)
 	switch {
 	case obs.RestoreChoice != nil:
-		return Upgrade{How: UpgradeSavepoint, Why: "the user's restore answer", NoLastState: noLastState, EmptyState: *obs.RestoreChoice == ""}
+		return planAnswer(*obs.RestoreChoice, noLastState)
 	case obs.StopInFlight:
-		return Upgrade{How: UpgradeSavepoint, Stop: true, Why: "the update's stop-with-savepoint is under way", NoLastState: noLastState}
+		return planStop("the update's stop-with-savepoint is under way", noLastState)
 	}
 	switch jobSpec.GetUpgradeMode() {
 	case v1beta1.UpgradeModeStateless:
-		return Upgrade{How: UpgradeStateless, Why: "upgradeMode stateless: empty state, as asked", NoLastState: "upgradeMode stateless", EmptyState: true}
+		return planStateless()
 	case v1beta1.UpgradeModeLastState:
 		if from, to, changed := versionChange(spec, job); changed {
 			why := fmt.Sprintf("flinkVersion changes from %s to %s: Flink %s does not read the HA checkpoint handles of Flink %s", from, to, to, from)
 			if running {
-				return Upgrade{How: UpgradeSavepoint, Stop: TakesSavepointOnUpdate(jobSpec), Why: why + ", so the job is stopped with a savepoint", NoLastState: noLastState, Refused: true}
+				return planSavepoint(TakesSavepointOnUpdate(jobSpec), why+", so the job is stopped with a savepoint", noLastState).refused()
 			}
-			return Upgrade{How: UpgradeWait, Why: why + ": waiting for the job to run to stop it with a savepoint", NoLastState: noLastState, Refused: true}
+			return planWait(why+": waiting for the job to run to stop it with a savepoint", noLastState).refused()
 		}
 		if noLastState != "" {
-			u := savepointUpgrade(jobSpec, job, obs, "last-state is not possible: "+noLastState, noLastState)
-			u.Refused = true
-			return u
+			return savepointUpgrade(jobSpec, job, obs, "last-state is not possible: "+noLastState, noLastState).refused()
 		}
 		if maxAge, bounded := LastStateMaxCheckpointAge(spec.FlinkProperties); bounded {
 			switch {
 			case running:
 				return lastStateByAge(obs.Checkpoints, maxAge, now)
-			case obs.FlinkJobState == "" && obs.MayStillRun:
+			case obs.FlinkJobState == "" && obs.mayStillRun():
 				// A JobManager may run on with a checkpoint older than the bound, of unknown age.
-				u := savepointUpgrade(jobSpec, job, obs, "the Flink REST API does not answer while a JobManager may still run the job: the age of its newest checkpoint cannot be read",
-					"the age of the newest checkpoint cannot be read")
-				u.Refused = true
-				return u
+				return savepointUpgrade(jobSpec, job, obs, "the Flink REST API does not answer while a JobManager may still run the job: the age of its newest checkpoint cannot be read",
+					"the age of the newest checkpoint cannot be read").refused()
 			}
 		}
-		return Upgrade{How: UpgradeLastState, Why: fmt.Sprintf("upgradeMode last-state: the newest checkpoint %d of Flink's HA store", obs.LastState.Checkpoint)}
+		return planLastState(fmt.Sprintf("upgradeMode last-state: the newest checkpoint %d of Flink's HA store", obs.LastState.Checkpoint))
 	}
 	return savepointUpgrade(jobSpec, job, obs, "upgradeMode savepoint", noLastState)
 }
@@ -183,12 +259,12 @@ func savepointUpgrade(jobSpec *v1beta1.JobSpec, job *v1beta1.JobStatus, obs Upgr
 		if takes {
 			why += ": the running job is stopped with a savepoint"
 		}
-		return Upgrade{How: UpgradeSavepoint, Stop: takes, Why: why, NoLastState: noLastState}
+		return planSavepoint(takes, why, noLastState)
 	case takes && TransientFlinkState(obs.FlinkJobState):
-		return Upgrade{How: UpgradeWait, Why: fmt.Sprintf("%s: Flink reports the job %s, and stop-with-savepoint needs it RUNNING: waiting until it runs (or ends)",
-			why, obs.FlinkJobState), NoLastState: noLastState}
+		return planWait(fmt.Sprintf("%s: Flink reports the job %s, and stop-with-savepoint needs it RUNNING: waiting until it runs (or ends)",
+			why, obs.FlinkJobState), noLastState)
 	}
-	return Upgrade{How: UpgradeSavepoint, Why: why, NoLastState: noLastState}
+	return planSavepoint(false, why, noLastState)
 }
 
 // lastStateByAge decides last-state under a max checkpoint age, from the newest completed
@@ -199,7 +275,7 @@ func lastStateByAge(cps *CheckpointTimes, maxAge time.Duration, now time.Time) U
 	within := func(t time.Time) bool { return !t.IsZero() && now.Sub(t) < maxAge }
 	stop := func(why string) Upgrade {
 		why = "not a last-state update: " + why + "; the job is stopped with a savepoint instead"
-		return Upgrade{How: UpgradeSavepoint, Stop: true, Why: why, NoLastState: why, Refused: true}
+		return planStop(why, why).refused()
 	}
 	switch {
 	case cps == nil:
@@ -207,11 +283,11 @@ func lastStateByAge(cps *CheckpointTimes, maxAge time.Duration, now time.Time) U
 	case cps.Err != nil:
 		return stop(fmt.Sprintf("the age of its newest checkpoint cannot be read (%v)", cps.Err))
 	case within(cps.LatestCompleted):
-		return Upgrade{How: UpgradeLastState, Why: fmt.Sprintf("upgradeMode last-state: the newest checkpoint was triggered %s ago, within %s %s",
-			now.Sub(cps.LatestCompleted).Round(time.Second), PropertyLastStateMaxCheckpointAge, maxAge)}
+		return planLastState(fmt.Sprintf("upgradeMode last-state: the newest checkpoint was triggered %s ago, within %s %s",
+			now.Sub(cps.LatestCompleted).Round(time.Second), PropertyLastStateMaxCheckpointAge, maxAge))
 	case within(cps.Pending):
-		return Upgrade{How: UpgradeWait, Why: fmt.Sprintf("upgradeMode last-state: no checkpoint triggered within %s %s has completed, and one triggered %s ago is in progress: waiting for it",
-			PropertyLastStateMaxCheckpointAge, maxAge, now.Sub(cps.Pending).Round(time.Second))}
+		return planWait(fmt.Sprintf("upgradeMode last-state: no checkpoint triggered within %s %s has completed, and one triggered %s ago is in progress: waiting for it",
+			PropertyLastStateMaxCheckpointAge, maxAge, now.Sub(cps.Pending).Round(time.Second)), "")
 	case cps.RestoredOnly:
 		return stop("the job has completed no checkpoint since the one it restored, whose age Flink does not report")
 	case cps.LatestCompleted.IsZero():

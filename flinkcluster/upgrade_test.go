@@ -222,7 +222,7 @@ func TestPlanUpgrade(t *testing.T) {
 		{
 			name:    "last-state, max age: no word from Flink while a JobManager may run the job takes the savepoint way",
 			cluster: bounded(),
-			obs:     flinkcluster.UpgradeObservation{MayStillRun: true, LastState: offer},
+			obs:     flinkcluster.UpgradeObservation{MayRunOn: []string{"wc-jobmanager-0"}, LastState: offer},
 			wantHow: flinkcluster.UpgradeSavepoint, wantStop: true, wantWhy: "does not answer", wantNoLastState: "cannot be read",
 		},
 		{
@@ -303,4 +303,11 @@ func TestPlanUpgradeSaysWhenTheModeIsRefused(t *testing.T) {
 	tooOld := running
 	tooOld.Checkpoints = &flinkcluster.CheckpointTimes{LatestCompleted: now.Add(-time.Hour)}
 	assert.True(t, flinkcluster.PlanUpgrade(&newSpec().lastState().maxAge("10min").s, st, tooOld, now).Refused, "a checkpoint too old")
+}
+
+func (c *clusterSpec) fromSavepoint(p string) *clusterSpec { c.s.Job.FromSavepoint = &p; return c }
+
+func (c *clusterSpec) maxStateAge(d time.Duration) *clusterSpec {
+	c.s.Job.MaxStateAgeToRestoreSeconds = ptr.To(int32(d / time.Second))
+	return c
 }

@@ -164,8 +164,7 @@ func (b *exceptionsBody) list() []Exception {
 	return nil
 }
 
-// SortNewestFirst orders exceptions by descending timestamp, keeping the given order among
-// equal timestamps.
+// SortNewestFirst orders exceptions newest first, stably.
 func SortNewestFirst(exceptions []Exception) {
 	slices.SortStableFunc(exceptions, func(a, b Exception) int {
 		switch {
@@ -273,9 +272,7 @@ func (c *HTTPClient) SavepointStatus(ctx context.Context, jobID, triggerID strin
 	return st, nil
 }
 
-// operationAnswer is what Flink's status handlers of asynchronous operations answer
-// (AsynchronousOperationResult): a queue status and, once completed, the operation's
-// result, a savepoint's location or the failure's cause.
+// operationAnswer is an AsynchronousOperationResult: a queue status and, once completed, a result.
 type operationAnswer struct {
 	Status struct {
 		ID string `json:"id"`
@@ -289,10 +286,8 @@ type operationAnswer struct {
 	} `json:"operation"`
 }
 
-// operationStatus polls the asynchronous operation at path (a savepoint or stop trigger, a
-// savepoint disposal); a disposal has no location. A failure is told by its stack trace's first line, else its class,
-// else failed: Flink may send a failure cause with neither, and a completed operation must
-// still read as failed then.
+// operationStatus polls an asynchronous operation at path. A failure cause may come with neither a
+// stack trace nor a class, and must still read as failed.
 func (c *HTTPClient) operationStatus(ctx context.Context, path, failed string) (*SavepointStatus, error) {
 	var out operationAnswer
 	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
@@ -417,7 +412,6 @@ func checkID(kind, id string) error {
 	return nil
 }
 
-// checkTriggerID accepts an empty trigger ID (Flink picks one) or Flink's TriggerId format.
 func checkTriggerID(id string) error {
 	if id != "" && !IsID(id) {
 		return fmt.Errorf("invalid trigger id %q: want 32 hexadecimal characters", id)
@@ -425,8 +419,7 @@ func checkTriggerID(id string) error {
 	return nil
 }
 
-// IsID reports whether s has the form of Flink's IDs (JobID, ApplicationID, TriggerId: an
-// AbstractID printed as 32 hexadecimal characters).
+// IsID reports whether s has the form of Flink's IDs (an AbstractID: 32 hexadecimal characters).
 func IsID(s string) bool {
 	if len(s) != 32 {
 		return false
@@ -435,15 +428,13 @@ func IsID(s string) bool {
 	return err == nil
 }
 
-// NewID returns a random ID in Flink's format (32 lowercase hexadecimal characters), for job
-// and trigger IDs chosen by the controller.
+// NewID returns a random ID in Flink's format, for the job and trigger IDs the controller picks.
 func NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+).
 	return hex.EncodeToString(b[:])
 }
 
-// firstLine returns s up to its first line break, at most max bytes.
 func firstLine(s string, max int) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	s = strings.TrimSpace(s)

@@ -1,7 +1,6 @@
 // Package flinkclient is a small client of the Flink REST API: the calls the controller needs
-// to follow an application-mode job (job list and details, exceptions, savepoints,
-// stop-with-savepoint, checkpoint statistics, cancel) and, on Flink 2.3 and later, the
-// application status. Field names follow Flink's REST message classes, named on each type.
+// to follow an application-mode job and, on Flink 2.3+, its application. Field names follow
+// Flink's REST message classes, named on each type.
 package flinkclient
 
 import (
@@ -27,8 +26,7 @@ const (
 	JobStateReconciling  = "RECONCILING"
 )
 
-// Application states (ApplicationState, Flink 2.3+, FLIP-549). Note the spelling: the
-// transitional state is CANCELLING, the terminal one CANCELED, as for jobs.
+// Application states (ApplicationState, Flink 2.3+): CANCELLING, then CANCELED, as for jobs.
 const (
 	ApplicationStateCreated    = "CREATED"
 	ApplicationStateRunning    = "RUNNING"
@@ -39,13 +37,12 @@ const (
 	ApplicationStateFinished   = "FINISHED"
 )
 
-// ApplicationDriverJobName is the name of the FAILED job Flink reports when an application's
-// main() throws and execution.submit-failed-job-on-application-error is true.
+// ApplicationDriverJobName names the FAILED job Flink lists when main() throws
+// (execution.submit-failed-job-on-application-error).
 const ApplicationDriverJobName = "(application driver)"
 
-// NotExternallyAddressable is the external_path Flink reports for a checkpoint whose metadata
-// is not persisted (NonPersistentMetadataCheckpointStorageLocation.EXTERNAL_POINTER): such a
-// checkpoint cannot be restored from.
+// NotExternallyAddressable is the external_path of a checkpoint whose metadata is not
+// persisted, which cannot be restored from.
 const NotExternallyAddressable = "<checkpoint-not-externally-addressable>"
 
 // Asynchronous operation states (savepoint and stop-with-savepoint status).
@@ -54,8 +51,7 @@ const (
 	OperationCompleted  = "COMPLETED"
 )
 
-// ErrNotFound is returned when Flink answers 404: an unknown job, trigger or, on Flink before
-// 2.3, the whole application API.
+// ErrNotFound is Flink's 404: an unknown job or trigger, or before 2.3 the application API.
 var ErrNotFound = errors.New("not found")
 
 // Client is what the controller asks the Flink REST API. Every call is bounded by ctx.
@@ -64,54 +60,35 @@ type Client interface {
 	ListJobs(ctx context.Context) ([]Job, error)
 	// GetJob returns one job.
 	GetJob(ctx context.Context, jobID string) (*Job, error)
-	// GetExceptions returns the job's most recent failures, sorted newest first by timestamp.
+	// GetExceptions returns the job's recent failures, newest first.
 	GetExceptions(ctx context.Context, jobID string) ([]Exception, error)
-	// TriggerSavepoint starts a savepoint that leaves the job running; it returns the trigger
-	// ID. With req.TriggerID set, Flink treats a repeated call as the same operation.
+	// TriggerSavepoint starts a savepoint that leaves the job running; it returns the trigger ID.
 	TriggerSavepoint(ctx context.Context, jobID string, req SavepointRequest) (string, error)
-	// StopWithSavepoint starts a savepoint that stops the job once taken; it returns the
-	// trigger ID. With req.TriggerID set, a repeated call does not stop the job twice.
+	// StopWithSavepoint starts a savepoint that stops the job and returns its trigger ID.
 	StopWithSavepoint(ctx context.Context, jobID string, req SavepointRequest) (string, error)
-	// SavepointStatus returns the state of a savepoint or stop-with-savepoint trigger. Flink
-	// forgets results after rest.async.store-duration (and on a JobManager restart): the
-	// error then wraps ErrNotFound.
+	// SavepointStatus returns a trigger's state; after rest.async.store-duration, ErrNotFound.
 	SavepointStatus(ctx context.Context, jobID, triggerID string) (*SavepointStatus, error)
-	// GetCheckpoints returns the job's checkpoint statistics, including the latest completed
-	// checkpoint and savepoint: where a lost savepoint result can be recovered from.
+	// GetCheckpoints returns the job's checkpoint statistics, which hold a lost savepoint result.
 	GetCheckpoints(ctx context.Context, jobID string) (*Checkpoints, error)
-	// CancelJob cancels a job without a savepoint (PATCH /jobs/:jobid?mode=cancel). Flink
-	// answers 409 (an *HTTPError) for a job that already ended otherwise.
+	// CancelJob cancels a job without a savepoint (409 once the job ended).
 	CancelJob(ctx context.Context, jobID string) error
-	// ListApplications returns the applications (Flink 2.3+). Older versions answer 404:
-	// the error then wraps ErrNotFound, and callers treat it as "no application status".
+	// ListApplications returns the applications (Flink 2.3+; ErrNotFound before).
 	ListApplications(ctx context.Context) ([]Application, error)
 	// GetApplication returns one application with its jobs (Flink 2.3+; 404 before).
 	GetApplication(ctx context.Context, applicationID string) (*Application, error)
-	// CancelApplication cancels an application and its jobs (Flink 2.3+; 404 before, 409 for
-	// an application that already ended otherwise).
+	// CancelApplication cancels an application and its jobs (409 once it ended).
 	CancelApplication(ctx context.Context, applicationID string) error
-	// GetApplicationExceptions returns an application's failures, sorted newest first by
-	// timestamp (Flink 2.3+; the handler itself does not order them).
+	// GetApplicationExceptions returns an application's failures, newest first (sorted here).
 	GetApplicationExceptions(ctx context.Context, applicationID string) ([]Exception, error)
-	// DisposeSavepoint asks the Dispatcher to dispose of a savepoint (POST
-	// /savepoint-disposal, SavepointDisposalRequest): it removes the savepoint's metadata and
-	// state files. It returns the trigger ID; the request carries none of the caller's, so a
-	// repeated call is a second disposal (of a savepoint that may be gone by then).
+	// DisposeSavepoint deletes a savepoint; Flink picks the trigger ID, so a retry disposes again.
 	DisposeSavepoint(ctx context.Context, savepointPath string) (string, error)
-	// DisposalStatus returns the state of a disposal (GET /savepoint-disposal/:triggerid,
-	// AsynchronousOperationResult<AsynchronousOperationInfo>). The result lives in the
-	// Dispatcher that took the request: after rest.async.store-duration, or once another
-	// JobManager answers, the error wraps ErrNotFound.
+	// DisposalStatus returns a disposal's state, known only to the Dispatcher that took it.
 	DisposalStatus(ctx context.Context, triggerID string) (*OperationStatus, error)
-	// ShutdownCluster ends the JobManager (DELETE /cluster, ShutdownHandler): the leader's
-	// Dispatcher completes its shutdown future with ApplicationStatus.SUCCEEDED, and the
-	// entrypoint cleans up the cluster's HA data and exits with that status's exit code, 0,
-	// whatever state the cluster's jobs ended in. Flink answers 200 before the process exits.
+	// ShutdownCluster (DELETE /cluster) cleans up the HA data and exits 0 whatever the jobs' ends.
 	ShutdownCluster(ctx context.Context) error
 }
 
-// OperationStatus is the state of an asynchronous operation without a result (a savepoint
-// disposal).
+// OperationStatus is the state of an operation without a result (a savepoint disposal).
 type OperationStatus struct {
 	// State is IN_PROGRESS or COMPLETED.
 	State string
@@ -125,75 +102,65 @@ func (s *OperationStatus) Completed() bool { return s != nil && s.State == Opera
 // Succeeded reports whether the operation finished without a failure.
 func (s *OperationStatus) Succeeded() bool { return s.Completed() && s.FailureCause == "" }
 
-// Job is a Flink job as listed by /jobs/overview (JobDetails) or returned by /jobs/:jobid
-// (JobDetailsInfo). Times are epoch milliseconds; EndTime is -1 while the job runs.
+// Job is a Flink job (JobDetails, JobDetailsInfo); times are epoch ms, EndTime -1 while running.
 type Job struct {
 	ID        string `json:"jid"`
 	Name      string `json:"name"`
 	State     string `json:"state"`
 	StartTime int64  `json:"start-time"`
 	EndTime   int64  `json:"end-time"`
-	// ApplicationID is the owning application (JobDetailsInfo "application-id", Flink 2.3+;
-	// empty before and in the job overview).
+	// ApplicationID is the owning application (Flink 2.3+, not in the job overview).
 	ApplicationID string `json:"application-id,omitempty"`
 }
 
-// Application is a Flink 2.3+ application, from /applications/overview (ApplicationDetails:
-// "jobs" maps a job state to a count) or /applications/:id (ApplicationDetailsInfo: "jobs"
-// lists JobDetails). Decoding accepts both shapes and fills JobCounts either way.
+// Application is a Flink 2.3+ application (its "jobs" a count by state, or a list of jobs).
 type Application struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Status    string `json:"status"`
 	StartTime int64  `json:"start-time"`
 	EndTime   int64  `json:"end-time"`
-	// JobCounts maps a job state to the number of the application's jobs in it.
+
 	JobCounts map[string]int `json:"-"`
-	// Jobs are the application's jobs; only /applications/:id lists them.
+	// Jobs are listed by /applications/:id only.
 	Jobs []Job `json:"-"`
 }
 
-// Exception is one entry of a job's or an application's exception history
-// (JobExceptionsInfoWithHistory, ApplicationExceptionsInfoWithHistory).
+// Exception is one entry of a job's or an application's exception history.
 type Exception struct {
 	Name       string `json:"exceptionName"`
 	StackTrace string `json:"stacktrace"`
-	// Timestamp is when the failure happened, epoch milliseconds.
+	// Timestamp is in epoch ms.
 	Timestamp int64 `json:"timestamp"`
-	// TaskName is the failing task, when the failure is a task's.
+
 	TaskName string `json:"taskName,omitempty"`
-	// JobID is the failing job in an application's history; empty for a failure of main().
+	// JobID is the failing job in an application's history; empty for main()'s failure.
 	JobID string `json:"jobId,omitempty"`
 }
 
-// SavepointRequest says where and in which format a savepoint is written, and under which
-// trigger ID.
+// SavepointRequest says where, in which format and under which trigger ID to take a savepoint.
 type SavepointRequest struct {
 	// TargetDirectory is the savepoint directory; empty uses Flink's state.savepoints.dir.
 	TargetDirectory string
 	// FormatType is CANONICAL or NATIVE; empty uses Flink's default.
 	FormatType string
-	// TriggerID makes the trigger idempotent: 32 hexadecimal characters, chosen (and recorded)
-	// by the caller before the call, so that a retry after a lost answer or a lost status
-	// write asks about the same operation instead of starting another. Empty lets Flink pick.
+	// TriggerID (32 hex characters, recorded by the caller before the call) makes a retry after
+	// a lost answer or status write ask about the same operation; empty lets Flink pick.
 	TriggerID string
 }
 
-// Checkpoints is the part of /jobs/:jobid/checkpoints (CheckpointingStatistics) the
-// controller reads.
+// Checkpoints is what the controller reads of CheckpointingStatistics.
 type Checkpoints struct {
 	Counts CheckpointCounts  `json:"counts"`
 	Latest LatestCheckpoints `json:"latest"`
-	// History lists the recent checkpoints, newest first (web.checkpoints.history entries).
+	// History lists the recent checkpoints, newest first.
 	History []Checkpoint `json:"history"`
 }
 
-// CheckpointInProgress is the status of a checkpoint Flink has triggered and not yet completed
-// or failed (CheckpointStatsStatus.IN_PROGRESS).
+// CheckpointInProgress is the status of a checkpoint neither completed nor failed.
 const CheckpointInProgress = "IN_PROGRESS"
 
-// InProgress returns the checkpoint in progress, nil when none: the newest history entry, as
-// Flink triggers one checkpoint after another (the Flink Kubernetes operator reads it so).
+// InProgress returns the checkpoint in progress (the newest; Flink takes one at a time), or nil.
 func (c *Checkpoints) InProgress() *Checkpoint {
 	if c == nil || len(c.History) == 0 || c.History[0].Status != CheckpointInProgress {
 		return nil
@@ -222,14 +189,14 @@ type LatestCheckpoints struct {
 type Checkpoint struct {
 	ID     int64  `json:"id"`
 	Status string `json:"status"`
-	// IsSavepoint tells a savepoint from a checkpoint.
+
 	IsSavepoint bool `json:"is_savepoint"`
-	// TriggerTimestamp and LatestAckTimestamp are epoch milliseconds.
+	// Timestamps are epoch ms.
 	TriggerTimestamp   int64 `json:"trigger_timestamp"`
 	LatestAckTimestamp int64 `json:"latest_ack_timestamp"`
-	// ExternalPath is where a completed (or restored) checkpoint can be restored from.
+
 	ExternalPath string `json:"external_path"`
-	// Discarded is true once Flink deleted a completed checkpoint's data.
+	// Discarded: Flink deleted the checkpoint's data.
 	Discarded bool `json:"discarded"`
 	// RestoreTimestamp is set on the restored entry.
 	RestoreTimestamp int64 `json:"restore_timestamp"`
@@ -238,8 +205,7 @@ type Checkpoint struct {
 	FailureMessage   string `json:"failure_message"`
 }
 
-// Restorable reports whether a completed checkpoint or savepoint can be restored from: it
-// has an external path that Flink persisted and has not discarded.
+// Restorable reports whether a checkpoint has a persisted, undiscarded external path.
 func (c *Checkpoint) Restorable() bool {
 	return c != nil && c.ExternalPath != "" && c.ExternalPath != NotExternallyAddressable && !c.Discarded
 }
@@ -288,9 +254,7 @@ func IsTerminalJobState(state string) bool {
 	return false
 }
 
-// UnmarshalJSON decodes both application shapes: "jobs" as a map from state to count
-// (ApplicationDetails, /applications/overview) or as a list of jobs (ApplicationDetailsInfo,
-// /applications/:id).
+// UnmarshalJSON decodes both application shapes.
 func (a *Application) UnmarshalJSON(data []byte) error {
 	type plain Application
 	var raw struct {
@@ -322,7 +286,7 @@ func (a *Application) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// MarshalJSON writes the overview shape (ApplicationDetails): "jobs" maps a state to a count.
+// MarshalJSON writes the overview shape.
 func (a Application) MarshalJSON() ([]byte, error) {
 	type plain Application
 	counts := a.JobCounts

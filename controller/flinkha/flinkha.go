@@ -1,11 +1,6 @@
-// Package flinkha reads and writes the metadata that Flink's Kubernetes high-availability
-// services keep in ConfigMaps (KubernetesLeaderElectionHaServices, Flink 1.15 and later: one
-// leader election per JobManager process): which ConfigMaps belong to a cluster, who leads,
-// at which address, and which job graphs a new JobManager would recover.
-//
-// The names, labels, keys and value formats are Flink's, read from its sources; each is
-// documented with the Flink class that defines it. The functions are pure: they take and
-// return ConfigMaps, and never call the API server.
+// Package flinkha reads and writes what Flink's Kubernetes HA services (1.15+) keep in
+// ConfigMaps: who leads where, and which job graphs a new JobManager would recover. Names,
+// keys and formats are Flink's, named by their Flink class; nothing here calls the API server.
 package flinkha
 
 import (
@@ -25,10 +20,7 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// Labels Flink puts on its HA ConfigMaps (KubernetesUtils.getConfigMapLabels, on top of
-// KubernetesUtils.getCommonLabels). Flink 1.x adds configmap-type: high-availability; Flink 2
-// does not (its getConfigMapLabels returns the common labels alone), so the controller
-// selects by the common labels and tells HA ConfigMaps apart by name (IsHAConfigMap).
+// Labels Flink puts on its HA ConfigMaps; only Flink 1.x adds configmap-type.
 const (
 	// LabelType is Constants.LABEL_TYPE_KEY.
 	LabelType = "type"
@@ -42,53 +34,39 @@ const (
 	LabelConfigMapTypeHA = "high-availability"
 )
 
-// LeaderAnnotation is the annotation holding the leader election record on the cluster
-// ConfigMap (KubernetesLeaderElector.LEADER_ANNOTATION_KEY; the record is written by the
-// fabric8 ConfigMapLock: LeaderElectionRecord).
+// LeaderAnnotation holds the election record (KubernetesLeaderElector.LEADER_ANNOTATION_KEY).
 const LeaderAnnotation = "control-plane.alpha.kubernetes.io/leader"
 
-// Data keys of the HA ConfigMaps.
 const (
-	// LeaderKeyPrefix prefixes a component's leader information in the cluster ConfigMap
-	// (KubernetesUtils.LEADER_PREFIX, KubernetesUtils.createSingleLeaderKey).
+	// LeaderKeyPrefix is KubernetesUtils.LEADER_PREFIX, in the cluster ConfigMap.
 	LeaderKeyPrefix = "org.apache.flink.k8s.leader."
-	// JobGraphKeyPrefix prefixes a stored job graph in the cluster ConfigMap of Flink 1.x
-	// (Constants.JOB_GRAPH_STORE_KEY_PREFIX, KubernetesJobGraphStoreUtil.jobIDToName).
+	// JobGraphKeyPrefix is Constants.JOB_GRAPH_STORE_KEY_PREFIX (Flink 1.x, cluster ConfigMap).
 	JobGraphKeyPrefix = "jobGraph-"
-	// ExecutionPlanKeyPrefix prefixes the same record from Flink 2.0 on, where the job graph
-	// store became the execution plan store (Constants.EXECUTION_PLAN_STORE_KEY_PREFIX,
-	// KubernetesExecutionPlanStoreUtil.jobIDToName).
+	// ExecutionPlanKeyPrefix is Constants.EXECUTION_PLAN_STORE_KEY_PREFIX, its Flink 2 successor.
 	ExecutionPlanKeyPrefix = "executionPlan-"
-	// CheckpointKeyPrefix prefixes a completed checkpoint pointer in a job's ConfigMap
-	// (Constants.CHECKPOINT_ID_KEY_PREFIX).
+	// CheckpointKeyPrefix is Constants.CHECKPOINT_ID_KEY_PREFIX, in a job's ConfigMap.
 	CheckpointKeyPrefix = "checkpointID-"
-	// CheckpointCounterKey is the checkpoint ID counter in a job's ConfigMap
-	// (Constants.CHECKPOINT_COUNTER_KEY).
+	// CheckpointCounterKey is Constants.CHECKPOINT_COUNTER_KEY, in a job's ConfigMap.
 	CheckpointCounterKey = "counter"
 )
 
-// Leader components (KubernetesLeaderElectionHaServices.getLeaderPathFor…). A job's JobMaster
-// publishes under its job ID itself (getLeaderPathForJobManager returns jobID.toString()):
-// the controller does not read it, so there is no helper for it.
+// Leader components (getLeaderPathFor…); a JobMaster's, under its job ID, is not read.
 const (
 	ComponentRestServer      = "restserver"
 	ComponentDispatcher      = "dispatcher"
 	ComponentResourceManager = "resourcemanager"
 )
 
-// ClusterConfigMapName is the ConfigMap holding leader election, leader addresses and job
-// graphs: <cluster-id>-cluster-config-map (KubernetesLeaderElectionHaServices.getClusterConfigMap).
+// ClusterConfigMapName names the ConfigMap of leader election, leader addresses and job graphs.
 func ClusterConfigMapName(clusterID string) string { return clusterID + "-cluster-config-map" }
 
-// JobConfigMapName is the ConfigMap holding a job's checkpoint pointers and counter:
-// <cluster-id>-<job-id>-config-map (KubernetesLeaderElectionHaServices.getJobSpecificConfigMap).
+// JobConfigMapName names the ConfigMap of a job's checkpoint pointers and counter.
 func JobConfigMapName(clusterID, jobID string) string {
 	return clusterID + "-" + jobID + "-config-map"
 }
 
-// Labels are the labels every HA ConfigMap of a cluster carries in every Flink release:
-// what a caller lists them by. Other ConfigMaps of a native-mode cluster carry them too, so a
-// list by them is filtered with IsHAConfigMap.
+// Labels are the labels of a cluster's HA ConfigMaps in every release, not theirs alone
+// (IsHAConfigMap).
 func Labels(clusterID string) map[string]string {
 	return map[string]string{
 		LabelType: LabelTypeNative,
@@ -96,8 +74,7 @@ func Labels(clusterID string) map[string]string {
 	}
 }
 
-// NewConfigMap returns an empty HA ConfigMap of a cluster, labelled as Flink 2 labels it
-// (for fakes and tests: Flink creates these itself).
+// NewConfigMap returns an empty HA ConfigMap labelled as Flink 2 does, for fakes and tests.
 func NewConfigMap(namespace, name, clusterID string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: Labels(clusterID)},
@@ -105,8 +82,7 @@ func NewConfigMap(namespace, name, clusterID string) *corev1.ConfigMap {
 	}
 }
 
-// IsHAConfigMap reports whether cm is an HA ConfigMap of clusterID: Flink's labels for the
-// cluster ID, and the name of its cluster ConfigMap or of one of its jobs' ConfigMaps.
+// IsHAConfigMap reports whether cm is, by labels and name, an HA ConfigMap of clusterID.
 func IsHAConfigMap(cm *corev1.ConfigMap, clusterID string) bool {
 	if cm == nil {
 		return false
@@ -123,21 +99,17 @@ func IsHAConfigMap(cm *corev1.ConfigMap, clusterID string) bool {
 	return ok && strings.HasPrefix(cm.Name, clusterID+"-") && jobIDPattern.MatchString(id)
 }
 
-// jobIDPattern is a Flink job ID as it appears in a ConfigMap name: 32 hex digits.
 var jobIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // LeaderInfo is what the cluster ConfigMap says about the current leader.
 type LeaderInfo struct {
-	// Address is the REST server leader's address, e.g. http://10.0.3.7:8081: the JobManager
-	// whose REST API answers for the cluster.
+	// Address is the REST server leader's URL: the JobManager whose REST API answers.
 	Address string
 	// SessionID is the REST server leader's session (a UUID).
 	SessionID string
-	// Holder is the lock identity in the election record: a UUID per JobManager process
-	// (not a pod name), or empty once the leader stepped down.
+	// Holder is the lock identity (a UUID per JobManager process), empty once it stepped down.
 	Holder string
-	// RenewTime is when the holder last renewed the lease; LeaseDuration how long the lease
-	// lasts without renewal (high-availability.kubernetes.leader-election.lease-duration).
+	// RenewTime is the holder's last renewal; LeaseDuration how long the lock lasts without one.
 	RenewTime     time.Time
 	LeaseDuration time.Duration
 }
@@ -151,14 +123,12 @@ func (l LeaderInfo) Host() string {
 	return u.Hostname()
 }
 
-// Expired reports whether the lease ran out at now without renewal: a holder that stops
-// renewing (a dead or partitioned JobManager) loses the lock after LeaseDuration.
+// Expired reports whether the lease ran out at now: a dead or partitioned holder loses the lock.
 func (l LeaderInfo) Expired(now time.Time) bool {
 	return !now.Before(l.RenewTime.Add(l.LeaseDuration))
 }
 
-// electionRecord is the JSON of LeaderAnnotation (fabric8 LeaderElectionRecord). Flink writes
-// leaseDuration as decimal seconds (15.000000000); client-go's leaseDurationSeconds is also read.
+// electionRecord is LeaderAnnotation's JSON; Flink writes leaseDuration as seconds (15.000000000).
 type electionRecord struct {
 	HolderIdentity       string          `json:"holderIdentity"`
 	LeaseDuration        json.RawMessage `json:"leaseDuration"`
@@ -241,7 +211,6 @@ func parseLeaseDuration(raw json.RawMessage, seconds *float64) (time.Duration, e
 	return time.Duration(secs * float64(time.Second)), nil
 }
 
-// parseISODuration reads the PTnHnMn.nS durations Jackson writes.
 func parseISODuration(s string) (time.Duration, error) {
 	rest, ok := strings.CutPrefix(s, "PT")
 	if !ok || rest == "" {
@@ -264,8 +233,7 @@ func parseRecordTime(s string) (time.Time, error) {
 // LeaderKey is the data key of a component's leader information in the cluster ConfigMap.
 func LeaderKey(component string) string { return LeaderKeyPrefix + component }
 
-// ParseLeaderInformation splits a leader information value, "<session-id>,<address>"
-// (KubernetesUtils.encodeLeaderInformation / parseLeaderInformation).
+// ParseLeaderInformation splits "<session-id>,<address>".
 func ParseLeaderInformation(value string) (sessionID, address string, err error) {
 	sessionID, address, ok := strings.Cut(value, ",")
 	if !ok || sessionID == "" || address == "" {
@@ -277,8 +245,7 @@ func ParseLeaderInformation(value string) (sessionID, address string, err error)
 // FormatLeaderInformation is the inverse of ParseLeaderInformation.
 func FormatLeaderInformation(sessionID, address string) string { return sessionID + "," + address }
 
-// ComponentLeader returns a component's leader session and address from the cluster
-// ConfigMap; ok is false when the ConfigMap has none or it cannot be read.
+// ComponentLeader returns a component's leader session and address from the cluster ConfigMap.
 func ComponentLeader(cm *corev1.ConfigMap, component string) (sessionID, address string, ok bool) {
 	if cm == nil {
 		return "", "", false
@@ -291,10 +258,7 @@ func ComponentLeader(cm *corev1.ConfigMap, component string) (sessionID, address
 	return sessionID, address, err == nil
 }
 
-// Leader reads who leads the cluster from its cluster ConfigMap: the election record's
-// holder and lease, and the REST server leader's address. ok is false when the ConfigMap
-// has no valid election record, no holder (the leader stepped down), or no REST server
-// leader address: then nobody can be trusted to speak for the cluster.
+// Leader reads the election's holder and lease and the REST leader's address, or ok is false.
 func Leader(cm *corev1.ConfigMap) (LeaderInfo, bool) {
 	if cm == nil {
 		return LeaderInfo{}, false
@@ -313,11 +277,8 @@ func Leader(cm *corev1.ConfigMap) (LeaderInfo, bool) {
 	}, true
 }
 
-// DispatcherHost is the host of the dispatcher leader's RPC address in the cluster ConfigMap
-// (pekko.tcp://flink@<host>:<port>/user/rpc/dispatcher_1; akka.tcp before Flink 1.18), or ""
-// when there is none. It is the JobManager's bind address (jobmanager.rpc.address, which
-// -Djobmanager.rpc.address sets to the pod IP), so it names the leading pod even when rest.address makes the
-// REST server's address a Service name or a host that is not the pod's.
+// DispatcherHost is the dispatcher leader's RPC host, or "": the pod IP jobmanager.rpc.address
+// is set to, which names the leading pod even when rest.address names a Service.
 func DispatcherHost(cm *corev1.ConfigMap) string {
 	_, address, ok := ComponentLeader(cm, ComponentDispatcher)
 	if !ok {
@@ -330,18 +291,14 @@ func DispatcherHost(cm *corev1.ConfigMap) string {
 	return u.Hostname()
 }
 
-// LeaseDurationKey is Flink's high-availability.kubernetes.leader-election.lease-duration
-// (KubernetesHighAvailabilityOptions.KUBERNETES_LEASE_DURATION): how long a leader that
-// stops renewing keeps the lock.
+// LeaseDurationKey is how long a leader that stops renewing keeps the lock.
 const LeaseDurationKey = "high-availability.kubernetes.leader-election.lease-duration"
 
 // DefaultLeaseDuration is the default of LeaseDurationKey.
 const DefaultLeaseDuration = 15 * time.Second
 
-// LeaseDuration reads LeaseDurationKey from a Flink configuration, DefaultLeaseDuration when
-// it is unset. The value is parsed as Flink's TimeUtils.parseDuration does, by the parser the
-// webhook checks Flink durations with (flinkcluster.ParseFlinkDuration), so that a value it
-// admitted is one the controller reads.
+// LeaseDuration reads LeaseDurationKey (DefaultLeaseDuration when unset) with the webhook's
+// parser, so that what it admitted is read alike.
 func LeaseDuration(props map[string]string) (time.Duration, error) {
 	v, ok := props[LeaseDurationKey]
 	if !ok || strings.TrimSpace(v) == "" {
@@ -354,9 +311,7 @@ func LeaseDuration(props map[string]string) (time.Duration, error) {
 	return d, nil
 }
 
-// JobGraphs lists the job IDs whose job graphs (Flink 1.x) or execution plans (Flink 2.x)
-// the cluster ConfigMap stores, sorted: the jobs a JobManager started with this cluster ID
-// recovers, whatever its command line says.
+// JobGraphs lists the job IDs whose graphs a new JobManager recovers, whatever its arguments.
 func JobGraphs(cm *corev1.ConfigMap) []string {
 	if cm == nil {
 		return nil
@@ -376,22 +331,17 @@ func JobGraphs(cm *corev1.ConfigMap) []string {
 // JobGraphKey is the data key of a job's graph in the cluster ConfigMap of Flink 1.x.
 func JobGraphKey(jobID string) string { return JobGraphKeyPrefix + jobID }
 
-// ExecutionPlanKey is the data key of a job's execution plan in the cluster ConfigMap of
-// Flink 2.x.
+// ExecutionPlanKey is the data key of a job's execution plan (Flink 2.x).
 func ExecutionPlanKey(jobID string) string { return ExecutionPlanKeyPrefix + jobID }
 
-// CheckpointKey is the data key of a completed checkpoint in a job's ConfigMap: the ID is
-// zero-padded to 19 digits so that keys sort like IDs (KubernetesCheckpointStoreUtil).
+// CheckpointKey is a checkpoint's data key, its ID zero-padded to 19 digits to sort like IDs.
 func CheckpointKey(checkpointID int64) string {
 	return fmt.Sprintf("%s%019d", CheckpointKeyPrefix, checkpointID)
 }
 
-// CheckpointIDs lists the IDs of the completed checkpoints a job's ConfigMap stores, sorted:
-// the checkpoint store (DefaultCompletedCheckpointStore over KubernetesStateHandleStore)
-// that a JobMaster of the same job ID recovers, restoring the highest. Each value is Flink's
-// serialized state handle of the checkpoint's metadata in high-availability.storageDir,
-// which this package does not read: the IDs are in the keys (KubernetesCheckpointStoreUtil).
-// A malformed key is skipped, as Flink skips keys it does not own.
+// CheckpointIDs lists, sorted, the completed checkpoints a job's ConfigMap stores: a JobMaster
+// of the job ID restores the highest. The values (state handles in high-availability.storageDir)
+// are not read; malformed keys are skipped, as Flink skips keys it does not own.
 func CheckpointIDs(cm *corev1.ConfigMap) []int64 {
 	if cm == nil {
 		return nil
@@ -412,10 +362,8 @@ func CheckpointIDs(cm *corev1.ConfigMap) []int64 {
 	return ids
 }
 
-// IsJobGraphKey reports whether a data key of the cluster ConfigMap stores a job graph
-// (Flink 1.x) or execution plan (Flink 2.x): what a last-state redeploy removes, as the
-// Flink Kubernetes operator's FlinkUtils.deleteJobGraphInKubernetesHA does, so that the new
-// JobManager runs main() with the new spec instead of recovering the old graph.
+// IsJobGraphKey reports whether a key stores a job graph or execution plan, which a last-state
+// redeploy removes (as Flink's operator does) so that main() runs with the new spec.
 func IsJobGraphKey(k string) bool {
 	return strings.HasPrefix(k, JobGraphKeyPrefix) || strings.HasPrefix(k, ExecutionPlanKeyPrefix)
 }

@@ -1,9 +1,6 @@
-// Package flinkpoll reads what the controller observes through each cluster's Flink REST API
-// off the reconcile workers. A bounded pool of pollers reads every tracked cluster at the
-// cadence its last reconcile chose, each read bounded by a timeout, and keeps the newest
-// reading per cluster; a reading that differs from the one before hands the cluster back to
-// the controller, whose next reconcile may take the reading instead of asking Flink again.
-// The poller only reads: every decision, and every call that acts, stays in the reconcile.
+// Package flinkpoll reads each cluster's Flink REST API off the reconcile workers, at the
+// cadence its last reconcile chose, and hands the cluster back when the reading changes. It only
+// reads: every decision and every call that acts stays in the reconcile.
 package flinkpoll
 
 import (
@@ -96,8 +93,7 @@ func (p *Poller[V]) Forget(key types.NamespacedName) {
 	p.mu.Unlock()
 }
 
-// Retain forgets every tracked cluster keep does not keep (the clusters another replica
-// took over).
+// Retain forgets the tracked clusters keep rejects (those another replica took over).
 func (p *Poller[V]) Retain(keep func(types.NamespacedName) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -141,10 +137,9 @@ func (p *Poller[V]) Latest(key types.NamespacedName, target string) (V, bool) {
 	return e.last.value, true
 }
 
-// Record keeps a reading the reconcile took itself of key's target (ok false for a failed
-// read), so that the next poll compares with what the reconcile already saw rather than
-// report it as a change. A reading of another target than the one tracked replaces it; the
-// cluster is polled once Track says how.
+// Record keeps a reading the reconcile took itself (ok false for a failed read), so that the next
+// poll does not report what it saw as a change. A reading of another target replaces the tracked
+// one; the cluster is polled once Track says how.
 func (p *Poller[V]) Record(key types.NamespacedName, target string, v V, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -156,10 +151,8 @@ func (p *Poller[V]) Record(key types.NamespacedName, target string, v V, ok bool
 	e.last = &reading[V]{value: v, ok: ok, at: p.opts.Clock.Now()}
 }
 
-// Run polls until ctx ends, calling changed with each cluster whose reading differs from the
-// one before: an answer after a failure or none, a failure after an answer, or an answer
-// equal does not match. Two failures in a row are no change (their errors may differ in
-// wording only).
+// Run polls until ctx ends, calling changed with each cluster whose reading differs from the one
+// before; two failures in a row are no change (their wording may differ).
 func (p *Poller[V]) Run(ctx context.Context, changed func(types.NamespacedName)) {
 	var wg sync.WaitGroup
 	for range p.opts.Workers {
@@ -181,8 +174,8 @@ func (p *Poller[V]) Run(ctx context.Context, changed func(types.NamespacedName))
 	wg.Wait()
 }
 
-// poll reads key once, if it is still tracked, keeps the reading, schedules the next poll and
-// reports whether the reading changed.
+// poll reads key once if still tracked, keeps the reading, schedules the next poll and reports a
+// change.
 func (p *Poller[V]) poll(ctx context.Context, key types.NamespacedName) bool {
 	p.mu.Lock()
 	e := p.tracked[key]

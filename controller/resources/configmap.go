@@ -39,21 +39,17 @@ const (
 	firstStandardYAMLMajor      = 2
 )
 
-// KeyRestorePath is the Flink ConfigMap's entry (beside the configuration file, not in it)
-// holding the deploy's restore path for a JobManager that reads it from its environment
-// (EnvRestorePath, Deployment mode with the path on the command line); written for every
-// Deployment with HA that has a restore path. It always holds the
-// configuration file's execution.savepoint.path: ConfigMap writes both from one
-// FlinkConfiguration, ReplaceSavepoint rewrites both. The ConfigMap is the JobManager's
-// configuration directory, where the entry is one more file, which Flink does not read.
+// KeyRestorePath is the Flink ConfigMap's entry, one more file in the configuration directory
+// that Flink does not read, holding the restore path EnvRestorePath reads; written for every
+// Deployment with HA that has one, always equal to the file's execution.savepoint.path.
 const KeyRestorePath = "flink-admission-restore-path"
 
-// addressKeys are derived from the Service the controller creates; a flinkProperties value
-// for them would point the TaskManagers at nothing, so the derived value always wins.
+// addressKeys derive from the controller's Service; a flinkProperties value would point the
+// TaskManagers at nothing.
 var addressKeys = []string{KeyRPCAddress, KeyRPCPort, KeyBlobPort, KeyQueryPort, KeyRESTPort}
 
-// HAClusterID is the cluster id Flink's HA services use, and the "app" label of the HA
-// ConfigMaps Flink's Kubernetes HA creates: the user's value when set, else the cluster name.
+// HAClusterID is Flink's HA cluster id, the "app" label of its HA ConfigMaps: the user's, else the
+// cluster name.
 func HAClusterID(fc *v1beta1.FlinkCluster) string {
 	for _, k := range []string{KeyKubernetesClusterID, KeyHAClusterID} {
 		if v := fc.Spec.FlinkProperties[k]; v != "" {
@@ -63,8 +59,7 @@ func HAClusterID(fc *v1beta1.FlinkCluster) string {
 	return fc.Name
 }
 
-// JobResultStorePath is the job result store of one deploy (job ID) under the HA storage
-// directory; "" without HA.
+// JobResultStorePath is a deploy's job result store under the HA storage directory; "" without HA.
 func JobResultStorePath(fc *v1beta1.FlinkCluster, jobID string) string {
 	dir := strings.TrimSuffix(fc.Spec.FlinkProperties[KeyHAStorageDir], "/")
 	if dir == "" || jobID == "" || !flinkcluster.HAEnabled(fc.Spec.FlinkProperties) {
@@ -73,21 +68,12 @@ func JobResultStorePath(fc *v1beta1.FlinkCluster, jobID string) string {
 	return dir + "/job-result-store/" + HAClusterID(fc) + "/" + jobID
 }
 
-// FlinkConfiguration returns the effective Flink configuration of a deploy: derived entries
-// (ports, cluster ID, memory sizes and task slots from the containers' resources),
-// overridden by flinkProperties except for the JobManager address and ports, the job's
-// parallelism (spec.job.parallelism, else TaskManager replicas × slots) and the savepoint
-// the deploy restores.
-//
-// The savepoint (d.FromSavepoint) is read by Flink when main() submits the job. It is here,
-// not on the JobManager's command line, so that the controller can take it out once the job
-// ran (Deploy): a ConfigMap update reaches the mounted file without restarting the pod, while
-// a change of the pod template would replace the JobManager.
-//
-// With HA, the job result store keeps the results of globally terminated jobs
-// (delete-on-commit false) in a directory of the deploy's own: a JobManager that restarts
-// after its job ended finds the result and does not run main() again (FLINK-27569), and no
-// other deploy's result is ever found under this deploy's job ID. The user's values win.
+// FlinkConfiguration returns a deploy's Flink configuration: derived entries overridden by
+// flinkProperties, except the JobManager address and ports, the parallelism and the restore
+// path, which is here so that the controller can take it out once the job ran without
+// replacing the pod. With HA the job result store (delete-on-commit false) is the deploy's
+// own: a JobManager restarted after its job ended finds its result and does not run main()
+// again (FLINK-27569), and never finds another deploy's.
 func FlinkConfiguration(fc *v1beta1.FlinkCluster, d Deploy) map[string]string {
 	rpc, blob, query, ui := JobManagerPorts(fc)
 	data, tmRPC, _ := TaskManagerPorts(fc)
@@ -114,15 +100,13 @@ func FlinkConfiguration(fc *v1beta1.FlinkCluster, d Deploy) map[string]string {
 	conf[KeyBlobPort] = strconv.Itoa(int(blob))
 	conf[KeyQueryPort] = strconv.Itoa(int(query))
 	conf[KeyRESTPort] = strconv.Itoa(int(ui))
-	// The operator passes the job's parallelism on the JobManager's command line
-	// (-Dparallelism.default), where it beats the configuration file: it wins here too.
+	// The operator passes the parallelism as -Dparallelism.default, which beats the file: it wins
+	// here too.
 	if p, ok := JobParallelism(fc); ok && fc.Spec.Job != nil {
 		conf[KeyDefaultParallelism] = strconv.Itoa(int(p))
 	}
-	// A restore path of the user's would be read by every fresh main() of every deploy: the
-	// deploy's own (spec.job.fromSavepoint, or the savepoint the controller chose) replaces
-	// it, under the key every supported Flink reads (1.20 and 2.x keep it as the deprecated
-	// name of execution.state-recovery.path).
+	// A user's restore path would be read by every fresh main(): the deploy's own replaces it,
+	// under the key every supported Flink reads.
 	delete(conf, KeySavepointPath)
 	delete(conf, KeyStateRecoveryPath)
 	if d.FromSavepoint != "" {
@@ -131,21 +115,15 @@ func FlinkConfiguration(fc *v1beta1.FlinkCluster, d Deploy) map[string]string {
 			conf[KeyIgnoreUnclaimedState] = "true"
 		}
 	}
-	// The JobManager must outlive the job, in both modes, so that the controller can read
-	// the job's final state from the REST API: its terminal state, its failure, and the
-	// location of the savepoint an update's stop-with-savepoint took. A Deployment's pod
-	// would otherwise be restarted after the job ended. A Job's JobManager would exit as
-	// soon as the stop had finished the job, before the controller read where the savepoint
-	// went, and the update would wait forever. The controller ends a Job-mode JobManager
-	// itself once it has recorded what it needs (DELETE /cluster, see endJobManager), so a
-	// user's true changes nothing but who ends the process: it is overridden, and the
-	// webhook warns about it (policy.WarningShutdownOnFinishOverridden).
+	// The JobManager must outlive the job for the controller to read its end and savepoint: a
+	// Deployment's pod would restart, a Job's exit first and leave the update waiting forever. The
+	// controller ends it itself (endJobManager): a user's true is overridden (policy warns).
 	conf[KeyShutdownOnApplicationEnd] = "false"
 	return conf
 }
 
-// usesStandardYAML reports whether the Flink version reads config.yaml (Flink 2.0 and later)
-// rather than the legacy flink-conf.yaml. An unparsable version is taken as current.
+// usesStandardYAML reports whether the version reads config.yaml (2.0+); an unparsable one counts
+// as current.
 func usesStandardYAML(version string) bool {
 	major, _, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
 	n, err := strconv.Atoi(major)
@@ -160,14 +138,12 @@ func ConfigFileName(fc *v1beta1.FlinkCluster) string {
 	return legacyConfigFile
 }
 
-// renderConfig writes the configuration file. config.yaml is standard YAML, so values are
-// quoted as YAML requires; the legacy file is read line by line as "key: value", where quotes
-// would become part of the value.
+// renderConfig writes the configuration file, quoting as YAML requires only in config.yaml: the
+// legacy file's quotes would be part of the value.
 func renderConfig(fc *v1beta1.FlinkCluster, conf map[string]string) (string, error) {
 	return render(conf, usesStandardYAML(fc.Spec.FlinkVersion))
 }
 
-// render writes config.yaml (standard) or the legacy file.
 func render(conf map[string]string, standard bool) (string, error) {
 	if standard {
 		b, err := yaml.Marshal(conf)
@@ -186,15 +162,12 @@ func render(conf map[string]string, standard bool) (string, error) {
 	return sb.String(), nil
 }
 
-// DropSavepoint takes the restore path out of a Flink configuration ConfigMap that ConfigMap
-// built, in place, whatever revision it was built for; it reports whether it changed. The
-// controller calls it once the job ran, also in the steps (an update, a cancel) that do not
-// rebuild the ConfigMap from the current spec.
+// DropSavepoint takes the restore path out of a ConfigMap that ConfigMap built, whatever its
+// revision, once the job ran; it reports whether it changed.
 func DropSavepoint(cm *corev1.ConfigMap) (bool, error) { return ReplaceSavepoint(cm, "") }
 
-// ReplaceSavepoint sets the restore path of a Flink configuration ConfigMap that ConfigMap
-// built to path, in place ("" takes it out), in the configuration file and, where ConfigMap
-// wrote it, in KeyRestorePath; it reports whether it changed.
+// ReplaceSavepoint sets the restore path of a ConfigMap that ConfigMap built, in the file and in
+// KeyRestorePath where present; it reports whether it changed.
 func ReplaceSavepoint(cm *corev1.ConfigMap, path string) (bool, error) {
 	changed := false
 	if cur, env := cm.Data[KeyRestorePath]; env && cur != path {
@@ -232,9 +205,7 @@ func ReplaceSavepoint(cm *corev1.ConfigMap, path string) (bool, error) {
 	return changed, nil
 }
 
-// Configuration is the Flink configuration a ConfigMap built by ConfigMap holds: its
-// config.yaml, else its legacy flink-conf.yaml; nil when it holds neither or the file cannot
-// be read.
+// Configuration is the Flink configuration a ConfigMap built by ConfigMap holds, or nil.
 func Configuration(cm *corev1.ConfigMap) map[string]string {
 	for _, f := range []struct {
 		name     string
@@ -251,7 +222,6 @@ func Configuration(cm *corev1.ConfigMap) map[string]string {
 	return nil
 }
 
-// parseConfig reads a configuration file that render wrote.
 func parseConfig(text string, standard bool) (map[string]string, error) {
 	conf := map[string]string{}
 	if standard {
@@ -282,10 +252,8 @@ func ConfigMap(fc *v1beta1.FlinkCluster, d Deploy) (*corev1.ConfigMap, error) {
 	}
 	data := LogFiles(fc)
 	data[ConfigFileName(fc)] = file
-	// Written for every restore path of a Deployment with HA, not only where the pod reads it
-	// (restorePathEnv): a JobManager that reads it must find it whatever the spec became since
-	// it was created (allowNonRestoredState or flinkVersion changed before the update replaced
-	// it), or the kubelet would not start its container.
+	// Written for every Deployment with HA, not only where the pod reads it: a JobManager created
+	// under an older spec must find it, or the kubelet would not start its container.
 	if p, ok := conf[KeySavepointPath]; ok && restoreFromEnv(fc) && flinkcluster.HAEnabled(fc.Spec.FlinkProperties) {
 		data[KeyRestorePath] = p
 	}

@@ -16,24 +16,21 @@ import (
 // IngressName is the name of the JobManager Ingress (the Service's, another kind).
 func IngressName(clusterName string) string { return clusterName + "-jobmanager" }
 
-// PodDisruptionBudgetName and HorizontalPodAutoscalerName are the names the
-// flink-on-k8s-operator gives these objects, so that a migrated cluster's are found again.
+// PodDisruptionBudgetName and HorizontalPodAutoscalerName are the flink-on-k8s-operator's, so that
+// a migrated cluster's objects are found again.
 func PodDisruptionBudgetName(clusterName string) string { return "flink-" + clusterName }
 
 // HorizontalPodAutoscalerName is the name of the TaskManagers' autoscaler.
 func HorizontalPodAutoscalerName(clusterName string) string { return "flink-" + clusterName }
 
-// clusterLabels select every pod of a cluster, JobManager and TaskManagers.
 func clusterLabels(clusterName string) map[string]string {
 	return map[string]string{LabelApp: AppFlink, LabelCluster: clusterName}
 }
 
-// hostFormatVar is the placeholder of jobManager.ingress.hostFormat, with the spacing the
-// operator accepts: "{{$clusterName}}", "{{ $clusterName }}".
+// hostFormatVar is hostFormat's placeholder, spaced as the operator accepts.
 var hostFormatVar = regexp.MustCompile(`{{\s*[$]clusterName\s*}}`)
 
-// IngressHost is the host of the JobManager Ingress: hostFormat with the cluster's name in
-// place of {{$clusterName}}; "" without a hostFormat (every host).
+// IngressHost is hostFormat with the cluster's name for {{$clusterName}}; "" (every host) without.
 func IngressHost(fc *v1beta1.FlinkCluster) string {
 	in := fc.Spec.JobManager.Ingress
 	if in == nil || in.HostFormat == nil {
@@ -42,9 +39,8 @@ func IngressHost(fc *v1beta1.FlinkCluster) string {
 	return hostFormatVar.ReplaceAllString(*in.HostFormat, fc.Name)
 }
 
-// Ingress builds the Ingress of jobManager.ingress: every path of the host to the
-// JobManager Service's ui port, with TLS (the host, the Secret) when useTls is set; nil
-// when the cluster asks for none.
+// Ingress builds the Ingress of jobManager.ingress to the JobManager Service's ui port, with TLS
+// when useTls is set; nil when none is asked for.
 func Ingress(fc *v1beta1.FlinkCluster, revision string) *networkingv1.Ingress {
 	jm := fc.Spec.JobManager
 	if jm == nil || jm.Ingress == nil {
@@ -85,10 +81,8 @@ func Ingress(fc *v1beta1.FlinkCluster, revision string) *networkingv1.Ingress {
 	return in
 }
 
-// IngressURLs are the URLs of the JobManager UI through an Ingress, as the operator reports
-// them: https:// for each TLS host, else http:// for each rule's host; without any host,
-// the load balancer's addresses once it has them. ready is whether the load balancer has an
-// address.
+// IngressURLs are the JobManager UI's URLs as the operator reports them: https:// per TLS host,
+// else http:// per rule host, else the load balancer's addresses; ready is whether it has one.
 func IngressURLs(in *networkingv1.Ingress) (urls []string, ready bool) {
 	scheme := "http://"
 	if len(in.Spec.TLS) > 0 {
@@ -124,9 +118,8 @@ func IngressURLs(in *networkingv1.Ingress) (urls []string, ready bool) {
 	return urls, ready
 }
 
-// PodDisruptionBudget builds the budget of spec.podDisruptionBudget over every pod of the
-// cluster: the user's selector with the cluster's labels added, so that it never selects
-// another cluster's pods; nil when the cluster asks for none.
+// PodDisruptionBudget builds spec.podDisruptionBudget, its selector narrowed by the cluster's
+// labels so it never selects another cluster's pods; nil when none is asked for.
 func PodDisruptionBudget(fc *v1beta1.FlinkCluster, revision string) *policyv1.PodDisruptionBudget {
 	if fc.Spec.PodDisruptionBudget == nil {
 		return nil
@@ -145,10 +138,9 @@ func PodDisruptionBudget(fc *v1beta1.FlinkCluster, revision string) *policyv1.Po
 	}
 }
 
-// HorizontalPodAutoscaler builds the autoscaler of taskManager.horizontalPodAutoscaler. It
-// scales the FlinkCluster itself through its scale subresource (spec.taskManager.replicas),
-// as the operator's does, so that the controller stays the one writer of the TaskManager
-// workload; nil when the cluster asks for none.
+// HorizontalPodAutoscaler builds the autoscaler of taskManager.horizontalPodAutoscaler, or nil. It
+// scales the FlinkCluster's scale subresource, as the operator's does, so that the controller
+// stays the TaskManager workload's one writer.
 func HorizontalPodAutoscaler(fc *v1beta1.FlinkCluster, revision string) *autoscalingv2.HorizontalPodAutoscaler {
 	tm := fc.Spec.TaskManager
 	if tm == nil || tm.HorizontalPodAutoscaler == nil {
@@ -171,7 +163,6 @@ func HorizontalPodAutoscaler(fc *v1beta1.FlinkCluster, revision string) *autosca
 	}
 }
 
-// withRevision adds the revision label to labels when there is a revision.
 func withRevision(labels map[string]string, revision string) map[string]string {
 	if revision != "" {
 		labels[LabelRevision] = revision

@@ -12,8 +12,8 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
-// JobManagerJob builds the JobManager as a batch Job: one pod, restartPolicy Never, no
-// retries. A lost or failed JobManager pod ends the job, as it always did.
+// JobManagerJob builds the JobManager as a batch Job: one pod, restartPolicy Never, no retries, so
+// a lost or failed JobManager pod ends the job.
 func JobManagerJob(fc *v1beta1.FlinkCluster, d Deploy) *batchv1.Job {
 	tmpl := JobManagerPodTemplate(fc, d)
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
@@ -46,20 +46,15 @@ func JobManagerDeployment(fc *v1beta1.FlinkCluster, d Deploy, replicas int32) *a
 	}
 }
 
-// LostNodeTolerationSeconds is how long a Deployment-mode JobManager pod stays bound to a node
-// that stopped answering (taints node.kubernetes.io/unreachable and not-ready, NoExecute)
-// before it is evicted and the ReplicaSet starts a replacement elsewhere. The API server's
-// default is 300 s, and while a JobManager's node is lost the job does not run: five minutes
-// of a lost node would be five minutes of a stopped job. Flink HA makes an early replacement
-// safe: the old JobManager, cut off from the API server, cannot renew its leader lease and
-// stops leading once it expires, so the replacement never runs the job beside it. 30 s keeps a
-// short network blip (shorter than the node monitor grace period plus this) from moving the
-// JobManager. Job mode keeps the default: there an evicted JobManager pod fails the Job, and
-// with it the job, so a longer wait for the node to come back is the better bet.
+// LostNodeTolerationSeconds is how long a Deployment-mode JobManager pod stays bound to an
+// unreachable or not-ready node before its replacement starts elsewhere, instead of the API
+// server's 300 s of a stopped job. HA makes it safe: the cut-off JobManager cannot renew its
+// leader lease, so the two never run the job side by side. 30 s rides out a short network blip.
+// Job mode keeps the default: an evicted pod fails the Job, so waiting for the node is the better bet.
 const LostNodeTolerationSeconds int64 = 30
 
-// lostNodeTolerations adds the JobManager's tolerations of a lost node to the user's, unless
-// the user tolerates that taint already.
+// lostNodeTolerations adds LostNodeTolerationSeconds to the user's, unless they tolerate the
+// taint.
 func lostNodeTolerations(user []corev1.Toleration) []corev1.Toleration {
 	out := user
 	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {

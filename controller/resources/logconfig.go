@@ -9,22 +9,20 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// Logging files the Flink image's scripts read from the configuration directory. The
-// ConfigMap mounted there hides the image's own, so a file the user does not give in
-// logConfig gets a default, as the flink-on-k8s-operator gives it: without one, Flink's
-// console logging is Log4j's bare fallback (errors only).
+// Logging files the Flink image's scripts read from the configuration directory, which the
+// ConfigMap hides: a file not in logConfig gets the operator's default, as Log4j's bare
+// fallback logs errors only.
 const (
 	LogFileConsole        = "log4j-console.properties"
 	LogFileCLI            = "log4j-cli.properties"
 	LogFileLogbackConsole = "logback-console.xml"
 )
 
-// log4j2MinVersion is the first Flink version that logs with Log4j 2 (FLINK-15672); earlier
-// ones read Log4j 1 properties.
+// log4j2MinVersion is the first Flink version logging with Log4j 2 (FLINK-15672).
 var log4j2MinVersion = version.Must(version.NewVersion("1.11"))
 
-// defaultLog4j2 logs INFO and up to the console, in the Log4j 2 properties syntax of Flink
-// 1.11 and later, with the chatty libraries the operator's default quietens kept at INFO.
+// defaultLog4j2 logs INFO and up to the console, keeping at INFO the libraries the operator
+// quietens.
 const defaultLog4j2 = `rootLogger.level = INFO
 rootLogger.appenderRef.console.ref = ConsoleAppender
 logger.pekko.name = org.apache.pekko
@@ -70,8 +68,8 @@ const defaultLogback = `<configuration>
 </configuration>
 `
 
-// LogFiles are the logging files of the ConfigMap: the user's logConfig, and a default for
-// each of the console, CLI and Logback files it does not name.
+// LogFiles are the user's logConfig files, and a default for each console, CLI and Logback file it
+// lacks.
 func LogFiles(fc *v1beta1.FlinkCluster) map[string]string {
 	files := maps.Clone(fc.Spec.LogConfig)
 	if files == nil {

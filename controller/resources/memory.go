@@ -13,8 +13,8 @@ import (
 // Flink configuration keys derived from the containers' resources, as the
 // flink-on-k8s-operator derives them.
 const (
-	// KeyJMProcessSize and KeyTMProcessSize are the total process memory of Flink's unified
-	// memory model (Flink 1.10 and later).
+	// KeyJMProcessSize and KeyTMProcessSize are the process memory of Flink's unified memory model
+	// (1.10+).
 	KeyJMProcessSize = "jobmanager.memory.process.size"
 	KeyTMProcessSize = "taskmanager.memory.process.size"
 	// KeyJMHeapSize and KeyTMHeapSize are the heap sizes of the memory model before 1.10.
@@ -27,9 +27,8 @@ const (
 	mebibyte    = 1 << 20
 )
 
-// ContainerMemory and ContainerCPU are the memory and CPU a component's container may use:
-// its limit, or its request when no limit is set. The derived Flink sizes and slots follow
-// them, so that Flink plans within what Kubernetes lets the container have.
+// ContainerMemory and ContainerCPU are a container's limit, else its request: Flink's derived
+// sizes and slots follow them, to plan within what Kubernetes lets it have.
 func ContainerMemory(r corev1.ResourceRequirements) resource.Quantity {
 	if m := r.Limits.Memory(); !m.IsZero() {
 		return *m
@@ -45,13 +44,11 @@ func ContainerCPU(r corev1.ResourceRequirements) resource.Quantity {
 	return *r.Requests.Cpu()
 }
 
-// ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0, in integers: the operator computes it in float64,
-// which is exact for every memory size a container can have (below 2^53 bytes).
+// ceilDiv is ⌈a/b⌉ in integers, equal to the operator's float64 for every memory size below 2^53.
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
-// ProcessSizeMiB is the Flink process memory of a container with memoryBytes of memory and
-// a process share of ratio percent, in MiB, rounded up twice as the operator rounds it: the
-// share to a byte, then to a MiB. 0 means none (no memory, or a zero ratio).
+// ProcessSizeMiB is ratio percent of memoryBytes in MiB, rounded up to a byte then to a MiB as the
+// operator does; 0 for none.
 func ProcessSizeMiB(memoryBytes int64, ratio int32) int64 {
 	if memoryBytes <= 0 || ratio <= 0 {
 		return 0
@@ -59,9 +56,8 @@ func ProcessSizeMiB(memoryBytes int64, ratio int32) int64 {
 	return ceilDiv(ceilDiv(memoryBytes*int64(ratio), 100), mebibyte)
 }
 
-// HeapSizeMiB is the JVM heap of a container under the memory model before Flink 1.10: the
-// memory less the off-heap share (offHeapRatio percent, at least offHeapMinBytes), in MiB
-// rounded up. 0 means none: the off-heap part takes everything.
+// HeapSizeMiB is the JVM heap before Flink 1.10: memory less the off-heap share (at least
+// offHeapMinBytes), in MiB rounded up; 0 for none.
 func HeapSizeMiB(memoryBytes, offHeapMinBytes int64, offHeapRatio int32) int64 {
 	offHeap := max(ceilDiv(memoryBytes*int64(offHeapRatio), 100), offHeapMinBytes)
 	heap := memoryBytes - offHeap
@@ -71,20 +67,9 @@ func HeapSizeMiB(memoryBytes, offHeapMinBytes int64, offHeapRatio int32) int64 {
 	return ceilDiv(heap, mebibyte)
 }
 
-// memorySizes are the memory entries of the Flink configuration, from the containers'
-// memory and the memory settings, for the cluster's memory model:
-//
-//   - Flink 1.10 and later: *.memory.process.size = memory × memoryProcessRatio %. The
-//     configuration mounted at /opt/flink/conf hides the image's own flink-conf.yaml, whose
-//     process sizes Flink would otherwise read, and Flink refuses to start a JobManager or
-//     TaskManager without one of its memory sizes (ProcessMemoryUtils: "Either required
-//     fine-grained memory ..., or Total Flink Memory size ..., or Total Process Memory size
-//     ... need to be configured explicitly").
-//   - before 1.10: *.heap.size = memory − max(memory × memoryOffHeapRatio %, memoryOffHeapMin),
-//     written only when both components have an off-heap ratio, as the operator does.
-//
-// A flinkVersion that does not parse (validation denies it) gets no memory entries. The
-// user's flinkProperties override them (FlinkConfiguration).
+// memorySizes are the Flink memory entries (flinkProperties override them; none for an
+// unparsable version): from 1.10 *.memory.process.size, since the mounted configuration hides
+// the image's and Flink needs one; before, *.heap.size when both have an off-heap ratio.
 func memorySizes(fc *v1beta1.FlinkCluster) map[string]string {
 	out := map[string]string{}
 	ver, err := flinkcluster.ParseVersion(fc.Spec.FlinkVersion)
@@ -121,11 +106,9 @@ func memorySizes(fc *v1beta1.FlinkCluster) map[string]string {
 	return out
 }
 
-// TaskSlots is the number of task slots of each TaskManager: the user's
-// taskmanager.numberOfTaskSlots when set, else one slot per two CPUs of the TaskManager's
-// limit (the CPU rounded up to a whole core first), at least one, as the operator computes
-// it. ok is false when the user's value is not an integer: then no slots and no parallelism
-// are derived, and Flink reports the bad value.
+// TaskSlots is each TaskManager's slots: the user's taskmanager.numberOfTaskSlots, else one per
+// two CPUs of its limit (rounded up to a core), at least one, as the operator. ok is false for a
+// non-integer user value: nothing is derived and Flink reports it.
 func TaskSlots(fc *v1beta1.FlinkCluster) (slots int32, ok bool) {
 	if v, set := fc.Spec.FlinkProperties[KeyTaskSlots]; set {
 		n, err := strconv.ParseInt(v, 10, 32)
@@ -145,9 +128,8 @@ func TaskSlots(fc *v1beta1.FlinkCluster) (slots int32, ok bool) {
 	return 1, true
 }
 
-// JobParallelism is the default parallelism of the job: spec.job.parallelism when set, else
-// every slot of the cluster (TaskManager replicas × TaskSlots). ok is false when neither is
-// known.
+// JobParallelism is spec.job.parallelism, else every slot of the cluster; ok is false when neither
+// is known.
 func JobParallelism(fc *v1beta1.FlinkCluster) (int32, bool) {
 	if j := fc.Spec.Job; j != nil && j.Parallelism != nil {
 		return *j.Parallelism, true

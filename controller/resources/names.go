@@ -1,7 +1,6 @@
 // Package resources builds the Kubernetes objects of a FlinkCluster: the Flink configuration
-// ConfigMap, the JobManager Service, the JobManager workload (a batch Job or a Deployment with
-// the same pod template) and the TaskManager workload. Builders are pure: the same cluster,
-// revision and savepoint give the same objects.
+// ConfigMap, the JobManager Service and workload (a Job or a Deployment) and the TaskManager
+// workload. Builders are pure: the same cluster, revision and savepoint give the same objects.
 package resources
 
 import (
@@ -56,7 +55,6 @@ func componentLabels(clusterName, component, revision string) map[string]string 
 	return l
 }
 
-// ownerRef makes the FlinkCluster the controller of an object.
 func ownerRef(fc *v1beta1.FlinkCluster) []metav1.OwnerReference {
 	return []metav1.OwnerReference{*metav1.NewControllerRef(fc, v1beta1.GroupVersion.WithKind(v1beta1.Kind))}
 }

@@ -14,8 +14,6 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// podCommon holds what the JobManager and TaskManager pods share: image, configuration
-// volume, Hadoop and GCP mounts, environment.
 type podCommon struct {
 	volumes []corev1.Volume
 	mounts  []corev1.VolumeMount
@@ -55,13 +53,9 @@ func commonPodParts(fc *v1beta1.FlinkCluster) podCommon {
 	return c
 }
 
-// initContainers are the user's init containers with what the main container gets from the
-// cluster: spec.envVars, the Flink configuration, the Hadoop configuration and the GCP
-// service account, with their variables (HADOOP_CONF_DIR, GOOGLE_APPLICATION_CREDENTIALS).
-// An init container that downloads the job's jar from a bucket needs exactly these, as the
-// flink-on-k8s-operator's remote-jar sample shows. The init container's own variables and
-// mounts win over ours: a variable of the same name, or a mount at the same path, is not
-// added.
+// initContainers are the user's init containers with the main container's spec.envVars and
+// Flink, Hadoop and GCP configuration and variables, which an init container that downloads
+// the jar needs (the flink-on-k8s-operator's remote-jar sample); its own variables and mounts win.
 func initContainers(user []corev1.Container, common podCommon) []corev1.Container {
 	if len(user) == 0 {
 		return nil
@@ -118,18 +112,10 @@ func mergeLabels(user, own map[string]string) map[string]string {
 	return l
 }
 
-// JobManagerArgs are the arguments of Flink's application-mode entrypoint ("standalone-job"
-// of the Flink image): the jar, the deploy's job ID, with HA the pod IP as the JobManager's
-// RPC address (so that the leader address Flink's HA publishes names the pod), the entry
-// class, then the job's own arguments. The savepoint to restore is not among them: the pod
-// template lives as long as the deploy, and every restart of its container would run main()
-// from it again when the HA data is gone. It is in the Flink configuration instead
-// (FlinkConfiguration), which the controller rewrites without restarting the pod once the job
-// ran — except where allowNonRestoredState needs the command line too (RestoreOnCommandLine).
-//
-// The order is the parser's (commons-cli, stopping at the first argument it does not know):
-// --jars takes every argument up to the next option it knows, so --job-id follows it, and
-// the job's own arguments come after the last option.
+// JobManagerArgs are the application-mode entrypoint's arguments: the jar, the job ID, with HA
+// the pod IP as RPC address (so that the HA leader address names the pod), the entry class and
+// the job's arguments; the savepoint is in FlinkConfiguration unless RestoreOnCommandLine.
+// commons-cli's --jars takes every argument up to the next known option, so --job-id follows.
 func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
 	args := []string{"standalone-job"}
 	j := fc.Spec.Job
@@ -157,29 +143,21 @@ func JobManagerArgs(fc *v1beta1.FlinkCluster, d Deploy) []string {
 	return append(args, j.Args...)
 }
 
-// EnvRestorePath is the JobManager container's variable holding the deploy's restore path in
-// Deployment mode when the path is on the command line (RestoreOnCommandLine): the value of
-// the Flink ConfigMap's KeyRestorePath, which the controller keeps equal to the
-// configuration file's execution.savepoint.path (ReplaceSavepoint).
+// EnvRestorePath holds a Deployment's command-line restore path: the Flink ConfigMap's
+// KeyRestorePath, kept equal to execution.savepoint.path.
 const EnvRestorePath = "FLINK_ADMISSION_RESTORE_PATH"
 
-// restoreFromEnv reports whether a command-line restore path is read from EnvRestorePath
-// rather than written into the pod template: in Deployment mode, whose pod template outlives
-// the job's first run. The kubelet resolves a container's configMapKeyRef variables, and
-// expands $(VAR) in its args from them, every time it creates the container
-// (kuberuntime's startContainer → generateContainerConfig → Kubelet.GenerateRunContainerOptions
-// → makeEnvironmentVariables in pkg/kubelet/kubelet_pods.go, which reads the ConfigMap, then
-// kubecontainer.ExpandContainerCommandAndArgs). So a container restarted after the controller
-// replaced the path with ResumeFromHAOnly gets the new path, with no change of the pod
-// template (which would roll the JobManager).
+// restoreFromEnv reports whether a command-line restore path comes from EnvRestorePath: in
+// Deployment mode, whose pod template outlives the first run. The kubelet expands $(VAR) from
+// configMapKeyRef variables at every container start, so a restarted container gets
+// ResumeFromHAOnly once written, without rolling the pod template.
 func restoreFromEnv(fc *v1beta1.FlinkCluster) bool {
 	return fc.Spec.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment
 }
 
-// restorePathEnv is the EnvRestorePath variable of a deploy whose JobManager reads it
-// (RestoreOnCommandLine in Deployment mode), nil otherwise. It is not optional: the
-// controller writes the key with the ConfigMap (ConfigMap), and a container must not start
-// with an unexpanded $(FLINK_ADMISSION_RESTORE_PATH) as its savepoint.
+// restorePathEnv is EnvRestorePath where the JobManager reads it, else nil. Not optional: the
+// controller writes the key with the ConfigMap, and an unexpanded $(FLINK_ADMISSION_RESTORE_PATH)
+// must never be a savepoint.
 func restorePathEnv(fc *v1beta1.FlinkCluster, d Deploy) *corev1.EnvVar {
 	if !RestoreOnCommandLine(fc, d) || !restoreFromEnv(fc) {
 		return nil
@@ -192,23 +170,12 @@ func restorePathEnv(fc *v1beta1.FlinkCluster, d Deploy) *corev1.EnvVar {
 	}}
 }
 
-// RestoreOnCommandLine reports whether a deploy passes its savepoint and allowNonRestoredState
-// on the entrypoint's command line as well as in the Flink configuration. Before Flink 2.3
-// the application entrypoint (StandaloneApplicationClusterEntryPoint) writes the command
-// line's restore settings over the configuration file's with SavepointRestoreSettings
-// .toConfiguration, which sets execution.savepoint.ignore-unclaimed-state even when the
-// command line names no savepoint (SavepointRestoreSettings.none(): false), so the file's
-// true is lost; Flink 2.3 writes only what the command line set (FLINK-36973). The command
-// line's --allowNonRestoredState counts only with --fromSavepoint (CliFrontendParser
-// .createSavepointRestoreSettings), so both are passed. In Job mode the path itself is on the
-// command line: the Job's pod never restarts (restartPolicy Never). A Deployment's pod
-// template outlives the job's first run, and a container restart must not run main() from
-// the savepoint again, so there the command line names $(EnvRestorePath), which the kubelet
-// fills from the ConfigMap at each container start (restoreFromEnv). That needs a restore
-// path that is never taken out: in Deployment mode only with HA, where ResumeFromHAOnly
-// replaces the savepoint once the job ran; without HA the path is dropped (an empty
-// --fromSavepoint would be a restore from nowhere), and the option stays unsupported there
-// (policy warns).
+// RestoreOnCommandLine reports whether the savepoint and allowNonRestoredState go on the
+// command line too: before Flink 2.3 the entrypoint overwrites the file's restore settings with
+// the command line's, even unset (FLINK-36973), and --allowNonRestoredState needs
+// --fromSavepoint. A Job's pod never restarts, so its path is literal; a Deployment's is
+// $(EnvRestorePath), which needs HA, where ResumeFromHAOnly replaces it once the job ran.
+// Without HA the option is unsupported (policy warns): an empty path would restore from nowhere.
 func RestoreOnCommandLine(fc *v1beta1.FlinkCluster, d Deploy) bool {
 	j := fc.Spec.Job
 	if d.FromSavepoint == "" || j == nil || j.AllowNonRestoredState == nil || !*j.AllowNonRestoredState ||
@@ -218,9 +185,8 @@ func RestoreOnCommandLine(fc *v1beta1.FlinkCluster, d Deploy) bool {
 	return !restoreFromEnv(fc) || flinkcluster.HAEnabled(fc.Spec.FlinkProperties)
 }
 
-// restoreSettingsExplicit reports whether the Flink version's entrypoint leaves the
-// configuration file's restore settings alone when the command line sets none (2.3 and
-// later, FLINK-36973). An unparsable version is taken as current.
+// restoreSettingsExplicit reports whether the entrypoint keeps the file's restore settings when
+// the command line sets none (2.3+, FLINK-36973); an unparsable version counts as current.
 func restoreSettingsExplicit(version string) bool {
 	major, rest, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
 	minor, _, _ := strings.Cut(rest, ".")
@@ -239,8 +205,7 @@ var podIPEnv = corev1.EnvVar{Name: EnvPodIP, ValueFrom: &corev1.EnvVarSource{
 	FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
 }}
 
-// jobManagerEnv is the JobManager container's environment: its pod IP, the restore path
-// where the command line reads it (restorePathEnv), then the variables every pod gets.
+// jobManagerEnv is the JobManager's pod IP, restore path (restorePathEnv) and common variables.
 func jobManagerEnv(fc *v1beta1.FlinkCluster, d Deploy, common []corev1.EnvVar) []corev1.EnvVar {
 	env := []corev1.EnvVar{podIPEnv}
 	if e := restorePathEnv(fc, d); e != nil {
@@ -284,9 +249,7 @@ func JobManagerPodTemplate(fc *v1beta1.FlinkCluster, d Deploy) corev1.PodTemplat
 		VolumeMounts:   append(common.mounts, jm.VolumeMounts...),
 		LivenessProbe:  jm.LivenessProbe.DeepCopy(),
 		ReadinessProbe: jm.ReadinessProbe.DeepCopy(),
-		// A JobManager that crashes while starting (an exception in main(), a missing class)
-		// leaves the tail of its log as the termination message, which becomes the failure
-		// reason in the FlinkCluster status.
+		// The tail of a crashing JobManager's log becomes the status's failure reason.
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 	if jm.PreStopDelaySeconds != nil && *jm.PreStopDelaySeconds > 0 {
@@ -296,10 +259,8 @@ func JobManagerPodTemplate(fc *v1beta1.FlinkCluster, d Deploy) corev1.PodTemplat
 	}
 	containers := append([]corev1.Container{container}, jm.Sidecars...)
 	podLabels := mergeLabels(jm.PodLabels, jobManagerLabels(fc.Name, d))
-	// The JobManager is a Job or a Deployment, neither of which has claim templates: its
-	// volumeClaimTemplates become ephemeral volumes, claims that live as long as the pod
-	// (the flink-on-k8s-operator drops them for an application cluster, which leaves the
-	// container's mounts of them without a volume and the pod invalid).
+	// A Job or Deployment has no claim templates: volumeClaimTemplates become ephemeral volumes
+	// (the flink-on-k8s-operator dropped them, leaving mounts without a volume).
 	volumes := append(append(common.volumes, jm.Volumes...), ephemeralVolumes(jm.VolumeClaimTemplates, podLabels)...)
 	return withBatchScheduling(fc, corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{
@@ -338,15 +299,12 @@ func copyInt64(p *int64) *int64 {
 	return &v
 }
 
-// VolcanoQueueAnnotation is the pod annotation Volcano reads for the queue of the pod group it
-// makes for a workload's pods.
+// VolcanoQueueAnnotation is where Volcano reads the queue of a workload's pod group.
 const VolcanoQueueAnnotation = "scheduling.volcano.sh/queue-name"
 
-// withBatchScheduling applies spec.batchScheduler to a pod template: its priority class to
-// the pod (the flink-on-k8s-operator gives every pod its pod group's priority class), and
-// its queue as Volcano's queue annotation, unless the user's pod annotations name one.
-// Volcano then queues the pod group it makes for each workload; the operator's single pod
-// group of the whole cluster (gang scheduling) is not made, which the webhook says.
+// withBatchScheduling gives a pod template spec.batchScheduler's priority class (as the
+// flink-on-k8s-operator does) and, unless the user's annotations name one, its Volcano queue.
+// Volcano makes a pod group per workload, not one per cluster (no gang scheduling; the webhook says so).
 func withBatchScheduling(fc *v1beta1.FlinkCluster, t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
 	bs := fc.Spec.BatchScheduler
 	if bs == nil {

@@ -5,11 +5,8 @@ import (
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
-// Revision names the spec revision of a cluster: "<name>-<hash>". The hash is
-// flinkcluster.RevisionHash: fields that only steer the controller (cancel requests, savepoint
-// triggers and disposal, cleanup and restart policies, the savepoint age limit, what is applied
-// in place) are left out, so changing them is not an update and never restarts the job, and
-// the admission policy's upgrade plan tells a redeploy by the same fields.
+// Revision names a cluster's spec revision "<name>-<hash>" (flinkcluster.RevisionHash), which
+// leaves out the fields that only steer the controller, so that changing them is no update.
 func Revision(fc *v1beta1.FlinkCluster) (string, error) {
 	h, err := flinkcluster.RevisionHash(&fc.Spec)
 	if err != nil {
@@ -18,10 +15,9 @@ func Revision(fc *v1beta1.FlinkCluster) (string, error) {
 	return fc.Name + "-" + h, nil
 }
 
-// Deploy is one deploy of the job: the spec revision its objects are built from, the job ID
-// it runs under and the savepoint it restores. Every deploy that does not resume from HA
-// metadata gets a new job ID, so that no job result or job graph of an earlier deploy is ever
-// taken for it (FLINK-27569), and a JobManager that recovers from HA keeps the ID.
+// Deploy is one deploy of the job: its revision, job ID and savepoint. A deploy that does not
+// resume from HA gets a new job ID, so no earlier deploy's job result or graph is taken for it
+// (FLINK-27569).
 type Deploy struct {
 	Revision      string
 	JobID         string

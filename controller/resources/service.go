@@ -9,12 +9,9 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
-// InternalLoadBalancerAnnotations make the load balancer of an accessScope VPC Service
-// internal to the cloud network. The flink-on-k8s-operator writes GKE's two; a cloud reads
-// only its own annotations and ignores the others', so those of AWS (the in-tree provider's
-// and the AWS Load Balancer Controller's) and Azure are written too, and a VPC Service is
-// not public on any of them. The user's serviceAnnotations win, so that a value can be
-// changed (global access off) or a cloud's annotation replaced.
+// InternalLoadBalancerAnnotations make an accessScope VPC Service's load balancer internal. Each
+// cloud reads only its own, so GKE's (as the flink-on-k8s-operator), AWS's and Azure's are all
+// written; the user's serviceAnnotations win.
 func InternalLoadBalancerAnnotations() map[string]string {
 	return map[string]string{
 		"networking.gke.io/load-balancer-type":                         "Internal",
@@ -25,9 +22,8 @@ func InternalLoadBalancerAnnotations() map[string]string {
 	}
 }
 
-// Service builds the JobManager Service. It selects JobManager pods of every revision: during
-// an update the old JobManager may still answer, which is why the controller waits for every
-// old JobManager pod to be gone before it starts the next revision.
+// Service builds the JobManager Service over JobManager pods of every revision, so the controller
+// waits for every old JobManager pod to be gone before it starts the next revision.
 func Service(fc *v1beta1.FlinkCluster, revision string) *corev1.Service {
 	rpc, blob, query, ui := JobManagerPorts(fc)
 	svc := &corev1.Service{

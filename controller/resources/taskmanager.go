@@ -83,10 +83,8 @@ func TaskManagerStatefulSet(fc *v1beta1.FlinkCluster, revision string) *appsv1.S
 	}
 }
 
-// TaskManagerDeployment builds the TaskManagers as a Deployment. A Deployment has no claim
-// templates: each of volumeClaimTemplates becomes an ephemeral volume of the same name, a
-// claim per pod that Kubernetes creates with the pod and deletes with it, as the
-// flink-on-k8s-operator does.
+// TaskManagerDeployment builds the TaskManagers as a Deployment, whose volumeClaimTemplates become
+// ephemeral volumes, as the flink-on-k8s-operator does.
 func TaskManagerDeployment(fc *v1beta1.FlinkCluster, revision string) *appsv1.Deployment {
 	tmpl := TaskManagerPodTemplate(fc, revision)
 	if tm := fc.Spec.TaskManager; tm != nil {
@@ -102,10 +100,8 @@ func TaskManagerDeployment(fc *v1beta1.FlinkCluster, revision string) *appsv1.De
 	}
 }
 
-// ownedClaims are the StatefulSet's claim templates, each with the FlinkCluster as its
-// controller: the StatefulSet controller copies a template's metadata into the claims it
-// creates, so the claims are garbage-collected with the cluster (a StatefulSet's claims
-// outlive it otherwise) and survive the TaskManagers' replacement by a new revision.
+// ownedClaims are the StatefulSet's claim templates controlled by the FlinkCluster, which the
+// claims copy: they go with the cluster, not outlive it, and survive a new revision.
 func ownedClaims(fc *v1beta1.FlinkCluster, templates []corev1.PersistentVolumeClaim) []corev1.PersistentVolumeClaim {
 	if len(templates) == 0 {
 		return nil
@@ -119,7 +115,6 @@ func ownedClaims(fc *v1beta1.FlinkCluster, templates []corev1.PersistentVolumeCl
 	return out
 }
 
-// ephemeralVolumes turns claim templates into ephemeral volumes of pods with labels.
 func ephemeralVolumes(templates []corev1.PersistentVolumeClaim, labels map[string]string) []corev1.Volume {
 	var out []corev1.Volume
 	for _, t := range templates {

@@ -6,28 +6,20 @@ import (
 	"time"
 )
 
-// Timing sets how long a membership lasts and the margin that guards it (see the package
-// documentation for what each bound proves).
+// Timing sets how long a membership lasts and the margin that guards it (see the package doc).
 type Timing struct {
-	// LeaseDuration (D) is how long a member's Lease record may stay unchanged, by another
-	// member's clock, before that member counts as gone (plus Margin); and how long a member
-	// that joins waits before it acts.
+	// LeaseDuration (D) bounds a peer's unchanged Lease (with Margin) and a join's wait.
 	LeaseDuration time.Duration
 	// RenewPeriod is how often a member renews its Lease and lists the others'.
 	RenewPeriod time.Duration
-	// Margin (m) bounds a renewal's round trip (a slower one grants nothing) and the delay
-	// of any request from leaving the replica to taking effect, and covers the clocks' rate
-	// drift: a member acts for at most D - 2m after it sent a renewal.
+	// Margin (m) bounds a counted renewal's round trip, any request's delay and the clocks' drift.
 	Margin time.Duration
 }
 
-// DefaultTiming renews every 3 s a membership of 15 s: a lost replica's clusters move after
-// 15 to 21 s, and a replica that cannot renew stops acting 9 s after its last renewal.
+// DefaultTiming moves a lost replica's clusters after 15 to 21 s; one unable to renew stops at 9 s.
 var DefaultTiming = Timing{LeaseDuration: 15 * time.Second, RenewPeriod: 3 * time.Second, Margin: 3 * time.Second}
 
-// Validate rejects timings under which a member would lose its shard between two
-// renewals: the one after a failed renewal must still be sent while the first one's
-// validity (D - 2m) lasts.
+// Validate rejects timings where the renewal after a failed one comes past the validity D - 2m.
 func (t Timing) Validate() error {
 	if t.LeaseDuration <= 0 || t.RenewPeriod <= 0 || t.Margin <= 0 {
 		return fmt.Errorf("shard lease duration, renew period and margin must be positive")
@@ -38,29 +30,24 @@ func (t Timing) Validate() error {
 	return nil
 }
 
-// validity is how long a member acts after it sent a counted renewal.
 func (t Timing) validity() time.Duration { return t.LeaseDuration - 2*t.Margin }
 
-// gone is how long a record must stay unchanged, from when this member first saw it to when
-// it sent a list, before its member counts as gone.
 func (t Timing) gone() time.Duration { return t.LeaseDuration + t.Margin }
 
-// staleAfter is how long a gone member's Lease stays before a live member deletes it.
 func (t Timing) staleAfter() time.Duration { return 10 * t.gone() }
 
-// Record is one member's Lease as a list returned it: its name and the resourceVersion of its
-// last write.
+// Record is one member's Lease as listed: its name and resourceVersion.
 type Record struct {
 	Name, Version string
 }
 
-// View is what a member knows when it decides: who is live and whether it may act at all.
+// View is what a member knows when it decides.
 type View struct {
 	// Self is this member.
 	Self string
-	// Members are the live members, sorted; Self among them once it has renewed.
+	// Members are the live members, sorted.
 	Members []string
-	// Acting is whether Self may act now: its membership is valid and past its warm-up.
+	// Acting is whether Self's right to act is valid and past its join's wait.
 	Acting bool
 }
 
@@ -74,21 +61,18 @@ func (v View) Equal(o View) bool {
 	return v.Self == o.Self && v.Acting == o.Acting && slices.Equal(v.Members, o.Members)
 }
 
-// State is one member's fencing state, fed with what its Lease requests returned and when
-// (on its own monotonic clock): Renewed after each successful renewal, Listed after each
-// list of the members' Leases. It decides, purely, whether the member may act (View, Until).
+// State is one member's fencing state: fed by Renewed and Listed, it decides purely whether it acts.
 type State struct {
 	timing Timing
 	self   string
 
 	// renewed is the send time of the last counted renewal that no list followed yet.
 	renewed time.Time
-	// validUntil is when the member stops acting: D - 2m after the renewal that preceded
-	// the last list.
+
 	validUntil time.Time
-	// actingFrom is when a member that (re)joined may act: D after its renewal's answer.
+
 	actingFrom time.Time
-	// seen is when this member first saw each record, by name.
+
 	seen    map[string]seenRecord
 	members []string
 }
@@ -98,16 +82,13 @@ type seenRecord struct {
 	since   time.Time
 }
 
-// NewState is the state of member self before its first renewal: acting on nothing.
+// NewState is the state of member self before its first renewal.
 func NewState(self string, t Timing) *State {
 	return &State{timing: t, self: self, seen: map[string]seenRecord{}}
 }
 
-// Renewed records a successful write of the member's own Lease, sent at sent and answered
-// at answered. A renewal answered later than Margin after it was sent counts for nothing: its
-// write may have taken effect anywhere in between. One sent after the validity ran out (or
-// the first one) is a join: the member waits D from its answer before it acts, so that a
-// member that left it out of its view has stopped by then. It reports whether it was one.
+// Renewed records a successful renewal and reports whether it was a join; one answered after
+// Margin counts for nothing, as it may have landed anytime.
 func (s *State) Renewed(sent, answered time.Time) (joined bool) {
 	if answered.Sub(sent) > s.timing.Margin || answered.Before(sent) {
 		return false
@@ -120,12 +101,8 @@ func (s *State) Renewed(sent, answered time.Time) (joined bool) {
 	return joined
 }
 
-// Listed records a list of the members' Leases, sent at sent and answered at answered, and
-// returns the records of members gone for long (staleAfter), whose Leases may be deleted
-// (with their version as a precondition). The renewal before it, if any, extends the
-// validity: a validity always goes with a view listed after its renewal, never with an
-// older one. A member is live while its record changed within the last D + m before sent,
-// as this member saw it; a record first seen in this list counts as changed at answered.
+// Listed records a list of the Leases and returns those of members gone for long, to delete with
+// their version as a precondition. A record first seen counts as changed at answered.
 func (s *State) Listed(sent, answered time.Time, records []Record) (stale []Record) {
 	if !s.renewed.IsZero() {
 		s.validUntil = s.renewed.Add(s.timing.validity())
@@ -153,14 +130,12 @@ func (s *State) Listed(sent, answered time.Time, records []Record) (stale []Reco
 	return stale
 }
 
-// Lost records that the member cannot renew any more (it stops): it acts on nothing from now
-// on, whatever its validity.
+// Lost ends the member's right to act, whatever its validity.
 func (s *State) Lost() {
 	s.validUntil, s.renewed = time.Time{}, time.Time{}
 }
 
-// Until is when the member's right to act ends (zero if it has none): the deadline of every
-// action it starts now.
+// Until is when the member's right to act ends: the deadline of every action started now.
 func (s *State) Until() time.Time { return s.validUntil }
 
 // View is the member's view at now.

@@ -5,12 +5,8 @@ import (
 	"encoding/binary"
 )
 
-// Owner is the member that owns key among members: rendezvous (highest random weight)
-// hashing, the member whose hash of (member, key) is highest, ties broken by the smaller
-// name. Every replica that sees the same members names the same owner, whatever the order
-// it lists them in; a member that joins takes from each other member only the keys it now
-// wins, and a member that leaves gives only its own keys away, each to its runner-up: the
-// least movement possible. "" when members is empty.
+// Owner is key's owner among members by rendezvous hashing ("" if none): any order of the same
+// members names it, and a member joining or leaving moves only the keys it wins or held.
 func Owner(key string, members []string) string {
 	var best string
 	var bestWeight uint64
@@ -23,10 +19,8 @@ func Owner(key string, members []string) string {
 	return best
 }
 
-// weight is the member's hash of key. SHA-256 rather than a faster hash: its output is
-// uniform for any names, which the balance of the shares rests on, and one hash per member
-// per reconcile costs nothing beside a reconcile's requests. The length prefix keeps
-// ("ab", "c") and ("a", "bc") apart.
+// weight uses SHA-256, uniform for any names, which balanced shares rest on, and cheap beside a
+// reconcile's requests. The length prefix keeps ("ab", "c") and ("a", "bc") apart.
 func weight(member, key string) uint64 {
 	h := sha256.New()
 	var n [8]byte

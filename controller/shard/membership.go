@@ -19,50 +19,39 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// A member reads, lists, creates, renews and deletes Leases of any name (one per replica) in
-// its namespace:
-//
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;create;update;delete,namespace=flink-admission-system
 
-// GroupLabel labels the Leases of one install's members with the install's group, so that a
-// member lists its peers and no one else's.
+// GroupLabel labels a member's Lease with its install's group, so that it lists only its peers.
 const GroupLabel = "shard.flinkoperator.k8s.io/group"
 
-// IncarnationAnnotation holds a token of the process that last wrote a member's Lease, new at
-// each New. On leaving, a member deletes its Lease only while the token is its own: the write
-// whose answer it lost to the shutdown may still have landed, and a successor with the same
-// identity (a recreated pod of the same name) writes its own.
+// IncarnationAnnotation holds a per-process token: a leaving member deletes its Lease only while
+// it holds its own, not a successor's of the same identity (a recreated pod).
 const IncarnationAnnotation = "shard.flinkoperator.k8s.io/incarnation"
 
 // Options configure a Membership.
 type Options struct {
-	// Reader lists and reads the Leases from the API server; it must not be a cache: the
-	// proof counts on each list being as fresh as the API server.
+	// Reader reads the Leases; not a cache, as the fence proof needs (A4).
 	Reader client.Reader
-	// Writer creates, renews and deletes them.
+	// Writer writes the Leases.
 	Writer client.Writer
 	// Namespace holds the Leases.
 	Namespace string
-	// Group names the install (GroupLabel): the replicas of one install share its clusters.
+	// Group names the install (GroupLabel).
 	Group string
 	// Identity is this member's Lease name, unique among the live members.
 	Identity string
-	// Timing is the membership's timing; DefaultTiming when zero.
+	// Timing is DefaultTiming when zero.
 	Timing Timing
-	// Clock is the monotonic clock every bound is measured on; the real one when nil.
+	// Clock is the monotonic clock of every bound; the real one when nil.
 	Clock clock.WithTicker
 	// Log receives the membership's changes.
 	Log logr.Logger
-	// Release deletes the Lease when the membership stops, once its actions in flight are
-	// done, so that the others take its clusters at once; without it they take them once
-	// the Lease expires, as from a replica that was killed.
+	// Release deletes the Lease on stop, so that the others take its clusters at their next
+	// list rather than once it expires.
 	Release bool
 }
 
-// Membership is one replica's membership of its install: a Lease renewed every RenewPeriod,
-// the peers' Leases listed after each renewal, and the fence that says which clusters this
-// replica may act on, and until when. It is a manager Runnable that runs on every replica
-// (no leader election).
+// Membership is one replica's membership of its install, a manager Runnable on every replica.
 type Membership struct {
 	opts        Options
 	incarnation string
@@ -74,8 +63,7 @@ type Membership struct {
 	inFlight int
 	idle     chan struct{}
 	onChange []func(old, cur View)
-	// tenure counts this member's joins and the changes of its members (noteMembers);
-	// tenureMembers are the members last noted.
+
 	tenure        uint64
 	tenureMembers []string
 }
@@ -112,11 +100,8 @@ func (m *Membership) Identity() string { return m.opts.Identity }
 // NeedLeaderElection is false: every replica is a member.
 func (m *Membership) NeedLeaderElection() bool { return false }
 
-// OnChange registers f, called with the previous and the new view whenever the view changes
-// (a member joined or left, this one started or stopped acting), and once at once with the
-// current view as a change from a view that owns nothing, so that a subscriber that comes
-// late misses nothing. f runs on a goroutine of its own: a slow subscriber never delays a
-// renewal.
+// OnChange registers f, called on its own goroutine with the old and new view at every change, and
+// at once from a view that owns nothing, so a late subscriber misses nothing.
 func (m *Membership) OnChange(f func(old, cur View)) {
 	m.mu.Lock()
 	m.onChange = append(m.onChange, f)
@@ -132,20 +117,15 @@ func (m *Membership) View() View {
 	return m.state.View(m.opts.Clock.Now())
 }
 
-// Tenure counts this member's joins and the changes of its members as its lists show them.
-// While it stays the same, no other member acted on a cluster this member owns: another acts
-// only under a view that left this member out, which needs this member's Lease unchanged for
-// D + m, so that this member's next renewal is a join (a lapse of its right between a renewal
-// and the list that extends it, shorter than that, changes nothing). So what this member last
-// wrote or read of such a cluster is its newest state. A reader that remembers that state (a
-// cache's read-your-writes) must forget it when the tenure changes.
+// Tenure counts this member's joins and changes of its members; while it stays, what this member
+// last wrote or read of a cluster it owns is newest (see the package doc).
 func (m *Membership) Tenure() uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.tenure
 }
 
-// noteMembers counts a change of the members from the last noted; mu is held.
+// noteMembers is called with mu held.
 func (m *Membership) noteMembers(members []string) {
 	if !slices.Equal(members, m.tenureMembers) {
 		m.tenure++
@@ -153,9 +133,8 @@ func (m *Membership) noteMembers(members []string) {
 	}
 }
 
-// Begin asks to act on key now. When this member owns key and may act, it returns a context
-// whose deadline is the end of this member's right to act, to carry every request of the
-// action, and a release to call when the action is done; otherwise ok is false.
+// Begin asks to act on key now; if allowed, its context's deadline ends the right to act, and
+// release is called when done.
 func (m *Membership) Begin(ctx context.Context, key string) (_ context.Context, release func(), ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -178,10 +157,8 @@ func (m *Membership) Begin(ctx context.Context, key string) (_ context.Context, 
 	}, true
 }
 
-// Start joins, renews and lists every RenewPeriod until ctx ends, then stops acting. With
-// Options.Release it then leaves: it waits for the actions in flight (at most until its
-// right to act ends, plus the margin for their requests to land) and deletes its Lease, so
-// that the others take its clusters at their next list instead of after a lease duration.
+// Start renews and lists every RenewPeriod until ctx ends; with Options.Release it then deletes
+// the Lease once the actions in flight are done.
 func (m *Membership) Start(ctx context.Context) error {
 	log := m.opts.Log.WithValues("member", m.opts.Identity)
 	ticker := m.opts.Clock.NewTicker(m.opts.Timing.RenewPeriod)
@@ -209,7 +186,6 @@ func (m *Membership) Start(ctx context.Context) error {
 	}
 }
 
-// round renews this member's Lease, then lists the members'.
 func (m *Membership) round(ctx context.Context, log logr.Logger) {
 	t := m.opts.Timing
 	rctx, cancel := context.WithTimeout(ctx, t.Margin)
@@ -260,8 +236,6 @@ func (m *Membership) round(ctx context.Context, log logr.Logger) {
 	}
 }
 
-// renew writes this member's Lease (creating it when it has none) and returns when the write
-// was sent.
 func (m *Membership) renew(ctx context.Context) (time.Time, error) {
 	m.mu.Lock()
 	lease := m.lease
@@ -306,8 +280,6 @@ func (m *Membership) renew(ctx context.Context) (time.Time, error) {
 	return sent, nil
 }
 
-// leave stops acting, waits for the actions in flight and for their requests to land, and
-// deletes the Lease.
 func (m *Membership) leave(log logr.Logger) {
 	m.mu.Lock()
 	m.stopping = true
@@ -330,9 +302,7 @@ func (m *Membership) leave(log logr.Logger) {
 		case <-timer.C():
 		}
 	}
-	// A request of an action cancelled by the shutdown may still be on its way: give it the
-	// margin to land before the others may act. A renewal cut short lands by then too, so
-	// the Lease read next is the last one written.
+	// A cancelled request or renewal may land within the margin: wait it out before leaving.
 	<-m.opts.Clock.After(m.opts.Timing.Margin)
 	ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timing.RenewPeriod)
 	defer cancel()
@@ -341,8 +311,7 @@ func (m *Membership) leave(log logr.Logger) {
 	}
 }
 
-// release deletes this member's Lease while this process wrote it last (the precondition on
-// its version keeps a Lease written since).
+// release deletes this member's Lease while this process wrote it last.
 func (m *Membership) release(ctx context.Context) error {
 	for {
 		lease := &coordinationv1.Lease{}

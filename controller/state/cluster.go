@@ -4,8 +4,8 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
-// CleanupAction is the cleanup policy that applies to a job that ended in state (Lost counts
-// as failed once its timeout ran out). Unset policies take the CRD defaults.
+// CleanupAction is the cleanup policy (CRD defaults when unset) for a job ended in state; a
+// timed-out Lost counts as failed.
 func CleanupAction(spec *v1beta1.FlinkClusterSpec, state string) v1beta1.CleanupAction {
 	var p *v1beta1.CleanupPolicy
 	if spec.Job != nil {

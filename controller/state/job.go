@@ -16,16 +16,14 @@ import (
 type Workload struct {
 	// Revision is the spec revision the workload was built from.
 	Revision string
-	// JobID is the job ID of the deploy the workload runs ("" for a workload of an older
-	// controller).
+	// JobID is the job ID of the deploy it runs ("" from an older controller).
 	JobID string
-	// Deleting is set while the workload is being deleted.
+
 	Deleting bool
 	// Failed is set when the Job has a Failed condition (Job mode); FailedMessage says why.
 	Failed        bool
 	FailedMessage string
-	// StartTime and FailedAt are the Job's start and the time it failed (Job mode, zero when
-	// not recorded): with the pod gone, they bound how long its JobManager ran.
+	// StartTime and FailedAt (zero if unknown) bound a Job's JobManager run once its pod is gone.
 	StartTime, FailedAt time.Time
 	// Complete is set when the Job completed: the JobManager exited with 0 (Job mode).
 	Complete bool
@@ -33,28 +31,24 @@ type Workload struct {
 	CreateFailure string
 }
 
-// Flink is what the Flink REST API reported, from a JobManager the controller trusts (see
-// Trusted).
+// Flink is what a trusted JobManager's REST API reported (see Trusted).
 type Flink struct {
 	// Job is the cluster's job, nil when the JobManager does not list it.
 	Job *flinkclient.Job
 	// JobFailure is the newest exception of a FAILED job.
 	JobFailure string
-	// JobCount is how many jobs the JobManager lists.
+
 	JobCount int
-	// Application is the application (Flink 2.3+); nil when the version has no application
-	// API or lists no application.
+	// Application is the application (Flink 2.3+), nil when none is listed.
 	Application *flinkclient.Application
 	// ApplicationFailure is the newest exception of a FAILED application.
 	ApplicationFailure string
-	// DriverJob is the FAILED job Flink lists under the name "(application driver)" when
-	// main() threw and execution.submit-failed-job-on-application-error is true; nil when
-	// there is none or the cluster's job is listed. Its failure is DriverFailure.
+	// DriverJob is the FAILED "(application driver)" job listed when main() threw, nil when the
+	// cluster's job is listed; DriverFailure is its failure.
 	DriverJob     *flinkclient.Job
 	DriverFailure string
-	// RestoreRefused is set when the job FAILED restoring the controller's ResumeFromHAOnly
-	// path: a main() run again without the job's HA data. That path is configured only once
-	// the job ran or was submitted, so the job ran, whatever the record says.
+	// RestoreRefused: the job FAILED restoring the ResumeFromHAOnly path, configured only once
+	// the job ran or was submitted: so the job ran.
 	RestoreRefused bool
 }
 
@@ -62,39 +56,30 @@ type Flink struct {
 type Input struct {
 	Now            time.Time
 	DeploymentType v1beta1.JobManagerDeploymentType
-	// Recorded is the job status recorded so far.
+
 	Recorded v1beta1.JobStatus
 	// LostSince is when a Lost job became Lost (the Lost condition's lastTransitionTime);
 	// zero counts as Now, so a Lost job without a record of its start is never cut short.
 	LostSince time.Time
-	// LostTimeoutRecorded is set once the Lost timeout was recorded (and afterJobFails
-	// applied): the job stays Lost for good, whatever is reported afterwards.
+	// LostTimeoutRecorded: the Lost timeout was recorded; the job stays Lost for good.
 	LostTimeoutRecorded bool
-	// EndedRecorded is set once the job was recorded as ended unobserved (Result.Ended):
-	// it stays Lost for good, as after the Lost timeout, but without afterJobFails.
+	// EndedRecorded: the job was recorded ended unobserved (Result.Ended).
 	EndedRecorded bool
-	// EndedInHA is the evidence in Flink's Kubernetes HA ConfigMaps that the job ended
-	// globally (see endedUnobserved); "" when there is none. The controller reads it; the rule
-	// here decides when it counts.
+	// EndedInHA is the HA ConfigMaps' evidence that the job ended globally, or "".
 	EndedInHA string
-	// HAMetadataGone is the evidence in Flink's Kubernetes HA ConfigMaps that the job's HA
-	// metadata was deleted behind it (see haMetadataGone); "" when there is none. The
-	// controller reads it; the rule here decides when it counts.
+	// HAMetadataGone is the HA ConfigMaps' evidence that the job's HA metadata is gone, or "".
 	HAMetadataGone string
-	// Stopping is set once a stop-with-savepoint of the job was requested (update or
-	// cancel): Flink then reports the stopped job FINISHED, which is not a success.
+	// Stopping: a stop-with-savepoint was requested, so Flink's FINISHED is no success.
 	Stopping bool
 	// Workload is the JobManager workload, nil when it does not exist.
 	Workload *Workload
 	// Pod is the selected JobManager pod, nil when there is none.
 	Pod *corev1.Pod
-	// Pods are all the cluster's JobManager pods, terminating ones and other deploys' too:
-	// a pod of the deploy cut off on a lost node keeps the status it last reported, which
-	// may say that its JobManager ran long enough to run the job (see mayHaveRun).
+	// Pods are all the cluster's JobManager pods; one on a lost node keeps its last status
+	// (mayHaveRun).
 	Pods []corev1.Pod
-	// JobGraphStored is set when Flink's HA store holds the job graph of the recorded job
-	// ID: the job was submitted (the controller removes the graphs before a deploy that
-	// reuses a job ID).
+	// JobGraphStored: the HA store holds the recorded job's graph, so it was submitted (graphs
+	// are removed before a deploy reuses a job ID).
 	JobGraphStored bool
 	// Flink is the REST API's answer, nil when it was unreachable or not trusted.
 	Flink *Flink
@@ -106,37 +91,26 @@ type Input struct {
 
 // Result is the derived job state.
 type Result struct {
-	// State is the new job state.
 	State string
 	// Reason is the failure reason of a transition to Failed, DeployFailed or Lost.
 	Reason string
-	// DeploymentFailure is the kind of a failed deployment that caused a transition to
-	// DeployFailed or Failed (CrashLoopBackOff, ImagePullBackOff, ErrImagePull,
-	// CreateContainerConfigError, FailedCreate, ...); "" for any other transition.
+	// DeploymentFailure is the kind (CrashLoopBackOff, FailedCreate, ...) of a failed deployment.
 	DeploymentFailure string
 	// Message explains a transition, for the Event.
 	Message string
-	// LostSince is when the job became Lost: the recorded time, or Now on the transition.
-	// Zero when the job is not Lost.
+	// LostSince is when the job became Lost; zero when it is not Lost.
 	LostSince time.Time
-	// LostTimedOut is set when the job has been Lost for LostTimeout: it ended, and
-	// afterJobFails applies.
+	// LostTimedOut: the job was Lost for LostTimeout, so it ended and afterJobFails applies.
 	LostTimedOut bool
 	// RequeueAfter is when a timer (HA grace, Lost timeout) runs out; zero for none.
 	RequeueAfter time.Duration
-	// Unreported says, when set, that the recorded state is kept although the JobManager
-	// lists no job of the deploy: it started within the HA recovery grace. The state is the
-	// record's, not Flink's answer, and the controller says it waits.
+	// Unreported says why the record stands though the JobManager lists no job yet.
 	Unreported string
-	// Event is the job state machine's derive event that moves the job to State; "" when the
-	// state stays.
+	// Event is the machine's derive event to State; "" when the state stays.
 	Event Event
-	// Unlisted is set when the machine lists no derive event from the recorded state to
-	// State: the transition is refused, not applied.
+	// Unlisted: the machine lists no derive event to State, so the transition is refused.
 	Unlisted bool
-	// Ended is set when the job is Lost because it ended in Flink while the controller did
-	// not see how (see endedUnobserved): it ended, so nothing deploys it again, but neither
-	// afterJobSucceeds nor afterJobFails applies; Reason says what Flink showed.
+	// Ended: the job ended in Flink unseen, so it is Lost for good, with neither after-job policy.
 	Ended bool
 }
 
@@ -145,16 +119,11 @@ func IsFailure(state string) bool {
 	return state == v1beta1.JobStateFailed || state == v1beta1.JobStateDeployFailed || state == v1beta1.JobStateLost
 }
 
-// ran reports whether the job of the current deploy ever ran: Flink reported it RUNNING
-// (the recorded start time), the recorded state says so, or its JobManager refused to run
-// main() again without its HA data (Flink.RestoreRefused).
 func ran(in Input, rec string) bool {
 	return flinkcluster.Ran(&in.Recorded) || rec == v1beta1.JobStateRunning || rec == v1beta1.JobStateLost ||
 		(in.Flink != nil && in.Flink.RestoreRefused)
 }
 
-// failedState is the state of a failure: DeployFailed for a deploy that never ran the job,
-// Failed once it ran.
 func failedState(in Input, rec string) string {
 	if ran(in, rec) {
 		return v1beta1.JobStateFailed
@@ -164,15 +133,11 @@ func failedState(in Input, rec string) string {
 
 // Leader is what Flink's HA services publish about the JobManager that leads the cluster.
 type Leader struct {
-	// Known is set when the HA leader information was read and names a leader whose lease has
-	// not expired.
+	// Known: the HA leader record names a leader whose lease has not expired.
 	Known bool
-	// Address is the leader's host (a pod IP: with HA the JobManager runs with -Djobmanager.rpc.address
-	// $(POD_IP)).
+	// Address is the leader's pod IP (HA sets jobmanager.rpc.address to $(POD_IP)).
 	Address string
-	// Grace is how long past its deletion deadline a pod that cannot renew the lease may
-	// still hold or take it (see LeaseGraceFor); LeaseGrace when zero. It is set whether or
-	// not a leader is Known.
+	// Grace is LeaseGraceFor the configured lease; LeaseGrace when zero.
 	Grace time.Duration
 }
 
@@ -181,17 +146,12 @@ func (l Leader) Leads(pod *corev1.Pod) bool {
 	return l.Known && pod != nil && pod.Status.PodIP != "" && pod.Status.PodIP == l.Address
 }
 
-// LeaseGrace is how long past its deletion deadline a JobManager pod that is still listed
-// (a pod stuck Terminating on a lost node) may still take the leadership when no JobManager
-// holds it, with Flink's default lease (15 s): longer than the lease, which such a pod cannot
-// renew. LeaseGraceFor scales it with a configured lease.
+// LeaseGrace is how long past its deletion deadline a pod stuck Terminating on a lost node may
+// take free leadership: longer than Flink's default 15 s lease, which it cannot renew.
 const LeaseGrace = time.Minute
 
-// LeaseGraceFor is the grace for a lease of the given duration
-// (high-availability.kubernetes.leader-election.lease-duration): four leases, as LeaseGrace
-// is for the default one, and never less than LeaseGrace. A pod cut off from the API server
-// loses the lock one lease after its last renewal; the rest covers a renewal just before
-// the deletion and clock skew between the controller and the API server.
+// LeaseGraceFor is four leases, at least LeaseGrace: a cut-off pod loses the lock one lease
+// after its last renewal; the rest covers a renewal just before the deletion and clock skew.
 func LeaseGraceFor(lease time.Duration) time.Duration {
 	return max(LeaseGrace, 4*lease)
 }
@@ -203,12 +163,8 @@ func (l Leader) grace() time.Duration {
 	return LeaseGrace
 }
 
-// MayLead reports whether a JobManager pod may hold, or take, the cluster's leadership and
-// answer for it. A pod that runs no container (terminal phase) never does. With a valid HA
-// leader record, the pod it names does, and so does any pod not being deleted (it would
-// take over from a leader that dies); a pod being deleted that does not lead — the pod stuck
-// Terminating on a lost node — blocks nothing. Without a leader record any pod may, until a
-// deleted one is the leader's Grace past its deletion deadline.
+// MayLead reports whether a pod may hold or take the leadership: with a leader record, the leader
+// or any pod not being deleted; without, until Grace past its deletion deadline.
 func MayLead(pod *corev1.Pod, leader Leader, now time.Time) bool {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return false
@@ -222,11 +178,8 @@ func MayLead(pod *corev1.Pod, leader Leader, now time.Time) bool {
 	return !now.After(pod.DeletionTimestamp.Add(leader.grace()))
 }
 
-// Trusted reports whether the Flink REST API speaks for the current JobManager: the selected
-// pod is ready and it is the HA leader; without HA leader information, no other JobManager
-// pod may still run. A JobManager that is still up may hold leadership and answer for the
-// whole cluster; an old one reports the old execution, whose FINISHED after stop-with-savepoint
-// must never be taken for the new deploy's.
+// Trusted reports whether the REST API speaks for the current JobManager, never an old one whose
+// FINISHED after stop-with-savepoint would pass for the new deploy's.
 func Trusted(selected *corev1.Pod, all []corev1.Pod, leader Leader, now time.Time) bool {
 	if !Ready(selected) {
 		return false
@@ -244,9 +197,7 @@ func Trusted(selected *corev1.Pod, all []corev1.Pod, leader Leader, now time.Tim
 	return true
 }
 
-// DeriveJob applies the lifecycle rules to one observation. A new state comes with the
-// derive event of the job state machine that moves the job there (Result.Event), or with
-// Result.Unlisted when the machine lists no such move: the caller refuses it.
+// DeriveJob applies the lifecycle rules to one observation (see Result.Unlisted).
 func DeriveJob(in Input) Result {
 	r := deriveJob(in)
 	from := in.Recorded.State
@@ -272,21 +223,18 @@ func deriveJob(in Input) Result {
 		rec = v1beta1.JobStatePending
 		keep.State = rec
 	case flinkcluster.Terminal(rec):
-		// A terminal job stays terminal: only a new revision (a spec change) deploys again,
-		// so a fixed spec reconciles and nothing resubmits on its own.
+		// Only a new revision deploys a terminal job again: nothing resubmits on its own.
 		return keep
 	case rec == v1beta1.JobStateUpdating || rec == v1beta1.JobStateRestarting:
 		// The update and restart flows own these states until they deploy the next workload.
 		return keep
 	case rec == v1beta1.JobStateLost && in.EndedRecorded && (in.Flink == nil || in.Flink.Job == nil):
-		// Ended in Flink (its result is in the job result store): it stays so. Should Flink list
-		// the job again after all, it is tracked again below: nothing was cleaned up.
+		// Ended in Flink, it stays so, unless Flink lists the job again (nothing was cleaned up).
 		keep.Ended = true
 		return keep
 	case rec == v1beta1.JobStateLost:
-		// The job reported again wins over a timeout that ran out unrecorded (a clock jump, a
-		// controller that was down): only a job still not reported ends; once the timeout is
-		// recorded (and its cleanup ran) the job stays Lost.
+		// A job reported again wins over a timeout that ran out unrecorded (a clock jump, a
+		// controller that was down); once recorded (and cleaned up) it stays Lost.
 		if r := withLostTimeout(in, keep); r.LostTimedOut && (in.LostTimeoutRecorded || in.Flink == nil || in.Flink.Job == nil) {
 			return r
 		}
@@ -325,17 +273,9 @@ func deriveJob(in Input) Result {
 	return withLostTimeout(in, keep)
 }
 
-// deploymentFailed: the JobManager cannot run. A deploy that never ran the job failed
-// (DeployFailed). A JobManager Deployment whose job ran is kept reconciling: Flink never ended
-// the job, and HA recovers it once the cause passes (a storage outage, a node problem), so
-// the job is Lost — not terminal — with the DeploymentFailed condition, until the Lost
-// timeout.
-//
-// Flink never reporting the job RUNNING does not make a deploy one that never ran: its
-// REST API may not have answered, or not been trusted, while a JobManager ran the job (and
-// checkpointed). mayHaveRun's evidence, from Kubernetes and the HA store, then counts as a
-// run: taking it for a failed deploy would let the next update restore the deploy's own
-// restore point and rewind the job.
+// deploymentFailed: the JobManager cannot run. A Deployment's job that ran is Lost, not
+// terminal: HA recovers it once the cause passes. A deploy never reported RUNNING may have run
+// (mayHaveRun): as DeployFailed, the next update would restore its restore point, rewinding it.
 func deploymentFailed(in Input, rec string, keep Result, kind, reason string) Result {
 	if in.DeploymentType == v1beta1.JobManagerDeploymentTypeDeployment && !ran(in, rec) {
 		if why := mayHaveRun(in); why != "" {
@@ -362,8 +302,7 @@ func fail(state, reason string) Result {
 	return Result{State: state, Reason: reason, Message: reason}
 }
 
-// missingWorkload: the Deployment of an active job is created again (Pending), never Lost.
-// A Job that disappeared cannot be recreated without resubmitting the job: it is Lost.
+// missingWorkload: a Deployment is recreated; a Job cannot be without resubmitting: Lost.
 func missingWorkload(in Input, rec string, keep Result) Result {
 	if rec == v1beta1.JobStatePending {
 		return keep
@@ -377,14 +316,9 @@ func missingWorkload(in Input, rec string, keep Result) Result {
 	return Result{State: v1beta1.JobStateLost, Reason: "JobManager Job is missing", Message: "JobManager Job is missing", LostSince: in.Now, RequeueAfter: in.LostTimeout}
 }
 
-// FailureApplication is the kind of a failed deployment whose JobManager ran but whose
-// application failed before the job ran: main() threw (a missing jar or class, a bad
-// argument, an exception before execute()), or the JobManager exited with a failure.
+// FailureApplication: the application failed before its job ran (main() threw, or a failed exit).
 const FailureApplication = "ApplicationFailed"
 
-// mainFailed is the result of an application that failed: a deploy that never ran its job
-// failed to deploy (DeployFailed, with DeploymentFailed's kind ApplicationFailed); one that
-// ran failed (Failed: a job failure, not a failed deployment).
 func mainFailed(in Input, rec, reason string) Result {
 	r := fail(failedState(in, rec), reason)
 	if r.State == v1beta1.JobStateDeployFailed {
@@ -393,15 +327,8 @@ func mainFailed(in Input, rec, reason string) Result {
 	return r
 }
 
-// fromFlink maps the job or application state the REST API reported. ok is false when the
-// API does not report the job.
-//
-// On Flink 2.3 the application's terminal status overrides its job's: an application FAILED
-// whose job was CANCELED is a failure of main() after it submitted the job, not a cancel.
-// Without a job, a FAILED application, or a FAILED "(application driver)" job
-// (execution.submit-failed-job-on-application-error), is a failure of main(); a running
-// application without a job yet is still deploying (FLIP-560 delays recovery until
-// execute()).
+// fromFlink maps what the REST API reported (ok false for neither job nor application); on 2.3 a
+// FAILED application overrides its job, and one running without a job is still deploying.
 func fromFlink(in Input, rec string) (Result, bool) {
 	f := in.Flink
 	app := f.Application
@@ -428,8 +355,6 @@ func fromFlink(in Input, rec string) (Result, bool) {
 		case app != nil && app.Status == flinkclient.ApplicationStateFailed:
 			return appFailed()
 		case app != nil && !flinkclient.IsTerminalApplicationState(app.Status):
-			// main() runs but has not submitted the job yet, or, recovering from HA, has not
-			// reached execute() again: the application speaks for the job.
 			return Result{State: rec}, true
 		}
 		return Result{}, false
@@ -444,8 +369,8 @@ func fromFlink(in Input, rec string) (Result, bool) {
 		return r
 	}
 	if app != nil && app.Status == flinkclient.ApplicationStateFailed && f.Job.State != flinkclient.JobStateFailed {
-		// A FAILED job of a FAILED application is the job's failure, as before 2.3 (the
-		// case below): it was submitted and may have run, so it is Failed, never DeployFailed.
+		// A FAILED job of a FAILED application is the job's failure (below): it may have run,
+		// so it is Failed, never DeployFailed.
 		return appFailed()
 	}
 	switch f.Job.State {
@@ -486,9 +411,7 @@ func fromFlink(in Input, rec string) (Result, bool) {
 	}
 }
 
-// notReported: the JobManager answers but does not list the job. A JobManager that started
-// recently is still recovering it from HA metadata; after the grace the job is Lost — or, when
-// Flink shows that the job ended globally (endedUnobserved), Lost and ended.
+// notReported: the JobManager lists no job; after its HA recovery grace the job is Lost.
 func notReported(in Input, rec string, keep Result) Result {
 	if r, ok := haMetadataGone(in, rec); ok {
 		return r
@@ -514,17 +437,11 @@ func notReported(in Input, rec string, keep Result) Result {
 }
 
 // FailureHAMetadataMissing is the kind of a failed deployment whose job ran and whose HA
-// metadata is gone: no JobManager can recover it, and main() run again must not start it
-// from empty state.
+// metadata is gone: main() run again must not start it from empty state.
 const FailureHAMetadataMissing = "HAMetadataMissing"
 
-// haMetadataGone: a JobManager that lists no job of a Deployment that ran, while the HA
-// store holds nothing of the job (HAMetadataGone), can never run it again: without its graph
-// nothing recovers it, and main() run again either fails on the deploy's ResumeFromHAOnly
-// path or is refused as a duplicate of a job in the job result store. The job Failed with
-// kind FailureHAMetadataMissing, at once rather than after the HA recovery grace: Flink
-// 2.2's JobManager exits within a second of that failure, and its restarted container lists
-// no job at all, so the failure itself is seldom seen.
+// haMetadataGone fails at once a Deployment's job that ran once HA holds nothing of it: Flink
+// 2.2's JobManager exits a second after failing main() again, and restarts listing no job.
 func haMetadataGone(in Input, rec string) (Result, bool) {
 	if in.HAMetadataGone == "" || in.Stopping || in.DeploymentType != v1beta1.JobManagerDeploymentTypeDeployment ||
 		rec == v1beta1.JobStateLost || !ran(in, rec) {
@@ -539,23 +456,12 @@ func haMetadataGone(in Input, rec string) (Result, bool) {
 	return r, true
 }
 
-// endedUnobserved says why a job the JobManager does not list ended globally in Flink,
-// although the controller never saw how; "" when nothing says so. A JobManager that starts
-// after its job ended finds the job's result in the job result store
-// (FileSystemJobResultStore, kept by job-result-store.delete-on-commit false): a clean result
-// means the Dispatcher recovers nothing, main()'s submission is refused as a duplicate of a
-// globally terminated job (DuplicateJobSubmissionException), which the application takes as
-// done, and the REST API lists no job. (A dirty result is listed in its state by the
-// CheckpointResourcesCleanupRunner: fromFlink reads it.) What is left to see:
-//
-//   - Flink 2.3: the application FINISHED without the job. PackagedProgramApplication turns
-//     the refused submission into an "unknown" job result that counts as a success, so
-//     FINISHED says the job ended, not how: it is not taken for Succeeded.
-//   - Before 2.3, no application status: the HA ConfigMaps (EndedInHA), read once the HA
-//     recovery grace is over (afterGrace), for a job that ran. A job graph still in HA may
-//     be recovered, so it never counts as ended.
-//
-// A stop-with-savepoint in flight (Stopping) owns the job's end: its flow reads it.
+// endedUnobserved says why a job the JobManager does not list ended globally unseen, or "".
+// A JobManager started after its job ended finds a clean result in the job result store:
+// it recovers nothing and refuses main()'s submission as a duplicate, which the application
+// takes as done. Flink 2.3 then reports the application FINISHED whatever the job's end;
+// before, EndedInHA tells, after the HA recovery grace and for a job that ran (a graph still
+// in HA may be recovered). A stop-with-savepoint in flight owns the job's end.
 func endedUnobserved(in Input, rec string, afterGrace bool) string {
 	f := in.Flink
 	if in.Stopping || f == nil || f.Job != nil || f.DriverJob != nil {
@@ -574,7 +480,7 @@ func endedUnobserved(in Input, rec string, afterGrace bool) string {
 	return fmt.Sprintf("the JobManager lists no job %s within %s of starting, and %s", in.Recorded.ID, in.HARecoveryGrace, in.EndedInHA)
 }
 
-// ended is the result of a job that ended unobserved: Lost (its end is unknown) for good.
+// ended is the result of a job that ended unobserved: Lost for good, its end unknown.
 func ended(in Input, rec, why string) Result {
 	reason := "job ended unobserved: " + why + "; how it ended is unknown"
 	r := Result{State: v1beta1.JobStateLost, Reason: reason, Message: reason, LostSince: in.Now, Ended: true}
@@ -584,16 +490,9 @@ func ended(in Input, rec, why string) Result {
 	return r
 }
 
-// mayHaveRun says why a Deployment deploy whose job Flink never reported RUNNING may still
-// have run it, "" when nothing says so:
-//   - the HA store holds the job's graph: the job was submitted, and a submitted job may
-//     have run (HA recovers it once the JobManager can start);
-//   - a JobManager pod of the deploy (its job ID and revision) has a container that has been
-//     running for SubmitBound, as Job mode judges a JobManager's run: long enough to have
-//     run the job. A pod on a lost node keeps reporting the run it last reported; nothing
-//     says it stopped, so its run counts until now. A crash loop's short runs (the
-//     container waiting, its last run terminated) are no such evidence: a JobManager that
-//     fails to start must still make the deploy DeployFailed.
+// mayHaveRun says why a Deployment deploy never reported RUNNING may have run its job, or "":
+// the HA store holds its graph, or a pod of the deploy has run for SubmitBound (on a lost
+// node, until now). Crash-loop runs do not count: a failed start is still DeployFailed.
 func mayHaveRun(in Input) string {
 	if in.JobGraphStored {
 		return fmt.Sprintf("Flink's HA store holds job %s's graph: it was submitted", in.Recorded.ID)
@@ -626,9 +525,7 @@ func fromJobWorkload(in Input, rec string) (Result, bool) {
 			}
 		}
 		if run, known := jobManagerRun(in); !ran(in, rec) && (!known || run >= SubmitBound) {
-			// Flink never reported the job, but its JobManager ran long enough to have run
-			// it (or nothing tells how long): taking it for a failed deploy would let the
-			// next update restore the deploy's own restore point and rewind the job.
+			// Long enough to have run the job, or for an unknown time: see deploymentFailed.
 			how := "for an unknown time"
 			if known {
 				how = "for " + run.Round(time.Second).String()
@@ -637,32 +534,23 @@ func fromJobWorkload(in Input, rec string) (Result, bool) {
 		}
 		return mainFailed(in, rec, reason), true
 	case w.Complete && !in.Stopping:
-		// The JobManager outlives its job (execution.shutdown-on-application-finish false)
-		// until the controller shuts it down once the job's end is on record, and a recorded
-		// end never reaches here (DeriveJob keeps it). A Job that completes otherwise was
-		// shut down by someone else: DELETE /cluster ends the cluster SUCCEEDED, exit 0,
-		// whatever the job's state, so its completion says that the job ended, not how.
+		// The JobManager outlives its job (execution.shutdown-on-application-finish false) until
+		// the controller, with the job's end recorded, shuts it down: so someone else's DELETE
+		// /cluster did.
 		return ended(in, rec, JobManagerCompletedUnrecorded), true
 	}
 	return Result{}, false
 }
 
-// JobManagerCompletedUnrecorded is why a Job-mode job whose JobManager Job completed before
-// the job's end was on record ended unobserved.
+// JobManagerCompletedUnrecorded is why a Job-mode job ended unobserved when its Job completed.
 const JobManagerCompletedUnrecorded = "the JobManager Job completed (its JobManager exited 0) with no end of the job on record: " +
 	"a shutdown of the Flink cluster (DELETE /cluster) by anyone but the controller ends it SUCCEEDED whatever the job's state"
 
-// SubmitBound is the shortest JobManager run that may have run its job, in Job mode with
-// Flink never heard from: the JVM start, the application's main() and the job's submission
-// take longer. A JobManager that failed sooner failed to deploy (DeployFailed); one that ran
-// longer may have run the job (Failed), so the next update asks for a savepoint rather than
-// restore the deploy's own restore point.
+// SubmitBound is the shortest Job-mode JobManager run that may have run its job unreported (the
+// JVM start, main() and the submission take longer); after it, updates ask for a savepoint.
 const SubmitBound = 10 * time.Second
 
-// jobManagerRun is how long the JobManager of a failed Job ran, from what Kubernetes
-// recorded: its container's terminated run (start and finish), else the Job's start and the
-// time it failed. known is false when neither is recorded (the pod is gone, the Job's times
-// are not set).
+// jobManagerRun is how long a failed Job's JobManager ran, from its container or else its Job.
 func jobManagerRun(in Input) (d time.Duration, known bool) {
 	if d, ok := TerminatedRun(in.Pod); ok {
 		return d, true
@@ -680,9 +568,7 @@ func lostSince(in Input) time.Time {
 	return in.LostSince
 }
 
-// withLostTimeout keeps a Lost job Lost and says when its timeout runs out. A job Lost for
-// the timeout stays Lost for good (afterJobFails applies): time only moves on, so nothing,
-// not even a missing Deployment, deploys it again.
+// withLostTimeout keeps a Lost job Lost until its timeout, then for good.
 func withLostTimeout(in Input, r Result) Result {
 	if r.State != v1beta1.JobStateLost {
 		return r

@@ -6,9 +6,7 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
-// Step names the controller function that moves the job from one state to another. The
-// names are the functions' names in package controller (cycle methods), so that a reader of
-// the table finds the code; "derive" is cycle.derive applying DeriveJob.
+// Step names the controller function (a cycle method) that moves the job, for table readers.
 type Step string
 
 // The steps that change status.components.job.state.
@@ -17,15 +15,13 @@ const (
 	StepDerive Step = "derive"
 	// StepNewDeploy chooses a new job ID for a deploy that does not resume from HA.
 	StepNewDeploy Step = "newDeploy"
-	// StepLastStateDeploy redeploys the job under its job ID from the newest checkpoint of
-	// Flink's HA store (upgradeMode last-state, or the fallback of a job that does not run).
+	// StepLastStateDeploy redeploys the job under its job ID from its newest HA checkpoint.
 	StepLastStateDeploy Step = "lastStateDeploy"
 	// StepCreateJobManager creates the deploy's JobManager Job or Deployment.
 	StepCreateJobManager Step = "createJobManager"
 	// StepStartUpdate begins the update flow for a new revision or the user's restore answer.
 	StepStartUpdate Step = "startUpdate"
-	// StepUpdate is the update flow itself: a revert to the running revision, or a next
-	// deploy's workload that exists already.
+	// StepUpdate is the update flow: a revert, or a next deploy's workload that exists already.
 	StepUpdate Step = "update"
 	// StepRedeployWithoutHA answers HA metadata deleted behind a running job.
 	StepRedeployWithoutHA Step = "redeployWithoutHA"
@@ -37,8 +33,7 @@ const (
 	StepCancelled Step = "cancelled"
 )
 
-// Event names what happened to move the job: one event per row of Transitions, so that an
-// event and the state the job is in decide, through Next, the state it goes to.
+// Event names what happened to move the job, one per row of Transitions.
 type Event string
 
 // The events of the job state machine, one per row of Transitions.
@@ -65,8 +60,8 @@ const (
 	EventCancelConfirmed        Event = "CancelConfirmed"
 )
 
-// Transition is one row of the job state machine: from any of From, on Event (which Means
-// says in words), Step moves the job to To.
+// Transition is one row: from any of From, on Event (Means says it in words), Step moves the job
+// to To.
 type Transition struct {
 	From  []string
 	Event Event
@@ -88,13 +83,9 @@ const (
 	deployFailed = v1beta1.JobStateDeployFailed
 )
 
-// Transitions is the job state machine: every change of status.components.job.state the
-// controller makes is one of these rows. The controller moves the job only through Next: an
-// event in a state its row does not list is refused (the state stays, a Warning Event
-// UnlistedTransition says so, and the reconcile returns an error; the simulation of package
-// controller/simulation fails on that Event). docs/troubleshooting.md shows this table, and a
-// test of package docs keeps the two equal. Terminal states (Succeeded, Cancelled, Failed,
-// DeployFailed) are left only by a new deploy, a last-state redeploy or a restart.
+// Transitions is the job state machine: the controller moves the job only through Next, which
+// refuses an event its row does not list for the state (a Warning Event UnlistedTransition).
+// docs/troubleshooting.md shows this table; a docs test keeps them equal.
 var Transitions = []Transition{
 	{[]string{pending}, EventWorkloadExists, "the JobManager workload exists", deploying, StepDerive},
 	{[]string{pending, deploying, lostState}, EventReportedRunning, "Flink reports the job RUNNING, RESTARTING or FAILING (a Lost job is reported again)", running, StepDerive},
@@ -119,8 +110,7 @@ var Transitions = []Transition{
 }
 
 // Next is the state an event moves the job to from a state, and whether the table lists that
-// transition. An event whose row leads to the state the job is in already moves nothing and is
-// listed; an unknown event is not.
+// transition (an event leading to the current state is listed; an unknown one is not).
 func Next(from string, ev Event) (string, bool) {
 	i := slices.IndexFunc(Transitions, func(t Transition) bool { return t.Event == ev })
 	if i < 0 {
@@ -144,10 +134,7 @@ func StepOf(ev Event) Step {
 	return ""
 }
 
-// Derived is the event by which DeriveJob's observation moves the job from one state to
-// another: the derive row that lists the transition; false when none does. A state DeriveJob
-// derives is a conclusion from what Kubernetes and Flink report, and the derive rows are one
-// per pair of states, so the pair names the event.
+// Derived is the derive event that moves the job between two states; derive rows are one per pair.
 func Derived(from, to string) (Event, bool) {
 	i := slices.IndexFunc(Transitions, func(t Transition) bool {
 		return t.Step == StepDerive && t.To == to && slices.Contains(t.From, from)

@@ -13,24 +13,19 @@ import (
 	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
-// CrashLoopRestarts is how many restarts make a CrashLoopBackOff a failed deployment, as in
-// the Flink Kubernetes operator.
+// CrashLoopRestarts restarts make a CrashLoopBackOff a failed deployment (as in Flink's operator).
 const CrashLoopRestarts = 3
 
-// ShortRun is the longest run that still counts as a crash: a JobManager that ran longer
-// than this before it died was not failing to start, and the kubelet resets its back-off
-// after ten minutes of running anyway.
+// ShortRun is the longest run that counts as a crash: a JobManager that ran longer was not failing
+// to start (the kubelet resets its back-off after ten minutes anyway).
 const ShortRun = 5 * time.Minute
 
-// maxReasonLength bounds a failure reason taken from a termination message (which may be the
-// tail of a log).
+// maxReasonLength bounds a reason taken from a termination message, which may be a log's tail.
 const maxReasonLength = 512
 
-// crashLoopBackOff is the kubelet's waiting reason of a container it restarts with back-off.
 const crashLoopBackOff = "CrashLoopBackOff"
 
-// FailedCreate is the kind of a failed deployment whose JobManager pod cannot be created (the
-// reason of the Deployment's ReplicaFailure condition).
+// FailedCreate is the kind of a failed deployment whose JobManager pod cannot be created.
 const FailedCreate = "FailedCreate"
 
 // waitingFailures are container waiting reasons that never resolve without a spec change.
@@ -39,15 +34,13 @@ var waitingFailures = []string{"ImagePullBackOff", "ErrImagePull", "CreateContai
 // Deleting reports whether a pod is being deleted.
 func Deleting(pod *corev1.Pod) bool { return pod.DeletionTimestamp != nil }
 
-// MadeByReplicaSet reports whether a pod's controller is a ReplicaSet (a Deployment's pod on
-// a cluster with kube-controller-manager).
+// MadeByReplicaSet reports whether a pod's controller is a ReplicaSet.
 func MadeByReplicaSet(pod *corev1.Pod) bool {
 	o := metav1.GetControllerOf(pod)
 	return o != nil && o.Kind == "ReplicaSet" && o.APIVersion == appsv1.SchemeGroupVersion.String()
 }
 
-// NewestPod picks the Deployment's JobManager pod: the newest one that is not being deleted,
-// so that a replacement is observed rather than the pod it replaces. nil when there is none.
+// NewestPod picks the newest JobManager pod not being deleted, so that a replacement is observed.
 func NewestPod(pods []corev1.Pod) *corev1.Pod {
 	var newest *corev1.Pod
 	for i := range pods {
@@ -78,7 +71,6 @@ func FirstPod(pods []corev1.Pod) *corev1.Pod {
 	return &sorted[0]
 }
 
-// jobManagerStatus returns the JobManager container's status, nil when not reported yet.
 func jobManagerStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 	for i := range pod.Status.ContainerStatuses {
 		if pod.Status.ContainerStatuses[i].Name == resources.JobManagerContainer {
@@ -88,9 +80,7 @@ func jobManagerStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 	return nil
 }
 
-// ProcessRunning reports whether the pod's JobManager container runs (its state Running) and
-// the pod is not being deleted: a JobManager process that may still have to be ended. A pod
-// waiting for its image, or whose container ended, runs none.
+// ProcessRunning reports whether the pod, not being deleted, runs a JobManager process.
 func ProcessRunning(pod *corev1.Pod) bool {
 	if Deleting(pod) || pod.Status.Phase != corev1.PodRunning {
 		return false
@@ -99,8 +89,7 @@ func ProcessRunning(pod *corev1.Pod) bool {
 	return cs != nil && cs.State.Running != nil
 }
 
-// Ready reports whether the pod is Running with its Ready condition true: only then does the
-// Service route REST calls to it.
+// Ready reports whether the pod is Running and Ready: only then does the Service route to it.
 func Ready(pod *corev1.Pod) bool {
 	if pod == nil || Deleting(pod) || pod.Status.Phase != corev1.PodRunning {
 		return false
@@ -113,9 +102,7 @@ func Ready(pod *corev1.Pod) bool {
 	return false
 }
 
-// StartTime is when the JobManager process last started: the later of the pod's start and
-// the JobManager container's current run. A container restart is a JobManager restart, which
-// has to recover the job from HA metadata again.
+// StartTime is when the JobManager last started: a container restart recovers from HA again.
 func StartTime(pod *corev1.Pod) time.Time {
 	var t time.Time
 	if pod.Status.StartTime != nil {
@@ -129,12 +116,8 @@ func StartTime(pod *corev1.Pod) time.Time {
 	return t
 }
 
-// PodFailure returns why a JobManager pod cannot run: kind is the cause (a container waiting
-// reason such as ImagePullBackOff or CreateContainerConfigError, or CrashLoopBackOff) and
-// message the reason for the status; both are "" when it can run. These are the Flink
-// Kubernetes operator's DeploymentFailedException cases: a container stuck in an image or
-// configuration error, or a JobManager container in CrashLoopBackOff after CrashLoopRestarts
-// short runs.
+// PodFailure returns why a JobManager pod cannot run, as Flink's operator judges it: an image or
+// configuration error, or CrashLoopBackOff after CrashLoopRestarts short runs.
 func PodFailure(pod *corev1.Pod) (kind, message string) {
 	if pod == nil {
 		return "", ""
@@ -190,9 +173,7 @@ func TerminatedFailure(pod *corev1.Pod) string {
 	return truncate(reason)
 }
 
-// TerminatedRun is how long the JobManager container's last run lasted, from its terminated
-// state's start and finish times (the current state, else the last termination); ok is false
-// when the pod or those times are missing.
+// TerminatedRun is how long the JobManager container's last terminated run lasted.
 func TerminatedRun(pod *corev1.Pod) (d time.Duration, ok bool) {
 	if pod == nil {
 		return 0, false
@@ -211,10 +192,8 @@ func TerminatedRun(pod *corev1.Pod) (d time.Duration, ok bool) {
 	return t.FinishedAt.Sub(t.StartedAt.Time), true
 }
 
-// RunningFor is how long the JobManager container's current run has lasted at now, from its
-// running state's start; ok is false when the container is not running (or its start is not
-// recorded). The kubelet of a lost node reports nothing more, so the run of a pod cut off
-// there counts until now.
+// RunningFor is how long the JobManager container has run at now; a lost node's run counts until
+// now.
 func RunningFor(pod *corev1.Pod, now time.Time) (d time.Duration, ok bool) {
 	if pod == nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return 0, false
@@ -226,9 +205,7 @@ func RunningFor(pod *corev1.Pod, now time.Time) (d time.Duration, ok bool) {
 	return now.Sub(cs.State.Running.StartedAt.Time), true
 }
 
-// TerminationSummary picks the most telling line of a termination message, which with
-// FallbackToLogsOnError is the tail of the JobManager log: the last "Caused by" line, else the
-// first line naming an exception or error, else the last line.
+// TerminationSummary picks the most telling line of a termination message (a log's tail).
 func TerminationSummary(msg string) string {
 	var lines []string
 	for _, l := range strings.Split(msg, "\n") {
@@ -252,8 +229,7 @@ func TerminationSummary(msg string) string {
 	return lines[len(lines)-1]
 }
 
-// DeploymentFailure returns the message of a Deployment's ReplicaFailure condition with
-// reason FailedCreate (quota, admission or security policy refusing the pod), or "".
+// DeploymentFailure returns a Deployment's FailedCreate message (quota, admission, policy), or "".
 func DeploymentFailure(dep *appsv1.Deployment) string {
 	if dep == nil {
 		return ""

@@ -22,7 +22,7 @@
 // The suite builds with -tags conformance: make test runs the default cells after the other
 // packages (so that its JVMs do not share the cores with them), make conformance all of them.
 //
-// CONFORMANCE_FLINK_VERSIONS (comma-separated; default the first of realflink.Versions) and
+// CONFORMANCE_FLINK_VERSIONS (comma-separated; default realflink.Default) and
 // CONFORMANCE_SCENARIOS (comma-separated scenario IDs, or "all"; default the subset make test
 // runs) choose the cells; make conformance runs them all. The table is printed at the end in the
 // pull request's form and written to .conformance/latest.json at the repository's root.
@@ -83,7 +83,7 @@ func TestMain(m *testing.M) {
 	} else {
 		ctrl.SetLogger(logr.Discard())
 	}
-	versions = splitList(os.Getenv("CONFORMANCE_FLINK_VERSIONS"), realflink.Versions[:1])
+	versions = splitList(os.Getenv("CONFORMANCE_FLINK_VERSIONS"), []string{realflink.Default})
 	scenarios = map[string]bool{}
 	for _, s := range splitList(os.Getenv("CONFORMANCE_SCENARIOS"), defaultScenarios) {
 		scenarios[s] = true

@@ -17,8 +17,8 @@
 // operations at the same points of the script.
 //
 // It builds with -tags conformance (it starts Flink JVMs); make conformance runs it.
-// DIFFERENTIAL_FLINK_VERSION picks the Flink version (default the first of
-// realflink.Versions), DIFFERENTIAL_SCENARIOS (comma-separated) some of the scenarios. The
+// DIFFERENTIAL_FLINK_VERSION picks the Flink version (default realflink.Default),
+// DIFFERENTIAL_SCENARIOS (comma-separated) some of the scenarios. The
 // real side's observations are written to .conformance/differential-<version>.json (a
 // scenario that failed keeps its earlier record); DIFFERENTIAL_REAL=<that file> compares the
 // fake against a recorded run instead of starting JVMs, for a quick loop on the fake.
@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 	}
 	version = os.Getenv("DIFFERENTIAL_FLINK_VERSION")
 	if version == "" {
-		version = realflink.Versions[0]
+		version = realflink.Default
 	}
 	os.Exit(func() int {
 		if path := os.Getenv("DIFFERENTIAL_REAL"); path != "" {

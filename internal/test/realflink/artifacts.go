@@ -14,8 +14,12 @@ import (
 	"github.com/flink-admission/flink-admission/internal/test/testenv"
 )
 
-// Versions are the Flink releases the conformance suite runs, newest last.
-var Versions = []string{"2.2.1", "2.3.0"}
+// Versions are the Flink releases the conformance suite runs, oldest first: 1.20, the LTS
+// release the samples use (Central serves its flink-container at 1.20.0 only), then 2.x.
+var Versions = []string{"1.20.0", "2.2.1", "2.3.0"}
+
+// Default is the release make test's conformance subset and the differential test run.
+const Default = "2.2.1"
 
 // JobsJarInImage is where the FlinkClusters of the tests name the jar of the test jobs
 // (spec.job.jarFile), as if it were in their image; the Launcher links it there. Flink's

@@ -80,25 +80,47 @@ func podConfiguration(conf map[string]any, pod *corev1.Pod, component, dir, kube
 	return out
 }
 
-// writeConfiguration writes conf as conf/config.yaml (Flink 2.x) under dir, one flat key per
-// line, which both Flink 2's standard YAML and 1.x's flink-conf.yaml read.
+// writeConfiguration writes conf under confDir as Flink's image would find it: config.yaml
+// (Flink 2's standard YAML, values quoted) or, for legacy, flink-conf.yaml, which Flink 1.x
+// reads line by line as "key: value" so that quotes would become part of the value.
 func writeConfiguration(confDir string, conf map[string]any, legacy bool) error {
 	if err := os.MkdirAll(confDir, 0o755); err != nil {
 		return err
 	}
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(conf)) {
-		v, err := yaml.Marshal(fmt.Sprint(conf[k]))
+		v := fmt.Sprint(conf[k])
+		if legacy {
+			if strings.ContainsAny(k+v, "\n\r") {
+				return fmt.Errorf("flink-conf.yaml: the entry %q spans lines", k)
+			}
+			fmt.Fprintf(&b, "%s: %s\n", k, v)
+			continue
+		}
+		q, err := yaml.Marshal(v)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&b, "%s: %s", k, v)
+		fmt.Fprintf(&b, "%s: %s", k, q)
 	}
 	name := "config.yaml"
 	if legacy {
 		name = "flink-conf.yaml"
 	}
 	return os.WriteFile(filepath.Join(confDir, name), []byte(b.String()), 0o644)
+}
+
+// writeHosts writes the JVM's name resolution (jdk.net.hosts.file): in a pod, localhost and
+// the pod's own host name reach the pod's network namespace, here its IP. Flink 1.x's
+// embedded executor uploads the job's files to the BlobServer at "localhost", which binds
+// the pod's IP. Any other name is an error, as no JVM here resolves names: addresses come
+// from the HA leader records and the API server's URL is an IP.
+func writeHosts(path string, pod *corev1.Pod) error {
+	names := []string{"localhost", pod.Name}
+	if h, err := os.Hostname(); err == nil && h != "" && h != "localhost" {
+		names = append(names, h)
+	}
+	return os.WriteFile(path, []byte(pod.Status.PodIP+" "+strings.Join(names, " ")+"\n"), 0o644)
 }
 
 // writeKubeconfig writes a kubeconfig for the pod's service account: a token the API server

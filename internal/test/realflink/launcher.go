@@ -268,6 +268,10 @@ func (l *Launcher) start(ctx context.Context, pod *corev1.Pod, c *corev1.Contain
 	if err != nil {
 		return nil, err
 	}
+	hosts := filepath.Join(home, "hosts")
+	if err := writeHosts(hosts, pod); err != nil {
+		return nil, err
+	}
 	logPath := filepath.Join(l.LogDir(), id+".log")
 	out, err := os.Create(logPath)
 	if err != nil {
@@ -279,6 +283,7 @@ func (l *Launcher) start(ctx context.Context, pod *corev1.Pod, c *corev1.Contain
 	jvmArgs = append(jvmArgs, startupOpts...)
 	jvmArgs = append(jvmArgs, jvmMem...)
 	jvmArgs = append(jvmArgs,
+		"-Djdk.net.hosts.file="+hosts,
 		"-Dlog.file="+logPath,
 		"-Dlog4j.configurationFile="+filepath.Join(filepath.Dir(spec.lib), "conf", "log4j-console.properties"),
 		"-cp", filepath.Join(spec.lib, "*"), spec.main, "--configDir", confDir)

@@ -2,6 +2,8 @@ package realflink
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -76,4 +78,23 @@ func TestServiceTransportReachesAReadyPodAtTheTargetPort(t *testing.T) {
 	assert.Error(t, err, "no such Service")
 	_, err = tr.resolve(context.Background(), "wc-jobmanager.ns.svc:9999")
 	assert.ErrorContains(t, err, "connection refused", "no such port")
+}
+
+// Flink 1.x reads flink-conf.yaml line by line ("key: value"), so a quoted value keeps its
+// quotes: rest.port "6123" failed to parse as a number in Flink 1.20.
+func TestConfigurationFileQuotesOnlyStandardYAML(t *testing.T) {
+	conf := map[string]any{"rest.port": 6123, "state.savepoints.dir": "file:/s"}
+	legacy := t.TempDir()
+	require.NoError(t, writeConfiguration(legacy, conf, true))
+	b, err := os.ReadFile(filepath.Join(legacy, "flink-conf.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, "rest.port: 6123\nstate.savepoints.dir: file:/s\n", string(b))
+
+	standard := t.TempDir()
+	require.NoError(t, writeConfiguration(standard, conf, false))
+	b, err = os.ReadFile(filepath.Join(standard, "config.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, "rest.port: \"6123\"\nstate.savepoints.dir: file:/s\n", string(b))
+
+	assert.ErrorContains(t, writeConfiguration(t.TempDir(), map[string]any{"k": "a\nb"}, true), "spans lines")
 }
