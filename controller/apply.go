@@ -90,38 +90,44 @@ func applyOwned[T client.Object](ctx context.Context, c *cycle, desired, current
 	return true, nil
 }
 
-// applyComponents writes the ConfigMap, Service, TaskManagers and optional objects of the spec.
-func (c *cycle) applyComponents(ctx context.Context) error {
+// applyComponents writes the ConfigMap, Service, TaskManagers and optional objects of the spec,
+// and returns what stands of them, as far as it got.
+func (c *cycle) applyComponents(ctx context.Context) (acted, error) {
+	var a acted
 	rev := c.st.Revision.CurrentRevision
 	cm, err := resources.ConfigMap(c.fc, c.deployment())
 	if err != nil {
-		return fmt.Errorf("building the Flink ConfigMap: %w", err)
+		return a, fmt.Errorf("building the Flink ConfigMap: %w", err)
 	}
-	if c.obs.configMapExists, err = applyOwned(ctx, c, cm, &corev1.ConfigMap{}, func(cur, des *corev1.ConfigMap) {
+	ok, err := applyOwned(ctx, c, cm, &corev1.ConfigMap{}, func(cur, des *corev1.ConfigMap) {
 		cur.Data = des.Data
-	}); err != nil {
-		return fmt.Errorf("writing the Flink ConfigMap: %w", err)
+	})
+	if a.configMap = presenceOf(ok); err != nil {
+		return a, fmt.Errorf("writing the Flink ConfigMap: %w", err)
 	}
-	if c.obs.serviceExists, err = applyOwned(ctx, c, resources.Service(c.fc, rev), &corev1.Service{}, func(cur, des *corev1.Service) {
+	ok, err = applyOwned(ctx, c, resources.Service(c.fc, rev), &corev1.Service{}, func(cur, des *corev1.Service) {
 		// The cluster IP is allocated once and immutable.
 		des.Spec.ClusterIP, des.Spec.ClusterIPs = cur.Spec.ClusterIP, cur.Spec.ClusterIPs
 		cur.Spec = des.Spec
-	}); err != nil {
-		return fmt.Errorf("writing the JobManager Service: %w", err)
+	})
+	if a.service = presenceOf(ok); err != nil {
+		return a, fmt.Errorf("writing the JobManager Service: %w", err)
 	}
 	if c.fc.Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
-		c.obs.tmExists, err = applyOwned(ctx, c, resources.TaskManagerDeployment(c.fc, rev), &appsv1.Deployment{}, func(cur, des *appsv1.Deployment) {
+		ok, err = applyOwned(ctx, c, resources.TaskManagerDeployment(c.fc, rev), &appsv1.Deployment{}, func(cur, des *appsv1.Deployment) {
 			cur.Spec.Replicas, cur.Spec.Template = des.Spec.Replicas, des.Spec.Template
 		})
 	} else {
-		c.obs.tmExists, err = applyOwned(ctx, c, resources.TaskManagerStatefulSet(c.fc, rev), &appsv1.StatefulSet{}, func(cur, des *appsv1.StatefulSet) {
+		ok, err = applyOwned(ctx, c, resources.TaskManagerStatefulSet(c.fc, rev), &appsv1.StatefulSet{}, func(cur, des *appsv1.StatefulSet) {
 			cur.Spec.Replicas, cur.Spec.Template = des.Spec.Replicas, des.Spec.Template
 		})
 	}
-	if err != nil {
-		return fmt.Errorf("writing the TaskManagers: %w", err)
+	if a.taskManagers = presenceOf(ok); err != nil {
+		return a, fmt.Errorf("writing the TaskManagers: %w", err)
 	}
-	return c.applyExtras(ctx)
+	a.ingressApplied = true
+	a.ingress, err = c.applyExtras(ctx)
+	return a, err
 }
 
 // ResumeFromHAOnly is the restore path of a Deployment-mode deploy whose job ran: it exists
@@ -156,46 +162,6 @@ func (c *cycle) ranOrSubmitted() bool {
 	return flinkcluster.Ran(job) || (job.ID != "" && c.obs.submitted == job.ID)
 }
 
-// observeSubmitted notes, in Deployment mode with Kubernetes HA, that the current deploy's
-// main() submitted the job although the controller has not seen it run yet: its job graph is
-// in the HA ConfigMaps (Flink stores it before it runs the job), which the controller reads
-// in every reconcile, whether or not the Flink REST API answers. From then on the job's state
-// may be newer than the deploy's savepoint, and a JobManager that starts again recovers the
-// job graph from HA (which carries the savepoint for a job that has no checkpoint yet); only a
-// main() run again because the HA data was deleted reads the configuration's restore path.
-// So the path becomes ResumeFromHAOnly as soon as the graph is seen, not only once the REST
-// API reported the job: a REST API that does not answer (or a controller that is slow to ask)
-// no longer leaves the deploy's savepoint (or empty state) in place for that rerun, which
-// would rewind the job silently. The mark is kept by the ConfigMap itself: once it names
-// ResumeFromHAOnly for this deploy (its job result store is the deploy's), it stays, even
-// after the HA data is gone. The ConfigMap is read as ownConfigMap reads it: a stale cache
-// could show the savepoint the last write replaced.
-func (c *cycle) observeSubmitted(ctx context.Context) error {
-	job := c.job()
-	if job.ID == "" || flinkcluster.Ran(job) || c.restorePathAfterRun() != ResumeFromHAOnly {
-		return nil
-	}
-	if c.kubernetesHA() && c.obs.ha.jobGraphStored(job.ID) {
-		c.obs.submitted = job.ID
-		return nil
-	}
-	cm, err := c.ownConfigMap(ctx)
-	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("reading ConfigMap %s: %w", resources.ConfigMapName(c.fc.Name), err)
-	}
-	if !metav1.IsControlledBy(cm, c.fc) {
-		return nil
-	}
-	conf := resources.Configuration(cm)
-	if path, jrs := conf[resources.KeySavepointPath], conf[resources.KeyJRSStoragePath]; path == ResumeFromHAOnly && jrs != "" && jrs == resources.JobResultStorePath(c.fc, job.ID) {
-		c.obs.submitted = job.ID
-	}
-	return nil
-}
-
 func (c *cycle) restorePathAfterRun() string {
 	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment && flinkcluster.HAEnabled(c.fc.Spec.FlinkProperties) {
 		return ResumeFromHAOnly
@@ -204,13 +170,9 @@ func (c *cycle) restorePathAfterRun() string {
 }
 
 // dropRestorePath takes the deploy's savepoint out of the Flink configuration once the job
-// ran or was submitted (mustResumeFromHA; ResumeFromHAOnly takes its place in Deployment mode), in the steps that do not rebuild the ConfigMap (an update, a cancel, a cleanup; ensure
-// rebuilds it without the savepoint, see deployment). It runs before the status is written,
-// so that no status records a run while a JobManager that restarts could still restore the
-// savepoint. ReplaceSavepoint rewrites the ConfigMap's restore path entry with the file, which
-// a Deployment's container restarted from then on reads into its --fromSavepoint
-// (allowNonRestoredState before Flink 2.3, resources.EnvRestorePath). The ConfigMap is read
-// as ownConfigMap reads it: the cache may not show the last write.
+// ran or was submitted (mustResumeFromHA), in the flows that do not rebuild the ConfigMap, and
+// before the status records the run: a JobManager restarted from then on reads
+// ResumeFromHAOnly (Deployment mode) instead of the savepoint, older than the job's state.
 func (c *cycle) dropRestorePath(ctx context.Context) error {
 	if !c.mustResumeFromHA() {
 		return nil
@@ -270,7 +232,7 @@ func (c *cycle) wroteOwned(obj client.Object) {
 // whose workload was never created, is kept.
 func (c *cycle) newDeploy(ctx context.Context, from string) error {
 	job := c.job()
-	recorded := c.orig.Status.Components.Job
+	recorded := c.read.Components.Job
 	unused := job.State == v1beta1.JobStatePending && job.DeployTime == "" && job.ID != "" &&
 		recorded != nil && recorded.ID == job.ID
 	if !unused {
@@ -291,21 +253,22 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 		}
 	}
 	job.FromSavepoint = from
-	if err := c.recordBeforeActing(ctx); err != nil {
-		return fmt.Errorf("recording job %s before its JobManager is created: %w", job.ID, err)
+	if err := c.recordedBeforeActing(); err != nil {
+		return err
 	}
-	return c.createJobManager(ctx)
+	return c.act(c.createJobManager(ctx))
 }
 
 // createJobManager creates the current deploy's JobManager workload: Deploying.
-func (c *cycle) createJobManager(ctx context.Context) error {
+func (c *cycle) createJobManager(ctx context.Context) (acted, error) {
 	if ok, err := c.confirmAbsent(ctx); err != nil || !ok {
-		return err
+		return acted{}, err
 	}
 	// The Flink version the workload runs: an update to another one is no last-state update.
 	c.job().FlinkVersion = c.fc.Spec.FlinkVersion
-	if err := c.applyComponents(ctx); err != nil {
-		return err
+	a, err := c.applyComponents(ctx)
+	if err != nil {
+		return a, err
 	}
 	d := c.deployment()
 	var obj client.Object
@@ -318,13 +281,19 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	if err := c.r.Client.Create(ctx, obj); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager %s %s still exists", kind, obj.GetName())
-			return nil
+			return a, nil
 		}
-		return fmt.Errorf("creating the JobManager %s: %w", kind, err)
+		return a, fmt.Errorf("creating the JobManager %s: %w", kind, err)
 	}
 	job := c.job()
+	if rec := c.read.Components.Job; rec != nil && rec.ID == d.JobID && rec.DeployTime == "" {
+		// The deploy an update recorded from the user's restore answer (deployNextRevision).
+		if choice := c.restoreChoice(); choice != nil && *choice == job.FromSavepoint {
+			c.out.removeRestore = true
+		}
+	}
 	job.DeployTime = state.Time(c.now)
-	c.obs.wl = &state.Workload{Revision: d.Revision, JobID: d.JobID}
+	a.merge(acted{workload: &state.Workload{Revision: d.Revision, JobID: d.JobID}})
 	note := fmt.Sprintf("created JobManager %s %s for revision %s, job %s", kind, obj.GetName(), d.Revision, d.JobID)
 	switch d.FromSavepoint {
 	case "":
@@ -338,7 +307,7 @@ func (c *cycle) createJobManager(ctx context.Context) error {
 	c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, note))
 	c.setCondition(condition(ConditionSavepointRequired, metav1.ConditionFalse, ConditionReasonNotRequired, note))
 	c.poll()
-	return c.setJobState(state.EventJobManagerCreated, "", "", c.now)
+	return a, c.setJobState(state.EventJobManagerCreated, "", "", c.now)
 }
 
 // deleteObject deletes obj if it exists; dependents go in the background.
@@ -350,39 +319,41 @@ func (c *cycle) deleteObject(ctx context.Context, obj client.Object) error {
 }
 
 // deleteJobManager deletes the JobManager workload, then its pods, so that the controller waits
-// for exactly the pods it knows, even without a garbage collector. A Deployment is first scaled
-// to 0 and deleted only once that took effect: its ReplicaSet outlives it until the garbage
-// collector comes, and would replace a pod deleted meanwhile with a JobManager that reruns the
-// ended job. Callers call again until the workload is being deleted.
-func (c *cycle) deleteJobManager(ctx context.Context) error {
+// for exactly the pods it knows. A Deployment is scaled to 0 first and deleted once that took
+// effect: its ReplicaSet, which outlives it, would replace a deleted pod. Callers call again
+// until the workload is being deleted.
+func (c *cycle) deleteJobManager(ctx context.Context) (acted, error) {
 	switch {
 	case c.obs.jmDeployment != nil && c.obs.jmDeployment.DeletionTimestamp == nil:
 		if err := c.scaleJobManager(ctx, 0); err != nil {
-			return err
+			return acted{}, err
 		}
 		if !scaledDown(c.obs.jmDeployment) ||
 			slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.MadeByReplicaSet(&p) && !state.Deleting(&p) }) {
 			c.poll()
-			return nil
+			return acted{}, nil
 		}
 		if err := c.deleteObject(ctx, c.obs.jmDeployment); err != nil {
-			return err
+			return acted{}, err
 		}
 		c.event(corev1.EventTypeNormal, ReasonJobManagerDeleted, "Delete", "deleted JobManager Deployment %s (revision %s)", c.obs.jmDeployment.Name, c.obs.wl.Revision)
 	case c.obs.jmJob != nil && c.obs.jmJob.DeletionTimestamp == nil:
 		// As scaleJobManager does before a scale to 0.
-		if err := c.recordBeforeActing(ctx); err != nil {
-			return fmt.Errorf("recording the status before deleting the JobManager Job: %w", err)
+		if err := c.recordedBeforeActing(); err != nil {
+			return acted{}, err
 		}
 		if err := c.deleteObject(ctx, c.obs.jmJob); err != nil {
-			return err
+			return acted{}, err
 		}
 		c.event(corev1.EventTypeNormal, ReasonJobManagerDeleted, "Delete", "deleted JobManager Job %s (revision %s)", c.obs.jmJob.Name, c.obs.wl.Revision)
 	}
-	if c.obs.wl != nil {
-		c.obs.wl.Deleting = true
+	var a acted
+	if wl := standing(c.obs, c.out.objects).wl; wl != nil {
+		deleting := *wl
+		deleting.Deleting = true
+		a.workload = &deleting
 	}
-	return c.deleteJobManagerPods(ctx)
+	return a, c.deleteJobManagerPods(ctx)
 }
 
 // scaledDown reports whether the Deployment controller has seen the scale to 0 and counts no
@@ -396,11 +367,8 @@ func scaledDown(d *appsv1.Deployment) bool {
 }
 
 // deleteJobManagerPods deletes the JobManager pods that are not terminating yet, but those a
-// ReplicaSet controls: a ReplicaSet replaces a deleted pod with a new JobManager, beside the
-// old one that may still lead. Its pods go with its scale-down (deleteJobManager scales the
-// Deployment to 0 first) or, when the Deployment went without one (a user deleted it), with
-// the ReplicaSet itself, once the garbage collector removes it: the Deployment's deletion
-// leaves it alive until then, and the cache lets a reconcile act within that window.
+// ReplicaSet controls: it would replace a deleted pod with a new JobManager beside the old one
+// that may still lead. Its pods go with its scale-down, or with the ReplicaSet itself.
 func (c *cycle) deleteJobManagerPods(ctx context.Context) error {
 	for i := range c.obs.pods {
 		p := &c.obs.pods[i]
@@ -453,8 +421,8 @@ func (c *cycle) scaleJobManager(ctx context.Context, replicas int32) error {
 	if replicas == 0 {
 		// Recorded first: once the JobManager is gone, a record lost with a failed status write (a
 		// savepoint taken) could not be read again.
-		if err := c.recordBeforeActing(ctx); err != nil {
-			return fmt.Errorf("recording the status before scaling the JobManager: %w", err)
+		if err := c.recordedBeforeActing(); err != nil {
+			return err
 		}
 	}
 	patch := client.MergeFrom(d.DeepCopy())
@@ -466,28 +434,27 @@ func (c *cycle) scaleJobManager(ctx context.Context, replicas int32) error {
 	return nil
 }
 
-func (c *cycle) deleteTaskManagers(ctx context.Context) error {
+func (c *cycle) deleteTaskManagers(ctx context.Context) (acted, error) {
 	meta := metav1.ObjectMeta{Name: resources.TaskManagerName(c.fc.Name), Namespace: c.fc.Namespace}
 	var obj client.Object = &appsv1.StatefulSet{ObjectMeta: meta}
 	if c.fc.Spec.TaskManager.GetDeploymentType() == v1beta1.TaskManagerDeploymentTypeDeployment {
 		obj = &appsv1.Deployment{ObjectMeta: meta}
 	}
 	if !c.obs.tmExists {
-		return nil
+		return acted{}, nil
 	}
-	c.obs.tmExists = false
-	return c.deleteObject(ctx, obj)
+	return acted{taskManagers: absent}, c.deleteObject(ctx, obj)
 }
 
 // deleteAll deletes every object of the cluster but the FlinkCluster.
 func (c *cycle) deleteAll(ctx context.Context) error {
-	if err := c.deleteJobManager(ctx); err != nil {
+	if err := c.act(c.deleteJobManager(ctx)); err != nil {
 		return err
 	}
-	if err := c.deleteTaskManagers(ctx); err != nil {
+	if err := c.act(c.deleteTaskManagers(ctx)); err != nil {
 		return err
 	}
-	if err := c.deleteExtras(ctx); err != nil {
+	if err := c.act(c.deleteExtras(ctx)); err != nil {
 		return err
 	}
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: c.fc.Namespace} }
@@ -495,18 +462,19 @@ func (c *cycle) deleteAll(ctx context.Context) error {
 		if err := c.deleteObject(ctx, &corev1.Service{ObjectMeta: meta(resources.JobManagerName(c.fc.Name))}); err != nil {
 			return err
 		}
-		c.obs.serviceExists = false
+		c.out.objects.merge(acted{service: absent})
 	}
 	if c.obs.configMapExists {
 		if err := c.deleteObject(ctx, &corev1.ConfigMap{ObjectMeta: meta(resources.ConfigMapName(c.fc.Name))}); err != nil {
 			return err
 		}
-		c.obs.configMapExists = false
+		c.out.objects.merge(acted{configMap: absent})
 	}
 	return nil
 }
 
 func (c *cycle) setComponents() {
+	o := standing(c.obs, c.out.objects)
 	comps := &c.st.Components
 	ready := func(ok bool) string {
 		if ok {
@@ -514,17 +482,17 @@ func (c *cycle) setComponents() {
 		}
 		return v1beta1.ComponentStateDeleted
 	}
-	comps.ConfigMap = &v1beta1.ConfigMapStatus{Name: resources.ConfigMapName(c.fc.Name), State: ready(c.obs.configMapExists)}
+	comps.ConfigMap = &v1beta1.ConfigMapStatus{Name: resources.ConfigMapName(c.fc.Name), State: ready(o.configMapExists)}
 	comps.JobManagerService.Name = resources.JobManagerName(c.fc.Name)
-	comps.JobManagerService.State = ready(c.obs.serviceExists)
+	comps.JobManagerService.State = ready(o.serviceExists)
 
 	jm := &v1beta1.JobManagerStatus{Name: resources.JobManagerName(c.fc.Name), State: v1beta1.ComponentStateDeleted}
-	if c.obs.wl != nil && !c.obs.wl.Deleting {
+	if o.wl != nil && !o.wl.Deleting {
 		jm.Replicas = 1
-		if d := c.obs.jmDeployment; d != nil && d.Spec.Replicas != nil {
+		if d := o.jmDeployment; d != nil && d.Spec.Replicas != nil {
 			jm.Replicas = *d.Spec.Replicas
 		}
-		if state.Ready(c.obs.pod) {
+		if state.Ready(o.pod) {
 			jm.ReadyReplicas = 1
 		}
 		jm.State = v1beta1.ComponentStateNotReady
@@ -541,9 +509,9 @@ func (c *cycle) setComponents() {
 		State:    v1beta1.ComponentStateDeleted,
 		Selector: metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: resources.SelectorLabels(c.fc.Name, resources.ComponentTaskManager)}),
 	}
-	if c.obs.tmExists {
+	if o.tmExists {
 		tm.Replicas = resources.TaskManagerReplicas(c.fc)
-		tm.ReadyReplicas = c.obs.tmReady
+		tm.ReadyReplicas = o.tmReady
 		tm.State = v1beta1.ComponentStateNotReady
 		if tm.ReadyReplicas >= tm.Replicas {
 			tm.State = v1beta1.ComponentStateReady
@@ -551,5 +519,5 @@ func (c *cycle) setComponents() {
 	}
 	tm.Ready = fmt.Sprintf("%d/%d", tm.ReadyReplicas, tm.Replicas)
 	comps.TaskManager = tm
-	c.setIngressStatus()
+	comps.JobManagerIngress = jobManagerIngressStatus(comps.JobManagerIngress, o.ingress)
 }

@@ -50,57 +50,26 @@ func (c *cycle) cleanup(ctx context.Context) error {
 	case v1beta1.CleanupActionDeleteTaskManager:
 		if c.obs.tmExists {
 			c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", c.job().State, action)
-			return c.deleteTaskManagers(ctx)
+			return c.act(c.deleteTaskManagers(ctx))
 		}
 	}
 	return nil
 }
 
-// endJobManager ends the JobManager of a Job-mode job that ended, once the controller has
-// recorded the end. The JobManager runs with execution.shutdown-on-application-finish false
-// (resources.FlinkConfiguration), so that it outlives its job until the controller read what
-// it needs from the REST API: the job's terminal state and failure, an update's or a
-// cancel's savepoint location. Flink's own exit at the application's end came before the
-// controller could read a stop-with-savepoint's result, and the update waited forever.
-//
-// The controller asks Flink to shut down (DELETE /cluster): the entrypoint cleans up the
-// cluster's HA data, as it does at the application's end, and exits 0 — Flink's
-// shutDownCluster() ends the cluster as SUCCEEDED whatever the job's end — so the Kubernetes
-// Job ends Complete, also for a job that FAILED: the FlinkCluster's status, recorded before
-// the call, says how the job ended. A JobManager that does not answer within the wait bound
-// from the job's end has its Job deleted instead (a Warning Event says so); until then the
-// Waiting condition says what the controller waits for.
-//
-// A job ended by the Lost timeout is ended the same way: its JobManager runs no job the
-// controller tracks, and without the shutdown it and the TaskManagers would run for ever
-// (the job stays Lost: the Job's Complete is never read as a success). Its end is the
-// timeout's. Should Flink's HA store still hold the job's graph or checkpoints, which a later
-// last-state deploy may restore, the Job is deleted instead: a JobManager stopped by SIGTERM
-// keeps its HA data, one shut down removes it.
-//
-// It reports whether the cleanup policy may apply: the JobManager has ended, or is left
-// alone — Deployment mode (scaled to 0 instead), or a JobManager that reports the job (or
-// its application) not globally terminal, which the shutdown, suspending the job and
-// removing its HA data, would lose.
+// endJobManager ends the JobManager of a Job-mode job that ended, once the stored status says
+// how it ended (or that the Lost timeout ended it). The JobManager outlives its job
+// (execution.shutdown-on-application-finish false) so that the controller can read the job's
+// end and an update's or a cancel's savepoint first. It is asked to shut down (DELETE
+// /cluster), which removes the HA data and ends the Job Complete whatever the job's end; one
+// that does not answer within the wait bound, or a Lost job whose HA store still holds its
+// graph or checkpoints (a shutdown would remove them), has its Job deleted instead. It
+// reports whether the cleanup policy may apply: the JobManager ended, or is left alone
+// (Deployment mode, or a job or application Flink reports not globally terminal).
 func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
-	job, w := c.job(), c.obs.wl
+	job := c.job()
 	lost := c.derived.lostTimedOut && !flinkcluster.Terminal(job.State)
-	if c.mode != v1beta1.JobManagerDeploymentTypeJob || !(flinkcluster.Terminal(job.State) || lost) ||
-		w == nil || w.Deleting || w.Complete || w.Failed {
+	if c.jobManagerLeftAlone(lost) {
 		return true, nil
-	}
-	if !slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.ProcessRunning(&p) }) {
-		// No JobManager process runs (its container ended, the pod is going, or it never
-		// started: an image that cannot be pulled): nothing for the shutdown to end.
-		return true, nil
-	}
-	if f := c.obs.flink; f != nil {
-		if j := f.Job; j != nil && !flinkclient.IsTerminalJobState(j.State) {
-			return true, nil
-		}
-		if a := f.Application; a != nil && !flinkclient.IsTerminalApplicationState(a.Status) {
-			return true, nil
-		}
 	}
 	how := job.State
 	if lost {
@@ -116,12 +85,20 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	if lost && c.haHoldsJob(job.ID) {
 		c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup",
 			"job %s ended %s, and Flink's HA store still holds its graph or checkpoints: deleting JobManager Job %s (SIGTERM keeps the HA data, a shutdown would remove it)", job.ID, how, c.obs.jmJob.Name)
-		if err := c.deleteJobManager(ctx); err != nil {
+		if err := c.act(c.deleteJobManager(ctx)); err != nil {
 			return false, err
 		}
 		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager Job was deleted, keeping the HA data: waiting for its pods to be gone", job.ID, how)
 		return false, nil
 	}
+	return false, c.shutDownJobManager(ctx, how, lost)
+}
+
+// shutDownJobManager asks the JobManager of an ended job whose end is on record to shut down,
+// and deletes its Job once it does not exit within its grace period of accepting, or does not
+// answer within the wait bound from the job's end.
+func (c *cycle) shutDownJobManager(ctx context.Context, how string, lost bool) error {
+	job := c.job()
 	if since, ok := c.shutdownAccepted(); ok {
 		// Flink 2.2.1's JobManager may never exit after an accepted shutdown (its job's HA
 		// cleanup is scheduled on an executor the shutdown already stopped): it is given what
@@ -130,16 +107,16 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 		if !c.pastDeadline(since, bound) {
 			c.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting; if it has not exited %s (its pod's termination grace period) after that, its Job is deleted",
 				job.ID, how, bound)
-			return false, nil
+			return nil
 		}
 		c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
 			"job %s ended %s: its JobManager accepted the shutdown but had not exited %s later (its pod's termination grace period): deleting JobManager Job %s", job.ID, how, bound, c.obs.jmJob.Name)
-		if err := c.deleteJobManager(ctx); err != nil {
-			return false, err
+		if err := c.act(c.deleteJobManager(ctx)); err != nil {
+			return err
 		}
 		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not exit within %s of accepting the shutdown, its Job was deleted: waiting for its pods to be gone",
 			job.ID, how, bound)
-		return false, nil
+		return nil
 	}
 	ended := c.now
 	switch {
@@ -157,7 +134,7 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	if c.obs.flink != nil {
 		cl, err := c.flinkClient(ctx)
 		if err != nil {
-			return false, err
+			return err
 		}
 		cctx, cancel := context.WithTimeout(ctx, flinkCallTimeout)
 		err = cl.ShutdownCluster(cctx)
@@ -166,7 +143,7 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 			c.event(corev1.EventTypeNormal, ReasonJobManagerShutdown, "Cleanup",
 				"job %s ended %s: asked JobManager Job %s to shut down (DELETE /cluster); the Job ends Complete whatever the job's end", job.ID, how, c.obs.jmJob.Name)
 			c.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting", job.ID, how)
-			return false, nil
+			return nil
 		}
 		ctrl.LoggerFrom(ctx).V(1).Info("Flink did not take the shutdown", "error", err.Error())
 		why = "the shutdown (DELETE /cluster) failed: " + err.Error()
@@ -174,22 +151,47 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	if !c.pastDeadline(ended, c.r.Options.WaitBound) {
 		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is to be shut down, but %s; past the wait bound (%s from the job's end) its Job is deleted instead",
 			job.ID, how, why, c.r.Options.WaitBound)
-		return false, nil
+		return nil
 	}
 	c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
 		"job %s ended %s, but its JobManager did not take the shutdown within %s (%s): deleting JobManager Job %s", job.ID, how, c.r.Options.WaitBound, why, c.obs.jmJob.Name)
-	if err := c.deleteJobManager(ctx); err != nil {
-		return false, err
+	if err := c.act(c.deleteJobManager(ctx)); err != nil {
+		return err
 	}
 	c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not take the shutdown within %s, its Job was deleted: waiting for its pods to be gone",
 		job.ID, how, c.r.Options.WaitBound)
-	return false, nil
+	return nil
+}
+
+// jobManagerLeftAlone reports whether the cleanup policy applies without ending the
+// JobManager: Deployment mode, a job that did not end, a JobManager already ended or being
+// deleted, no JobManager process running, or one that reports the job (or its application) not
+// globally terminal, which the shutdown, suspending it and removing its HA data, would lose.
+func (c *cycle) jobManagerLeftAlone(lost bool) bool {
+	job, w := c.job(), c.obs.wl
+	if c.mode != v1beta1.JobManagerDeploymentTypeJob || !(flinkcluster.Terminal(job.State) || lost) ||
+		w == nil || w.Deleting || w.Complete || w.Failed {
+		return true
+	}
+	if !slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.ProcessRunning(&p) }) {
+		// Its container ended, the pod is going, or it never started: nothing to shut down.
+		return true
+	}
+	if f := c.obs.flink; f != nil {
+		if j := f.Job; j != nil && !flinkclient.IsTerminalJobState(j.State) {
+			return true
+		}
+		if a := f.Application; a != nil && !flinkclient.IsTerminalApplicationState(a.Status) {
+			return true
+		}
+	}
+	return false
 }
 
 // shutdownAccepted reports whether the recorded status says that the JobManager accepted the
 // shutdown (Waiting=True/WaitingForJobManagerExit), and since when.
 func (c *cycle) shutdownAccepted() (time.Time, bool) {
-	w := meta.FindStatusCondition(c.orig.Status.Conditions, ConditionWaiting)
+	w := meta.FindStatusCondition(c.read.Conditions, ConditionWaiting)
 	if w == nil || w.Status != metav1.ConditionTrue || w.Reason != ConditionReasonWaitingForJobManagerExit {
 		return time.Time{}, false
 	}
@@ -209,14 +211,14 @@ func terminationGrace(pod *corev1.Pod) time.Duration {
 // the current job: its terminal state, or, for a job ended by the Lost timeout (lost), the
 // Lost condition with reason LostTimeout.
 func (c *cycle) endRecorded(lost bool) bool {
-	job, rec := c.job(), c.orig.Status.Components.Job
+	job, rec := c.job(), c.read.Components.Job
 	if rec == nil || rec.ID != job.ID {
 		return false
 	}
 	if !lost {
 		return flinkcluster.Terminal(rec.State)
 	}
-	l := meta.FindStatusCondition(c.orig.Status.Conditions, ConditionLost)
+	l := meta.FindStatusCondition(c.read.Conditions, ConditionLost)
 	return rec.State == v1beta1.JobStateLost && l != nil && l.Status == metav1.ConditionTrue && l.Reason == ConditionReasonLostTimeout
 }
 

@@ -31,16 +31,12 @@ type knownCluster struct {
 	configMapRV string
 }
 
-// readCluster reads a FlinkCluster for a reconcile: from the cache when the cache is known
-// to be current, from what this replica wrote last when the cache only lags behind its own
-// writes, and otherwise from the API server (fresh, then pods and HA ConfigMaps are read
-// from there too: observe). The cache is current when it shows the newest version this
-// replica read or wrote under the same tenure (shard.Membership.Tenure; a single replica's
-// stays 0), or, for a cluster this replica knows nothing of, when nothing was recorded on it
-// yet (no finalizer, no status): the finalizer's patch carries that version as a precondition,
-// and its conflict makes the next read fresh. A status written by another replica, or by this
-// one before it lost the cluster, is read from the API server, never from a cache that may
-// not show it yet (what the fence's proof in controller/shard assumes of a new owner).
+// readCluster reads a FlinkCluster for a reconcile: from the cache when it shows the newest
+// version this replica read or wrote under its tenure (shard.Membership.Tenure), or a cluster
+// nothing was recorded on yet (the finalizer's patch and the status write then carry that
+// version as a precondition); from this replica's last write when the cache only lags behind
+// it; otherwise from the API server (fresh: observe reads pods and HA ConfigMaps there too), so
+// that a status another replica wrote is never missed (the fence's proof in controller/shard).
 func (r *Reconciler) readCluster(ctx context.Context, key types.NamespacedName, tenure uint64) (fc *v1beta1.FlinkCluster, fresh bool, err error) {
 	cached := &v1beta1.FlinkCluster{}
 	cerr := r.Client.Get(ctx, key, cached)

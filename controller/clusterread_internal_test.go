@@ -184,8 +184,7 @@ func TestAbsenceSeenInTheCachesIsConfirmedFromTheAPIServer(t *testing.T) {
 		Labels: resources.SelectorLabels("wc", resources.ComponentJobManager)}}
 	require.NoError(t, cl.Create(ctx, pod))
 
-	c, err := r.newCycle(fc)
-	require.NoError(t, err)
+	c := r.newCycle(fc)
 	ok, err := c.confirmAbsent(ctx)
 	require.NoError(t, err)
 	assert.False(t, ok, "the API server shows a pod the cache did not")
@@ -208,8 +207,7 @@ func TestAbsenceSeenInTheCachesIsConfirmedFromTheAPIServer(t *testing.T) {
 	// cluster's name that the cache does not show (an earlier cluster's, a user's) still
 	// holds it back.
 	first := builder.MakeAppCluster("wc").Deployment().Obj()
-	c, err = r.newCycle(first)
-	require.NoError(t, err)
+	c = r.newCycle(first)
 	require.NoError(t, cl.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "wc-jobmanager-new", Namespace: "default",
 		Labels: resources.SelectorLabels("wc", resources.ComponentJobManager)}}))
 	ok, err = c.confirmAbsent(ctx)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
@@ -19,14 +18,15 @@ func controlInFlight(ctl *v1beta1.FlinkClusterControlStatus) bool {
 
 // acceptControl takes the user-control annotation into status.control. The annotation is
 // removed once the status is written; while a control is in flight a new one is ignored.
-func (c *cycle) acceptControl() {
+func (c *cycle) acceptControl(context.Context) error {
 	name, ok := c.fc.Annotations[v1beta1.ControlAnnotation]
 	if !ok {
-		return
+		return nil
 	}
 	c.out.removeControl = true
 	if controlInFlight(c.st.Control) {
-		return
+		c.out.controlIgnored = true
+		return nil
 	}
 	c.st.Control = &v1beta1.FlinkClusterControlStatus{Name: name, State: v1beta1.ControlStateRequested, UpdateTime: state.Time(c.now)}
 	switch name {
@@ -35,6 +35,7 @@ func (c *cycle) acceptControl() {
 	default:
 		c.controlDone(v1beta1.ControlStateFailed, fmt.Sprintf("unknown user control %q: use %s or %s", name, v1beta1.ControlNameSavepoint, v1beta1.ControlNameJobCancel))
 	}
+	return nil
 }
 
 // controlDone ends the control in flight.
@@ -46,19 +47,6 @@ func (c *cycle) controlDone(ctlState, message string) {
 		return
 	}
 	c.event(corev1.EventTypeWarning, ReasonControlFailed, "Control", "user control %s failed: %s", ctl.Name, message)
-}
-
-func (c *cycle) removeControlAnnotation(ctx context.Context) error {
-	if !c.out.removeControl {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(c.fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	delete(c.fc.Annotations, v1beta1.ControlAnnotation)
-	if err := c.r.Client.Patch(ctx, c.fc, patch); err != nil {
-		return err
-	}
-	c.r.wrote(c.fc)
-	return nil
 }
 
 // cancelPending reports whether the job is to be cancelled: the job-cancel control, or
@@ -200,7 +188,7 @@ func (c *cycle) cancelWithoutSavepoint(ctx context.Context, why string) error {
 	}
 	// The REST API does not answer for the job: stop the JobManager, whose absence confirms
 	// the cancel.
-	if err := c.deleteJobManager(ctx); err != nil {
+	if err := c.act(c.deleteJobManager(ctx)); err != nil {
 		return fmt.Errorf("stopping the JobManager to cancel the job: %w", err)
 	}
 	c.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s (%s): waiting for the JobManager to be gone", c.jobID(), why)

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/flinkclient"
@@ -27,29 +28,27 @@ const maxFailureReasons = 10
 // lookAgainNow requeues a reconcile whose record the next step acts on (decisionRecord).
 const lookAgainNow = time.Millisecond
 
-// cycle is one reconcile of one cluster.
+// cycle is one reconcile of one cluster: what it read, saw and derived, the status it records
+// and what its steps decided (out).
 type cycle struct {
-	r    *Reconciler
-	fc   *v1beta1.FlinkCluster
-	orig *v1beta1.FlinkCluster
-	// read is the status as this reconcile read it (orig's moves on when recordBeforeActing
-	// writes).
+	r  *Reconciler
+	fc *v1beta1.FlinkCluster
+	// read is the status as this reconcile read it: the record its steps act on.
 	read v1beta1.FlinkClusterStatus
 	st   *v1beta1.FlinkClusterStatus
 	// fresh is set when this reconcile read the cluster, its JobManager pods and its HA
 	// ConfigMaps from the API server rather than the caches (readCluster, confirmAbsent).
 	fresh bool
 	// tenure is the shard tenure this reconcile runs under (0 without shards).
-	tenure   uint64
-	now      time.Time
-	revision string
-	mode     v1beta1.JobManagerDeploymentType
+	tenure uint64
+	now    time.Time
+	mode   v1beta1.JobManagerDeploymentType
 
 	obs    observed
 	client flinkclient.Client
 	// derived is what derive found; the flows read it and never change it.
 	derived derived
-	// out is what the flows decided beyond the status they changed.
+	// out is what the steps decided beyond the status they changed.
 	out outcome
 }
 
@@ -67,30 +66,32 @@ type outcome struct {
 	waiting           *metav1.Condition
 	savepointRequired *metav1.Condition
 	updateStep        *metav1.Condition
+	observed          bool
+	flow              string
 	// removeControl and removeRestore remove their annotation only after the status is written,
-	// so that the request is never lost.
-	removeControl bool
-	removeRestore bool
+	// so that the request is never lost; a control ignored while another is in flight is
+	// removed before (controlIgnored).
+	removeControl, controlIgnored bool
+	removeRestore                 bool
 	// requeue is when to reconcile again (0: on the next change only).
 	requeue time.Duration
+	// objects is what the act steps did to the cluster's objects.
+	objects acted
 }
 
-func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) (*cycle, error) {
-	rev, err := resources.Revision(fc)
-	if err != nil {
-		return nil, fmt.Errorf("computing the revision: %w", err)
-	}
+func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) *cycle {
 	c := &cycle{
-		r:        r,
-		fc:       fc,
-		orig:     fc.DeepCopy(),
-		now:      r.Options.Clock.Now(),
-		revision: rev,
-		mode:     fc.Spec.GetDeploymentType(),
+		r:    r,
+		fc:   fc,
+		now:  r.Options.Clock.Now(),
+		mode: fc.Spec.GetDeploymentType(),
+		read: *fc.Status.DeepCopy(),
+		st:   &fc.Status,
 	}
-	c.st = &fc.Status
-	c.read = *fc.Status.DeepCopy()
-	return c, nil
+	if c.st.Components.Job == nil {
+		c.st.Components.Job = &v1beta1.JobStatus{State: v1beta1.JobStatePending}
+	}
+	return c
 }
 
 func (c *cycle) job() *v1beta1.JobStatus { return c.st.Components.Job }
@@ -143,26 +144,22 @@ func (c *cycle) haltUpdate(h *metav1.Condition) {
 	c.updateStepf(reason, "%s", h.Message)
 }
 
-// recordBeforeActing writes the status before an action whose record must not be lost (a
-// deploy's job ID, a savepoint's trigger ID). A copy is patched, so that a concurrent spec
-// edit does not change this reconcile's cluster.
-func (c *cycle) recordBeforeActing(ctx context.Context) error {
-	if equality.Semantic.DeepEqual(c.orig.Status, c.fc.Status) {
-		return nil
+// errRecordFirst ends a reconcile's acting: what it decided (a deploy's job ID, a savepoint's
+// trigger ID, what a JobManager scaled away could no longer tell) is the reconcile's one status
+// write, and the next reconcile, at once (lookAgainNow), acts on that record.
+var errRecordFirst = errors.New("recording the decision before acting on it")
+
+// recordedBeforeActing returns errRecordFirst unless the status as read already records what
+// this reconcile decided.
+func (c *cycle) recordedBeforeActing() error {
+	if decisionChanged(&c.read, c.st) {
+		return errRecordFirst
 	}
-	c.st.LastUpdateTime = state.Time(c.now)
-	for i := range c.st.Conditions {
-		if c.st.Conditions[i].ObservedGeneration == 0 {
-			c.st.Conditions[i].ObservedGeneration = c.fc.Generation
-		}
-	}
-	obj := c.fc.DeepCopy()
-	if err := c.r.Client.Status().Patch(ctx, obj, client.MergeFrom(c.orig)); err != nil {
-		return fmt.Errorf("writing the status before acting: %w", err)
-	}
-	c.r.wrote(obj)
-	c.orig.Status = *c.fc.Status.DeepCopy()
 	return nil
+}
+
+func decisionChanged(read, st *v1beta1.FlinkClusterStatus) bool {
+	return !equality.Semantic.DeepEqual(decisionRecord(read), decisionRecord(st))
 }
 
 // pastDeadline reports whether an operation that started at since has run longer than bound,
@@ -222,100 +219,208 @@ func (c *cycle) event(eventType, reason, action, format string, args ...any) {
 	c.r.Recorder.Eventf(c.fc, nil, eventType, reason, action, format, args...)
 }
 
-// run is one reconcile, then the removal of the annotations the written status now carries.
-func (c *cycle) run(ctx context.Context) (ctrl.Result, error) {
-	err := c.reconcile(ctx)
-	c.trackFlink()
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := c.removeControlAnnotation(ctx); err != nil {
-		return ctrl.Result{}, fmt.Errorf("removeControlAnnotation: %w", err)
-	}
-	if err := c.removeRestoreAnnotation(ctx); err != nil {
-		return ctrl.Result{}, fmt.Errorf("removeRestoreAnnotation: %w", err)
-	}
-	return ctrl.Result{RequeueAfter: c.out.requeue}, nil
+// step is one named part of a reconcile.
+type step struct {
+	name string
+	run  func(*cycle, context.Context) error
+	// afterRecordFirst runs the step after one that recorded first (errRecordFirst): it keeps
+	// the record true. afterFailure runs it after one that failed: it only copies the spec
+	// into the record.
+	afterRecordFirst, afterFailure bool
 }
 
-// reconcile observes, decides and acts. The status is patched in a defer, whatever failed; a
-// failed observation keeps the record of what it would have derived, so that a half-read
-// world is never written as seen.
-func (c *cycle) reconcile(ctx context.Context) (err error) {
-	c.initStatus()
-	observed := false
-	defer func() {
-		c.recordOutcome(observed, err)
-		if werr := c.writeStatus(ctx); werr != nil {
-			err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
-		} else if !equality.Semantic.DeepEqual(decisionRecord(&c.read), decisionRecord(c.st)) {
-			// Taken now, not on the write's echo (Setup drops status-only changes) nor at a resync.
-			c.after(lookAgainNow)
-		}
-	}()
-	if err := c.observe(ctx); err != nil {
-		return fmt.Errorf("observe: %w", err)
-	}
-	observed = true
-	c.acceptControl()
-	if err := c.derive(); err != nil {
-		return fmt.Errorf("derive: %w", err)
-	}
-	c.noteUnsupportedHA()
-	c.noteRestoreRefused()
-	if !c.updatePending() && !c.cancelPending() {
-		lost, err := c.haMetadataLost(ctx)
-		if err != nil {
-			return fmt.Errorf("haMetadataLost: %w", err)
-		}
-		if lost {
-			if err := c.redeployWithoutHA(); err != nil {
-				return fmt.Errorf("redeployWithoutHA: %w", err)
-			}
-		}
-	}
+// reconcileSteps are a reconcile's parts in order: observe, derive, one flow, then the acts
+// every flow is followed by.
+var reconcileSteps = []step{
+	{name: "addFinalizer", run: (*cycle).addFinalizer},
+	{name: "revision", run: (*cycle).initRevision},
+	{name: "observe", run: (*cycle).observe},
+	{name: "acceptControl", run: (*cycle).acceptControl},
+	{name: "derive", run: (*cycle).derive},
+	{name: "noteUnsupportedHA", run: (*cycle).noteUnsupportedHA},
+	{name: "noteRestoreRefused", run: (*cycle).noteRestoreRefused},
+	{name: "haMetadataLost", run: (*cycle).answerHAMetadataLost},
+	{name: "flow", run: (*cycle).runFlow},
+	{name: "dropRestorePath", run: (*cycle).dropRestorePathAfterFlow, afterRecordFirst: true},
+	{name: "savepointControl", run: (*cycle).savepointControl},
+	{name: "specSavepoint", run: (*cycle).specSavepoint},
+	{name: "disposeSavepoints", run: (*cycle).disposeSavepoints},
+	{name: "recordSpecFromSavepoint", run: func(c *cycle, _ context.Context) error { c.recordSpecFromSavepoint(); return nil },
+		afterRecordFirst: true, afterFailure: true},
+	{name: "noteSavepointCheckpointID", run: func(c *cycle, ctx context.Context) error { c.noteSavepointCheckpointID(ctx); return nil }},
+}
 
-	step, ensured := "", false
-	switch {
-	case c.cancelStopping():
-		step, err = "cancel", c.cancel(ctx)
-	case c.updatePending():
-		step, err = "update", c.update(ctx)
-	case c.cancelPending():
-		step, err = "cancel", c.cancel(ctx)
-	case c.job().State == v1beta1.JobStateRestarting || c.shouldRestart():
-		step, err = "restart", c.restart(ctx)
-	case c.finished():
-		step, err = "cleanup", c.cleanup(ctx)
-	default:
-		step, err, ensured = "ensure", c.ensure(ctx), true
+// runSteps runs steps in order, each error wrapped with its step's name. After a step that
+// failed or recorded first (errRecordFirst, not a failure) only the steps marked so run.
+func runSteps(ctx context.Context, c *cycle, steps []step) error {
+	var failed error
+	recordFirst := false
+	for _, s := range steps {
+		if (failed != nil && !s.afterFailure) || (recordFirst && !s.afterRecordFirst) {
+			continue
+		}
+		switch err := s.run(c, ctx); {
+		case err == nil:
+		case errors.Is(err, errRecordFirst):
+			recordFirst = true
+		default:
+			failed = errors.Join(failed, fmt.Errorf("%s: %w", s.name, err))
+		}
 	}
-	if err == nil && (!ensured || c.obs.submitted != "") {
-		// ensure rebuilds the ConfigMap only on some paths; a job submitted unseen is pinned to its HA data on every path.
-		step, err = "dropRestorePath", c.dropRestorePath(ctx)
+	return failed
+}
+
+// run is one reconcile: its steps, then the status, written once in a defer whatever failed,
+// then the removal of the annotations the written status now carries. A failed observation
+// keeps the record of what it would have derived, so that a half-read world is never written
+// as seen.
+func (c *cycle) run(ctx context.Context) (res ctrl.Result, err error) {
+	defer func() {
+		if err = c.finish(ctx, err); err != nil {
+			res = ctrl.Result{}
+			return
+		}
+		res = ctrl.Result{RequeueAfter: c.out.requeue}
+	}()
+	return ctrl.Result{}, runSteps(ctx, c, reconcileSteps)
+}
+
+// finish records the outcome and writes it; a control ignored while another is in flight is
+// removed first, so that a failed removal is on record.
+func (c *cycle) finish(ctx context.Context, err error) error {
+	if err == nil && c.out.controlIgnored {
+		if rerr := c.removeAnnotation(ctx, v1beta1.ControlAnnotation); rerr != nil {
+			err = fmt.Errorf("removeControlAnnotation: %w", rerr)
+		}
+		c.out.removeControl = false
 	}
-	if err == nil {
-		step, err = "savepointControl", c.savepointControl(ctx)
+	c.recordOutcome(err)
+	changed := decisionChanged(&c.read, c.st)
+	if werr := c.writeStatus(ctx); werr != nil {
+		err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
+	} else if changed {
+		// Taken now, not on the write's echo (Setup drops status-only changes) nor at a resync.
+		c.after(lookAgainNow)
 	}
+	c.trackFlink()
 	if err != nil {
-		err = fmt.Errorf("%s: %w", step, err)
+		return err
 	}
-	if err == nil {
-		err = c.specSavepoint(ctx)
+	if c.out.removeControl {
+		if err := c.removeAnnotation(ctx, v1beta1.ControlAnnotation); err != nil {
+			return fmt.Errorf("removeControlAnnotation: %w", err)
+		}
 	}
-	if err == nil {
-		err = c.disposeSavepoints(ctx)
+	if c.out.removeRestore {
+		if err := c.removeAnnotation(ctx, RestoreAnnotation); err != nil {
+			return fmt.Errorf("removeRestoreAnnotation: %w", err)
+		}
 	}
-	c.recordSpecFromSavepoint()
-	if err == nil {
-		c.noteSavepointCheckpointID(ctx)
+	return nil
+}
+
+// addFinalizer holds a cluster until its finalize has removed what it owns.
+func (c *cycle) addFinalizer(ctx context.Context) error {
+	if controllerutil.ContainsFinalizer(c.fc, Finalizer) {
+		return nil
 	}
-	return err
+	obj := c.fc.DeepCopy()
+	patch := client.MergeFromWithOptions(c.fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(obj, Finalizer)
+	if err := c.r.Client.Patch(ctx, obj, patch); err != nil {
+		return err
+	}
+	c.r.wrote(obj)
+	c.fc.Finalizers, c.fc.ResourceVersion = obj.Finalizers, obj.ResourceVersion
+	return nil
+}
+
+// removeAnnotation removes an annotation of the cluster. A copy is patched, so that the
+// answer's status does not replace the one this reconcile records.
+func (c *cycle) removeAnnotation(ctx context.Context, key string) error {
+	if _, ok := c.fc.Annotations[key]; !ok {
+		return nil
+	}
+	obj := c.fc.DeepCopy()
+	patch := client.MergeFromWithOptions(c.fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	delete(obj.Annotations, key)
+	if err := c.r.Client.Patch(ctx, obj, patch); err != nil {
+		return err
+	}
+	c.r.wrote(obj)
+	c.fc.Annotations, c.fc.ResourceVersion = obj.Annotations, obj.ResourceVersion
+	return nil
+}
+
+// initRevision starts a new cluster's status: its revision.
+func (c *cycle) initRevision(context.Context) error {
+	rev, err := resources.Revision(c.fc)
+	if err != nil {
+		return fmt.Errorf("computing the revision: %w", err)
+	}
+	if c.st.Revision.CurrentRevision == "" {
+		c.st.Revision.CurrentRevision = rev
+	}
+	c.st.Revision.NextRevision = rev
+	return nil
+}
+
+// answerHAMetadataLost redeploys a running job whose HA metadata is gone (haMetadataLost).
+func (c *cycle) answerHAMetadataLost(ctx context.Context) error {
+	if c.updatePending() || c.cancelPending() {
+		return nil
+	}
+	lost, err := c.haMetadataLost(ctx)
+	if err != nil || !lost {
+		return err
+	}
+	if err := c.redeployWithoutHA(); err != nil {
+		return fmt.Errorf("redeployWithoutHA: %w", err)
+	}
+	return nil
+}
+
+// flows are the ways a reconcile acts on the job, by priority: the first that applies runs.
+var flows = []struct {
+	name    string
+	applies func(*cycle) bool
+	run     func(*cycle, context.Context) error
+}{
+	{"cancel", (*cycle).cancelStopping, (*cycle).cancel},
+	{"update", (*cycle).updatePending, (*cycle).update},
+	{"cancel", (*cycle).cancelPending, (*cycle).cancel},
+	{"restart", func(c *cycle) bool { return c.job().State == v1beta1.JobStateRestarting || c.shouldRestart() }, (*cycle).restart},
+	{"cleanup", (*cycle).finished, (*cycle).cleanup},
+	{"ensure", func(*cycle) bool { return true }, (*cycle).ensure},
+}
+
+// runFlow runs the first flow that applies; its error names it.
+func (c *cycle) runFlow(ctx context.Context) error {
+	for _, f := range flows {
+		if !f.applies(c) {
+			continue
+		}
+		c.out.flow = f.name
+		if err := f.run(c, ctx); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		return nil
+	}
+	return nil
+}
+
+// dropRestorePathAfterFlow runs dropRestorePath after the flows that do not rebuild the
+// ConfigMap; a job submitted unseen is pinned to its HA data after every flow.
+func (c *cycle) dropRestorePathAfterFlow(ctx context.Context) error {
+	if c.out.flow == "ensure" && c.obs.submitted == "" {
+		return nil
+	}
+	return c.dropRestorePath(ctx)
 }
 
 // recordOutcome completes the status at the end of a reconcile, observed or not.
-func (c *cycle) recordOutcome(observed bool, err error) {
-	if observed {
+func (c *cycle) recordOutcome(err error) {
+	if c.out.observed {
 		c.setComponents()
 		c.deriveClusterState()
 		c.setConditions(err)
@@ -334,17 +439,6 @@ func (c *cycle) recordOutcome(observed bool, err error) {
 	}
 }
 
-// initStatus starts a new cluster's status: its revision and a Pending job.
-func (c *cycle) initStatus() {
-	if c.st.Revision.CurrentRevision == "" {
-		c.st.Revision.CurrentRevision = c.revision
-	}
-	c.st.Revision.NextRevision = c.revision
-	if c.st.Components.Job == nil {
-		c.st.Components.Job = &v1beta1.JobStatus{State: v1beta1.JobStatePending}
-	}
-}
-
 // updatePending reports whether the job is to be redeployed: a new revision, an update in
 // progress, or the user's restore answer for a job that ended.
 func (c *cycle) updatePending() bool {
@@ -357,22 +451,6 @@ func (c *cycle) savepointRequiredRecorded() bool {
 }
 
 func (c *cycle) restoreChoice() *string { return flinkcluster.RestoreChoice(c.fc.Annotations) }
-
-func (c *cycle) removeRestoreAnnotation(ctx context.Context) error {
-	if !c.out.removeRestore {
-		return nil
-	}
-	if _, ok := c.fc.Annotations[RestoreAnnotation]; !ok {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(c.fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	delete(c.fc.Annotations, RestoreAnnotation)
-	if err := c.r.Client.Patch(ctx, c.fc, patch); err != nil {
-		return err
-	}
-	c.r.wrote(c.fc)
-	return nil
-}
 
 // shouldRestart reports whether a failed job is restarted: the rule the webhook judges by too.
 func (c *cycle) shouldRestart() bool {
@@ -413,7 +491,7 @@ func (c *cycle) stopInFlight(reason string) bool {
 
 // derive applies the lifecycle rules of package state to the observation; a move the job state
 // machine does not list is refused.
-func (c *cycle) derive() error {
+func (c *cycle) derive(context.Context) error {
 	res := state.DeriveJob(state.Input{
 		Now:                 c.now,
 		DeploymentType:      c.mode,
@@ -467,7 +545,7 @@ func (c *cycle) derive() error {
 	c.keepRecoverableLostJob()
 	// Once the Lost timeout ended the job, nothing is waited for: its JobManager may be gone.
 	c.noteWaits(res.Unreported)
-	if c.derived.lostTimedOut && !clusterFinished(c.orig.Status.State) {
+	if c.derived.lostTimedOut && !clusterFinished(c.read.State) {
 		job := c.job()
 		reason := fmt.Sprintf("job lost: not reported again within %s", c.r.Options.LostTimeout)
 		if n := len(job.FailureReasons); n == 0 || job.FailureReasons[n-1] != reason {
@@ -574,15 +652,21 @@ func (c *cycle) setJobState(ev state.Event, reason, message string, lostSince ti
 	return nil
 }
 
-// writeStatus patches the status when it changed, without resourceVersion: it was derived from
-// a fresh read, the controller is its only writer, and a user's concurrent edit must not make
-// the record of what was done (a savepoint triggered, a workload deleted) fail.
+// writeStatus patches the status when it changed. Once the cluster was observed, without
+// resourceVersion: a user's edit must not make the record of what was done fail. Before, with
+// it: nothing was done, and a stale read (another replica's write) must record nothing.
 func (c *cycle) writeStatus(ctx context.Context) error {
-	if equality.Semantic.DeepEqual(c.orig.Status, c.fc.Status) {
+	if equality.Semantic.DeepEqual(c.read, c.fc.Status) {
 		return nil
 	}
 	c.st.LastUpdateTime = state.Time(c.now)
-	if err := c.r.Client.Status().Patch(ctx, c.fc, client.MergeFrom(c.orig)); err != nil {
+	base := c.fc.DeepCopy()
+	base.Status = c.read
+	patch := client.MergeFrom(base)
+	if !c.out.observed {
+		patch = client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+	}
+	if err := c.r.Client.Status().Patch(ctx, c.fc, patch); err != nil {
 		return err
 	}
 	c.r.wrote(c.fc)
@@ -603,6 +687,8 @@ func decisionRecord(st *v1beta1.FlinkClusterStatus) v1beta1.FlinkClusterStatus {
 		switch cond.Type {
 		case ConditionReady, ConditionReconciling, ConditionStalled, ConditionManaged, ConditionJobManagerReady, ConditionWaiting:
 		default:
+			// The generation is stamped at the end: a condition set before acting lacks it.
+			cond.ObservedGeneration = 0
 			rec.Conditions = append(rec.Conditions, cond)
 		}
 	}
@@ -712,9 +798,10 @@ func (c *cycle) setJobManagerReady() {
 			replicas = d.Spec.Replicas
 		}
 	}
+	o := standing(c.obs, c.out.objects)
 	// The condition says it; no Event: a pod that becomes ready is nothing to act on, and a
 	// job that does not run because of it says so by its own Events.
-	c.setCondition(jobManagerReadyCondition(kind, c.obs.wl, replicas, c.obs.pod))
+	c.setCondition(jobManagerReadyCondition(kind, o.wl, replicas, o.pod))
 }
 
 func (c *cycle) updateStepf(reason, format string, args ...any) {
@@ -723,13 +810,13 @@ func (c *cycle) updateStepf(reason, format string, args ...any) {
 }
 
 func (c *cycle) deriveClusterState() {
-	job := c.job()
+	job, o := c.job(), standing(c.obs, c.out.objects)
 	comps := state.Components{
-		JobManager:     c.obs.wl != nil && !c.obs.wl.Deleting,
-		TaskManager:    c.obs.tmExists,
-		Service:        c.obs.serviceExists,
-		ConfigMap:      c.obs.configMapExists,
-		JobManagerPods: len(c.obs.pods),
+		JobManager:     o.wl != nil && !o.wl.Deleting,
+		TaskManager:    o.tmExists,
+		Service:        o.serviceExists,
+		ConfigMap:      o.configMapExists,
+		JobManagerPods: len(o.pods),
 	}
 	next := state.ClusterState(job.State, c.updatePending(), c.finished(), c.cleanupAction(), comps)
 	if next == v1beta1.ClusterStateStopping {

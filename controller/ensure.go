@@ -21,7 +21,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 		if job.State != v1beta1.JobStatePending {
 			// A Job that disappeared is Lost, not resubmitted (package state); its timeout
 			// applies.
-			if err := c.applyComponents(ctx); err != nil {
+			if err := c.act(c.applyComponents(ctx)); err != nil {
 				return err
 			}
 			c.poll()
@@ -42,14 +42,14 @@ func (c *cycle) ensure(ctx context.Context) error {
 			if job.ID == "" {
 				return c.newDeploy(ctx, from)
 			}
-			if err := c.recordBeforeActing(ctx); err != nil {
-				return fmt.Errorf("recording the deploy before creating its JobManager: %w", err)
+			if err := c.recordedBeforeActing(); err != nil {
+				return err
 			}
-			return c.createJobManager(ctx)
+			return c.act(c.createJobManager(ctx))
 		}
 		return c.resume(ctx)
 	}
-	if err := c.applyComponents(ctx); err != nil {
+	if err := c.act(c.applyComponents(ctx)); err != nil {
 		return err
 	}
 	if c.obs.wl.Deleting {
@@ -73,7 +73,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 func (c *cycle) resume(ctx context.Context) error {
 	job := c.job()
 	if !c.ranOrSubmitted() {
-		return c.createJobManager(ctx)
+		return c.act(c.createJobManager(ctx))
 	}
 	// HA services other than Kubernetes HA (unsupportedHA) keep the job graph where the
 	// controller cannot look: the JobManager is created again and recovers the job if its
@@ -91,8 +91,8 @@ func (c *cycle) resume(ctx context.Context) error {
 		return nil
 	}
 	job.FromSavepoint = ""
-	if err := c.recordBeforeActing(ctx); err != nil {
-		return fmt.Errorf("recording the resume from HA: %w", err)
+	if err := c.recordedBeforeActing(); err != nil {
+		return err
 	}
-	return c.createJobManager(ctx)
+	return c.act(c.createJobManager(ctx))
 }

@@ -6,7 +6,6 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -14,57 +13,53 @@ import (
 	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
-// The objects a cluster has only when its spec asks for them: the JobManager Ingress
-// (jobManager.ingress), the PodDisruptionBudget (podDisruptionBudget) and the TaskManagers'
-// HorizontalPodAutoscaler (taskManager.horizontalPodAutoscaler). Each is applied with the
-// other components, deleted when the spec stops asking for it, deleted with the cluster's
-// objects by a cleanup, and owned by the FlinkCluster, so that the garbage collector
-// removes it with the cluster.
+// The objects a cluster has only when its spec asks for them (jobManager.ingress,
+// podDisruptionBudget, taskManager.horizontalPodAutoscaler): applied with the other components,
+// deleted when the spec stops asking or by a cleanup, owned by the FlinkCluster.
 
 // applyExtras writes the optional objects of the current spec and deletes those it no
-// longer asks for. The Ingress as the API server has it is kept for the status (its URLs).
-func (c *cycle) applyExtras(ctx context.Context) error {
+// longer asks for. It returns the Ingress as the API server has it, for the status (its URLs).
+func (c *cycle) applyExtras(ctx context.Context) (ingress *networkingv1.Ingress, err error) {
 	rev := c.st.Revision.CurrentRevision
 	name := c.fc.Name
-	c.obs.ingress = nil
 	if in := resources.Ingress(c.fc, rev); in != nil {
 		cur := &networkingv1.Ingress{}
 		if _, err := applyOwned(ctx, c, in, cur, func(cur, des *networkingv1.Ingress) {
 			cur.Spec = des.Spec
 		}); err != nil {
-			return err
+			return nil, err
 		}
 		if cur.Name == "" {
 			cur = in // just created: no load balancer yet
 		}
-		c.obs.ingress = cur
+		ingress = cur
 	} else if err := c.deleteOwned(ctx, &networkingv1.Ingress{}, resources.IngressName(name)); err != nil {
-		return err
+		return nil, err
 	}
 	if pdb := resources.PodDisruptionBudget(c.fc, rev); pdb != nil {
 		if _, err := applyOwned(ctx, c, pdb, &policyv1.PodDisruptionBudget{}, func(cur, des *policyv1.PodDisruptionBudget) {
 			cur.Spec = des.Spec
 		}); err != nil {
-			return err
+			return ingress, err
 		}
 	} else if err := c.deleteOwned(ctx, &policyv1.PodDisruptionBudget{}, resources.PodDisruptionBudgetName(name)); err != nil {
-		return err
+		return ingress, err
 	}
 	if hpa := resources.HorizontalPodAutoscaler(c.fc, rev); hpa != nil {
 		if _, err := applyOwned(ctx, c, hpa, &autoscalingv2.HorizontalPodAutoscaler{}, func(cur, des *autoscalingv2.HorizontalPodAutoscaler) {
 			cur.Spec = des.Spec
 		}); err != nil {
-			return err
+			return ingress, err
 		}
 	} else if err := c.deleteOwned(ctx, &autoscalingv2.HorizontalPodAutoscaler{}, resources.HorizontalPodAutoscalerName(name)); err != nil {
-		return err
+		return ingress, err
 	}
-	return nil
+	return ingress, nil
 }
 
 // deleteExtras deletes every optional object the cluster owns (a cleanup that deletes the
 // cluster's objects, the FlinkCluster's deletion).
-func (c *cycle) deleteExtras(ctx context.Context) error {
+func (c *cycle) deleteExtras(ctx context.Context) (acted, error) {
 	name := c.fc.Name
 	for _, o := range []struct {
 		obj  client.Object
@@ -75,11 +70,10 @@ func (c *cycle) deleteExtras(ctx context.Context) error {
 		{&autoscalingv2.HorizontalPodAutoscaler{}, resources.HorizontalPodAutoscalerName(name)},
 	} {
 		if err := c.deleteOwned(ctx, o.obj, o.name); err != nil {
-			return err
+			return acted{}, err
 		}
 	}
-	c.obs.ingress = nil
-	return nil
+	return acted{ingressApplied: true}, nil
 }
 
 // deleteOwned deletes the named object when the cluster owns it; a same-named object of
@@ -94,38 +88,19 @@ func (c *cycle) deleteOwned(ctx context.Context, obj client.Object, name string)
 	return c.deleteObject(ctx, obj)
 }
 
-// setIngressStatus records the JobManager Ingress and its URLs, as the operator does: Ready
+// jobManagerIngressStatus is the status of the JobManager Ingress, with its URLs, as the operator's: Ready
 // once its load balancer has an address.
-func (c *cycle) setIngressStatus() {
-	comps := &c.st.Components
-	in := c.obs.ingress
+func jobManagerIngressStatus(prev *v1beta1.JobManagerIngressStatus, in *networkingv1.Ingress) *v1beta1.JobManagerIngressStatus {
 	if in == nil {
-		if comps.JobManagerIngress != nil {
-			comps.JobManagerIngress = &v1beta1.JobManagerIngressStatus{Name: comps.JobManagerIngress.Name, State: v1beta1.ComponentStateDeleted}
+		if prev != nil {
+			return &v1beta1.JobManagerIngressStatus{Name: prev.Name, State: v1beta1.ComponentStateDeleted}
 		}
-		return
+		return nil
 	}
 	urls, ready := resources.IngressURLs(in)
 	st := v1beta1.ComponentStateNotReady
 	if ready {
 		st = v1beta1.ComponentStateReady
 	}
-	comps.JobManagerIngress = &v1beta1.JobManagerIngressStatus{Name: in.Name, State: st, URLs: urls}
-}
-
-// observeIngress reads the cluster's Ingress for the status, in the reconciles that do not
-// apply the components.
-func (c *cycle) observeIngress(ctx context.Context) error {
-	c.obs.ingress = nil
-	in := &networkingv1.Ingress{}
-	if err := c.r.Client.Get(ctx, c.key(resources.IngressName(c.fc.Name)), in); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
-	}
-	if metav1.IsControlledBy(in, c.fc) {
-		c.obs.ingress = in
-	}
-	return nil
+	return &v1beta1.JobManagerIngressStatus{Name: in.Name, State: st, URLs: urls}
 }

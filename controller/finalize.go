@@ -23,10 +23,7 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (re
 	if !controllerutil.ContainsFinalizer(fc, Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	c, err := r.newCycle(fc)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	c := r.newCycle(fc)
 	// A cluster being deleted is read from the API server (readCluster), and so are its
 	// pods and HA ConfigMaps: the finalizer goes once they are gone.
 	c.fresh = true
@@ -46,13 +43,15 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (re
 	}
 	c.setClusterState(v1beta1.ClusterStateStopping, ReasonDeleting, "Delete", "FlinkCluster deleted: removing its JobManager, TaskManagers and HA ConfigMaps")
 	c.setJobManagerReady()
-	if err := c.deleteJobManager(ctx); err != nil {
+	if err := c.act(c.deleteJobManager(ctx)); errors.Is(err, errRecordFirst) {
+		return ctrl.Result{RequeueAfter: lookAgainNow}, nil
+	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing the JobManager: %w", err)
 	}
-	if err := c.deleteTaskManagers(ctx); err != nil {
+	if err := c.act(c.deleteTaskManagers(ctx)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing the TaskManagers: %w", err)
 	}
-	if err := c.deleteExtras(ctx); err != nil {
+	if err := c.act(c.deleteExtras(ctx)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing the optional objects: %w", err)
 	}
 	if c.obs.serviceExists {

@@ -78,7 +78,7 @@ func TestFlinkReadingsComeFromThePollerOnlyWhileNothingIsInFlight(t *testing.T) 
 				tc.inFlight(fc)
 			}
 			cycleOf := func() *cycle {
-				c := &cycle{r: r, fc: fc, orig: fc.DeepCopy(), st: &fc.Status, now: time.Now(), mode: v1beta1.JobManagerDeploymentTypeDeployment}
+				c := &cycle{r: r, fc: fc, read: *fc.Status.DeepCopy(), st: &fc.Status, now: time.Now(), mode: v1beta1.JobManagerDeploymentTypeDeployment}
 				c.obs.pod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "wc-jobmanager-0", UID: "pod-1"}}
 				return c
 			}

@@ -43,12 +43,9 @@ func (v haView) jobGraphStored(jobID string) bool {
 }
 
 // endedInHA says what in the HA ConfigMaps shows that the current job ended globally; "" when
-// nothing does (package state decides when it counts).
-// Flink removes a job's graph and its checkpoint ConfigMap only once the job ended globally; a
-// running or restarting job keeps both. Both also go when someone deletes the HA ConfigMaps, but
-// then the election ConfigMap goes too and the running JobManager recreates it after it started
-// (Flink's leader election driver exits when it is deleted). So the cluster ConfigMap must be
-// older than the JobManager's current container.
+// nothing does. Flink removes a job's graph and checkpoint ConfigMap only then; someone who
+// deletes the HA ConfigMaps deletes the cluster ConfigMap too, which the running JobManager
+// recreates after its container started: the cluster ConfigMap must be older.
 func (c *cycle) endedInHA() string {
 	g, ok := c.jobHAGone()
 	if !ok || !g.cluster.CreationTimestamp.Time.Before(g.started) {
@@ -138,18 +135,16 @@ func (c *cycle) unsupportedHA() bool {
 // noteUnsupportedHA says on DeploymentFailed that the controller cannot see this Deployment
 // cluster's HA metadata, so it neither checks recovery nor deletes old job graphs. A failure
 // observed this reconcile keeps its own reason.
-func (c *cycle) noteUnsupportedHA() {
-	if !c.unsupportedHA() {
-		return
-	}
-	if c.derived.deploymentFailed {
-		return
+func (c *cycle) noteUnsupportedHA(context.Context) error {
+	if !c.unsupportedHA() || c.derived.deploymentFailed {
+		return nil
 	}
 	msg := fmt.Sprintf("deploymentType Deployment with high-availability.type %s: the controller reads and cleans up only Flink's Kubernetes HA ConfigMaps, so it cannot check that a restarted JobManager recovers job %s nor remove old job graphs before a new deploy; the job runs on (a JobManager started again without its HA data fails instead of starting empty). Recreate the cluster with high-availability.type kubernetes, or with deploymentType Job",
 		flinkcluster.HAType(c.fc.Spec.FlinkProperties), c.jobID())
 	if c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonUnsupportedHA, msg)) {
 		c.event(corev1.EventTypeWarning, ReasonUnsupportedHA, "Observe", "%s", msg)
 	}
+	return nil
 }
 
 func haConfigMapSelector(fc *v1beta1.FlinkCluster) client.MatchingLabels {
@@ -268,10 +263,10 @@ func (c *cycle) deleteHAConfigMaps(ctx context.Context) (bool, error) {
 // noteRestoreRefused answers a job that FAILED restoring ResumeFromHAOnly: its HA data was
 // gone, so its JobManager ran main() again, and Flink failed it rather than start empty.
 // SavepointRequired asks the user which savepoint to deploy it again from.
-func (c *cycle) noteRestoreRefused() {
+func (c *cycle) noteRestoreRefused(context.Context) error {
 	job := c.job()
 	if f := c.obs.flink; f == nil || !f.RestoreRefused || job.State != v1beta1.JobStateFailed {
-		return
+		return nil
 	}
 	reason := fmt.Sprintf("the JobManager of job %s ran main() again without the job's HA metadata (no job graph in the ConfigMaps of cluster ID %s: deleted under the running JobManager?); the restore path %s made the job fail instead of starting from empty state",
 		job.ID, resources.HAClusterID(c.fc), ResumeFromHAOnly)
@@ -279,4 +274,5 @@ func (c *cycle) noteRestoreRefused() {
 		c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Observe", "%s", reason)
 	}
 	c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
+	return nil
 }

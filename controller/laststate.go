@@ -110,6 +110,7 @@ func (c *cycle) upgradeObservation() flinkcluster.UpgradeObservation {
 		StopInFlight:   c.stopInFlight(SavepointReasonUpdate),
 		FlinkSilence:   c.obs.untrusted,
 		JobGraphStored: c.obs.ha.jobGraphStored(c.job().ID),
+		WorkloadOfJob:  c.obs.wl != nil && c.obs.wl.JobID == c.job().ID,
 		LastState:      flinkcluster.LastStateOffer{Available: ls.ok, Checkpoint: ls.checkpoint, NewerSavepoint: ls.newerSavepoint, Why: ls.why},
 		WaitBound:      c.r.Options.WaitBound,
 	}
@@ -180,15 +181,15 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 	c.event(corev1.EventTypeNormal, ReasonLastStateRedeploy, "Deploy",
 		"last-state (%s): deploying revision %s as job %s again, restoring its newest checkpoint %d from Flink's HA store",
 		why, c.st.Revision.CurrentRevision, job.ID, ls.checkpoint)
-	if err := c.recordBeforeActing(ctx); err != nil {
-		return fmt.Errorf("recording the last-state deploy before creating its JobManager: %w", err)
-	}
-	if err := c.createJobManager(ctx); err != nil {
-		return fmt.Errorf("creating the last-state JobManager: %w", err)
+	err := c.recordedBeforeActing()
+	if err == nil {
+		if err := c.act(c.createJobManager(ctx)); err != nil {
+			return fmt.Errorf("creating the last-state JobManager: %w", err)
+		}
 	}
 	c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring checkpoint %d from Flink's HA store (last-state: %s)",
 		c.st.Revision.CurrentRevision, job.ID, ls.checkpoint, why)
-	return nil
+	return err
 }
 
 // removeJobGraphs removes the job graphs from the HA ConfigMaps and keeps the checkpoint stores

@@ -97,7 +97,7 @@ func lastStateCycle(jobID string, now time.Time) *cycle {
 	fc.Status.Components.Job = &v1beta1.JobStatus{ID: jobID, State: v1beta1.JobStateUpdating}
 	n := 0
 	r := &Reconciler{Recorder: events.NewFakeRecorder(10), Options: Options{NewID: func() string { n++; return "0cafb8577268ce2e31a1e9a74b64e8d" + string(rune('0'+n)) }}}
-	c := &cycle{r: r, fc: fc, orig: fc.DeepCopy(), st: &fc.Status, now: now, mode: v1beta1.JobManagerDeploymentTypeDeployment}
+	c := &cycle{r: r, fc: fc, read: *fc.Status.DeepCopy(), st: &fc.Status, now: now, mode: v1beta1.JobManagerDeploymentTypeDeployment}
 	c.obs.ha.configMaps = []corev1.ConfigMap{{
 		ObjectMeta: metav1.ObjectMeta{Name: flinkha.JobConfigMapName("wc", jobID)},
 		Data:       map[string]string{flinkha.CheckpointKey(1): "handle"},

@@ -144,20 +144,15 @@ func (c *cycle) observe(ctx context.Context) error {
 		return err
 	}
 	c.judgeREST(ctx)
+	c.out.observed = true
 	return nil
 }
 
 // observePodsAndHA reads the JobManager pods and the HA ConfigMaps, from the API server when
-// this reconcile is fresh, from the caches otherwise. A cached HA view without the current
-// job's graph is read again from the API server, but while its deploy is in progress (the
-// job Deploying on its live workload, never seen running: its graph appears once main()
-// submits it, and until then the only conclusion drawn is observeSubmitted's, which reads the
-// Flink ConfigMap as well): every other conclusion the controller draws from a missing graph
-// (the job never submitted, its HA data deleted, its end recorded by Flink) is drawn from a
-// fresh read, as before the caches. So is the evidence, even within a deploy in progress,
-// that the job's HA data is gone (jobHAGone: endedInHA, haMetadataGone), on which a job
-// fails for good. While the graph is stored, the cache may lag (a leader renewal, a
-// checkpoint) as a fresh read lags the next write.
+// this reconcile is fresh, from the caches otherwise. Every conclusion drawn from a missing job
+// graph (never submitted, HA data deleted, ended in Flink) is drawn from a fresh read: a cached
+// view without the current job's graph is read again, except during the job's first deploy
+// (its graph appears once main() submits it) while nothing says its HA data is gone.
 func (c *cycle) observePodsAndHA(ctx context.Context) error {
 	pods, err := c.listJobManagerPods(ctx, c.podReader())
 	if err != nil {
@@ -242,16 +237,10 @@ func (c *cycle) haReader() client.Reader {
 	return c.r.Client
 }
 
-// confirmAbsent reads the JobManager pods and the HA ConfigMaps again from the API server
-// before an action that their absence allows (a new JobManager: no old one may lead, no old
-// job graph may be recovered), when this reconcile read them from the caches, which may not
-// show a pod or a ConfigMap created or changed just before. It reports whether the API
-// server shows nothing the caches did not (what they showed and is gone since, deleted by
-// this reconcile or another, only confirms the absence); if it does, the reconcile looks
-// again at once instead of acting on what it decided from them. The observation stays the
-// one the reconcile decided from. A cluster's first deploy confirms too: nothing proves that
-// a cache shows every pod of the cluster's name (an earlier cluster's, a user's) or HA
-// ConfigMap, and two reads per created JobManager are a small price for that.
+// confirmAbsent reads the JobManager pods and HA ConfigMaps again from the API server before
+// an act their absence allows (a new JobManager), when the caches, which may lag, were read.
+// It reports whether the API server shows nothing the caches did not; if it does, the
+// reconcile looks again at once. The observation stays the one the reconcile decided from.
 func (c *cycle) confirmAbsent(ctx context.Context) (bool, error) {
 	if c.fresh {
 		return true, nil
@@ -353,6 +342,54 @@ func (c *cycle) observeComponents(ctx context.Context) error {
 		return fmt.Errorf("reading the Flink ConfigMap: %w", err)
 	}
 	return c.observeIngress(ctx)
+}
+
+// observeIngress reads the cluster's Ingress for the status, in the reconciles that do not
+// apply the components.
+func (c *cycle) observeIngress(ctx context.Context) error {
+	c.obs.ingress = nil
+	in := &networkingv1.Ingress{}
+	if err := c.r.Client.Get(ctx, c.key(resources.IngressName(c.fc.Name)), in); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	if metav1.IsControlledBy(in, c.fc) {
+		c.obs.ingress = in
+	}
+	return nil
+}
+
+// observeSubmitted notes that the current deploy's main() submitted the job before the
+// controller saw it run (Deployment mode): its graph is in the HA ConfigMaps, or the Flink
+// ConfigMap already names ResumeFromHAOnly for this deploy. From then on a JobManager that
+// starts again must recover the job from HA, never from the deploy's savepoint, which would
+// rewind it; the REST API need not answer for that. The ConfigMap is read as ownConfigMap does.
+func (c *cycle) observeSubmitted(ctx context.Context) error {
+	job := c.job()
+	if job.ID == "" || flinkcluster.Ran(job) || c.restorePathAfterRun() != ResumeFromHAOnly {
+		return nil
+	}
+	if c.kubernetesHA() && c.obs.ha.jobGraphStored(job.ID) {
+		c.obs.submitted = job.ID
+		return nil
+	}
+	cm, err := c.ownConfigMap(ctx)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading ConfigMap %s: %w", resources.ConfigMapName(c.fc.Name), err)
+	}
+	if !metav1.IsControlledBy(cm, c.fc) {
+		return nil
+	}
+	conf := resources.Configuration(cm)
+	if path, jrs := conf[resources.KeySavepointPath], conf[resources.KeyJRSStoragePath]; path == ResumeFromHAOnly && jrs != "" && jrs == resources.JobResultStorePath(c.fc, job.ID) {
+		c.obs.submitted = job.ID
+	}
+	return nil
 }
 
 // flinkClient is the REST client of the cluster's JobManager, made once per reconcile: over

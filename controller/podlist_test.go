@@ -81,6 +81,9 @@ func TestPodListErrorIsNeverNoPodsLeft(t *testing.T) {
 	r, cl = reconcilerWith(t, updatingCluster(t), func() error { return nil })
 	_, err = r.Reconcile(context.Background(), req)
 	require.NoError(t, err)
+	assert.True(t, apierrors.IsNotFound(jobManagerDeployment(t, cl)), "the next revision's job is recorded before its JobManager is created")
+	_, err = r.Reconcile(context.Background(), req)
+	require.NoError(t, err)
 	require.NoError(t, jobManagerDeployment(t, cl), "with no old pod left the next revision starts")
 	d := &appsv1.Deployment{}
 	require.NoError(t, cl.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "wc-jobmanager"}, d))

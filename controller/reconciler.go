@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
@@ -111,18 +110,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		r.forget(req.NamespacedName)
 		return r.finalize(ctx, fc)
 	}
-	if !controllerutil.ContainsFinalizer(fc, Finalizer) {
-		patch := client.MergeFromWithOptions(fc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.AddFinalizer(fc, Finalizer)
-		if err := r.Client.Patch(ctx, fc, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
-		}
-		r.wrote(fc)
-	}
-	c, err := r.newCycle(fc)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	c := r.newCycle(fc)
 	c.fresh, c.tenure = fresh, tenure
 	res, err = c.run(ctx)
 	if job := c.st.Components.Job; job != nil {

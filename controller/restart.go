@@ -37,7 +37,7 @@ func (c *cycle) restart(ctx context.Context) error {
 // checkpoint stores. ready reports whether the new deploy may be created.
 func (c *cycle) replaceJobManager(ctx context.Context, keepCheckpoints bool) (ready bool, err error) {
 	if c.obs.wl != nil && !c.obs.wl.Deleting {
-		if err := c.deleteJobManager(ctx); err != nil {
+		if err := c.act(c.deleteJobManager(ctx)); err != nil {
 			return false, fmt.Errorf("deleting the old JobManager: %w", err)
 		}
 		c.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",

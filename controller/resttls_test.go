@@ -98,8 +98,7 @@ func TestFlinkRESTOverTLS(t *testing.T) {
 			}
 			r := tlsReconciler(t, fc, secret, !tc.noSecret, flink.URL())
 
-			c, err := r.newCycle(fc)
-			require.NoError(t, err)
+			c := r.newCycle(fc)
 			cl, err := c.flinkClient(t.Context())
 			if err == nil {
 				_, err = cl.ListJobs(t.Context())
@@ -160,8 +159,7 @@ func TestDefaultFlinkTLSClientUsesTheServiceName(t *testing.T) {
 func TestRESTTLSErrorIsAWait(t *testing.T) {
 	fc := builder.MakeAppCluster("wc").FlinkProperty(flinkRESTSSLEnabled, "true").Obj()
 	r := tlsReconciler(t, fc, nil, false, "https://127.0.0.1:1")
-	c, err := r.newCycle(fc)
-	require.NoError(t, err)
+	c := r.newCycle(fc)
 	c.observeFlink(t.Context())
 	assert.Nil(t, c.obs.flink)
 	assert.Contains(t, c.obs.untrusted, "the Flink REST API cannot be reached: security.ssl.rest.enabled is true: annotate the FlinkCluster")
@@ -189,8 +187,7 @@ func TestRESTTLSTransportIsReusedUntilTheSecretChanges(t *testing.T) {
 	r := tlsReconciler(t, fc, secret, true, flink.URL())
 	reconcile := func() flinkclient.Client {
 		t.Helper()
-		c, err := r.newCycle(fc)
-		require.NoError(t, err)
+		c := r.newCycle(fc)
 		cl, err := c.flinkClient(t.Context())
 		require.NoError(t, err)
 		_, err = cl.ListJobs(t.Context())

@@ -94,7 +94,7 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 		return c.savepointFailed(fmt.Sprintf("not triggered within --savepoint-timeout (%s) of its request", c.r.Options.SavepointTimeout)), nil
 	}
 	if c.obs.flink == nil {
-		if w := c.obs.wl; (w == nil && c.mode == v1beta1.JobManagerDeploymentTypeJob) || (w != nil && (w.Complete || w.Failed)) {
+		if w := standing(c.obs, c.out.objects).wl; (w == nil && c.mode == v1beta1.JobManagerDeploymentTypeJob) || (w != nil && (w.Complete || w.Failed)) {
 			// A JobManager Job that ended (or is gone) is not coming back to take the savepoint.
 			if sp.TriggerTime != "" {
 				// The trigger may have been sent (its answer not recorded) and taken.
@@ -131,8 +131,8 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 	if sp.TriggerTime == "" {
 		sp.TriggerTime = state.Time(c.now)
 	}
-	if err := c.recordBeforeActing(ctx); err != nil {
-		return pending, fmt.Errorf("recording the savepoint trigger before calling Flink: %w", err)
+	if err := c.recordedBeforeActing(); err != nil {
+		return pending, err
 	}
 	cl, err := c.flinkClient(ctx)
 	if err != nil {
@@ -191,7 +191,7 @@ func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 		}
 		return c.savepointUnknown("Flink no longer knows trigger " + sp.TriggerID + " (its result expired or the JobManager restarted) and reports no newer savepoint"), nil
 	case err != nil:
-		if w := c.obs.wl; w == nil || w.Complete || w.Failed {
+		if w := standing(c.obs, c.out.objects).wl; w == nil || w.Complete || w.Failed {
 			return c.savepointUnknown("the JobManager exited before the savepoint result was read"), nil
 		}
 		c.waitFor(ConditionReasonWaitingForSavepoint, "reading the result of trigger %s of job %s: %v", sp.TriggerID, sp.JobID, err)

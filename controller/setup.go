@@ -177,14 +177,11 @@ func newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) wor
 	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
 }
 
-// CacheOptions restricts the manager's cache for the kinds the controller owns or watches
-// (Pod, ConfigMap, Service, Job, Deployment, StatefulSet, Ingress, PodDisruptionBudget,
-// HorizontalPodAutoscaler) to the objects that carry the
-// label every object and pod of a cluster carries (app=flink), so that the controller does
-// not hold every pod and ConfigMap of the cluster in memory. Objects without it are
-// invisible to the manager's client: the HA ConfigMaps Flink creates with its own labels have
-// a cache of their own (HACacheOptions), and an object of the controller's that lost its
-// label is read from the API server (Reconciler.Reader).
+// CacheOptions restricts the manager's cache for the kinds the controller owns or watches to
+// the objects that carry the label of every object and pod of a cluster (app=flink), so that
+// the controller does not hold every pod and ConfigMap in memory. The HA ConfigMaps Flink
+// labels its own way have a cache of their own (HACacheOptions); an object of the
+// controller's that lost its label is read from the API server (Reconciler.Reader).
 func CacheOptions() cache.Options { return ScopedCacheOptions(scope.All) }
 
 // ScopedCacheOptions are CacheOptions restricted to a scope: namespaces limit every kind (so
@@ -235,12 +232,10 @@ func HACacheOptions(mgr ctrl.Manager, s scope.Scope) cache.Options {
 	return opts
 }
 
-// notStatusOnly drops the FlinkCluster changes that touch only the status. The controller is
-// the status's only writer, so such a change is the echo of its own write, and a reconcile
-// that leaves a step for its next look asks for that look itself (a wait polls, a new record
-// looks again at once: cycle.reconcile), instead of waiting for the echo. The echoes of the
-// JobManager's progress (its pod created, scheduled, ready) were each a reconcile that found
-// nothing to do, about a third of a fleet's reconciles while it is created.
+// notStatusOnly drops the FlinkCluster changes that touch only the status: the controller is
+// its only writer, so such a change is the echo of its own write, and a reconcile that leaves
+// a step for its next look asks for that look itself (a wait polls, a new record looks again
+// at once: cycle.finish).
 var notStatusOnly = predicate.TypedFuncs[client.Object]{UpdateFunc: func(e event.TypedUpdateEvent[client.Object]) bool {
 	return !statusOnly(e.ObjectOld, e.ObjectNew)
 }}

@@ -68,14 +68,18 @@ func TestDecisionRecordLeavesOutWhatEachObservationDerives(t *testing.T) {
 }
 
 // TestANewRecordIsActedOnAtOnce: the controller drops the echo of its own status writes, so
-// a reconcile that recorded a step (a first deploy's job) looks again at once; one that
-// recorded nothing new waits for its poll or the next change.
+// a reconcile that recorded a step (a first deploy's job, its JobManager created) looks again
+// at once; one that recorded nothing new waits for its poll or the next change.
 func TestANewRecordIsActedOnAtOnce(t *testing.T) {
 	fc := builder.MakeAppCluster("wc").DeploymentType(v1beta1.JobManagerDeploymentTypeDeployment).Obj()
 	r, _ := reconcilerWith(t, fc, func() error { return nil })
 	res, err := r.Reconcile(t.Context(), reqFor(fc))
 	require.NoError(t, err)
 	assert.Equal(t, lookAgainNow, res.RequeueAfter, "the deploy was recorded")
+
+	res, err = r.Reconcile(t.Context(), reqFor(fc))
+	require.NoError(t, err)
+	assert.Equal(t, lookAgainNow, res.RequeueAfter, "its JobManager's creation was recorded")
 
 	res, err = r.Reconcile(t.Context(), reqFor(fc))
 	require.NoError(t, err)

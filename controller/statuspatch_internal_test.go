@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/internal/test/builder"
@@ -95,4 +97,51 @@ func TestFinalizePatchesTheStatusWhenObserveFails(t *testing.T) {
 	require.NoError(t, err)
 	err = cl.Get(context.Background(), key, got)
 	assert.True(t, err != nil || !slices.Contains(got.Finalizers, Finalizer), "the finalizer is released")
+}
+
+// failingPatches makes every patch of the FlinkCluster's object (not its status) fail.
+func failingPatches(cl client.Client) client.Client {
+	return interceptor.NewClient(cl.(client.WithWatch), interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if _, ok := obj.(*v1beta1.FlinkCluster); ok {
+				return errors.New("etcdserver: request timed out")
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	})
+}
+
+// The status is written on every path after the cluster was read: when adding the finalizer
+// fails, and when removing an annotation fails, Reconciling says which step failed and why.
+func TestStatusSaysWhichWriteOfTheClusterFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cluster func() *v1beta1.FlinkCluster
+		step    string
+	}{
+		{"the finalizer", func() *v1beta1.FlinkCluster { return builder.MakeAppCluster("wc").Deployment().Obj() }, "addFinalizer"},
+		{"a control ignored while another is in flight", func() *v1beta1.FlinkCluster {
+			fc := builder.MakeAppCluster("wc").Deployment().Obj()
+			fc.Finalizers = []string{Finalizer}
+			fc.Annotations = map[string]string{v1beta1.ControlAnnotation: v1beta1.ControlNameSavepoint}
+			fc.Status.Control = &v1beta1.FlinkClusterControlStatus{Name: v1beta1.ControlNameSavepoint, State: v1beta1.ControlStateInProgress}
+			return fc
+		}, "removeControlAnnotation"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := tc.cluster()
+			r, cl := reconcilerWith(t, fc, func() error { return nil })
+			r.Client = failingPatches(cl)
+			_, err := r.Reconcile(t.Context(), reqFor(fc))
+			require.ErrorContains(t, err, tc.step)
+
+			got := &v1beta1.FlinkCluster{}
+			require.NoError(t, cl.Get(t.Context(), keyOf(fc), got))
+			rec := meta.FindStatusCondition(got.Status.Conditions, ConditionReconciling)
+			require.NotNil(t, rec, "the status was written: %+v", got.Status)
+			assert.Equal(t, ConditionReasonReconcileFailed, rec.Reason)
+			assert.Contains(t, rec.Message, tc.step+": etcdserver: request timed out")
+			assert.NotEmpty(t, got.Status.State, "the schema requires a state")
+		})
+	}
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -193,17 +194,20 @@ func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, 
 		return err
 	}
 	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
-	if err := c.newDeploy(ctx, from); err != nil {
+	// Recorded first (errRecordFirst), the deploy is created by the next reconcile.
+	err = c.newDeploy(ctx, from)
+	if err != nil && !errors.Is(err, errRecordFirst) {
 		return fmt.Errorf("starting the next revision's deploy: %w", err)
 	}
 	if u.How == flinkcluster.UpgradeStateless {
 		c.event(corev1.EventTypeWarning, ReasonStatelessRedeploy, "Deploy", "upgradeMode stateless: deployed revision %s as job %s from empty state, as asked",
 			c.st.Revision.CurrentRevision, c.jobID())
 		c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s from empty state (upgradeMode stateless)", c.st.Revision.CurrentRevision, c.jobID())
-		return nil
+		return err
 	}
 	if c.restoreChoice() != nil {
-		c.out.removeRestore = true
+		// Recorded first, the answer is removed once the JobManager is created (createJobManager).
+		c.out.removeRestore = err == nil
 		c.event(corev1.EventTypeWarning, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as annotated (%s)", c.jobID(), orNone(from), RestoreAnnotation)
 	} else if c.restoresSpec() {
 		c.event(corev1.EventTypeNormal, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as spec.job.fromSavepoint names it", c.jobID(), from)
@@ -213,7 +217,7 @@ func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, 
 		shown = "none"
 	}
 	c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring savepoint %s", c.st.Revision.CurrentRevision, c.jobID(), shown)
-	return nil
+	return err
 }
 
 // updateReverted reports whether an update whose stop never took effect has nothing left to do

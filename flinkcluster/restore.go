@@ -179,6 +179,9 @@ func jobRan(job *v1beta1.JobStatus, sp *v1beta1.SavepointStatus, obs UpgradeObse
 	switch {
 	case job.State == v1beta1.JobStatePending || job.State == v1beta1.JobStateDeployFailed:
 		return false, true
+	case job.ID != "" && job.DeployTime == "" && !obs.WorkloadOfJob:
+		// A deploy recorded but never created (its record comes first), updated before that.
+		return false, true
 	case Terminal(job.State):
 		// Ended unobserved (cancelled or failed while deploying): it may have run.
 		return true, true

@@ -98,6 +98,7 @@ func TestPlanRestore(t *testing.T) {
 			Revision: v1beta1.RevisionStatus{CurrentRevision: "r1", NextRevision: "r2"},
 			Components: v1beta1.FlinkClusterComponentsStatus{Job: &v1beta1.JobStatus{
 				ID: "j1", State: v1beta1.JobStateUpdating, StartTime: now.Add(-time.Hour).Format(time.RFC3339),
+				DeployTime:        now.Add(-2 * time.Hour).Format(time.RFC3339),
 				SavepointLocation: location, SavepointTime: now.Add(-10 * time.Minute).Format(time.RFC3339),
 			}},
 		}
@@ -169,6 +170,19 @@ func TestPlanRestore(t *testing.T) {
 				st.Components.Job.FromSavepoint = "s3://sp/0"
 			},
 			wantHow: flinkcluster.RestoreSavepoint, wantFrom: "s3://sp/0"},
+		{name: "a deploy recorded but not created yet, updated meanwhile, restores what it recorded",
+			cluster: newSpec(), status: func(st *v1beta1.FlinkClusterStatus) {
+				st.Components.Job.StartTime, st.Components.Job.DeployTime = "", ""
+				st.Components.Job.FromSavepoint = "s3://sp/0"
+			},
+			wantHow: flinkcluster.RestoreSavepoint, wantFrom: "s3://sp/0"},
+		{name: "a deploy whose creation was not recorded, its workload there, may have run: ask",
+			cluster: newSpec(), status: func(st *v1beta1.FlinkClusterStatus) {
+				st.Components.Job.StartTime, st.Components.Job.DeployTime = "", ""
+				st.Components.Job.FromSavepoint = "s3://sp/0"
+			},
+			obs:     flinkcluster.UpgradeObservation{WorkloadOfJob: true},
+			wantHow: flinkcluster.RestoreAsk, wantReason: flinkcluster.AskNoFinalSavepoint},
 		{name: "a job Flink reports INITIALIZING never ran",
 			cluster: newSpec(), status: func(st *v1beta1.FlinkClusterStatus) {
 				st.Components.Job.StartTime = ""

@@ -149,6 +149,8 @@ type UpgradeObservation struct {
 	PodMayLead bool
 	// JobGraphStored: Flink's HA store holds the current job's graph (it was submitted).
 	JobGraphStored bool
+	// WorkloadOfJob: a JobManager workload of the current job's ID exists.
+	WorkloadOfJob bool
 	// LastState is what Flink's HA store offers a last-state redeploy.
 	LastState LastStateOffer
 	// Checkpoints is read only when NeedsCheckpointTimes.

@@ -27,7 +27,7 @@ func TestCancelWhoseSavepointFailsFallsBackToPlainCancel(t *testing.T) {
 		w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 		id := w.cluster().Status.Components.Job.ID
 		w.annotate(v1beta1.ControlAnnotation, v1beta1.ControlNameJobCancel)
-		w.reconcile()
+		w.reconcileAtOnce()
 		w.finishTriggers(true)
 		// checkTerminal (after every reconcile) fails the test if Cancelled comes first.
 		fc := w.until(t, "Cancelled", 30, jobIs(v1beta1.JobStateCancelled))
@@ -53,7 +53,7 @@ func TestUpdateDuringCancelStopDoesNotTurnTheCancelIntoASuccess(t *testing.T) {
 	})
 	args := fc.Spec.Job.Args
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
-	w.reconcile()
+	w.reconcileAtOnce()
 	w.finishTriggers(false) // the cancel's stop ends the job; a stop asked after it finds it ended
 	w.settle(2)
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = args }) // reverted
@@ -75,7 +75,7 @@ func TestJobFailedDuringACancelStaysFailed(t *testing.T) {
 	w := newWorldWith(t, 24, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 	w.annotate(v1beta1.ControlAnnotation, v1beta1.ControlNameJobCancel)
-	w.reconcile()
+	w.reconcileAtOnce()
 	w.jobEvent(flinkclient.JobStateFailed)
 	w.finishTriggers(true)
 	fc := w.until(t, "the control ends", 30, func(fc *v1beta1.FlinkCluster) bool {

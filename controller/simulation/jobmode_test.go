@@ -65,7 +65,7 @@ func TestJobModeUpdateTakesTheFinalSavepointAndTheNextJobRestoresIt(t *testing.T
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 	id := fc.Status.Components.Job.ID
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
-	w.reconcile()
+	w.reconcileAtOnce()
 	w.finishTriggers(false) // the stop-with-savepoint completes: Flink ends the job FINISHED
 	require.Len(t, w.savepoints, 1)
 	old := w.procs[w.jmPods()[0].Name]
@@ -99,7 +99,7 @@ func TestJobModeJobManagerEndedByTheControllerOnceTheEndIsRecorded(t *testing.T)
 			id := fc.Status.Components.Job.ID
 			pr := w.leader()
 			pr.jm.SetJobState(id, tc.end)
-			w.settle(1)
+			w.reconcile() // records the end; the shutdown is asked on the next reconcile
 			assert.True(t, pr.alive(), "the JobManager outlives its job")
 			fc = w.until(t, "the JobManager ended", 10, func(*v1beta1.FlinkCluster) bool { return !pr.alive() })
 			assert.Equal(t, tc.want, fc.Status.Components.Job.State, "the end was on record before the shutdown")
@@ -211,8 +211,10 @@ func TestUpdateStopWhoseJobManagerJobFailedEnds(t *testing.T) {
 	fc := w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 	id := fc.Status.Components.Job.ID
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
-	// The trigger ID is recorded before the call; the write recording the call's answer is lost.
-	lose := 1
+	// The trigger ID is recorded before the call, by a reconcile of its own; the write
+	// recording the call's answer is lost.
+	w.reconcile()
+	lose := 0
 	w.loseStatusWrites = &lose
 	w.reconcile()
 	sp := w.cluster().Status.Savepoint

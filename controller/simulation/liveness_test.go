@@ -65,7 +65,7 @@ func (w *world) checkUpdatesEnd() {
 		w.clock.Step(quietStep)
 		w.kube()
 		w.flink()
-		w.reconcile()
+		w.reconcileAtOnce()
 		if fc = w.cluster(); fc == nil || fc.DeletionTimestamp != nil || updateEnded(fc) {
 			return
 		}

@@ -41,7 +41,7 @@ func TestEndedJobsReplicaSetReplacesNoPodWhileItOutlivesItsDeployment(t *testing
 				w.clock.Step(2 * time.Second)
 				w.kube()
 				w.flink()
-				w.reconcile()
+				w.reconcileAtOnce()
 				if tc.deletePods {
 					for _, p := range w.jmPods() {
 						if p.DeletionTimestamp == nil {

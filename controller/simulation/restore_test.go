@@ -73,7 +73,7 @@ func TestSavepointLeavesTheConfigurationWhenACancelComesFirst(t *testing.T) {
 			w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.CancelRequested = ptr.To(true) })
 			requested = true
 		}
-		w.reconcile()
+		w.reconcileAtOnce()
 	}
 	require.True(t, requested, "the job ran in Flink")
 	require.True(t, ran(), "the status records the run\n%s", w.dump())

@@ -29,7 +29,7 @@ func (w *world) advance(d, step time.Duration) {
 		w.clock.Step(step)
 		w.kube()
 		w.flink()
-		w.reconcile()
+		w.reconcileAtOnce()
 	}
 }
 
@@ -240,7 +240,7 @@ func TestUnchangedFromSavepointIsNotRestoredAgain(t *testing.T) {
 	require.Equal(t, initial, w.cluster().Status.Components.Job.SpecFromSavepoint)
 
 	require.NoError(t, w.admit(t, func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} }))
-	w.reconcile()
+	w.reconcileAtOnce()
 	w.finishTriggers(false)
 	require.Len(t, w.savepoints, 1, "the update stopped the job with a savepoint")
 	fc := w.until(t, "the next deploy", 40, func(fc *v1beta1.FlinkCluster) bool {

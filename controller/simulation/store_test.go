@@ -49,6 +49,8 @@ type store struct {
 	// statusWrites, when not negative, is how many more status writes land: the ones after
 	// it are lost (an etcd timeout: the client sees an error, nothing is stored).
 	statusWrites int
+	// statusWritten counts the status writes that landed.
+	statusWritten int
 }
 
 func newStore(scheme *runtime.Scheme, clk clock.Clock, objs ...client.Object) *store {
@@ -409,6 +411,7 @@ func (w statusWriter) lost(obj client.Object) error {
 }
 
 func (w statusWriter) writeStatus(cur, next client.Object) client.Object {
+	w.s.statusWritten++
 	out := cur.DeepCopyObject().(client.Object)
 	field(out, "Status").Set(field(next, "Status"))
 	w.s.put(out)

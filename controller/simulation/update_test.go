@@ -62,7 +62,7 @@ func updateSavepointTaken(t *testing.T) *world {
 	w := newWorldWith(t, 1, &setup{mode: v1beta1.JobManagerDeploymentTypeDeployment})
 	w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
-	w.reconcile()
+	w.reconcileAtOnce()
 	w.finishTriggers(false)
 	require.Len(t, w.savepoints, 1)
 	return w
@@ -101,7 +101,7 @@ func TestUpdateWithoutAConfirmedFinalSavepointStops(t *testing.T) {
 	firstJob := w.cluster().Status.Components.Job.ID
 
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
-	w.reconcile()
+	w.reconcileAtOnce()
 	w.finishTriggers(false)
 	require.Len(t, w.savepoints, 2, "the stop took its savepoint: the job is FINISHED")
 	// The result expires and the JobManager that took the savepoint restarts: the new one
@@ -230,7 +230,7 @@ func TestStopSavepointOnRecordBeforeTheJobManagerGoes(t *testing.T) {
 	w := updateSavepointTaken(t)
 	none := 0
 	w.loseStatusWrites = &none
-	w.reconcile()
+	w.reconcileAtOnce()
 	w.expireSavepointResults() // rest.async.store-duration passed: the JobManager's answer is gone too
 	fc := w.until(t, "the next deploy", 30, func(fc *v1beta1.FlinkCluster) bool {
 		require.False(t, meta.IsStatusConditionTrue(fc.Status.Conditions, controller.ConditionSavepointRequired), "the savepoint taken is not asked for")

@@ -71,7 +71,7 @@ func TestStopRequestedBeforeARestartIsTriggeredOnceTheJobRuns(t *testing.T) {
 	// answer; the job restarts before the trigger reaches Flink.
 	leader.SetUnavailable(true)
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
-	w.reconcile()
+	w.reconcileAtOnce()
 	fc = w.cluster()
 	require.NotNil(t, fc.Status.Savepoint)
 	require.Equal(t, controller.SavepointStateRequested, fc.Status.Savepoint.State)
@@ -163,7 +163,7 @@ func TestSavepointFinishedAsAnUpdateBeginsGetsItsOwnCheckpointID(t *testing.T) {
 	})
 	w.patchCluster(func(fc *v1beta1.FlinkCluster) { fc.Spec.Job.Args = []string{"--v2"} })
 	w.finishTriggers(false) // its result comes with the update's first look
-	w.reconcile()
+	w.reconcileAtOnce()
 	fc = w.cluster()
 	require.NotEqual(t, first, fc.Status.Components.Job.SavepointLocation, "the second savepoint recorded")
 	assert.NotEqual(t, firstID, fc.Status.Components.Job.SavepointCheckpointID, "the first savepoint's checkpoint ID is not the second's")

@@ -134,12 +134,14 @@ type world struct {
 	fromOf               map[string]string
 	// specFromOf is spec.job.fromSavepoint as each deploy's revision had it.
 	specFromOf map[string]string
-	lastStatus string
-	lastLine   string
-	stillSince time.Time
-	trace      []string
-	violations []string
-	steps      int
+	// statusWrites are the status writes of each reconcile, in order.
+	statusWrites []int
+	lastStatus   string
+	lastLine     string
+	stillSince   time.Time
+	trace        []string
+	violations   []string
+	steps        int
 }
 
 func newWorld(t testing.TB, seed int64) *world {
@@ -404,11 +406,12 @@ func (w *world) persistedIn(deploy string) bool {
 	return false
 }
 
-// reconcile runs the controller once and checks the invariants on what it did.
-func (w *world) reconcile() {
+// reconcile runs the controller once and checks the invariants on what it did; it reports
+// whether the controller asked to look again at once (a record its next reconcile acts on).
+func (w *world) reconcile() (again bool) {
 	before, fcBefore := w.workload(), w.cluster()
 	if fcBefore == nil {
-		return
+		return false
 	}
 	runningBefore, haLost := w.runningJobInTouch(), w.haLostBehindRunningJob()
 	notes := len(w.rec.notes)
@@ -424,7 +427,17 @@ func (w *world) reconcile() {
 			w.cl.mu.Unlock()
 		}()
 	}
-	_, err := w.r.Reconcile(bg, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+	w.cl.mu.Lock()
+	written := w.cl.statusWritten
+	w.cl.mu.Unlock()
+	res, err := w.r.Reconcile(bg, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+	again = err == nil && res.RequeueAfter == time.Millisecond // the controller's lookAgainNow
+	w.cl.mu.Lock()
+	written = w.cl.statusWritten - written
+	w.cl.mu.Unlock()
+	if w.statusWrites = append(w.statusWrites, written); written > 1 {
+		w.violate("one reconcile wrote the status %d times", written)
+	}
 	if err != nil {
 		w.log("reconcile error: %v", err)
 	} else if cm := w.haConfigMap(); cm != nil {
@@ -435,7 +448,7 @@ func (w *world) reconcile() {
 	w.checkTransitions(w.rec.notes[notes:])
 	after, fc := w.workload(), w.cluster()
 	if fc == nil {
-		return
+		return again
 	}
 	if job := fc.Status.Components.Job; job != nil {
 		wait := ""
@@ -461,6 +474,7 @@ func (w *world) reconcile() {
 		w.checkWaits(fc)
 	}
 	w.checkHALoss(haLost, fc)
+	return again
 }
 
 // transitionNote is the Event of a job state change (setJobState).
