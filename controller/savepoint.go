@@ -182,7 +182,7 @@ func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 	st, err := cl.SavepointStatus(ctx, sp.JobID, sp.TriggerID)
 	switch {
 	case errors.Is(err, flinkclient.ErrNotFound):
-		if loc, ok := c.recoverSavepoint(ctx, cl); ok {
+		if loc, ok := c.recoverSavepoint(ctx, cl, stop); ok {
 			return c.savepointSucceeded(loc, stop, savepointRecovered), nil
 		}
 		if c.obs.flink == nil {
@@ -215,10 +215,12 @@ const MaxClockSkew = 30 * time.Second
 // of the trigger's job, externally addressable, not the last one already known, and
 // triggered at or after the recorded trigger time (less MaxClockSkew) — a savepoint triggered
 // before this trigger (a user's, or an earlier one whose result also expired) is another
-// operation's, and never the final savepoint of this one. Whether the job ended is checked
-// before the JobManager is replaced (confirmStopEnded): a stop-with-savepoint whose
-// savepoint completed may have failed to end the job.
-func (c *cycle) recoverSavepoint(ctx context.Context, cl flinkclient.Client) (string, bool) {
+// operation's, and never the final savepoint of this one. Its kind must be the trigger's too:
+// within MaxClockSkew a savepoint another trigger took just before (a user's, superseded by
+// this stop) would otherwise pass for a stop that was never sent (seed 1796565790140735165).
+// Whether the job ended is checked before the JobManager is replaced (confirmStopEnded): a
+// stop-with-savepoint whose savepoint completed may have failed to end the job.
+func (c *cycle) recoverSavepoint(ctx context.Context, cl flinkclient.Client, stop bool) (string, bool) {
 	sp := c.st.Savepoint
 	if c.obs.flink == nil || sp.JobID != c.jobID() {
 		return "", false
@@ -237,7 +239,20 @@ func (c *cycle) recoverSavepoint(ctx context.Context, cl flinkclient.Client) (st
 			sp.JobID, latest.ExternalPath, time.UnixMilli(latest.TriggerTimestamp).UTC().Format(time.RFC3339), sp.TriggerID, orNone(sp.TriggerTime))
 		return "", false
 	}
+	if sync := latest.Type == flinkclient.CheckpointTypeSyncSavepoint; latest.Type != "" && sync != stop {
+		c.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Savepoint",
+			"the latest savepoint of job %s, %s, is a %s: it is not the result of trigger %s (%s)",
+			sp.JobID, latest.ExternalPath, latest.Type, sp.TriggerID, savepointKind(stop))
+		return "", false
+	}
 	return latest.ExternalPath, true
+}
+
+func savepointKind(stop bool) string {
+	if stop {
+		return "stop-with-savepoint"
+	}
+	return "savepoint"
 }
 
 // stopCompleted reports whether Flink reported the current job's stop-with-savepoint

@@ -129,7 +129,7 @@ func TestContractSavepoints(t *testing.T) {
 			assert.Equal(t, flinkclient.CheckpointCounts{Restored: 1, Total: 7, Completed: 6, Failed: 1}, cp.Counts)
 			require.NotNil(t, cp.LatestSavepoint())
 			assert.Equal(t, flinkclient.Checkpoint{
-				ID: 6, Status: "COMPLETED", IsSavepoint: true, TriggerTimestamp: 1764504030000, LatestAckTimestamp: 1764504030090,
+				ID: 6, Status: "COMPLETED", IsSavepoint: true, Type: "SAVEPOINT", TriggerTimestamp: 1764504030000, LatestAckTimestamp: 1764504030090,
 				ExternalPath: "s3://bucket/savepoints/savepoint-0a1b2c-0123456789ab",
 			}, *cp.LatestSavepoint())
 			assert.Equal(t, "s3://bucket/checkpoints/"+contractJobID+"/chk-7", cp.Latest.Completed.ExternalPath)

@@ -191,6 +191,9 @@ type Checkpoint struct {
 	Status string `json:"status"`
 
 	IsSavepoint bool `json:"is_savepoint"`
+	// Type is CheckpointStatistics.RestAPICheckpointType: CHECKPOINT, UNALIGNED_CHECKPOINT,
+	// SAVEPOINT, or SYNC_SAVEPOINT (a stop-with-savepoint's: SavepointType.isSynchronous).
+	Type string `json:"checkpoint_type"`
 	// Timestamps are epoch ms.
 	TriggerTimestamp   int64 `json:"trigger_timestamp"`
 	LatestAckTimestamp int64 `json:"latest_ack_timestamp"`
@@ -209,6 +212,9 @@ type Checkpoint struct {
 func (c *Checkpoint) Restorable() bool {
 	return c != nil && c.ExternalPath != "" && c.ExternalPath != NotExternallyAddressable && !c.Discarded
 }
+
+// CheckpointTypeSyncSavepoint is the Type of a stop-with-savepoint's savepoint.
+const CheckpointTypeSyncSavepoint = "SYNC_SAVEPOINT"
 
 // LatestSavepoint returns the latest completed savepoint if it can be restored from, else nil.
 func (c *Checkpoints) LatestSavepoint() *Checkpoint {

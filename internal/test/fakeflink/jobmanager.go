@@ -62,9 +62,11 @@ const savepointFailure = "java.util.concurrent.CompletionException: org.apache.f
 type checkpoint struct {
 	id        int64
 	savepoint bool
-	path      string
-	trigger   int64
-	ack       int64
+	// sync: a stop-with-savepoint's savepoint (SYNC_SAVEPOINT in the statistics).
+	sync    bool
+	path    string
+	trigger int64
+	ack     int64
 }
 
 type job struct {

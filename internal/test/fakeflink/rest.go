@@ -274,7 +274,10 @@ func checkpointStats(cp *checkpoint) map[string]any {
 		return nil
 	}
 	typ := "CHECKPOINT"
-	if cp.savepoint {
+	switch {
+	case cp.sync:
+		typ = flinkclient.CheckpointTypeSyncSavepoint
+	case cp.savepoint:
 		typ = "SAVEPOINT"
 	}
 	return map[string]any{
@@ -418,7 +421,7 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 	if o := p.c.opts.Observer; o != nil {
 		o.SavepointCompleted(p, j.id, op.location, op.stop)
 	}
-	j.savepoint = &checkpoint{id: cpID, savepoint: true, path: op.location, trigger: now, ack: now}
+	j.savepoint = &checkpoint{id: cpID, savepoint: true, sync: op.stop, path: op.location, trigger: now, ack: now}
 	p.recordStatsLocked(j, j.savepoint)
 	p.c.noteSavepointFileLocked(op.location, cpID)
 	p.advanceCounterLocked(j.id, cpID+1)
