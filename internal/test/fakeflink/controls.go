@@ -420,9 +420,8 @@ func (p *JobManager) CompleteStopsThenRestart() {
 			p.finishOpLocked(op, "")
 			continue
 		}
-		op.stop = false // the savepoint is taken; the job does not end
+		op.keepRunning = true // the savepoint is taken; the job does not end
 		p.finishOpLocked(op, "")
-		op.stop = true
 		op.failure = "org.apache.flink.runtime.scheduler.stopwithsavepoint.StopWithSavepointStoppingException: A savepoint has been created at: " +
 			op.location + ", but the corresponding job " + op.jobID + " failed during stopping. The savepoint is consistent, but might have uncommitted transactions. If you want to commit the transaction please restart a job from this savepoint."
 		op.location = ""

@@ -111,11 +111,14 @@ type operation struct {
 	// stop is a stop-with-savepoint (the job ends FINISHED); cancelJob a savepoint with
 	// cancel-job (the job ends CANCELED).
 	stop, cancelJob bool
-	target          string
-	done            bool
-	location        string
-	failure         string
-	completedAt     time.Time
+	// keepRunning: a stop whose job fails while stopping and is restarted
+	// (CompleteStopsThenRestart); its savepoint is still a stop's (SYNC_SAVEPOINT).
+	keepRunning bool
+	target      string
+	done        bool
+	location    string
+	failure     string
+	completedAt time.Time
 }
 
 // JobManager is one JobManager process of a Cluster, with its own REST address. Its methods

@@ -419,14 +419,14 @@ func (p *JobManager) finishOpLocked(op *operation, failure string) {
 	// first 6 hex>-<12 random hex>.
 	op.location = fmt.Sprintf("%s/savepoint-%.6s-%.12s", dir, j.id, deriveID(op.triggerID, j.id, itoa(cpID)))
 	if o := p.c.opts.Observer; o != nil {
-		o.SavepointCompleted(p, j.id, op.location, op.stop)
+		o.SavepointCompleted(p, j.id, op.location, op.stop && !op.keepRunning)
 	}
 	j.savepoint = &checkpoint{id: cpID, savepoint: true, sync: op.stop, path: op.location, trigger: now, ack: now}
 	p.recordStatsLocked(j, j.savepoint)
 	p.c.noteSavepointFileLocked(op.location, cpID)
 	p.advanceCounterLocked(j.id, cpID+1)
 	switch {
-	case op.stop:
+	case op.stop && !op.keepRunning:
 		p.terminateLocked(j, flinkclient.JobStateFinished)
 	case op.cancelJob:
 		p.terminateLocked(j, flinkclient.JobStateCanceled)
