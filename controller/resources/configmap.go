@@ -141,10 +141,12 @@ func ConfigFileName(fc *v1beta1.FlinkCluster) string {
 // renderConfig writes the configuration file, quoting as YAML requires only in config.yaml: the
 // legacy file's quotes would be part of the value.
 func renderConfig(fc *v1beta1.FlinkCluster, conf map[string]string) (string, error) {
-	return render(conf, usesStandardYAML(fc.Spec.FlinkVersion))
+	return RenderConfig(conf, usesStandardYAML(fc.Spec.FlinkVersion))
 }
 
-func render(conf map[string]string, standard bool) (string, error) {
+// RenderConfig writes config.yaml (standard) or the legacy flink-conf.yaml, which Flink 1.x
+// reads line by line; the real-Flink test kit writes a pod's file with it too.
+func RenderConfig(conf map[string]string, standard bool) (string, error) {
 	if standard {
 		b, err := yaml.Marshal(conf)
 		if err != nil {
@@ -197,7 +199,7 @@ func ReplaceSavepoint(cm *corev1.ConfigMap, path string) (bool, error) {
 		} else {
 			conf[KeySavepointPath] = path
 		}
-		if cm.Data[name], err = render(conf, standard); err != nil {
+		if cm.Data[name], err = RenderConfig(conf, standard); err != nil {
 			return false, err
 		}
 		changed = true

@@ -18,7 +18,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/yaml"
+
+	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
 // javaOpens are the --add-exports and --add-opens of env.java.opts.all in the configuration
@@ -80,34 +81,25 @@ func podConfiguration(conf map[string]any, pod *corev1.Pod, component, dir, kube
 	return out
 }
 
-// writeConfiguration writes conf under confDir as Flink's image would find it: config.yaml
-// (Flink 2's standard YAML, values quoted) or, for legacy, flink-conf.yaml, which Flink 1.x
-// reads line by line as "key: value" so that quotes would become part of the value.
+// writeConfiguration writes conf under confDir as Flink's image would find it: config.yaml or,
+// for legacy, flink-conf.yaml, rendered as the controller's ConfigMap renders them.
 func writeConfiguration(confDir string, conf map[string]any, legacy bool) error {
 	if err := os.MkdirAll(confDir, 0o755); err != nil {
 		return err
 	}
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(conf)) {
-		v := fmt.Sprint(conf[k])
-		if legacy {
-			if strings.ContainsAny(k+v, "\n\r") {
-				return fmt.Errorf("flink-conf.yaml: the entry %q spans lines", k)
-			}
-			fmt.Fprintf(&b, "%s: %s\n", k, v)
-			continue
-		}
-		q, err := yaml.Marshal(v)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s: %s", k, q)
+	flat := make(map[string]string, len(conf))
+	for k, v := range conf {
+		flat[k] = fmt.Sprint(v)
+	}
+	text, err := resources.RenderConfig(flat, !legacy)
+	if err != nil {
+		return err
 	}
 	name := "config.yaml"
 	if legacy {
 		name = "flink-conf.yaml"
 	}
-	return os.WriteFile(filepath.Join(confDir, name), []byte(b.String()), 0o644)
+	return os.WriteFile(filepath.Join(confDir, name), []byte(text), 0o644)
 }
 
 // writeHosts writes the JVM's name resolution (jdk.net.hosts.file): in a pod, localhost and
