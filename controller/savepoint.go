@@ -153,10 +153,7 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 		return pending, nil
 	}
 	sp.TriggerID, sp.State, sp.Message = trigger, SavepointStateInProgress, ""
-	verb := "savepoint"
-	if stop {
-		verb = "stop-with-savepoint"
-	}
+	verb := savepointKind(stop)
 	c.event(corev1.EventTypeNormal, ReasonSavepointTriggered, "Savepoint", "triggered %s of job %s (%s), trigger %s", verb, sp.JobID, sp.TriggerReason, trigger)
 	c.waitFor(ConditionReasonWaitingForSavepoint, "%s of job %s (trigger %s) in progress", verb, sp.JobID, trigger)
 	return pending, nil
