@@ -103,6 +103,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		polls: flinkpoll.New(flinkpoll.Options{Workers: opts.FlinkPollers, Timeout: flinkCallTimeout},
 			func(a, b *state.Flink) bool { return equality.Semantic.DeepEqual(a, b) }),
 	}
+	owned := settled{handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1beta1.FlinkCluster{}, handler.OnlyControllerOwner())}
 	b := ctrl.NewControllerManagedBy(mgr).WatchesRawSource(flinkChanges(r.polls))
 	if s := opts.Shard; s != nil {
 		if err := mgr.Add(s); err != nil {
@@ -119,16 +120,16 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	return b.
 		Named(ControllerName).
 		For(&v1beta1.FlinkCluster{}, builder.WithPredicates(notStatusOnly)).
-		Owns(&batchv1.Job{}).
-		Owns(&appsv1.Deployment{}).
-		Owns(&appsv1.StatefulSet{}).
-		Owns(&corev1.Service{}).
-		Owns(&corev1.ConfigMap{}).
-		Owns(&networkingv1.Ingress{}).
-		Owns(&policyv1.PodDisruptionBudget{}).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Watches(&batchv1.Job{}, owned).
+		Watches(&appsv1.Deployment{}, owned).
+		Watches(&appsv1.StatefulSet{}, owned).
+		Watches(&corev1.Service{}, owned).
+		Watches(&corev1.ConfigMap{}, owned).
+		Watches(&networkingv1.Ingress{}, owned).
+		Watches(&policyv1.PodDisruptionBudget{}, owned).
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, owned).
 		// JobManager pods are owned by a Job or a ReplicaSet, so they are mapped by label.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
+		Watches(&corev1.Pod{}, settled{handler.EnqueueRequestsFromMapFunc(podToCluster)}).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			// The default per-item backoff grows to 1000 s, leaving a cluster whose reconciles failed a
@@ -139,6 +140,46 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		}).
 		Complete(r)
 }
+
+// ownedSettle is how long a change of an owned object or pod waits before the reconcile it
+// asks for: one step of a cluster changes several at once (a Deployment's status, its pod's
+// phase and readiness, the TaskManagers'), and one look at all of them writes one status
+// instead of one per change.
+const ownedSettle = time.Second
+
+// settled enqueues what its handler enqueues ownedSettle later; the work queue keeps one
+// entry per cluster, so the changes within that time ask for one reconcile.
+type settled struct {
+	handler.EventHandler
+}
+
+// Create implements handler.EventHandler.
+func (s settled) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	s.EventHandler.Create(ctx, e, later{q})
+}
+
+// Update implements handler.EventHandler.
+func (s settled) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	s.EventHandler.Update(ctx, e, later{q})
+}
+
+// Delete implements handler.EventHandler.
+func (s settled) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	s.EventHandler.Delete(ctx, e, later{q})
+}
+
+// Generic implements handler.EventHandler.
+func (s settled) Generic(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	s.EventHandler.Generic(ctx, e, later{q})
+}
+
+// later is a work queue whose Add waits ownedSettle.
+type later struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+// Add implements workqueue.Interface.
+func (q later) Add(r reconcile.Request) { q.AddAfter(r, ownedSettle) }
 
 // flinkChanges runs the poller and enqueues each cluster whose Flink reading changed.
 func flinkChanges(p *flinkpoll.Poller[*state.Flink]) source.Source {
