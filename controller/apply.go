@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
@@ -278,6 +279,9 @@ func (c *cycle) createJobManager(ctx context.Context) (acted, error) {
 	} else {
 		obj = resources.JobManagerJob(c.fc, d)
 	}
+	if k := c.r.knownCluster(c.key(c.fc.Name), c.tenure); k != nil {
+		k.pristine = false
+	}
 	if err := c.r.Client.Create(ctx, obj); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager %s %s still exists", kind, obj.GetName())
@@ -398,11 +402,15 @@ func (c *cycle) waitForNoLeader(ctx context.Context) (*metav1.Condition, error) 
 	if err := c.deleteJobManagerPods(ctx); err != nil {
 		return nil, err
 	}
-	c.event(corev1.EventTypeNormal, ReasonWaitingForPods, "Wait", "waiting for JobManager pods to be gone before creating the JobManager: %s", podNames(blocking))
+	w := waitCondition(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager pods to be gone: %s", podNames(blocking))
 	if c.obs.ha.leader.Known {
-		return waitCondition(ConditionReasonWaitingForLeader, "JobManager pod(s) %s may still lead the cluster (HA leader %s)", podNames(blocking), c.obs.ha.leader.Address), nil
+		w = waitCondition(ConditionReasonWaitingForLeader, "JobManager pod(s) %s may still lead the cluster (HA leader %s)", podNames(blocking), c.obs.ha.leader.Address)
 	}
-	return waitCondition(ConditionReasonWaitingForJobManagerPods, "waiting for the old JobManager pods to be gone: %s", podNames(blocking)), nil
+	// One Event when the wait begins, not one per look while it lasts.
+	if was := meta.FindStatusCondition(c.read.Conditions, ConditionWaiting); was == nil || was.Status != metav1.ConditionTrue || was.Reason != w.Reason {
+		c.event(corev1.EventTypeNormal, ReasonWaitingForPods, "Wait", "waiting for JobManager pods to be gone before creating the JobManager: %s", podNames(blocking))
+	}
+	return w, nil
 }
 
 func podNames(pods []corev1.Pod) string {

@@ -29,6 +29,9 @@ type knownCluster struct {
 	// configMapRV is the version of the cluster's Flink ConfigMap this replica last wrote or
 	// read from the API server (cycle.ownConfigMap).
 	configMapRV string
+	// pristine: this replica added the finalizer to the cluster's untouched version and has
+	// created no JobManager since (cycle.pristine).
+	pristine bool
 }
 
 // readCluster reads a FlinkCluster for a reconcile: from the cache when it shows the newest

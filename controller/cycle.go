@@ -331,8 +331,25 @@ func (c *cycle) addFinalizer(ctx context.Context) error {
 		return err
 	}
 	c.r.wrote(obj)
+	if equality.Semantic.DeepEqual(c.read, v1beta1.FlinkClusterStatus{}) {
+		if k := c.r.knownCluster(c.key(c.fc.Name), c.tenure); k != nil {
+			k.pristine = true
+		}
+	}
 	c.fc.Finalizers, c.fc.ResourceVersion = obj.Finalizers, obj.ResourceVersion
 	return nil
+}
+
+// pristine reports whether no JobManager was ever created for this cluster object: this
+// replica added the finalizer to its untouched version (a patch locked on that version) and
+// has created none since under its tenure; a failed reconcile forgets it (distrust). Every
+// deploy is recorded before it is created, so no JobManager pod, HA ConfigMap or submission
+// of the cluster exists for a lagging cache to hide, and the reads that guard against one
+// (confirmAbsent) are skipped. Leftovers of a deleted cluster of the same name are its
+// finalizer's to remove.
+func (c *cycle) pristine() bool {
+	k := c.r.knownCluster(c.key(c.fc.Name), c.tenure)
+	return k != nil && k.pristine
 }
 
 // removeAnnotation removes an annotation of the cluster. A copy is patched, so that the
@@ -644,12 +661,23 @@ func (c *cycle) setJobState(ev state.Event, reason, message string, lostSince ti
 	case v1beta1.JobStateLost:
 		eventType, eventReason = corev1.EventTypeWarning, ReasonJobLost
 	}
+	if toldByItsAct[ev] {
+		return nil
+	}
 	note := fmt.Sprintf("job %s: %s -> %s", job.ID, prev, newState)
 	if message != "" {
 		note += ": " + message
 	}
 	c.event(eventType, eventReason, "Observe", "%s", note)
 	return nil
+}
+
+// toldByItsAct are the transitions whose act records an Event of its own (the new deploy's,
+// JobManagerCreated, LastStateRedeploy, UpdateStarted, JobRestarting, JobCancelled): one Event
+// per transition, not a second saying the same.
+var toldByItsAct = map[state.Event]bool{
+	state.EventNewDeploy: true, state.EventJobManagerCreated: true, state.EventLastStateRedeploy: true,
+	state.EventSpecChanged: true, state.EventRestart: true, state.EventCancelConfirmed: true,
 }
 
 // writeStatus patches the status when it changed. Once the cluster was observed, without

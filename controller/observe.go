@@ -163,7 +163,7 @@ func (c *cycle) observePodsAndHA(ctx context.Context) error {
 	if c.obs.ha, err = c.readHA(ctx, c.haReader()); err != nil {
 		return err
 	}
-	if id := c.jobID(); !c.fresh && c.kubernetesHA() && id != "" && !c.obs.ha.jobGraphStored(id) {
+	if id := c.jobID(); !c.fresh && !c.pristine() && c.kubernetesHA() && id != "" && !c.obs.ha.jobGraphStored(id) {
 		if _, gone := c.jobHAGone(); gone || !c.deployInProgress() {
 			if c.obs.ha, err = c.readHA(ctx, c.r.Reader); err != nil {
 				return err
@@ -242,7 +242,7 @@ func (c *cycle) haReader() client.Reader {
 // It reports whether the API server shows nothing the caches did not; if it does, the
 // reconcile looks again at once. The observation stays the one the reconcile decided from.
 func (c *cycle) confirmAbsent(ctx context.Context) (bool, error) {
-	if c.fresh {
+	if c.fresh || c.pristine() {
 		return true, nil
 	}
 	cached := c.obs
@@ -368,7 +368,7 @@ func (c *cycle) observeIngress(ctx context.Context) error {
 // rewind it; the REST API need not answer for that. The ConfigMap is read as ownConfigMap does.
 func (c *cycle) observeSubmitted(ctx context.Context) error {
 	job := c.job()
-	if job.ID == "" || flinkcluster.Ran(job) || c.restorePathAfterRun() != ResumeFromHAOnly {
+	if job.ID == "" || flinkcluster.Ran(job) || c.restorePathAfterRun() != ResumeFromHAOnly || c.pristine() {
 		return nil
 	}
 	if c.kubernetesHA() && c.obs.ha.jobGraphStored(job.ID) {

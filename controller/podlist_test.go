@@ -122,3 +122,32 @@ func TestJobManagerPodsAReplicaSetControlsAreLeftToIt(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(cl.Get(ctx, client.ObjectKeyFromObject(unowned), &corev1.Pod{})), "a pod no ReplicaSet controls is deleted")
 	assert.True(t, apierrors.IsNotFound(jobManagerDeployment(t, cl)), "no next revision while an old JobManager pod runs")
 }
+
+// A cluster nothing was ever done to is created from the caches: no JobManager of it can
+// exist, so no pod list confirms their absence from the API server. One that was touched
+// before (its finalizer set) is confirmed: its JobManager pods are listed from the API server.
+func TestAPristineClusterIsCreatedWithoutConfirmingItsPodsAreGone(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		finalizer bool
+		wantReads bool
+	}{
+		{name: "untouched", finalizer: false, wantReads: false},
+		{name: "touched before", finalizer: true, wantReads: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := builder.MakeAppCluster("wc").Deployment().Obj()
+			if tc.finalizer {
+				fc.Finalizers = []string{Finalizer}
+			}
+			reads := 0
+			r, cl := reconcilerWith(t, fc, func() error { reads++; return nil })
+			for range 2 { // the deploy recorded, then created
+				_, err := r.Reconcile(context.Background(), reqFor(fc))
+				require.NoError(t, err)
+			}
+			require.NoError(t, jobManagerDeployment(t, cl), "the JobManager is created")
+			assert.Equal(t, tc.wantReads, reads > 0, "JobManager pods listed from the API server %d times", reads)
+		})
+	}
+}

@@ -2,16 +2,18 @@ package simulation_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 )
 
 // Status writes: a reconcile writes the status at most once, what it decided before acting
 // included (the next reconcile acts on that record), and a reconcile that finds nothing new
-// writes nothing.
+// writes nothing. A create records one Event per transition.
 func TestAReconcileWritesTheStatusAtMostOnce(t *testing.T) {
 	for _, mode := range []v1beta1.JobManagerDeploymentType{v1beta1.JobManagerDeploymentTypeDeployment, v1beta1.JobManagerDeploymentTypeJob} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -19,6 +21,11 @@ func TestAReconcileWritesTheStatusAtMostOnce(t *testing.T) {
 			w.until(t, "running", 20, jobIs(v1beta1.JobStateRunning))
 			created := w.statusWrites
 			assert.LessOrEqual(t, slices.Max(created), 1, "a create's reconciles: %v", created)
+			// One Event per transition: the JobManager created, then the job running.
+			require.Len(t, w.rec.notes, 2, "a create's Events: %q", w.rec.notes)
+			assert.True(t, strings.HasPrefix(w.rec.notes[0], "Normal JobManagerCreated: "), w.rec.notes[0])
+			assert.Contains(t, w.rec.notes[1], "Normal JobStateChanged: ")
+			assert.Contains(t, w.rec.notes[1], "Deploying -> Running")
 
 			w.settle(2)
 			from := len(w.statusWrites)
