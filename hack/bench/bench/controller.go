@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -392,8 +393,8 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 		return nil, err
 	}
 	res.Steady = steady
-	fmt.Fprintf(progress, "   steady, %.0f s with %d/%d Running on %d replica(s): %.4f CPU s, %.2f Flink calls and %.3f of the controller's API requests per cluster per minute, %.3f without its shard Leases' %.0f a minute (%s)\n",
-		steady.Seconds, steady.Running, o.Clusters, steady.Replicas, steady.CPUSecondsPerClusterMinute, steady.FlinkCallsPerClusterMinute,
+	fmt.Fprintf(progress, "   steady, %.0f s with %d/%d Running on %d replica(s), from %.0f s after the last phase (its rollouts' end): %.4f CPU s, %.2f Flink calls and %.3f of the controller's API requests per cluster per minute, %.3f without its shard Leases' %.0f a minute (%s)\n",
+		steady.Seconds, steady.Running, o.Clusters, steady.Replicas, steady.RolloutsSettledSeconds, steady.CPUSecondsPerClusterMinute, steady.FlinkCallsPerClusterMinute,
 		steady.ControllerRequestsPerClusterMinute, steady.ControllerClusterRequestsPerClusterMinute, steady.ControllerLeaseRequestsPerMinute,
 		strings.Join(PlaneUsage{APIRequestsByKind: steady.ControllerRequestsByKind}.topKinds(6), ", "))
 	return res, nil
@@ -614,6 +615,12 @@ func measureSteady(ctx context.Context, cl client.Client, m *phaseMeter, proxy *
 	if err != nil {
 		return nil, err
 	}
+	// The update's TaskManager rollouts outlast its jobs' restart: the window starts once no
+	// workload changes, so that it measures a quiet fleet rather than their tail.
+	settled, err := waitRolledOut(ctx, cl, o.Wait)
+	if err != nil {
+		return nil, err
+	}
 	if err := m.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -632,6 +639,7 @@ func measureSteady(ctx context.Context, cl client.Client, m *phaseMeter, proxy *
 		return nil, err
 	}
 	s := steadyFigures(o.Clusters, m.live(), min(before, after), p.Seconds, p.CPUSeconds, callsSince(calls, proxy.calls.snapshot()))
+	s.RolloutsSettledSeconds = settled.Seconds()
 	// Every kind of the controller's requests: in a quiet window each is one to look at.
 	s.setRequests(m.requests.attribute(o.Clusters, 0), o.Clusters, p.Seconds)
 	return &s, nil
@@ -672,6 +680,49 @@ func describeWaiting(w io.Writer, waiting []v1beta1.FlinkCluster) {
 			}
 		}
 		fmt.Fprintf(w, "   still waiting: %s: %s, state %s, true: %s\n", fc.Name, job, fc.Status.State, strings.Join(conds, ", "))
+	}
+}
+
+// waitRolledOut waits until every Deployment and StatefulSet of the bench's namespace has
+// rolled out (each replica updated and ready), at most wait, and returns how long it took.
+func waitRolledOut(ctx context.Context, cl client.Client, wait time.Duration) (time.Duration, error) {
+	start := time.Now()
+	rolledOut := func() (bool, error) {
+		var deps appsv1.DeploymentList
+		if err := cl.List(ctx, &deps, client.InNamespace(controllerNamespace)); err != nil {
+			return false, err
+		}
+		for _, d := range deps.Items {
+			want := ptr.Deref(d.Spec.Replicas, 1)
+			if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != want || d.Status.ReadyReplicas != want || d.Status.Replicas != want {
+				return false, nil
+			}
+		}
+		var sets appsv1.StatefulSetList
+		if err := cl.List(ctx, &sets, client.InNamespace(controllerNamespace)); err != nil {
+			return false, err
+		}
+		for _, s := range sets.Items {
+			want := ptr.Deref(s.Spec.Replicas, 1)
+			if s.Status.ObservedGeneration < s.Generation || s.Status.CurrentRevision != s.Status.UpdateRevision || s.Status.ReadyReplicas != want || s.Status.Replicas != want {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	for {
+		ok, err := rolledOut()
+		if err != nil || ok {
+			return time.Since(start), err
+		}
+		if time.Since(start) > wait {
+			return time.Since(start), fmt.Errorf("the workloads did not roll out within %s", wait)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), ctx.Err()
+		case <-time.After(time.Second):
+		}
 	}
 }
 

@@ -11,8 +11,11 @@ import (
 // spec change, the controller only polling Flink and resyncing at its default intervals.
 type ControllerSteady struct {
 	// Seconds is the quiet window's length; Replicas the live replicas measured in it.
-	Seconds  float64 `json:"seconds"`
-	Replicas int     `json:"replicas"`
+	Seconds float64 `json:"seconds"`
+	// RolloutsSettledSeconds is how long the window waited, after the last phase, for every
+	// Deployment and StatefulSet to finish rolling out (waitRolledOut).
+	RolloutsSettledSeconds float64 `json:"rolloutsSettledSeconds"`
+	Replicas               int     `json:"replicas"`
 	// Running is how many jobs were Running at the window's start and end (all of them:
 	// a window where any was not is reported as such).
 	Running int `json:"running"`

@@ -175,7 +175,7 @@ func controllerRows(c *ControllerResult) []Row {
 	if s := c.Steady; s != nil {
 		rows = append(rows, Row{
 			Section: 6,
-			What:    printer.Sprintf("%ssteady state, %.0f s with %d of %d jobs Running, %d live replica(s)", what, s.Seconds, s.Running, c.Clusters, s.Replicas),
+			What:    printer.Sprintf("%ssteady state, %.0f s with %d of %d jobs Running, %d live replica(s), from %.0f s after the last phase (its rollouts done)", what, s.Seconds, s.Running, c.Clusters, s.Replicas, s.RolloutsSettledSeconds),
 			Figures: printer.Sprintf("per cluster per minute: %.4f CPU s, %.2f Flink calls, %.3f of the controller's API requests (%.3f without its shard Leases)",
 				s.CPUSecondsPerClusterMinute, s.FlinkCallsPerClusterMinute, s.ControllerRequestsPerClusterMinute, s.ControllerClusterRequestsPerClusterMinute),
 			Ratio: printer.Sprintf("%.0f clusters per CPU core (60 / CPU s per cluster per minute)", s.ClustersPerCore),
