@@ -42,7 +42,10 @@
 // a cluster reads it, its pods and HA ConfigMaps from the API server, after the previous
 // owner's writes landed (lemma); another member acts on its clusters only under a view that
 // left it out, which needs its Lease unchanged for D + m, so its next renewal is a join. An
-// old JobManager's pod and HA ConfigMap are confirmed gone before a JobManager is created.
+// old JobManager's pod and HA ConfigMap are confirmed gone, from the API server, before a
+// JobManager is created, unless the member added the finalizer to the cluster's untouched
+// version and created no JobManager since under its tenure: every deploy is recorded before
+// it is created, so there is none to confirm.
 //
 // Cost: a lost member's clusters move within D + m + RenewPeriod, and an action outliving its
 // right is cancelled and retried. A per-cluster epoch would fence only status writes; time
