@@ -205,8 +205,15 @@ func (c *cycle) ownConfigMap(ctx context.Context) (*corev1.ConfigMap, error) {
 	key := client.ObjectKey{Namespace: c.fc.Namespace, Name: resources.ConfigMapName(c.fc.Name)}
 	cm := &corev1.ConfigMap{}
 	if k := c.r.knownCluster(c.key(c.fc.Name), c.tenure); k != nil && k.configMapRV != "" {
-		if err := c.r.Client.Get(ctx, key, cm); err == nil && cm.ResourceVersion == k.configMapRV {
+		err := c.r.Client.Get(ctx, key, cm)
+		switch {
+		case err == nil && cm.ResourceVersion == k.configMapRV:
+			k.configMap = nil
 			return cm, nil
+		case apierrors.IsNotFound(err) && k.configMap != nil:
+			// Written by this replica and not in the cache yet (a create moments ago): what it
+			// wrote is the newest version it can know.
+			return k.configMap.DeepCopy(), nil
 		}
 	}
 	cm = &corev1.ConfigMap{}
@@ -224,7 +231,7 @@ func (c *cycle) wroteOwned(obj client.Object) {
 		return
 	}
 	if k := c.r.knownCluster(c.key(c.fc.Name), c.tenure); k != nil {
-		k.configMapRV = obj.GetResourceVersion()
+		k.configMapRV, k.configMap = obj.GetResourceVersion(), obj.(*corev1.ConfigMap).DeepCopy()
 	}
 }
 

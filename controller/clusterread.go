@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,8 +28,9 @@ type knownCluster struct {
 	// shown rv: a cache that shows one of them is behind this replica's own writes.
 	older []string
 	// configMapRV is the version of the cluster's Flink ConfigMap this replica last wrote or
-	// read from the API server (cycle.ownConfigMap).
+	// read from the API server (cycle.ownConfigMap), and configMap that version.
 	configMapRV string
+	configMap   *corev1.ConfigMap
 	// pristine: this replica added the finalizer to the cluster's untouched version and has
 	// created no JobManager since (cycle.pristine).
 	pristine bool
