@@ -208,11 +208,11 @@ func (c *cycle) ownConfigMap(ctx context.Context) (*corev1.ConfigMap, error) {
 		err := c.r.Client.Get(ctx, key, cm)
 		switch {
 		case err == nil && cm.ResourceVersion == k.configMapRV:
-			k.configMap = nil
+			k.configMap, k.configMapOlder = nil, nil
 			return cm, nil
-		case apierrors.IsNotFound(err) && k.configMap != nil:
-			// Written by this replica and not in the cache yet (a create moments ago): what it
-			// wrote is the newest version it can know.
+		case k.configMap != nil && (apierrors.IsNotFound(err) || (err == nil && slices.Contains(k.configMapOlder, cm.ResourceVersion))):
+			// The cache is behind this replica's write (a create or an update moments ago):
+			// what it wrote is the newest version it can know.
 			return k.configMap.DeepCopy(), nil
 		}
 	}
@@ -231,6 +231,12 @@ func (c *cycle) wroteOwned(obj client.Object) {
 		return
 	}
 	if k := c.r.knownCluster(c.key(c.fc.Name), c.tenure); k != nil {
+		if k.configMapRV != "" && k.configMapRV != obj.GetResourceVersion() {
+			k.configMapOlder = append(k.configMapOlder, k.configMapRV)
+			if n := len(k.configMapOlder); n > maxOlderVersions {
+				k.configMapOlder = k.configMapOlder[n-maxOlderVersions:]
+			}
+		}
 		k.configMapRV, k.configMap = obj.GetResourceVersion(), obj.(*corev1.ConfigMap).DeepCopy()
 	}
 }

@@ -28,9 +28,11 @@ type knownCluster struct {
 	// shown rv: a cache that shows one of them is behind this replica's own writes.
 	older []string
 	// configMapRV is the version of the cluster's Flink ConfigMap this replica last wrote or
-	// read from the API server (cycle.ownConfigMap), and configMap that version.
-	configMapRV string
-	configMap   *corev1.ConfigMap
+	// read from the API server (cycle.ownConfigMap), configMap that version while the cache
+	// has not shown it, and configMapOlder the versions before it this replica knew.
+	configMapRV    string
+	configMap      *corev1.ConfigMap
+	configMapOlder []string
 	// pristine: this replica added the finalizer to the cluster's untouched version and has
 	// created no JobManager since (cycle.pristine).
 	pristine bool

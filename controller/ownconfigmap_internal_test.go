@@ -20,8 +20,8 @@ import (
 )
 
 // The Flink ConfigMap is read as this replica last wrote it: from the cache once it shows that
-// version, from what it wrote while the cache shows nothing yet (a create moments ago), and from
-// the API server when the cache shows another version, which may be older than the write.
+// version, from what it wrote while the cache shows nothing or a version it wrote before, and
+// from the API server when the cache shows a version it never knew.
 func TestTheFlinkConfigMapIsReadAsThisReplicaLastWroteIt(t *testing.T) {
 	ctx := context.Background()
 	fc := builder.MakeAppCluster("wc").Deployment().Obj()
@@ -59,12 +59,23 @@ func TestTheFlinkConfigMapIsReadAsThisReplicaLastWroteIt(t *testing.T) {
 	assert.Equal(t, cm.ResourceVersion, got.ResourceVersion, "what this replica wrote")
 	assert.Zero(t, apiReads, "nothing read from the API server while the cache shows nothing yet")
 
-	older := cm.DeepCopy()
-	older.ResourceVersion = "older-" + cm.ResourceVersion
-	cached = older
+	// The replica updates it; the cache still shows the version it created.
+	created := cm.DeepCopy()
+	cm.Data["extra"] = "x"
+	require.NoError(t, api.Update(ctx, cm))
+	c.wroteOwned(cm)
+	cached = created
 	got, err = c.ownConfigMap(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, 1, apiReads, "another version in the cache: read from the API server")
+	assert.Zero(t, apiReads, "the cache shows a version this replica wrote before: what it wrote last")
+	assert.Equal(t, cm.ResourceVersion, got.ResourceVersion)
+
+	unknown := cm.DeepCopy()
+	unknown.ResourceVersion = "someone-else-" + cm.ResourceVersion
+	cached = unknown
+	got, err = c.ownConfigMap(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, apiReads, "a version this replica never knew: read from the API server")
 	assert.Equal(t, cm.ResourceVersion, got.ResourceVersion)
 
 	cached = cm
