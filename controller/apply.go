@@ -257,7 +257,7 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 	if err := c.recordedBeforeActing(); err != nil {
 		return err
 	}
-	return c.act(c.createJobManager(ctx))
+	return c.out.act(c.createJobManager(ctx))
 }
 
 // createJobManager creates the current deploy's JobManager workload: Deploying.
@@ -284,7 +284,7 @@ func (c *cycle) createJobManager(ctx context.Context) (acted, error) {
 	}
 	if err := c.r.Client.Create(ctx, obj); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager %s %s still exists", kind, obj.GetName())
+			c.out.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager %s %s still exists", kind, obj.GetName())
 			return a, nil
 		}
 		return a, fmt.Errorf("creating the JobManager %s: %w", kind, err)
@@ -456,13 +456,13 @@ func (c *cycle) deleteTaskManagers(ctx context.Context) (acted, error) {
 
 // deleteAll deletes every object of the cluster but the FlinkCluster.
 func (c *cycle) deleteAll(ctx context.Context) error {
-	if err := c.act(c.deleteJobManager(ctx)); err != nil {
+	if err := c.out.act(c.deleteJobManager(ctx)); err != nil {
 		return err
 	}
-	if err := c.act(c.deleteTaskManagers(ctx)); err != nil {
+	if err := c.out.act(c.deleteTaskManagers(ctx)); err != nil {
 		return err
 	}
-	if err := c.act(c.deleteExtras(ctx)); err != nil {
+	if err := c.out.act(c.deleteExtras(ctx)); err != nil {
 		return err
 	}
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: c.fc.Namespace} }

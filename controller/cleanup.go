@@ -50,7 +50,7 @@ func (c *cycle) cleanup(ctx context.Context) error {
 	case v1beta1.CleanupActionDeleteTaskManager:
 		if c.obs.tmExists {
 			c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", c.job().State, action)
-			return c.act(c.deleteTaskManagers(ctx))
+			return c.out.act(c.deleteTaskManagers(ctx))
 		}
 	}
 	return nil
@@ -79,16 +79,16 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 		// The end is recorded by this reconcile: the shutdown is asked on the next, once the
 		// stored status says how the job ended. The Job then ends Complete whatever the end,
 		// and the shutdown removes the HA data, so nothing else would tell a failure apart.
-		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is shut down once the end is on record", job.ID, how)
+		c.out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is shut down once the end is on record", job.ID, how)
 		return false, nil
 	}
 	if lost && c.haHoldsJob(job.ID) {
 		c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup",
 			"job %s ended %s, and Flink's HA store still holds its graph or checkpoints: deleting JobManager Job %s (SIGTERM keeps the HA data, a shutdown would remove it)", job.ID, how, c.obs.jmJob.Name)
-		if err := c.act(c.deleteJobManager(ctx)); err != nil {
+		if err := c.out.act(c.deleteJobManager(ctx)); err != nil {
 			return false, err
 		}
-		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager Job was deleted, keeping the HA data: waiting for its pods to be gone", job.ID, how)
+		c.out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager Job was deleted, keeping the HA data: waiting for its pods to be gone", job.ID, how)
 		return false, nil
 	}
 	return false, c.shutDownJobManager(ctx, how, lost)
@@ -104,17 +104,17 @@ func (c *cycle) shutDownJobManager(ctx context.Context, how string, lost bool) e
 		// cleanup is scheduled on an executor the shutdown already stopped): it is given what
 		// a SIGTERM would get, its pod's termination grace period, not the whole wait bound.
 		bound := terminationGrace(c.obs.pod)
-		if !c.pastDeadline(since, bound) {
-			c.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting; if it has not exited %s (its pod's termination grace period) after that, its Job is deleted",
+		if !c.out.pastDeadline(c.now, since, bound) {
+			c.out.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting; if it has not exited %s (its pod's termination grace period) after that, its Job is deleted",
 				job.ID, how, bound)
 			return nil
 		}
 		c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
 			"job %s ended %s: its JobManager accepted the shutdown but had not exited %s later (its pod's termination grace period): deleting JobManager Job %s", job.ID, how, bound, c.obs.jmJob.Name)
-		if err := c.act(c.deleteJobManager(ctx)); err != nil {
+		if err := c.out.act(c.deleteJobManager(ctx)); err != nil {
 			return err
 		}
-		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not exit within %s of accepting the shutdown, its Job was deleted: waiting for its pods to be gone",
+		c.out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not exit within %s of accepting the shutdown, its Job was deleted: waiting for its pods to be gone",
 			job.ID, how, bound)
 		return nil
 	}
@@ -142,23 +142,23 @@ func (c *cycle) shutDownJobManager(ctx context.Context, how string, lost bool) e
 		if err == nil {
 			c.event(corev1.EventTypeNormal, ReasonJobManagerShutdown, "Cleanup",
 				"job %s ended %s: asked JobManager Job %s to shut down (DELETE /cluster); the Job ends Complete whatever the job's end", job.ID, how, c.obs.jmJob.Name)
-			c.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting", job.ID, how)
+			c.out.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting", job.ID, how)
 			return nil
 		}
 		ctrl.LoggerFrom(ctx).V(1).Info("Flink did not take the shutdown", "error", err.Error())
 		why = "the shutdown (DELETE /cluster) failed: " + err.Error()
 	}
-	if !c.pastDeadline(ended, c.r.Options.WaitBound) {
-		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is to be shut down, but %s; past the wait bound (%s from the job's end) its Job is deleted instead",
+	if !c.out.pastDeadline(c.now, ended, c.r.Options.WaitBound) {
+		c.out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is to be shut down, but %s; past the wait bound (%s from the job's end) its Job is deleted instead",
 			job.ID, how, why, c.r.Options.WaitBound)
 		return nil
 	}
 	c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
 		"job %s ended %s, but its JobManager did not take the shutdown within %s (%s): deleting JobManager Job %s", job.ID, how, c.r.Options.WaitBound, why, c.obs.jmJob.Name)
-	if err := c.act(c.deleteJobManager(ctx)); err != nil {
+	if err := c.out.act(c.deleteJobManager(ctx)); err != nil {
 		return err
 	}
-	c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not take the shutdown within %s, its Job was deleted: waiting for its pods to be gone",
+	c.out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not take the shutdown within %s, its Job was deleted: waiting for its pods to be gone",
 		job.ID, how, c.r.Options.WaitBound)
 	return nil
 }

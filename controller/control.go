@@ -101,7 +101,7 @@ func (c *cycle) cancel(ctx context.Context) error {
 		return nil
 	case succeeded:
 		if !c.stopCompleted() && !c.jobEnded() {
-			c.waitFor(ConditionReasonWaitingForJobCancel, "job %s was stopped with savepoint %s: waiting for Flink to report it ended", job.ID, job.SavepointLocation)
+			c.out.waitFor(ConditionReasonWaitingForJobCancel, "job %s was stopped with savepoint %s: waiting for Flink to report it ended", job.ID, job.SavepointLocation)
 			return nil
 		}
 		if err := c.cancelled("stopped with savepoint "+job.SavepointLocation, byControl); err != nil {
@@ -180,18 +180,18 @@ func (c *cycle) cancelWithoutSavepoint(ctx context.Context, why string) error {
 			err = cl.CancelJob(cctx, f.Job.ID)
 		}
 		if err != nil {
-			c.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s without a savepoint (%s): %v", f.Job.ID, why, err)
+			c.out.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s without a savepoint (%s): %v", f.Job.ID, why, err)
 			return nil
 		}
-		c.waitFor(ConditionReasonWaitingForJobCancel, "cancelled job %s without a savepoint (%s): waiting for Flink to report it CANCELED", f.Job.ID, why)
+		c.out.waitFor(ConditionReasonWaitingForJobCancel, "cancelled job %s without a savepoint (%s): waiting for Flink to report it CANCELED", f.Job.ID, why)
 		return nil
 	}
 	// The REST API does not answer for the job: stop the JobManager, whose absence confirms
 	// the cancel.
-	if err := c.act(c.deleteJobManager(ctx)); err != nil {
+	if err := c.out.act(c.deleteJobManager(ctx)); err != nil {
 		return fmt.Errorf("stopping the JobManager to cancel the job: %w", err)
 	}
-	c.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s (%s): waiting for the JobManager to be gone", c.jobID(), why)
+	c.out.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s (%s): waiting for the JobManager to be gone", c.jobID(), why)
 	return nil
 }
 

@@ -61,22 +61,15 @@ type derived struct {
 	deploymentFailed bool
 }
 
-// outcome is what the flows decided; setConditions derives the conditions from it.
+// outcome is what the steps decided; setConditions derives the conditions from it.
 type outcome struct {
-	waiting           *metav1.Condition
-	savepointRequired *metav1.Condition
-	updateStep        *metav1.Condition
-	observed          bool
-	flow              string
-	// removeControl and removeRestore remove their annotation only after the status is written,
-	// so that the request is never lost; a control ignored while another is in flight is
-	// removed before (controlIgnored).
+	flowOut
+	observed bool
+	flow     string
+	// removeControl removes the control annotation only after the status is written, so
+	// that the request is never lost (as removeRestore does); a control ignored while another
+	// is in flight is removed before (controlIgnored).
 	removeControl, controlIgnored bool
-	removeRestore                 bool
-	// requeue is when to reconcile again (0: on the next change only).
-	requeue time.Duration
-	// objects is what the act steps did to the cluster's objects.
-	objects acted
 }
 
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) *cycle {
@@ -119,31 +112,6 @@ func savepointRequiredCondition(reason, format string, args ...any) *metav1.Cond
 	return &cond
 }
 
-func (c *cycle) wait(w *metav1.Condition) {
-	c.out.waiting = w
-	c.poll()
-}
-
-func (c *cycle) waitFor(reason, format string, args ...any) {
-	c.wait(waitCondition(reason, format, args...))
-}
-
-func (c *cycle) requireSavepoint(reason, format string, args ...any) {
-	c.out.savepointRequired = savepointRequiredCondition(reason, format, args...)
-}
-
-// haltUpdate ends this reconcile's update step on a Waiting or SavepointRequired condition.
-func (c *cycle) haltUpdate(h *metav1.Condition) {
-	reason := h.Reason
-	if h.Type == ConditionSavepointRequired {
-		c.out.savepointRequired = h
-		reason = ConditionReasonNoFinalSavepoint
-	} else {
-		c.wait(h)
-	}
-	c.updateStepf(reason, "%s", h.Message)
-}
-
 // errRecordFirst ends a reconcile's acting: what it decided (a deploy's job ID, a savepoint's
 // trigger ID, what a JobManager scaled away could no longer tell) is the reconcile's one status
 // write, and the next reconcile, at once (lookAgainNow), acts on that record.
@@ -162,27 +130,7 @@ func decisionChanged(read, st *v1beta1.FlinkClusterStatus) bool {
 	return !equality.Semantic.DeepEqual(decisionRecord(read), decisionRecord(st))
 }
 
-// pastDeadline reports whether an operation that started at since has run longer than bound,
-// else asks for a reconcile just past it. Deadlines count from the start the status records,
-// so that a restarted controller keeps them.
-func (c *cycle) pastDeadline(since time.Time, bound time.Duration) bool {
-	if since.IsZero() || bound <= 0 {
-		return false
-	}
-	if left := since.Add(bound).Sub(c.now); left >= 0 {
-		c.after(left + time.Second)
-		return false
-	}
-	return true
-}
-
-func (c *cycle) after(d time.Duration) {
-	if d > 0 && (c.out.requeue == 0 || d < c.out.requeue) {
-		c.out.requeue = d
-	}
-}
-
-func (c *cycle) poll() { c.after(c.r.Options.RequeueInterval) }
+func (c *cycle) poll() { c.out.after(c.r.Options.RequeueInterval) }
 
 // idle ends a reconcile with nothing in flight: a watched change, the poller or the resync
 // wakes the next. Without a poller, or when what kept the REST API from being asked is not
@@ -192,7 +140,7 @@ func (c *cycle) idle() {
 		c.poll()
 		return
 	}
-	c.after(c.r.Options.ResyncInterval)
+	c.out.after(c.r.Options.ResyncInterval)
 }
 
 // trackFlink hands the cluster's REST reads to the poller until the next reconcile: at the
@@ -300,7 +248,13 @@ func (c *cycle) finish(ctx context.Context, err error) error {
 		err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
 	} else if changed {
 		// Taken now, not on the write's echo (Setup drops status-only changes) nor at a resync.
-		c.after(lookAgainNow)
+		c.out.after(lookAgainNow)
+	}
+	if c.out.poll {
+		c.poll()
+	}
+	if c.out.idle {
+		c.idle()
 	}
 	c.trackFlink()
 	if err != nil {
@@ -527,7 +481,7 @@ func (c *cycle) derive(context.Context) error {
 		HARecoveryGrace:     c.r.Options.HARecoveryGrace,
 		LostTimeout:         c.r.Options.LostTimeout,
 	})
-	c.after(res.RequeueAfter)
+	c.out.after(res.RequeueAfter)
 	prev := c.job().State
 	switch {
 	case res.Unlisted:
@@ -541,7 +495,7 @@ func (c *cycle) derive(context.Context) error {
 	case res.DeploymentFailure == state.FailureHAMetadataMissing:
 		c.derived.deploymentFailed = true
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))
-		c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s; nothing deploys it again until the user chooses", res.Reason)
+		c.out.requireSavepoint(ConditionReasonHAMetadataMissing, "%s; nothing deploys it again until the user chooses", res.Reason)
 	case res.DeploymentFailure != "":
 		c.derived.deploymentFailed = true
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))
@@ -588,14 +542,14 @@ func (c *cycle) noteWaits(unreported string) {
 	}
 	switch f := c.obs.flink; {
 	case c.obs.notLeader:
-		c.waitFor(ConditionReasonWaitingForLeader, "%s", c.obs.untrusted)
+		c.out.waitFor(ConditionReasonWaitingForLeader, "%s", c.obs.untrusted)
 	case c.obs.untrusted != "":
-		c.waitFor(ConditionReasonWaitingForFlinkAPI, "%s", c.obs.untrusted)
+		c.out.waitFor(ConditionReasonWaitingForFlinkAPI, "%s", c.obs.untrusted)
 	case f != nil && f.Job == nil && f.Application != nil && !flinkclient.IsTerminalApplicationState(f.Application.Status):
-		c.waitFor(ConditionReasonWaitingForApplication, "application %s is %s and runs no job %s yet (its jobs by state: %v)",
+		c.out.waitFor(ConditionReasonWaitingForApplication, "application %s is %s and runs no job %s yet (its jobs by state: %v)",
 			f.Application.ID, f.Application.Status, c.jobID(), f.Application.JobCounts)
 	case unreported != "":
-		c.waitFor(ConditionReasonWaitingForJobReport, "%s", unreported)
+		c.out.waitFor(ConditionReasonWaitingForJobReport, "%s", unreported)
 	}
 }
 
@@ -808,7 +762,7 @@ func (c *cycle) setWaiting() {
 			c.event(corev1.EventTypeWarning, ReasonWaitExceeded, "Wait", "%s: %s", w.Reason, w.Message)
 		}
 	} else {
-		c.after(bound - waited)
+		c.out.after(bound - waited)
 	}
 	if prev != nil && prev.Reason != w.Reason {
 		// A new wait: its time is now, even though the status stays True.
@@ -830,11 +784,6 @@ func (c *cycle) setJobManagerReady() {
 	// The condition says it; no Event: a pod that becomes ready is nothing to act on, and a
 	// job that does not run because of it says so by its own Events.
 	c.setCondition(jobManagerReadyCondition(kind, o.wl, replicas, o.pod))
-}
-
-func (c *cycle) updateStepf(reason, format string, args ...any) {
-	cond := condition(ConditionUpdating, metav1.ConditionTrue, reason, fmt.Sprintf(format, args...))
-	c.out.updateStep = &cond
 }
 
 func (c *cycle) deriveClusterState() {

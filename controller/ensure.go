@@ -21,7 +21,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 		if job.State != v1beta1.JobStatePending {
 			// A Job that disappeared is Lost, not resubmitted (package state); its timeout
 			// applies.
-			if err := c.act(c.applyComponents(ctx)); err != nil {
+			if err := c.out.act(c.applyComponents(ctx)); err != nil {
 				return err
 			}
 			c.poll()
@@ -29,7 +29,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 		}
 		if w, err := c.waitForNoLeader(ctx); err != nil || w != nil {
 			if w != nil {
-				c.wait(w)
+				c.out.wait(w)
 			}
 			return err
 		}
@@ -45,15 +45,15 @@ func (c *cycle) ensure(ctx context.Context) error {
 			if err := c.recordedBeforeActing(); err != nil {
 				return err
 			}
-			return c.act(c.createJobManager(ctx))
+			return c.out.act(c.createJobManager(ctx))
 		}
 		return c.resume(ctx)
 	}
-	if err := c.act(c.applyComponents(ctx)); err != nil {
+	if err := c.out.act(c.applyComponents(ctx)); err != nil {
 		return err
 	}
 	if c.obs.wl.Deleting {
-		c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager workload is being deleted")
+		c.out.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager workload is being deleted")
 		return nil
 	}
 	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment {
@@ -73,7 +73,7 @@ func (c *cycle) ensure(ctx context.Context) error {
 func (c *cycle) resume(ctx context.Context) error {
 	job := c.job()
 	if !c.ranOrSubmitted() {
-		return c.act(c.createJobManager(ctx))
+		return c.out.act(c.createJobManager(ctx))
 	}
 	// HA services other than Kubernetes HA (unsupportedHA) keep the job graph where the
 	// controller cannot look: the JobManager is created again and recovers the job if its
@@ -87,12 +87,12 @@ func (c *cycle) resume(ctx context.Context) error {
 		}
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason))
 		c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Deploy", "%s", reason)
-		c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
+		c.out.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
 		return nil
 	}
 	job.FromSavepoint = ""
 	if err := c.recordedBeforeActing(); err != nil {
 		return err
 	}
-	return c.act(c.createJobManager(ctx))
+	return c.out.act(c.createJobManager(ctx))
 }

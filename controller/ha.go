@@ -273,6 +273,6 @@ func (c *cycle) noteRestoreRefused(context.Context) error {
 	if c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason)) {
 		c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Observe", "%s", reason)
 	}
-	c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
+	c.out.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
 	return nil
 }

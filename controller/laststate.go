@@ -183,11 +183,11 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 		why, c.st.Revision.CurrentRevision, job.ID, ls.checkpoint)
 	err := c.recordedBeforeActing()
 	if err == nil {
-		if err := c.act(c.createJobManager(ctx)); err != nil {
+		if err := c.out.act(c.createJobManager(ctx)); err != nil {
 			return fmt.Errorf("creating the last-state JobManager: %w", err)
 		}
 	}
-	c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring checkpoint %d from Flink's HA store (last-state: %s)",
+	c.out.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring checkpoint %d from Flink's HA store (last-state: %s)",
 		c.st.Revision.CurrentRevision, job.ID, ls.checkpoint, why)
 	return err
 }

@@ -37,34 +37,34 @@ func (c *cycle) restart(ctx context.Context) error {
 // checkpoint stores. ready reports whether the new deploy may be created.
 func (c *cycle) replaceJobManager(ctx context.Context, keepCheckpoints bool) (ready bool, err error) {
 	if c.obs.wl != nil && !c.obs.wl.Deleting {
-		if err := c.act(c.deleteJobManager(ctx)); err != nil {
+		if err := c.out.act(c.deleteJobManager(ctx)); err != nil {
 			return false, fmt.Errorf("deleting the old JobManager: %w", err)
 		}
-		c.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
+		c.out.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
 			c.obs.wl.Revision, podNames(c.obs.pods)))
 		return false, nil
 	}
 	if w, err := c.waitForNoLeader(ctx); err != nil || w != nil {
 		if w != nil {
-			c.haltUpdate(w)
+			c.out.haltUpdate(w)
 		}
 		return false, err
 	}
 	if c.obs.wl != nil {
-		c.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerDeletion, "waiting for the old JobManager workload (revision %s) to be deleted", c.obs.wl.Revision))
+		c.out.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerDeletion, "waiting for the old JobManager workload (revision %s) to be deleted", c.obs.wl.Revision))
 		return false, nil
 	}
 	if keepCheckpoints {
 		gone, err := c.removeJobGraphs(ctx)
 		if err == nil && !gone {
-			c.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the old deploy's job graph to be removed from the HA ConfigMaps")
+			c.out.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the old deploy's job graph to be removed from the HA ConfigMaps")
 		}
 		return gone && err == nil, err
 	}
 	gone, err := c.deleteHAConfigMaps(ctx)
 	if err != nil || !gone {
 		if err == nil {
-			c.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the HA ConfigMaps of the old deploy to be deleted")
+			c.out.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the HA ConfigMaps of the old deploy to be deleted")
 		}
 		return false, err
 	}

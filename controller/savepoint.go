@@ -90,7 +90,7 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 	if c.job().State != v1beta1.JobStateRunning && c.job().State != v1beta1.JobStateUpdating {
 		return c.savepointFailed(fmt.Sprintf("job is %s, not Running", c.job().State)), nil
 	}
-	if sp.TriggerTime == "" && c.pastDeadline(state.ParseTime(sp.RequestTime), c.r.Options.SavepointTimeout) {
+	if sp.TriggerTime == "" && c.out.pastDeadline(c.now, state.ParseTime(sp.RequestTime), c.r.Options.SavepointTimeout) {
 		return c.savepointFailed(fmt.Sprintf("not triggered within --savepoint-timeout (%s) of its request", c.r.Options.SavepointTimeout)), nil
 	}
 	if c.obs.flink == nil {
@@ -102,11 +102,11 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 			}
 			return c.savepointFailed("the JobManager exited before the savepoint was triggered"), nil
 		}
-		if sp.TriggerTime != "" && c.pastDeadline(state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
+		if sp.TriggerTime != "" && c.out.pastDeadline(c.now, state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
 			return c.savepointUnknown(fmt.Sprintf("no JobManager answered within --savepoint-timeout (%s) of the trigger: Flink may have taken it", c.r.Options.SavepointTimeout)), nil
 		}
 		// The JobManager is restarting or an old one may still lead: wait.
-		c.waitFor(ConditionReasonWaitingForFlinkAPI, "to trigger the %s savepoint of job %s: %s", sp.TriggerReason, sp.JobID, c.obs.untrusted)
+		c.out.waitFor(ConditionReasonWaitingForFlinkAPI, "to trigger the %s savepoint of job %s: %s", sp.TriggerReason, sp.JobID, c.obs.untrusted)
 		return pending, nil
 	}
 	if fj := c.obs.flink.Job; fj == nil || fj.State != flinkclient.JobStateRunning {
@@ -121,7 +121,7 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 		if fj != nil && flinkcluster.TransientFlinkState(fj.State) {
 			// Flink takes savepoints of RUNNING jobs only; a job restarting (a TaskManager
 			// failover) runs again, or ends, by itself: the trigger waits, within its deadline.
-			c.waitFor(ConditionReasonWaitingForSavepoint, "to trigger the %s savepoint of job %s: Flink reports the job %s, and takes savepoints of RUNNING jobs only",
+			c.out.waitFor(ConditionReasonWaitingForSavepoint, "to trigger the %s savepoint of job %s: Flink reports the job %s, and takes savepoints of RUNNING jobs only",
 				sp.TriggerReason, sp.JobID, fj.State)
 			return pending, nil
 		}
@@ -149,13 +149,13 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 	if err != nil {
 		sp.Message = err.Error()
 		c.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Savepoint", "triggering the %s savepoint of job %s: %v", sp.TriggerReason, sp.JobID, err)
-		c.waitFor(ConditionReasonWaitingForSavepoint, "triggering the %s savepoint of job %s (trigger %s): %v", sp.TriggerReason, sp.JobID, sp.TriggerID, err)
+		c.out.waitFor(ConditionReasonWaitingForSavepoint, "triggering the %s savepoint of job %s (trigger %s): %v", sp.TriggerReason, sp.JobID, sp.TriggerID, err)
 		return pending, nil
 	}
 	sp.TriggerID, sp.State, sp.Message = trigger, SavepointStateInProgress, ""
 	verb := savepointKind(stop)
 	c.event(corev1.EventTypeNormal, ReasonSavepointTriggered, "Savepoint", "triggered %s of job %s (%s), trigger %s", verb, sp.JobID, sp.TriggerReason, trigger)
-	c.waitFor(ConditionReasonWaitingForSavepoint, "%s of job %s (trigger %s) in progress", verb, sp.JobID, trigger)
+	c.out.waitFor(ConditionReasonWaitingForSavepoint, "%s of job %s (trigger %s) in progress", verb, sp.JobID, trigger)
 	return pending, nil
 }
 
@@ -167,7 +167,7 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 // and an unknown final savepoint is never replaced by an older one silently.
 func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 	sp := c.st.Savepoint
-	if c.pastDeadline(state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
+	if c.out.pastDeadline(c.now, state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
 		return c.savepointUnknown(fmt.Sprintf("no result within --savepoint-timeout (%s) of its trigger: Flink may still complete it", c.r.Options.SavepointTimeout)), nil
 	}
 	cl, err := c.flinkClient(ctx)
@@ -183,7 +183,7 @@ func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 			return c.savepointSucceeded(loc, stop, savepointRecovered), nil
 		}
 		if c.obs.flink == nil {
-			c.waitFor(ConditionReasonWaitingForFlinkAPI, "to recover the result of trigger %s from the leader's checkpoint statistics: %s", sp.TriggerID, c.obs.untrusted)
+			c.out.waitFor(ConditionReasonWaitingForFlinkAPI, "to recover the result of trigger %s from the leader's checkpoint statistics: %s", sp.TriggerID, c.obs.untrusted)
 			return pending, nil
 		}
 		return c.savepointUnknown("Flink no longer knows trigger " + sp.TriggerID + " (its result expired or the JobManager restarted) and reports no newer savepoint"), nil
@@ -191,10 +191,10 @@ func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 		if w := standing(c.obs, c.out.objects).wl; w == nil || w.Complete || w.Failed {
 			return c.savepointUnknown("the JobManager exited before the savepoint result was read"), nil
 		}
-		c.waitFor(ConditionReasonWaitingForSavepoint, "reading the result of trigger %s of job %s: %v", sp.TriggerID, sp.JobID, err)
+		c.out.waitFor(ConditionReasonWaitingForSavepoint, "reading the result of trigger %s of job %s: %v", sp.TriggerID, sp.JobID, err)
 		return pending, nil
 	case !st.Completed():
-		c.waitFor(ConditionReasonWaitingForSavepoint, "savepoint of job %s (trigger %s) in progress", sp.JobID, sp.TriggerID)
+		c.out.waitFor(ConditionReasonWaitingForSavepoint, "savepoint of job %s (trigger %s) in progress", sp.JobID, sp.TriggerID)
 		return pending, nil
 	case !st.Succeeded():
 		return c.savepointFailed(st.FailureCause), nil
@@ -352,7 +352,7 @@ func (c *cycle) specSavepoint(ctx context.Context) error {
 	reason, next := flinkcluster.NextSavepoint(in, c.now)
 	if reason == "" {
 		if !next.IsZero() {
-			c.after(next.Sub(c.now))
+			c.out.after(next.Sub(c.now))
 		}
 		return nil
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -32,8 +31,8 @@ func (c *cycle) update(ctx context.Context) error {
 		}
 	}
 	if u.How == flinkcluster.UpgradeWait {
-		c.lookAfter(u.Until)
-		c.haltUpdate(waitCondition(ConditionReasonWaitingForUpgradableState, "job %s: %s", c.jobID(), u.Why))
+		c.out.lookAfter(c.now, u.Until)
+		c.out.haltUpdate(waitCondition(ConditionReasonWaitingForUpgradableState, "job %s: %s", c.jobID(), u.Why))
 		return nil
 	}
 	stopReported, done, err := c.driveUpdateStop(ctx, u)
@@ -59,11 +58,11 @@ func (c *cycle) update(ctx context.Context) error {
 	}
 	switch r := c.planRestore(u); r.How {
 	case flinkcluster.RestoreWait:
-		c.lookAfter(r.Until)
-		c.haltUpdate(waitCondition(restoreReasons[r.Reason], "%s", r.Why))
+		c.out.lookAfter(c.now, r.Until)
+		c.out.haltUpdate(waitCondition(restoreReasons[r.Reason], "%s", r.Why))
 		return nil
 	case flinkcluster.RestoreAsk:
-		c.haltUpdate(savepointRequiredCondition(restoreReasons[r.Reason], "%s", r.Why))
+		c.out.haltUpdate(savepointRequiredCondition(restoreReasons[r.Reason], "%s", r.Why))
 		return nil
 	case flinkcluster.RestoreLastState:
 		return c.lastStateUpdate(ctx, r.Why)
@@ -78,19 +77,6 @@ var restoreReasons = map[flinkcluster.RestoreReason]string{
 	flinkcluster.WaitForLeader:        ConditionReasonWaitingForLeader,
 	flinkcluster.AskHAMetadataMissing: ConditionReasonHAMetadataMissing,
 	flinkcluster.AskNoFinalSavepoint:  ConditionReasonNoFinalSavepoint,
-}
-
-// lookAfter asks for a reconcile just past a wait's bound (zero: none).
-func (c *cycle) lookAfter(until time.Time) {
-	if !until.IsZero() {
-		c.after(until.Sub(c.now) + time.Second)
-	}
-}
-
-// pastBound reports whether the update waited past its bound, looking again once it does.
-func (c *cycle) pastBound(u flinkcluster.Upgrade) bool {
-	c.lookAfter(u.Until)
-	return u.PastBound
 }
 
 // revertUpdate ends an update whose spec went back before anything was stopped.
@@ -118,7 +104,7 @@ func (c *cycle) finishSavepointInFlight(ctx context.Context) (done bool, err err
 	if err != nil || ph != pending {
 		return false, err
 	}
-	c.updateStepf(ConditionReasonStoppingWithSavepoint, "savepoint %s of job %s (%s) was in flight when the update began: its result first",
+	c.out.updateStepf(ConditionReasonStoppingWithSavepoint, "savepoint %s of job %s (%s) was in flight when the update began: its result first",
 		sp.TriggerID, c.jobID(), sp.TriggerReason)
 	return true, nil
 }
@@ -137,15 +123,15 @@ func (c *cycle) driveUpdateStop(ctx context.Context, u flinkcluster.Upgrade) (st
 	}
 	switch ph {
 	case pending:
-		c.updateStepf(ConditionReasonStoppingWithSavepoint, "stopping job %s with a savepoint to update to revision %s",
+		c.out.updateStepf(ConditionReasonStoppingWithSavepoint, "stopping job %s with a savepoint to update to revision %s",
 			job.ID, c.st.Revision.NextRevision)
 		return false, true, nil
 	case failed:
-		if c.flinkReportsRunning() && !c.pastBound(u) {
+		if c.flinkReportsRunning() && !c.out.pastBound(c.now, u) {
 			// The job still runs: try again rather than lose its state.
 			msg := c.st.Savepoint.Message
 			c.requestSavepoint(SavepointReasonUpdate)
-			c.updateStepf(ConditionReasonStoppingWithSavepoint, "the savepoint failed (%s), the job still runs: stopping job %s with a savepoint again",
+			c.out.updateStepf(ConditionReasonStoppingWithSavepoint, "the savepoint failed (%s), the job still runs: stopping job %s with a savepoint again",
 				msg, job.ID)
 			c.poll()
 			return false, true, nil
@@ -162,11 +148,11 @@ func (c *cycle) stopAgain(u flinkcluster.Upgrade) bool {
 		return false
 	}
 	ours := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
-	if ours && (sp.State != SavepointStateFailed || c.pastBound(u)) {
+	if ours && (sp.State != SavepointStateFailed || c.out.pastBound(c.now, u)) {
 		return false
 	}
 	c.requestSavepoint(SavepointReasonUpdate)
-	c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, c.st.Revision.NextRevision)
+	c.out.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, c.st.Revision.NextRevision)
 	c.poll()
 	return true
 }
@@ -182,7 +168,7 @@ func (c *cycle) adoptNextDeploy() (done bool, err error) {
 	if err := c.setJobState(state.EventNextJobManagerExists, "", "next revision's JobManager exists", c.now); err != nil {
 		return true, fmt.Errorf("recording the adopted next deploy: %w", err)
 	}
-	c.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", c.st.Revision.CurrentRevision)
+	c.out.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", c.st.Revision.CurrentRevision)
 	c.poll()
 	return true, nil
 }
@@ -202,7 +188,7 @@ func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, 
 	if u.How == flinkcluster.UpgradeStateless {
 		c.event(corev1.EventTypeWarning, ReasonStatelessRedeploy, "Deploy", "upgradeMode stateless: deployed revision %s as job %s from empty state, as asked",
 			c.st.Revision.CurrentRevision, c.jobID())
-		c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s from empty state (upgradeMode stateless)", c.st.Revision.CurrentRevision, c.jobID())
+		c.out.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s from empty state (upgradeMode stateless)", c.st.Revision.CurrentRevision, c.jobID())
 		return err
 	}
 	if c.restoreChoice() != nil {
@@ -216,7 +202,7 @@ func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, 
 	if shown == "" {
 		shown = "none"
 	}
-	c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring savepoint %s", c.st.Revision.CurrentRevision, c.jobID(), shown)
+	c.out.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring savepoint %s", c.st.Revision.CurrentRevision, c.jobID(), shown)
 	return err
 }
 
@@ -290,11 +276,11 @@ func (c *cycle) confirmStopEnded() bool {
 				"the stop-with-savepoint of job %s took %s but did not end the job (Flink reports it %s): stopping it again",
 				job.ID, job.SavepointLocation, f.Job.State)
 			c.requestSavepoint(SavepointReasonUpdate)
-			c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s still runs after its stop-with-savepoint: stopping it with a savepoint again", job.ID)
+			c.out.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s still runs after its stop-with-savepoint: stopping it with a savepoint again", job.ID)
 			c.poll()
 			return false
 		}
-		c.haltUpdate(waitCondition(ConditionReasonWaitingForJobEnd, "job %s is %s after its stop-with-savepoint took %s: waiting until it runs (to stop it again) or ends",
+		c.out.haltUpdate(waitCondition(ConditionReasonWaitingForJobEnd, "job %s is %s after its stop-with-savepoint took %s: waiting until it runs (to stop it again) or ends",
 			job.ID, f.Job.State, job.SavepointLocation))
 		return false
 	}
@@ -303,7 +289,7 @@ func (c *cycle) confirmStopEnded() bool {
 	}
 	for i := range c.obs.pods {
 		if state.MayLead(&c.obs.pods[i], c.obs.ha.leader, c.now) {
-			c.haltUpdate(waitCondition(ConditionReasonWaitingForJobEnd, "to confirm that job %s ended after its stop-with-savepoint before its JobManager is replaced: %s",
+			c.out.haltUpdate(waitCondition(ConditionReasonWaitingForJobEnd, "to confirm that job %s ended after its stop-with-savepoint before its JobManager is replaced: %s",
 				job.ID, orNone(c.obs.untrusted)))
 			return false
 		}
