@@ -42,7 +42,7 @@ func (c *cycle) cleanup(ctx context.Context) error {
 		}
 		if objects || c.obs.wl != nil || len(c.obs.pods) > 0 {
 			// Deleted objects may still terminate: look again until they are gone.
-			if err := c.deleteAll(ctx); err != nil {
+			if err := c.deleteAll(ctx, &c.out.flowOut); err != nil {
 				return fmt.Errorf("deleting the cluster's objects: %w", err)
 			}
 			c.poll()
@@ -85,7 +85,7 @@ func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
 	if lost && c.haHoldsJob(job.ID) {
 		c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup",
 			"job %s ended %s, and Flink's HA store still holds its graph or checkpoints: deleting JobManager Job %s (SIGTERM keeps the HA data, a shutdown would remove it)", job.ID, how, c.obs.jmJob.Name)
-		if err := c.out.act(c.deleteJobManager(ctx)); err != nil {
+		if err := c.out.act(c.deleteJobManager(ctx, &c.out.flowOut)); err != nil {
 			return false, err
 		}
 		c.out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager Job was deleted, keeping the HA data: waiting for its pods to be gone", job.ID, how)
@@ -111,7 +111,7 @@ func (c *cycle) shutDownJobManager(ctx context.Context, how string, lost bool) e
 		}
 		c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
 			"job %s ended %s: its JobManager accepted the shutdown but had not exited %s later (its pod's termination grace period): deleting JobManager Job %s", job.ID, how, bound, c.obs.jmJob.Name)
-		if err := c.out.act(c.deleteJobManager(ctx)); err != nil {
+		if err := c.out.act(c.deleteJobManager(ctx, &c.out.flowOut)); err != nil {
 			return err
 		}
 		c.out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not exit within %s of accepting the shutdown, its Job was deleted: waiting for its pods to be gone",
@@ -155,7 +155,7 @@ func (c *cycle) shutDownJobManager(ctx context.Context, how string, lost bool) e
 	}
 	c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
 		"job %s ended %s, but its JobManager did not take the shutdown within %s (%s): deleting JobManager Job %s", job.ID, how, c.r.Options.WaitBound, why, c.obs.jmJob.Name)
-	if err := c.out.act(c.deleteJobManager(ctx)); err != nil {
+	if err := c.out.act(c.deleteJobManager(ctx, &c.out.flowOut)); err != nil {
 		return err
 	}
 	c.out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not take the shutdown within %s, its Job was deleted: waiting for its pods to be gone",

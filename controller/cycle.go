@@ -119,8 +119,10 @@ var errRecordFirst = errors.New("recording the decision before acting on it")
 
 // recordedBeforeActing returns errRecordFirst unless the status as read already records what
 // this reconcile decided.
-func (c *cycle) recordedBeforeActing() error {
-	if decisionChanged(&c.read, c.st) {
+func (c *cycle) recordedBeforeActing() error { return recordedFirst(&c.read, c.st) }
+
+func recordedFirst(read, st *v1beta1.FlinkClusterStatus) error {
+	if decisionChanged(read, st) {
 		return errRecordFirst
 	}
 	return nil
@@ -355,14 +357,20 @@ func (c *cycle) answerHAMetadataLost(ctx context.Context) error {
 var flows = []struct {
 	name    string
 	applies func(*cycle) bool
-	run     func(*cycle, context.Context) error
+	run     flowFunc
 }{
-	{"cancel", (*cycle).cancelStopping, (*cycle).cancel},
-	{"update", (*cycle).updatePending, (*cycle).update},
-	{"cancel", (*cycle).cancelPending, (*cycle).cancel},
-	{"restart", func(c *cycle) bool { return c.job().State == v1beta1.JobStateRestarting || c.shouldRestart() }, (*cycle).restart},
-	{"cleanup", (*cycle).finished, (*cycle).cleanup},
-	{"ensure", func(*cycle) bool { return true }, (*cycle).ensure},
+	{"cancel", (*cycle).cancelStopping, cancel},
+	{"update", (*cycle).updatePending, onCycle((*cycle).update)},
+	{"cancel", (*cycle).cancelPending, cancel},
+	{"restart", func(c *cycle) bool { return c.job().State == v1beta1.JobStateRestarting || c.shouldRestart() }, restart},
+	{"cleanup", (*cycle).finished, onCycle((*cycle).cleanup)},
+	{"ensure", func(*cycle) bool { return true }, ensure},
+}
+
+func onCycle(f func(*cycle, context.Context) error) flowFunc {
+	return func(ctx context.Context, a flowActs, _ flowIn, _ *v1beta1.FlinkClusterStatus) (flowOut, error) {
+		return flowOut{}, f(a.(*cycle), ctx)
+	}
 }
 
 // runFlow runs the first flow that applies; its error names it.
@@ -372,7 +380,9 @@ func (c *cycle) runFlow(ctx context.Context) error {
 			continue
 		}
 		c.out.flow = f.name
-		if err := f.run(c, ctx); err != nil {
+		out, err := f.run(ctx, c, c.flowIn(), c.st)
+		c.out.merge(out)
+		if err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		return nil

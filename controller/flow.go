@@ -1,11 +1,15 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/flink-admission/flink-admission/api/v1beta1"
+	"github.com/flink-admission/flink-admission/controller/flinkclient"
+	"github.com/flink-admission/flink-admission/controller/state"
 	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
@@ -112,3 +116,42 @@ func (o *flowOut) act(a acted, err error) error {
 	o.objects.merge(a)
 	return err
 }
+
+// flowIn is what a flow reads besides the status it changes: the cluster (its name, spec and
+// annotations), the status as this reconcile read it, the observation, what derive found,
+// the reconcile's time and the controller's options.
+type flowIn struct {
+	fc      *v1beta1.FlinkCluster
+	read    *v1beta1.FlinkClusterStatus
+	obs     observed
+	derived derived
+	now     time.Time
+	opts    *Options
+}
+
+func (c *cycle) flowIn() flowIn {
+	return flowIn{fc: c.fc, read: &c.read, obs: c.obs, derived: c.derived, now: c.now, opts: &c.r.Options}
+}
+
+// flowActs are the acts a flow calls: Kubernetes writes, Flink calls and Events. Those that
+// move the job or a savepoint record what they did in the status the flow changes, and
+// report their waits in out.
+type flowActs interface {
+	event(eventType, reason, action, format string, args ...any)
+	flinkClient(ctx context.Context) (flinkclient.Client, error)
+	setJobState(ev state.Event, reason, message string, lostSince time.Time) error
+	controlDone(ctlState, message string)
+	requestSavepoint(reason string)
+	driveSavepoint(ctx context.Context, out *flowOut, stop bool) (phase, error)
+	deleteJobManager(ctx context.Context, out *flowOut) (acted, error)
+	waitForNoLeader(ctx context.Context) (*metav1.Condition, error)
+	removeJobGraphs(ctx context.Context, out *flowOut) (bool, error)
+	deleteHAConfigMaps(ctx context.Context) (bool, error)
+	applyComponents(ctx context.Context) (acted, error)
+	scaleJobManager(ctx context.Context, replicas int32) error
+	createJobManager(ctx context.Context, out *flowOut) (acted, error)
+	newDeploy(ctx context.Context, out *flowOut, from string) error
+}
+
+// flowFunc is a flow: it changes st and returns what else it decided.
+type flowFunc func(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus) (flowOut, error)

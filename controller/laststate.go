@@ -161,7 +161,7 @@ func (c *cycle) checkpointTimes(ctx context.Context, jobID string) *flinkcluster
 
 // lastStateUpdate replaces the JobManager, keeping the checkpoint store, and deploys last-state.
 func (c *cycle) lastStateUpdate(ctx context.Context, why string) error {
-	ready, err := c.replaceJobManager(ctx, true)
+	ready, err := replaceJobManager(ctx, c, c.flowIn(), &c.out.flowOut, true)
 	if err != nil || !ready {
 		return err
 	}
@@ -183,7 +183,7 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 		why, c.st.Revision.CurrentRevision, job.ID, ls.checkpoint)
 	err := c.recordedBeforeActing()
 	if err == nil {
-		if err := c.out.act(c.createJobManager(ctx)); err != nil {
+		if err := c.out.act(c.createJobManager(ctx, &c.out.flowOut)); err != nil {
 			return fmt.Errorf("creating the last-state JobManager: %w", err)
 		}
 	}
@@ -195,7 +195,7 @@ func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
 // removeJobGraphs removes the job graphs from the HA ConfigMaps and keeps the checkpoint stores
 // and leader records, as the operator's deleteJobGraphInKubernetesHA; it reports whether none is
 // left. An update that lost a race with a writer is tried again, never forced.
-func (c *cycle) removeJobGraphs(ctx context.Context) (bool, error) {
+func (c *cycle) removeJobGraphs(ctx context.Context, out *flowOut) (bool, error) {
 	// Read afresh: a JobManager may have written since; the observation stays as decided by.
 	v, err := c.readHA(ctx, c.r.Reader)
 	if err != nil {
@@ -224,7 +224,7 @@ func (c *cycle) removeJobGraphs(ctx context.Context) (bool, error) {
 		if err := c.r.Client.Update(ctx, edited); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				ctrl.LoggerFrom(ctx).V(1).Info("removing the job graphs lost a race; trying again", "configMap", cm.Name, "error", err.Error())
-				c.poll()
+				out.lookAgain()
 				return false, nil
 			}
 			return false, fmt.Errorf("removing the job graphs from HA ConfigMap %s: %w", cm.Name, err)

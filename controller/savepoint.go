@@ -69,7 +69,7 @@ func (c *cycle) savepointRequest() flinkclient.SavepointRequest {
 
 // driveSavepoint moves the recorded savepoint request one step: trigger it through a trusted
 // JobManager, then poll it. stop takes the savepoint with stop-with-savepoint.
-func (c *cycle) driveSavepoint(ctx context.Context, stop bool) (phase, error) {
+func (c *cycle) driveSavepoint(ctx context.Context, out *flowOut, stop bool) (phase, error) {
 	sp := c.st.Savepoint
 	if sp == nil {
 		return failed, nil
@@ -80,21 +80,21 @@ func (c *cycle) driveSavepoint(ctx context.Context, stop bool) (phase, error) {
 	case SavepointStateFailed, SavepointStateUnknown:
 		return failed, nil
 	case SavepointStateRequested:
-		return c.triggerSavepoint(ctx, stop)
+		return c.triggerSavepoint(ctx, out, stop)
 	}
-	return c.pollSavepoint(ctx, stop)
+	return c.pollSavepoint(ctx, out, stop)
 }
 
-func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) {
+func (c *cycle) triggerSavepoint(ctx context.Context, out *flowOut, stop bool) (phase, error) {
 	sp := c.st.Savepoint
 	if c.job().State != v1beta1.JobStateRunning && c.job().State != v1beta1.JobStateUpdating {
 		return c.savepointFailed(fmt.Sprintf("job is %s, not Running", c.job().State)), nil
 	}
-	if sp.TriggerTime == "" && c.out.pastDeadline(c.now, state.ParseTime(sp.RequestTime), c.r.Options.SavepointTimeout) {
+	if sp.TriggerTime == "" && out.pastDeadline(c.now, state.ParseTime(sp.RequestTime), c.r.Options.SavepointTimeout) {
 		return c.savepointFailed(fmt.Sprintf("not triggered within --savepoint-timeout (%s) of its request", c.r.Options.SavepointTimeout)), nil
 	}
 	if c.obs.flink == nil {
-		if w := standing(c.obs, c.out.objects).wl; (w == nil && c.mode == v1beta1.JobManagerDeploymentTypeJob) || (w != nil && (w.Complete || w.Failed)) {
+		if w := standing(c.obs, out.objects).wl; (w == nil && c.mode == v1beta1.JobManagerDeploymentTypeJob) || (w != nil && (w.Complete || w.Failed)) {
 			// A JobManager Job that ended (or is gone) is not coming back to take the savepoint.
 			if sp.TriggerTime != "" {
 				// The trigger may have been sent (its answer not recorded) and taken.
@@ -102,11 +102,11 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 			}
 			return c.savepointFailed("the JobManager exited before the savepoint was triggered"), nil
 		}
-		if sp.TriggerTime != "" && c.out.pastDeadline(c.now, state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
+		if sp.TriggerTime != "" && out.pastDeadline(c.now, state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
 			return c.savepointUnknown(fmt.Sprintf("no JobManager answered within --savepoint-timeout (%s) of the trigger: Flink may have taken it", c.r.Options.SavepointTimeout)), nil
 		}
 		// The JobManager is restarting or an old one may still lead: wait.
-		c.out.waitFor(ConditionReasonWaitingForFlinkAPI, "to trigger the %s savepoint of job %s: %s", sp.TriggerReason, sp.JobID, c.obs.untrusted)
+		out.waitFor(ConditionReasonWaitingForFlinkAPI, "to trigger the %s savepoint of job %s: %s", sp.TriggerReason, sp.JobID, c.obs.untrusted)
 		return pending, nil
 	}
 	if fj := c.obs.flink.Job; fj == nil || fj.State != flinkclient.JobStateRunning {
@@ -116,12 +116,12 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 		}
 		// A call made before (its answer lost) may have taken effect: the trigger ID tells.
 		if sp.TriggerTime != "" {
-			return c.pollSavepoint(ctx, stop)
+			return c.pollSavepoint(ctx, out, stop)
 		}
 		if fj != nil && flinkcluster.TransientFlinkState(fj.State) {
 			// Flink takes savepoints of RUNNING jobs only; a job restarting (a TaskManager
 			// failover) runs again, or ends, by itself: the trigger waits, within its deadline.
-			c.out.waitFor(ConditionReasonWaitingForSavepoint, "to trigger the %s savepoint of job %s: Flink reports the job %s, and takes savepoints of RUNNING jobs only",
+			out.waitFor(ConditionReasonWaitingForSavepoint, "to trigger the %s savepoint of job %s: Flink reports the job %s, and takes savepoints of RUNNING jobs only",
 				sp.TriggerReason, sp.JobID, fj.State)
 			return pending, nil
 		}
@@ -149,13 +149,13 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 	if err != nil {
 		sp.Message = err.Error()
 		c.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Savepoint", "triggering the %s savepoint of job %s: %v", sp.TriggerReason, sp.JobID, err)
-		c.out.waitFor(ConditionReasonWaitingForSavepoint, "triggering the %s savepoint of job %s (trigger %s): %v", sp.TriggerReason, sp.JobID, sp.TriggerID, err)
+		out.waitFor(ConditionReasonWaitingForSavepoint, "triggering the %s savepoint of job %s (trigger %s): %v", sp.TriggerReason, sp.JobID, sp.TriggerID, err)
 		return pending, nil
 	}
 	sp.TriggerID, sp.State, sp.Message = trigger, SavepointStateInProgress, ""
 	verb := savepointKind(stop)
 	c.event(corev1.EventTypeNormal, ReasonSavepointTriggered, "Savepoint", "triggered %s of job %s (%s), trigger %s", verb, sp.JobID, sp.TriggerReason, trigger)
-	c.out.waitFor(ConditionReasonWaitingForSavepoint, "%s of job %s (trigger %s) in progress", verb, sp.JobID, trigger)
+	out.waitFor(ConditionReasonWaitingForSavepoint, "%s of job %s (trigger %s) in progress", verb, sp.JobID, trigger)
 	return pending, nil
 }
 
@@ -165,9 +165,9 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 // or the JobManager restarted) is recovered from the job's checkpoint statistics when the
 // leader reports a savepoint newer than the last one known; otherwise the outcome is unknown,
 // and an unknown final savepoint is never replaced by an older one silently.
-func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
+func (c *cycle) pollSavepoint(ctx context.Context, out *flowOut, stop bool) (phase, error) {
 	sp := c.st.Savepoint
-	if c.out.pastDeadline(c.now, state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
+	if out.pastDeadline(c.now, state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
 		return c.savepointUnknown(fmt.Sprintf("no result within --savepoint-timeout (%s) of its trigger: Flink may still complete it", c.r.Options.SavepointTimeout)), nil
 	}
 	cl, err := c.flinkClient(ctx)
@@ -183,18 +183,18 @@ func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 			return c.savepointSucceeded(loc, stop, savepointRecovered), nil
 		}
 		if c.obs.flink == nil {
-			c.out.waitFor(ConditionReasonWaitingForFlinkAPI, "to recover the result of trigger %s from the leader's checkpoint statistics: %s", sp.TriggerID, c.obs.untrusted)
+			out.waitFor(ConditionReasonWaitingForFlinkAPI, "to recover the result of trigger %s from the leader's checkpoint statistics: %s", sp.TriggerID, c.obs.untrusted)
 			return pending, nil
 		}
 		return c.savepointUnknown("Flink no longer knows trigger " + sp.TriggerID + " (its result expired or the JobManager restarted) and reports no newer savepoint"), nil
 	case err != nil:
-		if w := standing(c.obs, c.out.objects).wl; w == nil || w.Complete || w.Failed {
+		if w := standing(c.obs, out.objects).wl; w == nil || w.Complete || w.Failed {
 			return c.savepointUnknown("the JobManager exited before the savepoint result was read"), nil
 		}
-		c.out.waitFor(ConditionReasonWaitingForSavepoint, "reading the result of trigger %s of job %s: %v", sp.TriggerID, sp.JobID, err)
+		out.waitFor(ConditionReasonWaitingForSavepoint, "reading the result of trigger %s of job %s: %v", sp.TriggerID, sp.JobID, err)
 		return pending, nil
 	case !st.Completed():
-		c.out.waitFor(ConditionReasonWaitingForSavepoint, "savepoint of job %s (trigger %s) in progress", sp.JobID, sp.TriggerID)
+		out.waitFor(ConditionReasonWaitingForSavepoint, "savepoint of job %s (trigger %s) in progress", sp.JobID, sp.TriggerID)
 		return pending, nil
 	case !st.Succeeded():
 		return c.savepointFailed(st.FailureCause), nil
@@ -256,8 +256,8 @@ func savepointKind(stop bool) string {
 // COMPLETED, which it does only once the job ended: that confirms the job's end even when the
 // JobManager, recovered or replaced since, no longer lists the job. A savepoint recovered from
 // the checkpoint statistics confirms nothing of the kind.
-func (c *cycle) stopCompleted() bool {
-	sp, job := c.st.Savepoint, c.job()
+func stopCompleted(st *v1beta1.FlinkClusterStatus) bool {
+	sp, job := st.Savepoint, st.Components.Job
 	return sp != nil && sp.JobID == job.ID && sp.State == SavepointStateSucceeded && sp.Message != savepointRecovered && job.FinalSavepoint
 }
 
@@ -334,7 +334,7 @@ func (c *cycle) specSavepoint(ctx context.Context) error {
 		if !scheduledReason(sp.TriggerReason) || !active {
 			return nil
 		}
-		_, err := c.driveSavepoint(ctx, false)
+		_, err := c.driveSavepoint(ctx, &c.out.flowOut, false)
 		return err
 	}
 	spec := c.fc.Spec.Job
@@ -362,7 +362,7 @@ func (c *cycle) specSavepoint(ctx context.Context) error {
 		return nil
 	}
 	c.requestSavepoint(reason)
-	_, err := c.driveSavepoint(ctx, false)
+	_, err := c.driveSavepoint(ctx, &c.out.flowOut, false)
 	return err
 }
 

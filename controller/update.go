@@ -100,7 +100,7 @@ func (c *cycle) finishSavepointInFlight(ctx context.Context) (done bool, err err
 	if !c.savepointInFlight() || sp.TriggerReason == SavepointReasonUpdate || sp.TriggerReason == SavepointReasonJobCancel {
 		return false, nil
 	}
-	ph, err := c.driveSavepoint(ctx, false)
+	ph, err := c.driveSavepoint(ctx, &c.out.flowOut, false)
 	if err != nil || ph != pending {
 		return false, err
 	}
@@ -117,7 +117,7 @@ func (c *cycle) driveUpdateStop(ctx context.Context, u flinkcluster.Upgrade) (st
 		(sp.State != SavepointStateRequested && sp.State != SavepointStateInProgress) {
 		return false, false, nil
 	}
-	ph, err := c.driveSavepoint(ctx, true)
+	ph, err := c.driveSavepoint(ctx, &c.out.flowOut, true)
 	if err != nil {
 		return false, true, err
 	}
@@ -175,13 +175,13 @@ func (c *cycle) adoptNextDeploy() (done bool, err error) {
 
 // deployNextRevision deploys the next revision under a new job ID, from ("" for empty state).
 func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, from string) error {
-	ready, err := c.replaceJobManager(ctx, false)
+	ready, err := replaceJobManager(ctx, c, c.flowIn(), &c.out.flowOut, false)
 	if err != nil || !ready {
 		return err
 	}
 	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
 	// Recorded first (errRecordFirst), the deploy is created by the next reconcile.
-	err = c.newDeploy(ctx, from)
+	err = c.newDeploy(ctx, &c.out.flowOut, from)
 	if err != nil && !errors.Is(err, errRecordFirst) {
 		return fmt.Errorf("starting the next revision's deploy: %w", err)
 	}
@@ -261,7 +261,7 @@ func (c *cycle) confirmStopEnded() bool {
 	if c.restoreChoice() != nil || !job.FinalSavepoint || job.SavepointLocation == "" {
 		return true
 	}
-	if c.stopCompleted() {
+	if stopCompleted(c.st) {
 		// Checked later, the scaled-away old JobManager answers no more and would hold the update.
 		return true
 	}
