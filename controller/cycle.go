@@ -363,7 +363,7 @@ var flows = []struct {
 	{"update", (*cycle).updatePending, onCycle((*cycle).update)},
 	{"cancel", (*cycle).cancelPending, cancel},
 	{"restart", func(c *cycle) bool { return c.job().State == v1beta1.JobStateRestarting || c.shouldRestart() }, restart},
-	{"cleanup", (*cycle).finished, onCycle((*cycle).cleanup)},
+	{"cleanup", (*cycle).finished, cleanup},
 	{"ensure", func(*cycle) bool { return true }, ensure},
 }
 
@@ -449,11 +449,13 @@ func (c *cycle) finished() bool {
 
 // cleanupAction is the cleanup policy of the job's end, except for a job that ended unobserved:
 // how it ended is unknown, so KeepCluster applies, keeping the JobManager pod and its log.
-func (c *cycle) cleanupAction() v1beta1.CleanupAction {
-	if c.derived.endedUnobserved {
+func (c *cycle) cleanupAction() v1beta1.CleanupAction { return cleanupAction(c.fc, c.job(), c.derived) }
+
+func cleanupAction(fc *v1beta1.FlinkCluster, job *v1beta1.JobStatus, d derived) v1beta1.CleanupAction {
+	if d.endedUnobserved {
 		return v1beta1.CleanupActionKeepCluster
 	}
-	return state.CleanupAction(&c.fc.Spec, c.job().State)
+	return state.CleanupAction(&fc.Spec, job.State)
 }
 
 // stopping reports whether a stop-with-savepoint may have taken effect: Flink's FINISHED (or

@@ -151,6 +151,8 @@ type flowActs interface {
 	scaleJobManager(ctx context.Context, replicas int32) error
 	createJobManager(ctx context.Context, out *flowOut) (acted, error)
 	newDeploy(ctx context.Context, out *flowOut, from string) error
+	deleteAll(ctx context.Context, out *flowOut) error
+	deleteTaskManagers(ctx context.Context) (acted, error)
 }
 
 // flowFunc is a flow: it changes st and returns what else it decided.
