@@ -63,7 +63,7 @@ func (c *cycle) cancelPending() bool {
 // flight: it finishes before an update starts, which would otherwise replace its savepoint
 // record and take the job's FINISHED, after the cancel's stop, for a success.
 func (c *cycle) cancelStopping() bool {
-	return c.cancelPending() && c.job().State != v1beta1.JobStateUpdating && c.stopInFlight(SavepointReasonJobCancel)
+	return c.cancelPending() && c.job().State != v1beta1.JobStateUpdating && stopInFlight(c.st, SavepointReasonJobCancel)
 }
 
 // cancel stops the job with a savepoint and records it Cancelled once Flink confirms that the
@@ -208,7 +208,7 @@ func (c *cycle) savepointControl(ctx context.Context) error {
 			c.controlDone(v1beta1.ControlStateFailed, fmt.Sprintf("job is %s, not Running", c.job().State))
 			return nil
 		}
-		if c.savepointInFlight() {
+		if savepointInFlight(c.st) {
 			// A savepoint spec.job asked for (scheduled, savepointGeneration) is under way:
 			// its record is the only trace of a savepoint that may complete, which an
 			// update's last-state check reads. The user's waits for it rather than replace

@@ -360,17 +360,11 @@ var flows = []struct {
 	run     flowFunc
 }{
 	{"cancel", (*cycle).cancelStopping, cancel},
-	{"update", (*cycle).updatePending, onCycle((*cycle).update)},
+	{"update", (*cycle).updatePending, update},
 	{"cancel", (*cycle).cancelPending, cancel},
 	{"restart", func(c *cycle) bool { return c.job().State == v1beta1.JobStateRestarting || c.shouldRestart() }, restart},
 	{"cleanup", (*cycle).finished, cleanup},
 	{"ensure", func(*cycle) bool { return true }, ensure},
-}
-
-func onCycle(f func(*cycle, context.Context) error) flowFunc {
-	return func(ctx context.Context, a flowActs, _ flowIn, _ *v1beta1.FlinkClusterStatus) (flowOut, error) {
-		return flowOut{}, f(a.(*cycle), ctx)
-	}
 }
 
 // runFlow runs the first flow that applies; its error names it.
@@ -433,6 +427,8 @@ func (c *cycle) savepointRequiredRecorded() bool {
 
 func (c *cycle) restoreChoice() *string { return flinkcluster.RestoreChoice(c.fc.Annotations) }
 
+func (in flowIn) restoreChoice() *string { return flinkcluster.RestoreChoice(in.fc.Annotations) }
+
 // shouldRestart reports whether a failed job is restarted: the rule the webhook judges by too.
 func (c *cycle) shouldRestart() bool {
 	job := c.job()
@@ -464,12 +460,12 @@ func (c *cycle) stopping() bool {
 	if c.job().State == v1beta1.JobStateUpdating {
 		return true
 	}
-	return c.stopInFlight(SavepointReasonUpdate) || c.stopInFlight(SavepointReasonJobCancel)
+	return stopInFlight(c.st, SavepointReasonUpdate) || stopInFlight(c.st, SavepointReasonJobCancel)
 }
 
-func (c *cycle) stopInFlight(reason string) bool {
-	sp := c.st.Savepoint
-	return sp != nil && sp.JobID == c.jobID() && sp.TriggerReason == reason && sp.State != SavepointStateFailed
+func stopInFlight(st *v1beta1.FlinkClusterStatus, reason string) bool {
+	sp := st.Savepoint
+	return sp != nil && sp.JobID == st.Components.Job.ID && sp.TriggerReason == reason && sp.State != SavepointStateFailed
 }
 
 // derive applies the lifecycle rules of package state to the observation; a move the job state

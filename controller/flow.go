@@ -153,6 +153,7 @@ type flowActs interface {
 	newDeploy(ctx context.Context, out *flowOut, from string) error
 	deleteAll(ctx context.Context, out *flowOut) error
 	deleteTaskManagers(ctx context.Context) (acted, error)
+	checkpointTimes(ctx context.Context, jobID string) *flinkcluster.CheckpointTimes
 }
 
 // flowFunc is a flow: it changes st and returns what else it decided.

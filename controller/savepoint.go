@@ -29,7 +29,7 @@ const (
 // a lost answer or a lost status write asks about the same operation (Flink's triggerId
 // idempotency) instead of stopping a job that already stopped.
 func (c *cycle) requestSavepoint(reason string) {
-	c.replaceSavepointRecord(&v1beta1.SavepointStatus{
+	replaceSavepointRecord(c.st, &v1beta1.SavepointStatus{
 		JobID:         c.job().ID,
 		TriggerID:     c.r.Options.NewID(),
 		TriggerReason: reason,
@@ -43,15 +43,15 @@ func (c *cycle) requestSavepoint(reason string) {
 // trigger time in status.components.job.unknownSavepointTime: the savepoint may have
 // completed, and the record was the only trace of it that lastState reads (Flink's HA
 // checkpoint store never holds savepoints).
-func (c *cycle) replaceSavepointRecord(next *v1beta1.SavepointStatus) {
-	job := c.job()
-	if old := c.st.Savepoint; old != nil && job != nil && old.JobID != "" && old.JobID == job.ID && old.TriggerTime != "" &&
+func replaceSavepointRecord(st *v1beta1.FlinkClusterStatus, next *v1beta1.SavepointStatus) {
+	job := st.Components.Job
+	if old := st.Savepoint; old != nil && job != nil && old.JobID != "" && old.JobID == job.ID && old.TriggerTime != "" &&
 		old.State != SavepointStateSucceeded && old.State != SavepointStateFailed {
 		if job.UnknownSavepointTime == "" || state.ParseTime(old.TriggerTime).After(state.ParseTime(job.UnknownSavepointTime)) {
 			job.UnknownSavepointTime = old.TriggerTime
 		}
 	}
-	c.st.Savepoint = next
+	st.Savepoint = next
 }
 
 func (c *cycle) savepointRequest() flinkclient.SavepointRequest {
@@ -309,9 +309,9 @@ func (c *cycle) savepointUnknown(msg string) phase {
 
 // savepointInFlight reports whether a savepoint of the current deploy's job is requested or
 // in progress.
-func (c *cycle) savepointInFlight() bool {
-	sp := c.st.Savepoint
-	return sp != nil && sp.JobID != "" && sp.JobID == c.jobID() &&
+func savepointInFlight(st *v1beta1.FlinkClusterStatus) bool {
+	sp := st.Savepoint
+	return sp != nil && sp.JobID != "" && sp.JobID == st.Components.Job.ID &&
 		(sp.State == SavepointStateRequested || sp.State == SavepointStateInProgress)
 }
 
@@ -330,7 +330,7 @@ func scheduledReason(reason string) bool {
 func (c *cycle) specSavepoint(ctx context.Context) error {
 	job, sp := c.job(), c.st.Savepoint
 	active := job.State == v1beta1.JobStateRunning && !c.updatePending() && !c.cancelPending() && !c.finished()
-	if c.savepointInFlight() {
+	if savepointInFlight(c.st) {
 		if !scheduledReason(sp.TriggerReason) || !active {
 			return nil
 		}
@@ -356,7 +356,7 @@ func (c *cycle) specSavepoint(ctx context.Context) error {
 		}
 		return nil
 	}
-	if !c.flinkReportsRunning() {
+	if !flinkReportsRunning(c.obs) {
 		// Due, but Flink does not report the job RUNNING (yet): look again at the next poll.
 		c.poll()
 		return nil
