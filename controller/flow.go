@@ -117,9 +117,9 @@ func (o *flowOut) act(a acted, err error) error {
 	return err
 }
 
-// flowIn is what a flow reads besides the status it changes: the cluster (its name, spec and
-// annotations), the status as this reconcile read it, the observation, what derive found,
-// the reconcile's time and the controller's options.
+// flowIn is what a flow reads besides the status it changes: the cluster's name, spec and
+// annotations (fc, whose status is the flow's st), the status as this reconcile read it, the
+// observation, what derive found, the reconcile's time and the controller's options.
 type flowIn struct {
 	fc      *v1beta1.FlinkCluster
 	read    *v1beta1.FlinkClusterStatus
