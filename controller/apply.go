@@ -154,13 +154,12 @@ func (c *cycle) deployment() resources.Deploy {
 // job ran or was submitted, or the deploy is last-state. Without HA data, a main() run from
 // empty state would lose the job's whole state, so ResumeFromHAOnly makes it fail instead.
 func (c *cycle) mustResumeFromHA() bool {
-	return c.ranOrSubmitted() || c.job().FromCheckpoint
+	return ranOrSubmitted(c.job(), c.obs) || c.job().FromCheckpoint
 }
 
 // ranOrSubmitted reports whether the current deploy's job ran or main() submitted it unseen.
-func (c *cycle) ranOrSubmitted() bool {
-	job := c.job()
-	return flinkcluster.Ran(job) || (job.ID != "" && c.obs.submitted == job.ID)
+func ranOrSubmitted(job *v1beta1.JobStatus, obs observed) bool {
+	return flinkcluster.Ran(job) || (job.ID != "" && obs.submitted == job.ID)
 }
 
 func (c *cycle) restorePathAfterRun() string {
@@ -244,7 +243,7 @@ func (c *cycle) wroteOwned(obj client.Object) {
 // newDeploy starts a deploy that does not resume from HA: a new job ID, restoring from,
 // recorded in the status before anything is created. An ID chosen earlier and recorded, but
 // whose workload was never created, is kept.
-func (c *cycle) newDeploy(ctx context.Context, from string) error {
+func (c *cycle) newDeploy(ctx context.Context, out *flowOut, from string) error {
 	job := c.job()
 	recorded := c.read.Components.Job
 	unused := job.State == v1beta1.JobStatePending && job.DeployTime == "" && job.ID != "" &&
@@ -270,11 +269,11 @@ func (c *cycle) newDeploy(ctx context.Context, from string) error {
 	if err := c.recordedBeforeActing(); err != nil {
 		return err
 	}
-	return c.act(c.createJobManager(ctx))
+	return out.act(c.createJobManager(ctx, out))
 }
 
 // createJobManager creates the current deploy's JobManager workload: Deploying.
-func (c *cycle) createJobManager(ctx context.Context) (acted, error) {
+func (c *cycle) createJobManager(ctx context.Context, out *flowOut) (acted, error) {
 	if ok, err := c.confirmAbsent(ctx); err != nil || !ok {
 		return acted{}, err
 	}
@@ -297,7 +296,7 @@ func (c *cycle) createJobManager(ctx context.Context) (acted, error) {
 	}
 	if err := c.r.Client.Create(ctx, obj); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager %s %s still exists", kind, obj.GetName())
+			out.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager %s %s still exists", kind, obj.GetName())
 			return a, nil
 		}
 		return a, fmt.Errorf("creating the JobManager %s: %w", kind, err)
@@ -306,7 +305,7 @@ func (c *cycle) createJobManager(ctx context.Context) (acted, error) {
 	if rec := c.read.Components.Job; rec != nil && rec.ID == d.JobID && rec.DeployTime == "" {
 		// The deploy an update recorded from the user's restore answer (deployNextRevision).
 		if choice := c.restoreChoice(); choice != nil && *choice == job.FromSavepoint {
-			c.out.removeRestore = true
+			out.removeRestore = true
 		}
 	}
 	job.DeployTime = state.Time(c.now)
@@ -323,7 +322,7 @@ func (c *cycle) createJobManager(ctx context.Context) (acted, error) {
 	// A new deployment: an earlier failure or a stop for want of a savepoint no longer stands.
 	c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionFalse, ConditionReasonNoFailure, note))
 	c.setCondition(condition(ConditionSavepointRequired, metav1.ConditionFalse, ConditionReasonNotRequired, note))
-	c.poll()
+	out.lookAgain()
 	return a, c.setJobState(state.EventJobManagerCreated, "", "", c.now)
 }
 
@@ -339,7 +338,7 @@ func (c *cycle) deleteObject(ctx context.Context, obj client.Object) error {
 // for exactly the pods it knows. A Deployment is scaled to 0 first and deleted once that took
 // effect: its ReplicaSet, which outlives it, would replace a deleted pod. Callers call again
 // until the workload is being deleted.
-func (c *cycle) deleteJobManager(ctx context.Context) (acted, error) {
+func (c *cycle) deleteJobManager(ctx context.Context, out *flowOut) (acted, error) {
 	switch {
 	case c.obs.jmDeployment != nil && c.obs.jmDeployment.DeletionTimestamp == nil:
 		if err := c.scaleJobManager(ctx, 0); err != nil {
@@ -347,7 +346,7 @@ func (c *cycle) deleteJobManager(ctx context.Context) (acted, error) {
 		}
 		if !scaledDown(c.obs.jmDeployment) ||
 			slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.MadeByReplicaSet(&p) && !state.Deleting(&p) }) {
-			c.poll()
+			out.lookAgain()
 			return acted{}, nil
 		}
 		if err := c.deleteObject(ctx, c.obs.jmDeployment); err != nil {
@@ -365,7 +364,7 @@ func (c *cycle) deleteJobManager(ctx context.Context) (acted, error) {
 		c.event(corev1.EventTypeNormal, ReasonJobManagerDeleted, "Delete", "deleted JobManager Job %s (revision %s)", c.obs.jmJob.Name, c.obs.wl.Revision)
 	}
 	var a acted
-	if wl := standing(c.obs, c.out.objects).wl; wl != nil {
+	if wl := standing(c.obs, out.objects).wl; wl != nil {
 		deleting := *wl
 		deleting.Deleting = true
 		a.workload = &deleting
@@ -468,14 +467,14 @@ func (c *cycle) deleteTaskManagers(ctx context.Context) (acted, error) {
 }
 
 // deleteAll deletes every object of the cluster but the FlinkCluster.
-func (c *cycle) deleteAll(ctx context.Context) error {
-	if err := c.act(c.deleteJobManager(ctx)); err != nil {
+func (c *cycle) deleteAll(ctx context.Context, out *flowOut) error {
+	if err := out.act(c.deleteJobManager(ctx, out)); err != nil {
 		return err
 	}
-	if err := c.act(c.deleteTaskManagers(ctx)); err != nil {
+	if err := out.act(c.deleteTaskManagers(ctx)); err != nil {
 		return err
 	}
-	if err := c.act(c.deleteExtras(ctx)); err != nil {
+	if err := out.act(c.deleteExtras(ctx)); err != nil {
 		return err
 	}
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: c.fc.Namespace} }
@@ -483,13 +482,13 @@ func (c *cycle) deleteAll(ctx context.Context) error {
 		if err := c.deleteObject(ctx, &corev1.Service{ObjectMeta: meta(resources.JobManagerName(c.fc.Name))}); err != nil {
 			return err
 		}
-		c.out.objects.merge(acted{service: absent})
+		out.objects.merge(acted{service: absent})
 	}
 	if c.obs.configMapExists {
 		if err := c.deleteObject(ctx, &corev1.ConfigMap{ObjectMeta: meta(resources.ConfigMapName(c.fc.Name))}); err != nil {
 			return err
 		}
-		c.out.objects.merge(acted{configMap: absent})
+		out.objects.merge(acted{configMap: absent})
 	}
 	return nil
 }

@@ -23,37 +23,38 @@ import (
 // JobManager Job is ended and kept, Complete (endJobManager); then the cleanup policy of the
 // end state applies. A job that ended unobserved keeps everything (cleanupAction): its
 // JobManager pod holds the log that says how it ended.
-func (c *cycle) cleanup(ctx context.Context) error {
-	if c.derived.endedUnobserved {
-		return nil
+func cleanup(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus) (out flowOut, err error) {
+	if in.derived.endedUnobserved {
+		return out, nil
 	}
-	if err := c.scaleJobManager(ctx, 0); err != nil {
-		return err
+	if err := a.scaleJobManager(ctx, 0); err != nil {
+		return out, err
 	}
-	if ended, err := c.endJobManager(ctx); err != nil || !ended {
-		return err
+	if ended, err := endJobManager(ctx, a, in, st, &out); err != nil || !ended {
+		return out, err
 	}
-	action := c.cleanupAction()
+	job, o := st.Components.Job, in.obs
+	action := cleanupAction(in.fc, job, in.derived)
 	switch action {
 	case v1beta1.CleanupActionDeleteCluster:
-		objects := (c.obs.wl != nil && !c.obs.wl.Deleting) || c.obs.tmExists || c.obs.serviceExists || c.obs.configMapExists
+		objects := (o.wl != nil && !o.wl.Deleting) || o.tmExists || o.serviceExists || o.configMapExists
 		if objects {
-			c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", c.job().State, action)
+			a.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", job.State, action)
 		}
-		if objects || c.obs.wl != nil || len(c.obs.pods) > 0 {
+		if objects || o.wl != nil || len(o.pods) > 0 {
 			// Deleted objects may still terminate: look again until they are gone.
-			if err := c.deleteAll(ctx); err != nil {
-				return fmt.Errorf("deleting the cluster's objects: %w", err)
+			if err := a.deleteAll(ctx, &out); err != nil {
+				return out, fmt.Errorf("deleting the cluster's objects: %w", err)
 			}
-			c.poll()
+			out.lookAgain()
 		}
 	case v1beta1.CleanupActionDeleteTaskManager:
-		if c.obs.tmExists {
-			c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", c.job().State, action)
-			return c.act(c.deleteTaskManagers(ctx))
+		if o.tmExists {
+			a.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", job.State, action)
+			return out, out.act(a.deleteTaskManagers(ctx))
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // endJobManager ends the JobManager of a Job-mode job that ended, once the stored status says
@@ -65,74 +66,74 @@ func (c *cycle) cleanup(ctx context.Context) error {
 // graph or checkpoints (a shutdown would remove them), has its Job deleted instead. It
 // reports whether the cleanup policy may apply: the JobManager ended, or is left alone
 // (Deployment mode, or a job or application Flink reports not globally terminal).
-func (c *cycle) endJobManager(ctx context.Context) (bool, error) {
-	job := c.job()
-	lost := c.derived.lostTimedOut && !flinkcluster.Terminal(job.State)
-	if c.jobManagerLeftAlone(lost) {
+func endJobManager(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut) (bool, error) {
+	job := st.Components.Job
+	lost := in.derived.lostTimedOut && !flinkcluster.Terminal(job.State)
+	if in.jobManagerLeftAlone(job, lost) {
 		return true, nil
 	}
 	how := job.State
 	if lost {
-		how = fmt.Sprintf("Lost (not reported within --lost-job-timeout %s)", c.r.Options.LostTimeout)
+		how = fmt.Sprintf("Lost (not reported within --lost-job-timeout %s)", in.opts.LostTimeout)
 	}
-	if !c.endRecorded(lost) {
+	if !endRecorded(in.read, job, lost) {
 		// The end is recorded by this reconcile: the shutdown is asked on the next, once the
 		// stored status says how the job ended. The Job then ends Complete whatever the end,
 		// and the shutdown removes the HA data, so nothing else would tell a failure apart.
-		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is shut down once the end is on record", job.ID, how)
+		out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is shut down once the end is on record", job.ID, how)
 		return false, nil
 	}
-	if lost && c.haHoldsJob(job.ID) {
-		c.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup",
-			"job %s ended %s, and Flink's HA store still holds its graph or checkpoints: deleting JobManager Job %s (SIGTERM keeps the HA data, a shutdown would remove it)", job.ID, how, c.obs.jmJob.Name)
-		if err := c.act(c.deleteJobManager(ctx)); err != nil {
+	if lost && in.haHoldsJob(job.ID) {
+		a.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup",
+			"job %s ended %s, and Flink's HA store still holds its graph or checkpoints: deleting JobManager Job %s (SIGTERM keeps the HA data, a shutdown would remove it)", job.ID, how, in.obs.jmJob.Name)
+		if err := out.act(a.deleteJobManager(ctx, out)); err != nil {
 			return false, err
 		}
-		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager Job was deleted, keeping the HA data: waiting for its pods to be gone", job.ID, how)
+		out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager Job was deleted, keeping the HA data: waiting for its pods to be gone", job.ID, how)
 		return false, nil
 	}
-	return false, c.shutDownJobManager(ctx, how, lost)
+	return false, shutDownJobManager(ctx, a, in, st, out, how, lost)
 }
 
 // shutDownJobManager asks the JobManager of an ended job whose end is on record to shut down,
 // and deletes its Job once it does not exit within its grace period of accepting, or does not
 // answer within the wait bound from the job's end.
-func (c *cycle) shutDownJobManager(ctx context.Context, how string, lost bool) error {
-	job := c.job()
-	if since, ok := c.shutdownAccepted(); ok {
+func shutDownJobManager(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut, how string, lost bool) error {
+	job, jmJob, waitBound := st.Components.Job, in.obs.jmJob, in.opts.WaitBound
+	if since, ok := shutdownAccepted(in.read); ok {
 		// Flink 2.2.1's JobManager may never exit after an accepted shutdown (its job's HA
 		// cleanup is scheduled on an executor the shutdown already stopped): it is given what
 		// a SIGTERM would get, its pod's termination grace period, not the whole wait bound.
-		bound := terminationGrace(c.obs.pod)
-		if !c.pastDeadline(since, bound) {
-			c.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting; if it has not exited %s (its pod's termination grace period) after that, its Job is deleted",
+		bound := terminationGrace(in.obs.pod)
+		if !out.pastDeadline(in.now, since, bound) {
+			out.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting; if it has not exited %s (its pod's termination grace period) after that, its Job is deleted",
 				job.ID, how, bound)
 			return nil
 		}
-		c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
-			"job %s ended %s: its JobManager accepted the shutdown but had not exited %s later (its pod's termination grace period): deleting JobManager Job %s", job.ID, how, bound, c.obs.jmJob.Name)
-		if err := c.act(c.deleteJobManager(ctx)); err != nil {
+		a.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
+			"job %s ended %s: its JobManager accepted the shutdown but had not exited %s later (its pod's termination grace period): deleting JobManager Job %s", job.ID, how, bound, jmJob.Name)
+		if err := out.act(a.deleteJobManager(ctx, out)); err != nil {
 			return err
 		}
-		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not exit within %s of accepting the shutdown, its Job was deleted: waiting for its pods to be gone",
+		out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not exit within %s of accepting the shutdown, its Job was deleted: waiting for its pods to be gone",
 			job.ID, how, bound)
 		return nil
 	}
-	ended := c.now
+	ended := in.now
 	switch {
 	case lost:
-		if since := lostSince(c.st.Conditions); !since.IsZero() {
-			ended = since.Add(c.r.Options.LostTimeout)
+		if since := lostSince(st.Conditions); !since.IsZero() {
+			ended = since.Add(in.opts.LostTimeout)
 		}
 	case job.CompletionTime != nil:
 		ended = job.CompletionTime.Time
 	}
-	why := c.obs.untrusted
+	why := in.obs.untrusted
 	if why == "" {
 		why = "its REST API does not answer"
 	}
-	if c.obs.flink != nil {
-		cl, err := c.flinkClient(ctx)
+	if in.obs.flink != nil {
+		cl, err := a.flinkClient(ctx)
 		if err != nil {
 			return err
 		}
@@ -140,26 +141,26 @@ func (c *cycle) shutDownJobManager(ctx context.Context, how string, lost bool) e
 		err = cl.ShutdownCluster(cctx)
 		cancel()
 		if err == nil {
-			c.event(corev1.EventTypeNormal, ReasonJobManagerShutdown, "Cleanup",
-				"job %s ended %s: asked JobManager Job %s to shut down (DELETE /cluster); the Job ends Complete whatever the job's end", job.ID, how, c.obs.jmJob.Name)
-			c.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting", job.ID, how)
+			a.event(corev1.EventTypeNormal, ReasonJobManagerShutdown, "Cleanup",
+				"job %s ended %s: asked JobManager Job %s to shut down (DELETE /cluster); the Job ends Complete whatever the job's end", job.ID, how, jmJob.Name)
+			out.waitFor(ConditionReasonWaitingForJobManagerExit, "job %s ended %s: its JobManager accepted the shutdown (DELETE /cluster) and is exiting", job.ID, how)
 			return nil
 		}
 		ctrl.LoggerFrom(ctx).V(1).Info("Flink did not take the shutdown", "error", err.Error())
 		why = "the shutdown (DELETE /cluster) failed: " + err.Error()
 	}
-	if !c.pastDeadline(ended, c.r.Options.WaitBound) {
-		c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is to be shut down, but %s; past the wait bound (%s from the job's end) its Job is deleted instead",
-			job.ID, how, why, c.r.Options.WaitBound)
+	if !out.pastDeadline(in.now, ended, waitBound) {
+		out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager is to be shut down, but %s; past the wait bound (%s from the job's end) its Job is deleted instead",
+			job.ID, how, why, waitBound)
 		return nil
 	}
-	c.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
-		"job %s ended %s, but its JobManager did not take the shutdown within %s (%s): deleting JobManager Job %s", job.ID, how, c.r.Options.WaitBound, why, c.obs.jmJob.Name)
-	if err := c.act(c.deleteJobManager(ctx)); err != nil {
+	a.event(corev1.EventTypeWarning, ReasonJobManagerShutdownUnanswered, "Cleanup",
+		"job %s ended %s, but its JobManager did not take the shutdown within %s (%s): deleting JobManager Job %s", job.ID, how, waitBound, why, jmJob.Name)
+	if err := out.act(a.deleteJobManager(ctx, out)); err != nil {
 		return err
 	}
-	c.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not take the shutdown within %s, its Job was deleted: waiting for its pods to be gone",
-		job.ID, how, c.r.Options.WaitBound)
+	out.waitFor(ConditionReasonWaitingForJobManagerShutdown, "job %s ended %s: its JobManager did not take the shutdown within %s, its Job was deleted: waiting for its pods to be gone",
+		job.ID, how, waitBound)
 	return nil
 }
 
@@ -167,17 +168,17 @@ func (c *cycle) shutDownJobManager(ctx context.Context, how string, lost bool) e
 // JobManager: Deployment mode, a job that did not end, a JobManager already ended or being
 // deleted, no JobManager process running, or one that reports the job (or its application) not
 // globally terminal, which the shutdown, suspending it and removing its HA data, would lose.
-func (c *cycle) jobManagerLeftAlone(lost bool) bool {
-	job, w := c.job(), c.obs.wl
-	if c.mode != v1beta1.JobManagerDeploymentTypeJob || !(flinkcluster.Terminal(job.State) || lost) ||
+func (in flowIn) jobManagerLeftAlone(job *v1beta1.JobStatus, lost bool) bool {
+	w := in.obs.wl
+	if in.fc.Spec.GetDeploymentType() != v1beta1.JobManagerDeploymentTypeJob || !(flinkcluster.Terminal(job.State) || lost) ||
 		w == nil || w.Deleting || w.Complete || w.Failed {
 		return true
 	}
-	if !slices.ContainsFunc(c.obs.pods, func(p corev1.Pod) bool { return state.ProcessRunning(&p) }) {
+	if !slices.ContainsFunc(in.obs.pods, func(p corev1.Pod) bool { return state.ProcessRunning(&p) }) {
 		// Its container ended, the pod is going, or it never started: nothing to shut down.
 		return true
 	}
-	if f := c.obs.flink; f != nil {
+	if f := in.obs.flink; f != nil {
 		if j := f.Job; j != nil && !flinkclient.IsTerminalJobState(j.State) {
 			return true
 		}
@@ -190,8 +191,8 @@ func (c *cycle) jobManagerLeftAlone(lost bool) bool {
 
 // shutdownAccepted reports whether the recorded status says that the JobManager accepted the
 // shutdown (Waiting=True/WaitingForJobManagerExit), and since when.
-func (c *cycle) shutdownAccepted() (time.Time, bool) {
-	w := meta.FindStatusCondition(c.read.Conditions, ConditionWaiting)
+func shutdownAccepted(read *v1beta1.FlinkClusterStatus) (time.Time, bool) {
+	w := meta.FindStatusCondition(read.Conditions, ConditionWaiting)
 	if w == nil || w.Status != metav1.ConditionTrue || w.Reason != ConditionReasonWaitingForJobManagerExit {
 		return time.Time{}, false
 	}
@@ -210,24 +211,24 @@ func terminationGrace(pod *corev1.Pod) time.Duration {
 // endRecorded reports whether the stored status, as this reconcile read it, holds the end of
 // the current job: its terminal state, or, for a job ended by the Lost timeout (lost), the
 // Lost condition with reason LostTimeout.
-func (c *cycle) endRecorded(lost bool) bool {
-	job, rec := c.job(), c.read.Components.Job
+func endRecorded(read *v1beta1.FlinkClusterStatus, job *v1beta1.JobStatus, lost bool) bool {
+	rec := read.Components.Job
 	if rec == nil || rec.ID != job.ID {
 		return false
 	}
 	if !lost {
 		return flinkcluster.Terminal(rec.State)
 	}
-	l := meta.FindStatusCondition(c.read.Conditions, ConditionLost)
+	l := meta.FindStatusCondition(read.Conditions, ConditionLost)
 	return rec.State == v1beta1.JobStateLost && l != nil && l.Status == metav1.ConditionTrue && l.Reason == ConditionReasonLostTimeout
 }
 
 // haHoldsJob reports whether Flink's HA store holds the job's graph or its checkpoint
 // ConfigMap: what Flink's HA cleanup at a shutdown would remove.
-func (c *cycle) haHoldsJob(id string) bool {
-	if c.obs.ha.jobGraphStored(id) {
+func (in flowIn) haHoldsJob(id string) bool {
+	if in.obs.ha.jobGraphStored(id) {
 		return true
 	}
-	name := flinkha.JobConfigMapName(resources.HAClusterID(c.fc), id)
-	return slices.ContainsFunc(c.obs.ha.configMaps, func(cm corev1.ConfigMap) bool { return cm.Name == name })
+	name := flinkha.JobConfigMapName(resources.HAClusterID(in.fc), id)
+	return slices.ContainsFunc(in.obs.ha.configMaps, func(cm corev1.ConfigMap) bool { return cm.Name == name })
 }

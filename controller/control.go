@@ -63,7 +63,7 @@ func (c *cycle) cancelPending() bool {
 // flight: it finishes before an update starts, which would otherwise replace its savepoint
 // record and take the job's FINISHED, after the cancel's stop, for a success.
 func (c *cycle) cancelStopping() bool {
-	return c.cancelPending() && c.job().State != v1beta1.JobStateUpdating && c.stopInFlight(SavepointReasonJobCancel)
+	return c.cancelPending() && c.job().State != v1beta1.JobStateUpdating && stopInFlight(c.st, SavepointReasonJobCancel)
 }
 
 // cancel stops the job with a savepoint and records it Cancelled once Flink confirms that the
@@ -72,103 +72,104 @@ func (c *cycle) cancelStopping() bool {
 // request still stands: the job is cancelled without one (PATCH /jobs/:id?mode=cancel, or on
 // Flink 2.3 the application's cancel), and a job that is not running has its JobManager
 // removed.
-func (c *cycle) cancel(ctx context.Context) error {
-	job, ctl := c.job(), c.st.Control
+func cancel(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus) (out flowOut, err error) {
+	job, ctl := st.Components.Job, st.Control
 	byControl := controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameJobCancel
-	sp := c.st.Savepoint
+	sp := st.Savepoint
 	cancelling := sp != nil && sp.TriggerReason == SavepointReasonJobCancel && sp.JobID == job.ID
 
 	if !cancelling {
 		if job.State != v1beta1.JobStateRunning {
 			if byControl {
-				c.controlDone(v1beta1.ControlStateFailed, fmt.Sprintf("job is %s, not Running", job.State))
-				return nil
+				a.controlDone(v1beta1.ControlStateFailed, fmt.Sprintf("job is %s, not Running", job.State))
+				return out, nil
 			}
 			// cancelRequested on a job that is not running: nothing to save; stop it.
-			return c.cancelWithoutSavepoint(ctx, "cancelRequested before the job ran")
+			return out, cancelWithoutSavepoint(ctx, a, in, st, &out, "cancelRequested before the job ran")
 		}
-		c.requestSavepoint(SavepointReasonJobCancel)
+		a.requestSavepoint(SavepointReasonJobCancel)
 		if byControl {
-			ctl.State, ctl.UpdateTime = v1beta1.ControlStateInProgress, state.Time(c.now)
+			ctl.State, ctl.UpdateTime = v1beta1.ControlStateInProgress, state.Time(in.now)
 		}
 	}
-	ph, err := c.driveSavepoint(ctx, true)
+	ph, err := a.driveSavepoint(ctx, &out, true)
 	if err != nil {
-		return err
+		return out, err
 	}
 	switch ph {
 	case pending:
-		return nil
+		return out, nil
 	case succeeded:
-		if !c.stopCompleted() && !c.jobEnded() {
-			c.waitFor(ConditionReasonWaitingForJobCancel, "job %s was stopped with savepoint %s: waiting for Flink to report it ended", job.ID, job.SavepointLocation)
-			return nil
+		if !stopCompleted(st) && !in.jobEnded() {
+			out.waitFor(ConditionReasonWaitingForJobCancel, "job %s was stopped with savepoint %s: waiting for Flink to report it ended", job.ID, job.SavepointLocation)
+			return out, nil
 		}
-		if err := c.cancelled("stopped with savepoint "+job.SavepointLocation, byControl); err != nil {
-			return err
+		if err := cancelled(a, in, st, &out, "stopped with savepoint "+job.SavepointLocation, byControl); err != nil {
+			return out, err
 		}
 		if byControl {
 			ctl.Details = map[string]string{"savepointLocation": job.SavepointLocation}
 		}
-		return nil
+		return out, nil
 	}
-	return c.cancelWithoutSavepoint(ctx, "the savepoint could not be taken: "+c.st.Savepoint.Message)
+	return out, cancelWithoutSavepoint(ctx, a, in, st, &out, "the savepoint could not be taken: "+st.Savepoint.Message)
 }
 
 // jobEnded reports whether Flink (or the JobManager's absence) confirms the job ended.
-func (c *cycle) jobEnded() bool {
-	if f := c.obs.flink; f != nil && f.Job != nil && flinkclient.IsTerminalJobState(f.Job.State) {
+func (in flowIn) jobEnded() bool {
+	if f := in.obs.flink; f != nil && f.Job != nil && flinkclient.IsTerminalJobState(f.Job.State) {
 		return true
 	}
-	if w := c.obs.wl; w != nil && (w.Complete || w.Failed) {
+	if w := in.obs.wl; w != nil && (w.Complete || w.Failed) {
 		return true
 	}
-	return (c.obs.wl == nil || c.obs.wl.Deleting) && len(c.obs.pods) == 0
+	return (in.obs.wl == nil || in.obs.wl.Deleting) && len(in.obs.pods) == 0
 }
 
 // cancelled records the job Cancelled and ends a job-cancel control. A job that ended on its
 // own before the cancel took effect (Flink reported it FAILED meanwhile) keeps its end: the
 // job state machine leaves a terminal state only by a new deploy or a restart, and a
 // failure recorded as a cancel would skip afterJobFails and hide the failure.
-func (c *cycle) cancelled(how string, byControl bool) error {
-	if job := c.job(); flinkcluster.Terminal(job.State) && job.State != v1beta1.JobStateCancelled {
-		c.event(corev1.EventTypeNormal, ReasonJobCancelled, "Cancel", "job %s ended %s before the cancel took effect", c.jobID(), job.State)
+func cancelled(a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut, how string, byControl bool) error {
+	job := st.Components.Job
+	if flinkcluster.Terminal(job.State) && job.State != v1beta1.JobStateCancelled {
+		a.event(corev1.EventTypeNormal, ReasonJobCancelled, "Cancel", "job %s ended %s before the cancel took effect", job.ID, job.State)
 		if byControl {
-			c.controlDone(v1beta1.ControlStateFailed, "the job ended "+job.State+" before the cancel took effect")
+			a.controlDone(v1beta1.ControlStateFailed, "the job ended "+job.State+" before the cancel took effect")
 		}
-		c.poll()
+		out.lookAgain()
 		return nil
 	}
-	if err := c.setJobState(state.EventCancelConfirmed, "", how, c.now); err != nil {
+	if err := a.setJobState(state.EventCancelConfirmed, "", how, in.now); err != nil {
 		return fmt.Errorf("recording the confirmed cancel: %w", err)
 	}
-	c.event(corev1.EventTypeNormal, ReasonJobCancelled, "Cancel", "job %s cancelled: %s", c.jobID(), how)
+	a.event(corev1.EventTypeNormal, ReasonJobCancelled, "Cancel", "job %s cancelled: %s", job.ID, how)
 	if byControl {
-		c.controlDone(v1beta1.ControlStateSucceeded, "job "+how)
+		a.controlDone(v1beta1.ControlStateSucceeded, "job "+how)
 	}
-	c.poll()
+	out.lookAgain()
 	return nil
 }
 
 // cancelWithoutSavepoint cancels a job whose savepoint cannot be taken: Flink cancels a job
 // it runs; a JobManager that cannot be asked is removed. Cancelled is recorded once the job
 // is confirmed ended.
-func (c *cycle) cancelWithoutSavepoint(ctx context.Context, why string) error {
-	ctl := c.st.Control
+func cancelWithoutSavepoint(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut, why string) error {
+	ctl, job := st.Control, st.Components.Job
 	byControl := controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameJobCancel
-	if job := c.job(); flinkcluster.Terminal(job.State) && job.State != v1beta1.JobStateCancelled {
+	if flinkcluster.Terminal(job.State) && job.State != v1beta1.JobStateCancelled {
 		// The job ended on its own before the cancel took effect (a failure, such as a
 		// restore refused on ResumeFromHAOnly): that end stands, a cancel would hide it.
 		if byControl {
-			c.controlDone(v1beta1.ControlStateFailed, fmt.Sprintf("job %s ended %s before the cancel took effect", job.ID, job.State))
+			a.controlDone(v1beta1.ControlStateFailed, fmt.Sprintf("job %s ended %s before the cancel took effect", job.ID, job.State))
 		}
 		return nil
 	}
-	if c.jobEnded() {
-		return c.cancelled("cancelled without a savepoint ("+why+")", byControl)
+	if in.jobEnded() {
+		return cancelled(a, in, st, out, "cancelled without a savepoint ("+why+")", byControl)
 	}
-	if f := c.obs.flink; f != nil && f.Job != nil {
-		cl, err := c.flinkClient(ctx)
+	if f := in.obs.flink; f != nil && f.Job != nil {
+		cl, err := a.flinkClient(ctx)
 		if err != nil {
 			return err
 		}
@@ -180,18 +181,18 @@ func (c *cycle) cancelWithoutSavepoint(ctx context.Context, why string) error {
 			err = cl.CancelJob(cctx, f.Job.ID)
 		}
 		if err != nil {
-			c.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s without a savepoint (%s): %v", f.Job.ID, why, err)
+			out.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s without a savepoint (%s): %v", f.Job.ID, why, err)
 			return nil
 		}
-		c.waitFor(ConditionReasonWaitingForJobCancel, "cancelled job %s without a savepoint (%s): waiting for Flink to report it CANCELED", f.Job.ID, why)
+		out.waitFor(ConditionReasonWaitingForJobCancel, "cancelled job %s without a savepoint (%s): waiting for Flink to report it CANCELED", f.Job.ID, why)
 		return nil
 	}
 	// The REST API does not answer for the job: stop the JobManager, whose absence confirms
 	// the cancel.
-	if err := c.act(c.deleteJobManager(ctx)); err != nil {
+	if err := out.act(a.deleteJobManager(ctx, out)); err != nil {
 		return fmt.Errorf("stopping the JobManager to cancel the job: %w", err)
 	}
-	c.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s (%s): waiting for the JobManager to be gone", c.jobID(), why)
+	out.waitFor(ConditionReasonWaitingForJobCancel, "cancelling job %s (%s): waiting for the JobManager to be gone", job.ID, why)
 	return nil
 }
 
@@ -207,7 +208,7 @@ func (c *cycle) savepointControl(ctx context.Context) error {
 			c.controlDone(v1beta1.ControlStateFailed, fmt.Sprintf("job is %s, not Running", c.job().State))
 			return nil
 		}
-		if c.savepointInFlight() {
+		if savepointInFlight(c.st) {
 			// A savepoint spec.job asked for (scheduled, savepointGeneration) is under way:
 			// its record is the only trace of a savepoint that may complete, which an
 			// update's last-state check reads. The user's waits for it rather than replace
@@ -222,7 +223,7 @@ func (c *cycle) savepointControl(ctx context.Context) error {
 		c.controlDone(v1beta1.ControlStateFailed, "superseded by another savepoint")
 		return nil
 	}
-	ph, err := c.driveSavepoint(ctx, false)
+	ph, err := c.driveSavepoint(ctx, &c.out.flowOut, false)
 	if err != nil {
 		return err
 	}

@@ -61,22 +61,15 @@ type derived struct {
 	deploymentFailed bool
 }
 
-// outcome is what the flows decided; setConditions derives the conditions from it.
+// outcome is what the steps decided; setConditions derives the conditions from it.
 type outcome struct {
-	waiting           *metav1.Condition
-	savepointRequired *metav1.Condition
-	updateStep        *metav1.Condition
-	observed          bool
-	flow              string
-	// removeControl and removeRestore remove their annotation only after the status is written,
-	// so that the request is never lost; a control ignored while another is in flight is
-	// removed before (controlIgnored).
+	flowOut
+	observed bool
+	flow     string
+	// removeControl removes the control annotation only after the status is written, so
+	// that the request is never lost (as removeRestore does); a control ignored while another
+	// is in flight is removed before (controlIgnored).
 	removeControl, controlIgnored bool
-	removeRestore                 bool
-	// requeue is when to reconcile again (0: on the next change only).
-	requeue time.Duration
-	// objects is what the act steps did to the cluster's objects.
-	objects acted
 }
 
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) *cycle {
@@ -119,31 +112,6 @@ func savepointRequiredCondition(reason, format string, args ...any) *metav1.Cond
 	return &cond
 }
 
-func (c *cycle) wait(w *metav1.Condition) {
-	c.out.waiting = w
-	c.poll()
-}
-
-func (c *cycle) waitFor(reason, format string, args ...any) {
-	c.wait(waitCondition(reason, format, args...))
-}
-
-func (c *cycle) requireSavepoint(reason, format string, args ...any) {
-	c.out.savepointRequired = savepointRequiredCondition(reason, format, args...)
-}
-
-// haltUpdate ends this reconcile's update step on a Waiting or SavepointRequired condition.
-func (c *cycle) haltUpdate(h *metav1.Condition) {
-	reason := h.Reason
-	if h.Type == ConditionSavepointRequired {
-		c.out.savepointRequired = h
-		reason = ConditionReasonNoFinalSavepoint
-	} else {
-		c.wait(h)
-	}
-	c.updateStepf(reason, "%s", h.Message)
-}
-
 // errRecordFirst ends a reconcile's acting: what it decided (a deploy's job ID, a savepoint's
 // trigger ID, what a JobManager scaled away could no longer tell) is the reconcile's one status
 // write, and the next reconcile, at once (lookAgainNow), acts on that record.
@@ -151,8 +119,10 @@ var errRecordFirst = errors.New("recording the decision before acting on it")
 
 // recordedBeforeActing returns errRecordFirst unless the status as read already records what
 // this reconcile decided.
-func (c *cycle) recordedBeforeActing() error {
-	if decisionChanged(&c.read, c.st) {
+func (c *cycle) recordedBeforeActing() error { return recordedFirst(&c.read, c.st) }
+
+func recordedFirst(read, st *v1beta1.FlinkClusterStatus) error {
+	if decisionChanged(read, st) {
 		return errRecordFirst
 	}
 	return nil
@@ -162,27 +132,7 @@ func decisionChanged(read, st *v1beta1.FlinkClusterStatus) bool {
 	return !equality.Semantic.DeepEqual(decisionRecord(read), decisionRecord(st))
 }
 
-// pastDeadline reports whether an operation that started at since has run longer than bound,
-// else asks for a reconcile just past it. Deadlines count from the start the status records,
-// so that a restarted controller keeps them.
-func (c *cycle) pastDeadline(since time.Time, bound time.Duration) bool {
-	if since.IsZero() || bound <= 0 {
-		return false
-	}
-	if left := since.Add(bound).Sub(c.now); left >= 0 {
-		c.after(left + time.Second)
-		return false
-	}
-	return true
-}
-
-func (c *cycle) after(d time.Duration) {
-	if d > 0 && (c.out.requeue == 0 || d < c.out.requeue) {
-		c.out.requeue = d
-	}
-}
-
-func (c *cycle) poll() { c.after(c.r.Options.RequeueInterval) }
+func (c *cycle) poll() { c.out.after(c.r.Options.RequeueInterval) }
 
 // idle ends a reconcile with nothing in flight: a watched change, the poller or the resync
 // wakes the next. Without a poller, or when what kept the REST API from being asked is not
@@ -192,7 +142,7 @@ func (c *cycle) idle() {
 		c.poll()
 		return
 	}
-	c.after(c.r.Options.ResyncInterval)
+	c.out.after(c.r.Options.ResyncInterval)
 }
 
 // trackFlink hands the cluster's REST reads to the poller until the next reconcile: at the
@@ -300,7 +250,13 @@ func (c *cycle) finish(ctx context.Context, err error) error {
 		err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
 	} else if changed {
 		// Taken now, not on the write's echo (Setup drops status-only changes) nor at a resync.
-		c.after(lookAgainNow)
+		c.out.after(lookAgainNow)
+	}
+	if c.out.poll {
+		c.poll()
+	}
+	if c.out.idle {
+		c.idle()
 	}
 	c.trackFlink()
 	if err != nil {
@@ -401,14 +357,14 @@ func (c *cycle) answerHAMetadataLost(ctx context.Context) error {
 var flows = []struct {
 	name    string
 	applies func(*cycle) bool
-	run     func(*cycle, context.Context) error
+	run     flowFunc
 }{
-	{"cancel", (*cycle).cancelStopping, (*cycle).cancel},
-	{"update", (*cycle).updatePending, (*cycle).update},
-	{"cancel", (*cycle).cancelPending, (*cycle).cancel},
-	{"restart", func(c *cycle) bool { return c.job().State == v1beta1.JobStateRestarting || c.shouldRestart() }, (*cycle).restart},
-	{"cleanup", (*cycle).finished, (*cycle).cleanup},
-	{"ensure", func(*cycle) bool { return true }, (*cycle).ensure},
+	{"cancel", (*cycle).cancelStopping, cancel},
+	{"update", (*cycle).updatePending, update},
+	{"cancel", (*cycle).cancelPending, cancel},
+	{"restart", func(c *cycle) bool { return c.job().State == v1beta1.JobStateRestarting || c.shouldRestart() }, restart},
+	{"cleanup", (*cycle).finished, cleanup},
+	{"ensure", func(*cycle) bool { return true }, ensure},
 }
 
 // runFlow runs the first flow that applies; its error names it.
@@ -418,7 +374,9 @@ func (c *cycle) runFlow(ctx context.Context) error {
 			continue
 		}
 		c.out.flow = f.name
-		if err := f.run(c, ctx); err != nil {
+		out, err := f.run(ctx, c, c.flowIn(), c.st)
+		c.out.merge(out)
+		if err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		return nil
@@ -469,6 +427,8 @@ func (c *cycle) savepointRequiredRecorded() bool {
 
 func (c *cycle) restoreChoice() *string { return flinkcluster.RestoreChoice(c.fc.Annotations) }
 
+func (in flowIn) restoreChoice() *string { return flinkcluster.RestoreChoice(in.fc.Annotations) }
+
 // shouldRestart reports whether a failed job is restarted: the rule the webhook judges by too.
 func (c *cycle) shouldRestart() bool {
 	job := c.job()
@@ -485,11 +445,13 @@ func (c *cycle) finished() bool {
 
 // cleanupAction is the cleanup policy of the job's end, except for a job that ended unobserved:
 // how it ended is unknown, so KeepCluster applies, keeping the JobManager pod and its log.
-func (c *cycle) cleanupAction() v1beta1.CleanupAction {
-	if c.derived.endedUnobserved {
+func (c *cycle) cleanupAction() v1beta1.CleanupAction { return cleanupAction(c.fc, c.job(), c.derived) }
+
+func cleanupAction(fc *v1beta1.FlinkCluster, job *v1beta1.JobStatus, d derived) v1beta1.CleanupAction {
+	if d.endedUnobserved {
 		return v1beta1.CleanupActionKeepCluster
 	}
-	return state.CleanupAction(&c.fc.Spec, c.job().State)
+	return state.CleanupAction(&fc.Spec, job.State)
 }
 
 // stopping reports whether a stop-with-savepoint may have taken effect: Flink's FINISHED (or
@@ -498,12 +460,12 @@ func (c *cycle) stopping() bool {
 	if c.job().State == v1beta1.JobStateUpdating {
 		return true
 	}
-	return c.stopInFlight(SavepointReasonUpdate) || c.stopInFlight(SavepointReasonJobCancel)
+	return stopInFlight(c.st, SavepointReasonUpdate) || stopInFlight(c.st, SavepointReasonJobCancel)
 }
 
-func (c *cycle) stopInFlight(reason string) bool {
-	sp := c.st.Savepoint
-	return sp != nil && sp.JobID == c.jobID() && sp.TriggerReason == reason && sp.State != SavepointStateFailed
+func stopInFlight(st *v1beta1.FlinkClusterStatus, reason string) bool {
+	sp := st.Savepoint
+	return sp != nil && sp.JobID == st.Components.Job.ID && sp.TriggerReason == reason && sp.State != SavepointStateFailed
 }
 
 // derive applies the lifecycle rules of package state to the observation; a move the job state
@@ -527,7 +489,7 @@ func (c *cycle) derive(context.Context) error {
 		HARecoveryGrace:     c.r.Options.HARecoveryGrace,
 		LostTimeout:         c.r.Options.LostTimeout,
 	})
-	c.after(res.RequeueAfter)
+	c.out.after(res.RequeueAfter)
 	prev := c.job().State
 	switch {
 	case res.Unlisted:
@@ -541,7 +503,7 @@ func (c *cycle) derive(context.Context) error {
 	case res.DeploymentFailure == state.FailureHAMetadataMissing:
 		c.derived.deploymentFailed = true
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))
-		c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s; nothing deploys it again until the user chooses", res.Reason)
+		c.out.requireSavepoint(ConditionReasonHAMetadataMissing, "%s; nothing deploys it again until the user chooses", res.Reason)
 	case res.DeploymentFailure != "":
 		c.derived.deploymentFailed = true
 		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, res.DeploymentFailure, res.Reason))
@@ -588,14 +550,14 @@ func (c *cycle) noteWaits(unreported string) {
 	}
 	switch f := c.obs.flink; {
 	case c.obs.notLeader:
-		c.waitFor(ConditionReasonWaitingForLeader, "%s", c.obs.untrusted)
+		c.out.waitFor(ConditionReasonWaitingForLeader, "%s", c.obs.untrusted)
 	case c.obs.untrusted != "":
-		c.waitFor(ConditionReasonWaitingForFlinkAPI, "%s", c.obs.untrusted)
+		c.out.waitFor(ConditionReasonWaitingForFlinkAPI, "%s", c.obs.untrusted)
 	case f != nil && f.Job == nil && f.Application != nil && !flinkclient.IsTerminalApplicationState(f.Application.Status):
-		c.waitFor(ConditionReasonWaitingForApplication, "application %s is %s and runs no job %s yet (its jobs by state: %v)",
+		c.out.waitFor(ConditionReasonWaitingForApplication, "application %s is %s and runs no job %s yet (its jobs by state: %v)",
 			f.Application.ID, f.Application.Status, c.jobID(), f.Application.JobCounts)
 	case unreported != "":
-		c.waitFor(ConditionReasonWaitingForJobReport, "%s", unreported)
+		c.out.waitFor(ConditionReasonWaitingForJobReport, "%s", unreported)
 	}
 }
 
@@ -808,7 +770,7 @@ func (c *cycle) setWaiting() {
 			c.event(corev1.EventTypeWarning, ReasonWaitExceeded, "Wait", "%s: %s", w.Reason, w.Message)
 		}
 	} else {
-		c.after(bound - waited)
+		c.out.after(bound - waited)
 	}
 	if prev != nil && prev.Reason != w.Reason {
 		// A new wait: its time is now, even though the status stays True.
@@ -830,11 +792,6 @@ func (c *cycle) setJobManagerReady() {
 	// The condition says it; no Event: a pod that becomes ready is nothing to act on, and a
 	// job that does not run because of it says so by its own Events.
 	c.setCondition(jobManagerReadyCondition(kind, o.wl, replicas, o.pod))
-}
-
-func (c *cycle) updateStepf(reason, format string, args ...any) {
-	cond := condition(ConditionUpdating, metav1.ConditionTrue, reason, fmt.Sprintf(format, args...))
-	c.out.updateStep = &cond
 }
 
 func (c *cycle) deriveClusterState() {

@@ -10,59 +10,60 @@ import (
 	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/resources"
 	"github.com/flink-admission/flink-admission/controller/state"
+	"github.com/flink-admission/flink-admission/flinkcluster"
 )
 
 // ensure keeps an active job's objects in place: the components of the current deploy and
 // the JobManager workload, created when the deploy has none yet, or again when a JobManager
 // Deployment went missing and the job can resume from HA.
-func (c *cycle) ensure(ctx context.Context) error {
-	job := c.job()
-	if c.obs.wl == nil {
+func ensure(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus) (out flowOut, err error) {
+	job := st.Components.Job
+	if in.obs.wl == nil {
 		if job.State != v1beta1.JobStatePending {
 			// A Job that disappeared is Lost, not resubmitted (package state); its timeout
 			// applies.
-			if err := c.act(c.applyComponents(ctx)); err != nil {
-				return err
+			if err := out.act(a.applyComponents(ctx)); err != nil {
+				return out, err
 			}
-			c.poll()
-			return nil
+			out.lookAgain()
+			return out, nil
 		}
-		if w, err := c.waitForNoLeader(ctx); err != nil || w != nil {
+		if w, err := a.waitForNoLeader(ctx); err != nil || w != nil {
 			if w != nil {
-				c.wait(w)
+				out.wait(w)
 			}
-			return err
+			return out, err
 		}
 		if job.DeployTime == "" {
 			// A deploy not created yet: the first one, or one whose creation failed.
 			from := job.FromSavepoint
-			if job.ID == "" && c.fc.Spec.Job.FromSavepoint != nil {
-				from = *c.fc.Spec.Job.FromSavepoint
+			if job.ID == "" && in.fc.Spec.Job.FromSavepoint != nil {
+				from = *in.fc.Spec.Job.FromSavepoint
 			}
 			if job.ID == "" {
-				return c.newDeploy(ctx, from)
+				return out, a.newDeploy(ctx, &out, from)
 			}
-			if err := c.recordedBeforeActing(); err != nil {
-				return err
+			if err := recordedFirst(in.read, st); err != nil {
+				return out, err
 			}
-			return c.act(c.createJobManager(ctx))
+			return out, out.act(a.createJobManager(ctx, &out))
 		}
-		return c.resume(ctx)
+		return out, resume(ctx, a, in, st, &out)
 	}
-	if err := c.act(c.applyComponents(ctx)); err != nil {
-		return err
+	if err := out.act(a.applyComponents(ctx)); err != nil {
+		return out, err
 	}
-	if c.obs.wl.Deleting {
-		c.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager workload is being deleted")
-		return nil
+	if in.obs.wl.Deleting {
+		out.waitFor(ConditionReasonWaitingForJobManagerDeletion, "the JobManager workload is being deleted")
+		return out, nil
 	}
-	if c.mode == v1beta1.JobManagerDeploymentTypeDeployment {
-		if err := c.scaleJobManager(ctx, 1); err != nil {
-			return err
+	if in.fc.Spec.GetDeploymentType() == v1beta1.JobManagerDeploymentTypeDeployment {
+		if err := a.scaleJobManager(ctx, 1); err != nil {
+			return out, err
 		}
 	}
-	c.idle()
-	return nil
+	out.idle = true
+	return out, nil
 }
 
 // resume creates the missing JobManager Deployment of the current deploy again, under the
@@ -70,29 +71,29 @@ func (c *cycle) ensure(ctx context.Context) error {
 // graph and the latest checkpoint, and the deploy's savepoint is not passed again (it is
 // older than the job's state). When the HA metadata is gone, restoring any savepoint would
 // rewind the job silently: the deployment fails with a clear reason and the user chooses.
-func (c *cycle) resume(ctx context.Context) error {
-	job := c.job()
-	if !c.ranOrSubmitted() {
-		return c.act(c.createJobManager(ctx))
+func resume(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut) error {
+	job := st.Components.Job
+	if !ranOrSubmitted(job, in.obs) {
+		return out.act(a.createJobManager(ctx, out))
 	}
 	// HA services other than Kubernetes HA (unsupportedHA) keep the job graph where the
 	// controller cannot look: the JobManager is created again and recovers the job if its
 	// graph is there; if not, main() finds ResumeFromHAOnly and fails instead of starting
 	// from empty state (state.Flink.RestoreRefused).
-	if c.kubernetesHA() && !c.obs.ha.jobGraphStored(job.ID) {
+	if flinkcluster.KubernetesHA(in.fc.Spec.FlinkProperties) && !in.obs.ha.jobGraphStored(job.ID) {
 		reason := fmt.Sprintf("the JobManager Deployment of job %s is missing and the HA metadata the job would recover from is gone (no job graph in the ConfigMaps of cluster ID %s): restoring savepoint %q would lose the state acknowledged since",
-			job.ID, resources.HAClusterID(c.fc), job.SavepointLocation)
-		if err := c.setJobState(state.EventDeploymentAndHAMissing, reason, reason, c.now); err != nil {
+			job.ID, resources.HAClusterID(in.fc), job.SavepointLocation)
+		if err := a.setJobState(state.EventDeploymentAndHAMissing, reason, reason, in.now); err != nil {
 			return fmt.Errorf("recording the missing JobManager Deployment: %w", err)
 		}
-		c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason))
-		c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Deploy", "%s", reason)
-		c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
+		setCondition(&st.Conditions, condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason), in.now)
+		a.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Deploy", "%s", reason)
+		out.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
 		return nil
 	}
 	job.FromSavepoint = ""
-	if err := c.recordedBeforeActing(); err != nil {
+	if err := recordedFirst(in.read, st); err != nil {
 		return err
 	}
-	return c.act(c.createJobManager(ctx))
+	return out.act(a.createJobManager(ctx, out))
 }

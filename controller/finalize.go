@@ -43,15 +43,15 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (re
 	}
 	c.setClusterState(v1beta1.ClusterStateStopping, ReasonDeleting, "Delete", "FlinkCluster deleted: removing its JobManager, TaskManagers and HA ConfigMaps")
 	c.setJobManagerReady()
-	if err := c.act(c.deleteJobManager(ctx)); errors.Is(err, errRecordFirst) {
+	if err := c.out.act(c.deleteJobManager(ctx, &c.out.flowOut)); errors.Is(err, errRecordFirst) {
 		return ctrl.Result{RequeueAfter: lookAgainNow}, nil
 	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing the JobManager: %w", err)
 	}
-	if err := c.act(c.deleteTaskManagers(ctx)); err != nil {
+	if err := c.out.act(c.deleteTaskManagers(ctx)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing the TaskManagers: %w", err)
 	}
-	if err := c.act(c.deleteExtras(ctx)); err != nil {
+	if err := c.out.act(c.deleteExtras(ctx)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing the optional objects: %w", err)
 	}
 	if c.obs.serviceExists {

@@ -183,7 +183,7 @@ func (c *cycle) readHA(ctx context.Context, from client.Reader) (haView, error) 
 func (c *cycle) haMetadataLost(ctx context.Context) (bool, error) {
 	job := c.job()
 	if c.mode != v1beta1.JobManagerDeploymentTypeDeployment || !c.kubernetesHA() ||
-		job.ID == "" || job.State != v1beta1.JobStateRunning || !c.flinkReportsRunning() ||
+		job.ID == "" || job.State != v1beta1.JobStateRunning || !flinkReportsRunning(c.obs) ||
 		c.obs.wl == nil || c.obs.wl.Deleting || c.obs.ha.jobGraphStored(job.ID) {
 		return false, nil
 	}
@@ -226,9 +226,9 @@ func (c *cycle) redeployWithoutHA() error {
 	return nil
 }
 
-func (c *cycle) redeployingWithoutHA() bool {
-	cond := meta.FindStatusCondition(c.st.Conditions, ConditionDeploymentFailed)
-	return c.job().State == v1beta1.JobStateUpdating && cond != nil && cond.Status == metav1.ConditionTrue &&
+func redeployingWithoutHA(st *v1beta1.FlinkClusterStatus) bool {
+	cond := meta.FindStatusCondition(st.Conditions, ConditionDeploymentFailed)
+	return st.Components.Job.State == v1beta1.JobStateUpdating && cond != nil && cond.Status == metav1.ConditionTrue &&
 		cond.Reason == ConditionReasonHAMetadataMissing
 }
 
@@ -273,6 +273,6 @@ func (c *cycle) noteRestoreRefused(context.Context) error {
 	if c.setCondition(condition(ConditionDeploymentFailed, metav1.ConditionTrue, ConditionReasonHAMetadataMissing, reason)) {
 		c.event(corev1.EventTypeWarning, ReasonHAMetadataMissing, "Observe", "%s", reason)
 	}
-	c.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
+	c.out.requireSavepoint(ConditionReasonHAMetadataMissing, "%s", reason)
 	return nil
 }

@@ -37,18 +37,18 @@ type lastStateView struct {
 
 // lastState reads what a last-state redeploy would restore. A savepoint takes its ID from the
 // checkpoints' counter, so it is compared by ID; one of unknown ID may be newer than the store.
-func (c *cycle) lastState() lastStateView {
-	job := c.job()
-	clusterID := resources.HAClusterID(c.fc)
+func (in flowIn) lastState(st *v1beta1.FlinkClusterStatus) lastStateView {
+	job := st.Components.Job
+	clusterID := resources.HAClusterID(in.fc)
 	switch {
-	case !flinkcluster.LastStateSupported(&c.fc.Spec):
+	case !flinkcluster.LastStateSupported(&in.fc.Spec):
 		return lastStateView{why: "last-state needs a JobManager Deployment with Flink's Kubernetes HA"}
 	case job.ID == "":
 		return lastStateView{why: "no job was deployed"}
 	}
 	var ids []int64
-	for i := range c.obs.ha.configMaps {
-		if cm := &c.obs.ha.configMaps[i]; cm.Name == flinkha.JobConfigMapName(clusterID, job.ID) && cm.DeletionTimestamp == nil {
+	for i := range in.obs.ha.configMaps {
+		if cm := &in.obs.ha.configMaps[i]; cm.Name == flinkha.JobConfigMapName(clusterID, job.ID) && cm.DeletionTimestamp == nil {
 			ids = flinkha.CheckpointIDs(cm)
 		}
 	}
@@ -58,7 +58,7 @@ func (c *cycle) lastState() lastStateView {
 	}
 	newest := ids[len(ids)-1]
 	v := lastStateView{checkpoint: newest}
-	if sp := c.st.Savepoint; sp != nil && sp.JobID == job.ID && sp.TriggerTime != "" &&
+	if sp := st.Savepoint; sp != nil && sp.JobID == job.ID && sp.TriggerTime != "" &&
 		sp.State != SavepointStateSucceeded && sp.State != SavepointStateFailed {
 		// Triggered and not known to have failed: it may have completed after the checkpoint.
 		v.why = fmt.Sprintf("savepoint trigger %s of job %s may have completed (%s): it may be newer than the stored checkpoint %d", sp.TriggerID, job.ID, sp.State, newest)
@@ -73,7 +73,7 @@ func (c *cycle) lastState() lastStateView {
 	case sp > newest:
 		v.newerSavepoint = true
 		v.why = fmt.Sprintf("savepoint %s (checkpoint ID %d) is newer than the newest stored checkpoint %d", job.SavepointLocation, sp, newest)
-	case sp == 0 && c.savepointOfCurrentJob():
+	case sp == 0 && savepointOfCurrentJob(st):
 		// Of this job ID (an earlier one's is older than its checkpoints), judged by the history:
 		// a later trigger (an update's failed stop) replaces the savepoint record.
 		v.why = fmt.Sprintf("the checkpoint ID of savepoint %s is unknown: it may be newer than the stored checkpoint %d", job.SavepointLocation, newest)
@@ -85,48 +85,48 @@ func (c *cycle) lastState() lastStateView {
 
 // planUpdate asks flinkcluster.PlanUpgrade on this reconcile's observation, reading the
 // checkpoint statistics only when it needs them.
-func (c *cycle) planUpdate(ctx context.Context) flinkcluster.Upgrade {
-	obs := c.upgradeObservation()
-	if flinkcluster.NeedsCheckpointTimes(&c.fc.Spec, obs) {
-		obs.Checkpoints = c.checkpointTimes(ctx, c.job().ID)
+func planUpdate(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus) flinkcluster.Upgrade {
+	obs := in.upgradeObservation(st)
+	if flinkcluster.NeedsCheckpointTimes(&in.fc.Spec, obs) {
+		obs.Checkpoints = a.checkpointTimes(ctx, st.Components.Job.ID)
 	}
-	u := flinkcluster.PlanUpgrade(&c.fc.Spec, c.st, obs, c.now)
-	if u.Refused && c.job().State != v1beta1.JobStateUpdating {
-		c.event(corev1.EventTypeNormal, ReasonLastStateRefused, "Update", "job %s: %s", c.job().ID, u.Why)
+	u := flinkcluster.PlanUpgrade(&in.fc.Spec, st, obs, in.now)
+	if u.Refused && st.Components.Job.State != v1beta1.JobStateUpdating {
+		a.event(corev1.EventTypeNormal, ReasonLastStateRefused, "Update", "job %s: %s", st.Components.Job.ID, u.Why)
 	}
 	return u
 }
 
 // planRestore asks flinkcluster.PlanRestore on the status as the update's stop left it.
-func (c *cycle) planRestore(u flinkcluster.Upgrade) flinkcluster.Restore {
-	return flinkcluster.PlanRestore(&c.fc.Spec, c.st, c.upgradeObservation(), u, c.now)
+func (in flowIn) planRestore(st *v1beta1.FlinkClusterStatus, u flinkcluster.Upgrade) flinkcluster.Restore {
+	return flinkcluster.PlanRestore(&in.fc.Spec, st, in.upgradeObservation(st), u, in.now)
 }
 
 // upgradeObservation is this reconcile's observation for the upgrade decision, on the status now.
-func (c *cycle) upgradeObservation() flinkcluster.UpgradeObservation {
-	ls := c.lastState()
+func (in flowIn) upgradeObservation(st *v1beta1.FlinkClusterStatus) flinkcluster.UpgradeObservation {
+	ls := in.lastState(st)
 	obs := flinkcluster.UpgradeObservation{
-		RestoreChoice:  c.restoreChoice(),
-		StopInFlight:   c.stopInFlight(SavepointReasonUpdate),
-		FlinkSilence:   c.obs.untrusted,
-		JobGraphStored: c.obs.ha.jobGraphStored(c.job().ID),
-		WorkloadOfJob:  c.obs.wl != nil && c.obs.wl.JobID == c.job().ID,
+		RestoreChoice:  in.restoreChoice(),
+		StopInFlight:   stopInFlight(st, SavepointReasonUpdate),
+		FlinkSilence:   in.obs.untrusted,
+		JobGraphStored: in.obs.ha.jobGraphStored(st.Components.Job.ID),
+		WorkloadOfJob:  in.obs.wl != nil && in.obs.wl.JobID == st.Components.Job.ID,
 		LastState:      flinkcluster.LastStateOffer{Available: ls.ok, Checkpoint: ls.checkpoint, NewerSavepoint: ls.newerSavepoint, Why: ls.why},
-		WaitBound:      c.r.Options.WaitBound,
+		WaitBound:      in.opts.WaitBound,
 	}
-	for _, p := range c.mayLeadPods() {
+	for _, p := range in.mayLeadPods() {
 		obs.MayRunOn = append(obs.MayRunOn, p.Name)
 	}
-	for i := range c.obs.pods {
-		obs.PodMayLead = obs.PodMayLead || state.MayLead(&c.obs.pods[i], c.obs.ha.leader, c.now)
+	for i := range in.obs.pods {
+		obs.PodMayLead = obs.PodMayLead || state.MayLead(&in.obs.pods[i], in.obs.ha.leader, in.now)
 	}
-	if f := c.obs.flink; f != nil {
+	if f := in.obs.flink; f != nil {
 		obs.FlinkAnswered = true
 		if f.Job != nil {
 			obs.FlinkJobState = f.Job.State
 		}
 	}
-	if cond := meta.FindStatusCondition(c.st.Conditions, ConditionUpdating); cond != nil && cond.Status == metav1.ConditionTrue {
+	if cond := meta.FindStatusCondition(st.Conditions, ConditionUpdating); cond != nil && cond.Status == metav1.ConditionTrue {
 		obs.UpdatingSince = cond.LastTransitionTime.Time
 	}
 	return obs
@@ -160,42 +160,42 @@ func (c *cycle) checkpointTimes(ctx context.Context, jobID string) *flinkcluster
 }
 
 // lastStateUpdate replaces the JobManager, keeping the checkpoint store, and deploys last-state.
-func (c *cycle) lastStateUpdate(ctx context.Context, why string) error {
-	ready, err := c.replaceJobManager(ctx, true)
+func lastStateUpdate(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut, why string) error {
+	ready, err := replaceJobManager(ctx, a, in, out, true)
 	if err != nil || !ready {
 		return err
 	}
-	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
-	return c.lastStateDeploy(ctx, why)
+	st.Revision.CurrentRevision = st.Revision.NextRevision
+	return lastStateDeploy(ctx, a, in, st, out, why)
 }
 
 // lastStateDeploy deploys under the current job ID, with no savepoint: Flink restores its store.
-func (c *cycle) lastStateDeploy(ctx context.Context, why string) error {
-	job := c.job()
-	ls := c.lastState()
+func lastStateDeploy(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut, why string) error {
+	job := st.Components.Job
+	ls := in.lastState(st)
 	job.DeployTime, job.StartTime, job.CompletionTime = "", "", nil
 	job.FinalSavepoint, job.FailureReasons, job.FromSavepoint, job.FromCheckpoint = false, nil, "", true
-	if err := c.setJobState(state.EventLastStateRedeploy, "", "last-state redeploy", c.now); err != nil {
+	if err := a.setJobState(state.EventLastStateRedeploy, "", "last-state redeploy", in.now); err != nil {
 		return fmt.Errorf("recording the last-state redeploy: %w", err)
 	}
-	c.event(corev1.EventTypeNormal, ReasonLastStateRedeploy, "Deploy",
+	a.event(corev1.EventTypeNormal, ReasonLastStateRedeploy, "Deploy",
 		"last-state (%s): deploying revision %s as job %s again, restoring its newest checkpoint %d from Flink's HA store",
-		why, c.st.Revision.CurrentRevision, job.ID, ls.checkpoint)
-	err := c.recordedBeforeActing()
+		why, st.Revision.CurrentRevision, job.ID, ls.checkpoint)
+	err := recordedFirst(in.read, st)
 	if err == nil {
-		if err := c.act(c.createJobManager(ctx)); err != nil {
+		if err := out.act(a.createJobManager(ctx, out)); err != nil {
 			return fmt.Errorf("creating the last-state JobManager: %w", err)
 		}
 	}
-	c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring checkpoint %d from Flink's HA store (last-state: %s)",
-		c.st.Revision.CurrentRevision, job.ID, ls.checkpoint, why)
+	out.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring checkpoint %d from Flink's HA store (last-state: %s)",
+		st.Revision.CurrentRevision, job.ID, ls.checkpoint, why)
 	return err
 }
 
 // removeJobGraphs removes the job graphs from the HA ConfigMaps and keeps the checkpoint stores
 // and leader records, as the operator's deleteJobGraphInKubernetesHA; it reports whether none is
 // left. An update that lost a race with a writer is tried again, never forced.
-func (c *cycle) removeJobGraphs(ctx context.Context) (bool, error) {
+func (c *cycle) removeJobGraphs(ctx context.Context, out *flowOut) (bool, error) {
 	// Read afresh: a JobManager may have written since; the observation stays as decided by.
 	v, err := c.readHA(ctx, c.r.Reader)
 	if err != nil {
@@ -224,7 +224,7 @@ func (c *cycle) removeJobGraphs(ctx context.Context) (bool, error) {
 		if err := c.r.Client.Update(ctx, edited); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				ctrl.LoggerFrom(ctx).V(1).Info("removing the job graphs lost a race; trying again", "configMap", cm.Name, "error", err.Error())
-				c.poll()
+				out.lookAgain()
 				return false, nil
 			}
 			return false, fmt.Errorf("removing the job graphs from HA ConfigMap %s: %w", cm.Name, err)
@@ -265,7 +265,7 @@ func (c *cycle) recoverableFromHA() (bool, string) {
 	if c.obs.ha.jobGraphStored(job.ID) {
 		return true, fmt.Sprintf("its job graph is kept in Flink's HA store: its JobManager recovers it when it starts again, and an update redeploys it from its newest checkpoint (last-state)")
 	}
-	if ls := c.lastState(); ls.ok {
+	if ls := c.flowIn().lastState(c.st); ls.ok {
 		return true, fmt.Sprintf("its checkpoint %d is kept in Flink's HA store: an update redeploys it from there (last-state)", ls.checkpoint)
 	}
 	return false, ""
@@ -296,7 +296,7 @@ func (c *cycle) keepRecoverableLostJob() {
 // compares stored checkpoints with; a failed read leaves it unknown (0).
 func (c *cycle) noteSavepointCheckpointID(ctx context.Context) {
 	job := c.job()
-	if job.SavepointCheckpointID != 0 || !c.savepointOfCurrentJob() || !flinkcluster.LastStateSupported(&c.fc.Spec) {
+	if job.SavepointCheckpointID != 0 || !savepointOfCurrentJob(c.st) || !flinkcluster.LastStateSupported(&c.fc.Spec) {
 		return
 	}
 	cl, err := c.flinkClient(ctx)
@@ -316,12 +316,12 @@ func (c *cycle) noteSavepointCheckpointID(ctx context.Context) {
 }
 
 // savepointOfCurrentJob reports whether the history records the last savepoint of this job ID.
-func (c *cycle) savepointOfCurrentJob() bool {
-	job := c.job()
+func savepointOfCurrentJob(st *v1beta1.FlinkClusterStatus) bool {
+	job := st.Components.Job
 	if job.SavepointLocation == "" || job.ID == "" {
 		return false
 	}
-	for _, r := range c.st.SavepointHistory {
+	for _, r := range st.SavepointHistory {
 		if r.Location == job.SavepointLocation && r.JobID == job.ID {
 			return true
 		}
@@ -332,11 +332,11 @@ func (c *cycle) savepointOfCurrentJob() bool {
 // mayLeadPods are the JobManager pods that may still run the job (state.MayLead) with a running
 // container, or being deleted. One whose container does not run (a crash loop's back-off, an
 // image not pulled) runs nothing, even while its dead process's lease lasts.
-func (c *cycle) mayLeadPods() []corev1.Pod {
+func (in flowIn) mayLeadPods() []corev1.Pod {
 	var out []corev1.Pod
-	for i := range c.obs.pods {
-		p := &c.obs.pods[i]
-		if !state.MayLead(p, c.obs.ha.leader, c.now) {
+	for i := range in.obs.pods {
+		p := &in.obs.pods[i]
+		if !state.MayLead(p, in.obs.ha.leader, in.now) {
 			continue
 		}
 		running := false

@@ -56,7 +56,7 @@ func TestLastStateUnavailableWhileAReplacedSavepointMayHaveCompleted(t *testing.
 			c.requestSavepoint(SavepointReasonUpdate)
 			assert.Equal(t, tc.unknown, c.job().UnknownSavepointTime)
 			c.st.Savepoint.State = SavepointStateFailed // the update's stop failed too
-			ls := c.lastState()
+			ls := c.flowIn().lastState(c.st)
 			assert.Equal(t, tc.unknown == "", ls.ok, ls.why)
 			if tc.unknown != "" {
 				assert.Contains(t, ls.why, "has an unknown outcome")
@@ -75,9 +75,9 @@ func TestLastStateUnavailableWhileAReplacedSavepointMayHaveCompleted(t *testing.
 	t.Run("a record dropped (an update reverted) keeps the mark too", func(t *testing.T) {
 		c := lastStateCycle(jobID, t0.Add(27*time.Second))
 		c.st.Savepoint = replaced(SavepointStateInProgress, "2026-11-30T12:13:10Z")
-		c.replaceSavepointRecord(nil)
+		replaceSavepointRecord(c.st, nil)
 		assert.Equal(t, "2026-11-30T12:13:10Z", c.job().UnknownSavepointTime)
-		assert.False(t, c.lastState().ok)
+		assert.False(t, c.flowIn().lastState(c.st).ok)
 	})
 	t.Run("a savepoint triggered before the unknown one does not clear the mark", func(t *testing.T) {
 		c := lastStateCycle(jobID, t0.Add(27*time.Second))
@@ -136,7 +136,7 @@ func TestLastStateFallbackWaitsOnlyWhileNoLeaderAnswers(t *testing.T) {
 				TriggerReason: SavepointReasonUpdate, State: SavepointStateFailed, Message: "the job is not running"}
 			c.obs.pods = []corev1.Pod{*builder.SetRunning(builder.Pod("wc", "wc-jobmanager-1-3", "wc-d324db481c", t0.Add(-8*time.Minute)), t0.Add(-7*time.Minute))}
 			c.obs.flink = tc.flink
-			r := c.planRestore(flinkcluster.Upgrade{How: flinkcluster.UpgradeSavepoint})
+			r := c.flowIn().planRestore(c.st, flinkcluster.Upgrade{How: flinkcluster.UpgradeSavepoint})
 			assert.Empty(t, r.From)
 			assert.Equal(t, tc.wantLastState, r.How == flinkcluster.RestoreLastState, r.Why)
 			if tc.wantWait == "" {

@@ -256,7 +256,7 @@ func (c *cycle) confirmAbsent(ctx context.Context) (bool, error) {
 	if shownIn(pods, cached.pods) && shownIn(ha, cached.ha.configMaps) {
 		return true, nil
 	}
-	c.after(lookAgainNow)
+	c.out.after(lookAgainNow)
 	return false, nil
 }
 

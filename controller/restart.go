@@ -13,21 +13,21 @@ import (
 // restart (Job mode, restartPolicy FromSavepointOnFailure) replaces a failed job's JobManager
 // Job with a new deploy that restores the latest savepoint — the user's standing choice,
 // bounded by maxStateAgeToRestoreSeconds.
-func (c *cycle) restart(ctx context.Context) error {
-	job := c.job()
+func restart(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus) (out flowOut, err error) {
+	job := st.Components.Job
 	if job.State != v1beta1.JobStateRestarting {
 		job.RestartCount++
-		c.event(corev1.EventTypeNormal, ReasonRestarting, "Restart", "restarting failed job %s from savepoint %s (restart %d)",
+		a.event(corev1.EventTypeNormal, ReasonRestarting, "Restart", "restarting failed job %s from savepoint %s (restart %d)",
 			job.ID, job.SavepointLocation, job.RestartCount)
-		if err := c.setJobState(state.EventRestart, "", fmt.Sprintf("restartPolicy %s", v1beta1.JobRestartPolicyFromSavepointOnFailure), c.now); err != nil {
-			return fmt.Errorf("recording the restart: %w", err)
+		if err := a.setJobState(state.EventRestart, "", fmt.Sprintf("restartPolicy %s", v1beta1.JobRestartPolicyFromSavepointOnFailure), in.now); err != nil {
+			return out, fmt.Errorf("recording the restart: %w", err)
 		}
 	}
-	ready, err := c.replaceJobManager(ctx, false)
+	ready, err := replaceJobManager(ctx, a, in, &out, false)
 	if err != nil || !ready {
-		return err
+		return out, err
 	}
-	return c.newDeploy(ctx, job.SavepointLocation)
+	return out, a.newDeploy(ctx, &out, job.SavepointLocation)
 }
 
 // replaceJobManager removes the current JobManager before a new deploy: it deletes the
@@ -35,36 +35,36 @@ func (c *cycle) restart(ctx context.Context) error {
 // ConfigMaps so that the new JobManager cannot recover the old job graph — or, with
 // keepCheckpoints (a last-state redeploy), removes only the job graphs and keeps the
 // checkpoint stores. ready reports whether the new deploy may be created.
-func (c *cycle) replaceJobManager(ctx context.Context, keepCheckpoints bool) (ready bool, err error) {
-	if c.obs.wl != nil && !c.obs.wl.Deleting {
-		if err := c.act(c.deleteJobManager(ctx)); err != nil {
+func replaceJobManager(ctx context.Context, a flowActs, in flowIn, out *flowOut, keepCheckpoints bool) (ready bool, err error) {
+	if wl := in.obs.wl; wl != nil && !wl.Deleting {
+		if err := out.act(a.deleteJobManager(ctx, out)); err != nil {
 			return false, fmt.Errorf("deleting the old JobManager: %w", err)
 		}
-		c.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
-			c.obs.wl.Revision, podNames(c.obs.pods)))
+		out.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerPods, "deleted the JobManager of revision %s: waiting for its pods to be gone: %s",
+			wl.Revision, podNames(in.obs.pods)))
 		return false, nil
 	}
-	if w, err := c.waitForNoLeader(ctx); err != nil || w != nil {
+	if w, err := a.waitForNoLeader(ctx); err != nil || w != nil {
 		if w != nil {
-			c.haltUpdate(w)
+			out.haltUpdate(w)
 		}
 		return false, err
 	}
-	if c.obs.wl != nil {
-		c.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerDeletion, "waiting for the old JobManager workload (revision %s) to be deleted", c.obs.wl.Revision))
+	if in.obs.wl != nil {
+		out.haltUpdate(waitCondition(ConditionReasonWaitingForJobManagerDeletion, "waiting for the old JobManager workload (revision %s) to be deleted", in.obs.wl.Revision))
 		return false, nil
 	}
 	if keepCheckpoints {
-		gone, err := c.removeJobGraphs(ctx)
+		gone, err := a.removeJobGraphs(ctx, out)
 		if err == nil && !gone {
-			c.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the old deploy's job graph to be removed from the HA ConfigMaps")
+			out.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the old deploy's job graph to be removed from the HA ConfigMaps")
 		}
 		return gone && err == nil, err
 	}
-	gone, err := c.deleteHAConfigMaps(ctx)
+	gone, err := a.deleteHAConfigMaps(ctx)
 	if err != nil || !gone {
 		if err == nil {
-			c.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the HA ConfigMaps of the old deploy to be deleted")
+			out.waitFor(ConditionReasonWaitingForJobManagerPods, "waiting for the HA ConfigMaps of the old deploy to be deleted")
 		}
 		return false, err
 	}

@@ -29,7 +29,7 @@ const (
 // a lost answer or a lost status write asks about the same operation (Flink's triggerId
 // idempotency) instead of stopping a job that already stopped.
 func (c *cycle) requestSavepoint(reason string) {
-	c.replaceSavepointRecord(&v1beta1.SavepointStatus{
+	replaceSavepointRecord(c.st, &v1beta1.SavepointStatus{
 		JobID:         c.job().ID,
 		TriggerID:     c.r.Options.NewID(),
 		TriggerReason: reason,
@@ -43,15 +43,15 @@ func (c *cycle) requestSavepoint(reason string) {
 // trigger time in status.components.job.unknownSavepointTime: the savepoint may have
 // completed, and the record was the only trace of it that lastState reads (Flink's HA
 // checkpoint store never holds savepoints).
-func (c *cycle) replaceSavepointRecord(next *v1beta1.SavepointStatus) {
-	job := c.job()
-	if old := c.st.Savepoint; old != nil && job != nil && old.JobID != "" && old.JobID == job.ID && old.TriggerTime != "" &&
+func replaceSavepointRecord(st *v1beta1.FlinkClusterStatus, next *v1beta1.SavepointStatus) {
+	job := st.Components.Job
+	if old := st.Savepoint; old != nil && job != nil && old.JobID != "" && old.JobID == job.ID && old.TriggerTime != "" &&
 		old.State != SavepointStateSucceeded && old.State != SavepointStateFailed {
 		if job.UnknownSavepointTime == "" || state.ParseTime(old.TriggerTime).After(state.ParseTime(job.UnknownSavepointTime)) {
 			job.UnknownSavepointTime = old.TriggerTime
 		}
 	}
-	c.st.Savepoint = next
+	st.Savepoint = next
 }
 
 func (c *cycle) savepointRequest() flinkclient.SavepointRequest {
@@ -69,7 +69,7 @@ func (c *cycle) savepointRequest() flinkclient.SavepointRequest {
 
 // driveSavepoint moves the recorded savepoint request one step: trigger it through a trusted
 // JobManager, then poll it. stop takes the savepoint with stop-with-savepoint.
-func (c *cycle) driveSavepoint(ctx context.Context, stop bool) (phase, error) {
+func (c *cycle) driveSavepoint(ctx context.Context, out *flowOut, stop bool) (phase, error) {
 	sp := c.st.Savepoint
 	if sp == nil {
 		return failed, nil
@@ -80,21 +80,21 @@ func (c *cycle) driveSavepoint(ctx context.Context, stop bool) (phase, error) {
 	case SavepointStateFailed, SavepointStateUnknown:
 		return failed, nil
 	case SavepointStateRequested:
-		return c.triggerSavepoint(ctx, stop)
+		return c.triggerSavepoint(ctx, out, stop)
 	}
-	return c.pollSavepoint(ctx, stop)
+	return c.pollSavepoint(ctx, out, stop)
 }
 
-func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) {
+func (c *cycle) triggerSavepoint(ctx context.Context, out *flowOut, stop bool) (phase, error) {
 	sp := c.st.Savepoint
 	if c.job().State != v1beta1.JobStateRunning && c.job().State != v1beta1.JobStateUpdating {
 		return c.savepointFailed(fmt.Sprintf("job is %s, not Running", c.job().State)), nil
 	}
-	if sp.TriggerTime == "" && c.pastDeadline(state.ParseTime(sp.RequestTime), c.r.Options.SavepointTimeout) {
+	if sp.TriggerTime == "" && out.pastDeadline(c.now, state.ParseTime(sp.RequestTime), c.r.Options.SavepointTimeout) {
 		return c.savepointFailed(fmt.Sprintf("not triggered within --savepoint-timeout (%s) of its request", c.r.Options.SavepointTimeout)), nil
 	}
 	if c.obs.flink == nil {
-		if w := standing(c.obs, c.out.objects).wl; (w == nil && c.mode == v1beta1.JobManagerDeploymentTypeJob) || (w != nil && (w.Complete || w.Failed)) {
+		if w := standing(c.obs, out.objects).wl; (w == nil && c.mode == v1beta1.JobManagerDeploymentTypeJob) || (w != nil && (w.Complete || w.Failed)) {
 			// A JobManager Job that ended (or is gone) is not coming back to take the savepoint.
 			if sp.TriggerTime != "" {
 				// The trigger may have been sent (its answer not recorded) and taken.
@@ -102,11 +102,11 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 			}
 			return c.savepointFailed("the JobManager exited before the savepoint was triggered"), nil
 		}
-		if sp.TriggerTime != "" && c.pastDeadline(state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
+		if sp.TriggerTime != "" && out.pastDeadline(c.now, state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
 			return c.savepointUnknown(fmt.Sprintf("no JobManager answered within --savepoint-timeout (%s) of the trigger: Flink may have taken it", c.r.Options.SavepointTimeout)), nil
 		}
 		// The JobManager is restarting or an old one may still lead: wait.
-		c.waitFor(ConditionReasonWaitingForFlinkAPI, "to trigger the %s savepoint of job %s: %s", sp.TriggerReason, sp.JobID, c.obs.untrusted)
+		out.waitFor(ConditionReasonWaitingForFlinkAPI, "to trigger the %s savepoint of job %s: %s", sp.TriggerReason, sp.JobID, c.obs.untrusted)
 		return pending, nil
 	}
 	if fj := c.obs.flink.Job; fj == nil || fj.State != flinkclient.JobStateRunning {
@@ -116,12 +116,12 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 		}
 		// A call made before (its answer lost) may have taken effect: the trigger ID tells.
 		if sp.TriggerTime != "" {
-			return c.pollSavepoint(ctx, stop)
+			return c.pollSavepoint(ctx, out, stop)
 		}
 		if fj != nil && flinkcluster.TransientFlinkState(fj.State) {
 			// Flink takes savepoints of RUNNING jobs only; a job restarting (a TaskManager
 			// failover) runs again, or ends, by itself: the trigger waits, within its deadline.
-			c.waitFor(ConditionReasonWaitingForSavepoint, "to trigger the %s savepoint of job %s: Flink reports the job %s, and takes savepoints of RUNNING jobs only",
+			out.waitFor(ConditionReasonWaitingForSavepoint, "to trigger the %s savepoint of job %s: Flink reports the job %s, and takes savepoints of RUNNING jobs only",
 				sp.TriggerReason, sp.JobID, fj.State)
 			return pending, nil
 		}
@@ -149,13 +149,13 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 	if err != nil {
 		sp.Message = err.Error()
 		c.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Savepoint", "triggering the %s savepoint of job %s: %v", sp.TriggerReason, sp.JobID, err)
-		c.waitFor(ConditionReasonWaitingForSavepoint, "triggering the %s savepoint of job %s (trigger %s): %v", sp.TriggerReason, sp.JobID, sp.TriggerID, err)
+		out.waitFor(ConditionReasonWaitingForSavepoint, "triggering the %s savepoint of job %s (trigger %s): %v", sp.TriggerReason, sp.JobID, sp.TriggerID, err)
 		return pending, nil
 	}
 	sp.TriggerID, sp.State, sp.Message = trigger, SavepointStateInProgress, ""
 	verb := savepointKind(stop)
 	c.event(corev1.EventTypeNormal, ReasonSavepointTriggered, "Savepoint", "triggered %s of job %s (%s), trigger %s", verb, sp.JobID, sp.TriggerReason, trigger)
-	c.waitFor(ConditionReasonWaitingForSavepoint, "%s of job %s (trigger %s) in progress", verb, sp.JobID, trigger)
+	out.waitFor(ConditionReasonWaitingForSavepoint, "%s of job %s (trigger %s) in progress", verb, sp.JobID, trigger)
 	return pending, nil
 }
 
@@ -165,9 +165,9 @@ func (c *cycle) triggerSavepoint(ctx context.Context, stop bool) (phase, error) 
 // or the JobManager restarted) is recovered from the job's checkpoint statistics when the
 // leader reports a savepoint newer than the last one known; otherwise the outcome is unknown,
 // and an unknown final savepoint is never replaced by an older one silently.
-func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
+func (c *cycle) pollSavepoint(ctx context.Context, out *flowOut, stop bool) (phase, error) {
 	sp := c.st.Savepoint
-	if c.pastDeadline(state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
+	if out.pastDeadline(c.now, state.ParseTime(sp.TriggerTime), c.r.Options.SavepointTimeout) {
 		return c.savepointUnknown(fmt.Sprintf("no result within --savepoint-timeout (%s) of its trigger: Flink may still complete it", c.r.Options.SavepointTimeout)), nil
 	}
 	cl, err := c.flinkClient(ctx)
@@ -183,18 +183,18 @@ func (c *cycle) pollSavepoint(ctx context.Context, stop bool) (phase, error) {
 			return c.savepointSucceeded(loc, stop, savepointRecovered), nil
 		}
 		if c.obs.flink == nil {
-			c.waitFor(ConditionReasonWaitingForFlinkAPI, "to recover the result of trigger %s from the leader's checkpoint statistics: %s", sp.TriggerID, c.obs.untrusted)
+			out.waitFor(ConditionReasonWaitingForFlinkAPI, "to recover the result of trigger %s from the leader's checkpoint statistics: %s", sp.TriggerID, c.obs.untrusted)
 			return pending, nil
 		}
 		return c.savepointUnknown("Flink no longer knows trigger " + sp.TriggerID + " (its result expired or the JobManager restarted) and reports no newer savepoint"), nil
 	case err != nil:
-		if w := standing(c.obs, c.out.objects).wl; w == nil || w.Complete || w.Failed {
+		if w := standing(c.obs, out.objects).wl; w == nil || w.Complete || w.Failed {
 			return c.savepointUnknown("the JobManager exited before the savepoint result was read"), nil
 		}
-		c.waitFor(ConditionReasonWaitingForSavepoint, "reading the result of trigger %s of job %s: %v", sp.TriggerID, sp.JobID, err)
+		out.waitFor(ConditionReasonWaitingForSavepoint, "reading the result of trigger %s of job %s: %v", sp.TriggerID, sp.JobID, err)
 		return pending, nil
 	case !st.Completed():
-		c.waitFor(ConditionReasonWaitingForSavepoint, "savepoint of job %s (trigger %s) in progress", sp.JobID, sp.TriggerID)
+		out.waitFor(ConditionReasonWaitingForSavepoint, "savepoint of job %s (trigger %s) in progress", sp.JobID, sp.TriggerID)
 		return pending, nil
 	case !st.Succeeded():
 		return c.savepointFailed(st.FailureCause), nil
@@ -256,8 +256,8 @@ func savepointKind(stop bool) string {
 // COMPLETED, which it does only once the job ended: that confirms the job's end even when the
 // JobManager, recovered or replaced since, no longer lists the job. A savepoint recovered from
 // the checkpoint statistics confirms nothing of the kind.
-func (c *cycle) stopCompleted() bool {
-	sp, job := c.st.Savepoint, c.job()
+func stopCompleted(st *v1beta1.FlinkClusterStatus) bool {
+	sp, job := st.Savepoint, st.Components.Job
 	return sp != nil && sp.JobID == job.ID && sp.State == SavepointStateSucceeded && sp.Message != savepointRecovered && job.FinalSavepoint
 }
 
@@ -309,9 +309,9 @@ func (c *cycle) savepointUnknown(msg string) phase {
 
 // savepointInFlight reports whether a savepoint of the current deploy's job is requested or
 // in progress.
-func (c *cycle) savepointInFlight() bool {
-	sp := c.st.Savepoint
-	return sp != nil && sp.JobID != "" && sp.JobID == c.jobID() &&
+func savepointInFlight(st *v1beta1.FlinkClusterStatus) bool {
+	sp := st.Savepoint
+	return sp != nil && sp.JobID != "" && sp.JobID == st.Components.Job.ID &&
 		(sp.State == SavepointStateRequested || sp.State == SavepointStateInProgress)
 }
 
@@ -330,11 +330,11 @@ func scheduledReason(reason string) bool {
 func (c *cycle) specSavepoint(ctx context.Context) error {
 	job, sp := c.job(), c.st.Savepoint
 	active := job.State == v1beta1.JobStateRunning && !c.updatePending() && !c.cancelPending() && !c.finished()
-	if c.savepointInFlight() {
+	if savepointInFlight(c.st) {
 		if !scheduledReason(sp.TriggerReason) || !active {
 			return nil
 		}
-		_, err := c.driveSavepoint(ctx, false)
+		_, err := c.driveSavepoint(ctx, &c.out.flowOut, false)
 		return err
 	}
 	spec := c.fc.Spec.Job
@@ -352,17 +352,17 @@ func (c *cycle) specSavepoint(ctx context.Context) error {
 	reason, next := flinkcluster.NextSavepoint(in, c.now)
 	if reason == "" {
 		if !next.IsZero() {
-			c.after(next.Sub(c.now))
+			c.out.after(next.Sub(c.now))
 		}
 		return nil
 	}
-	if !c.flinkReportsRunning() {
+	if !flinkReportsRunning(c.obs) {
 		// Due, but Flink does not report the job RUNNING (yet): look again at the next poll.
 		c.poll()
 		return nil
 	}
 	c.requestSavepoint(reason)
-	_, err := c.driveSavepoint(ctx, false)
+	_, err := c.driveSavepoint(ctx, &c.out.flowOut, false)
 	return err
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -18,57 +17,57 @@ import (
 // update rolls the job to the next revision as PlanUpgrade and PlanRestore decide, again on
 // every look: stop with a savepoint, replace the JobManager once none of it may still lead,
 // deploy. Nothing confirming the job's newest state, it stops, the old JobManager untouched.
-func (c *cycle) update(ctx context.Context) error {
-	if c.updateReverted() {
-		return c.revertUpdate()
+func update(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus) (out flowOut, err error) {
+	if updateReverted(in, st) {
+		return out, revertUpdate(a, in, st, &out)
 	}
-	if done, err := c.finishSavepointInFlight(ctx); done || err != nil {
-		return err
+	if done, err := finishSavepointInFlight(ctx, a, st, &out); done || err != nil {
+		return out, err
 	}
-	u := c.planUpdate(ctx)
-	if c.job().State != v1beta1.JobStateUpdating {
-		if err := c.startUpdate(u); err != nil {
-			return fmt.Errorf("starting the update: %w", err)
+	u := planUpdate(ctx, a, in, st)
+	if st.Components.Job.State != v1beta1.JobStateUpdating {
+		if err := startUpdate(a, in, st, u); err != nil {
+			return out, fmt.Errorf("starting the update: %w", err)
 		}
 	}
 	if u.How == flinkcluster.UpgradeWait {
-		c.lookAfter(u.Until)
-		c.haltUpdate(waitCondition(ConditionReasonWaitingForUpgradableState, "job %s: %s", c.jobID(), u.Why))
-		return nil
+		out.lookAfter(in.now, u.Until)
+		out.haltUpdate(waitCondition(ConditionReasonWaitingForUpgradableState, "job %s: %s", st.Components.Job.ID, u.Why))
+		return out, nil
 	}
-	stopReported, done, err := c.driveUpdateStop(ctx, u)
+	stopReported, done, err := driveUpdateStop(ctx, a, in, st, &out, u)
 	if done || err != nil {
-		return err
+		return out, err
 	}
-	if c.stopAgain(u) {
-		return nil
+	if stopAgain(a, in, st, &out, u) {
+		return out, nil
 	}
-	if done, err := c.adoptNextDeploy(); done || err != nil {
-		return err
+	if done, err := adoptNextDeploy(a, in, st, &out); done || err != nil {
+		return out, err
 	}
 
 	switch u.How {
 	case flinkcluster.UpgradeLastState:
-		return c.lastStateUpdate(ctx, "upgradeMode last-state")
+		return out, lastStateUpdate(ctx, a, in, st, &out, "upgradeMode last-state")
 	case flinkcluster.UpgradeStateless:
 		// Empty state on purpose: nothing to stop or confirm.
-		return c.deployNextRevision(ctx, u, "")
+		return out, deployNextRevision(ctx, a, in, st, &out, u, "")
 	}
-	if !stopReported && !c.confirmStopEnded() {
-		return nil
+	if !stopReported && !confirmStopEnded(a, in, st, &out) {
+		return out, nil
 	}
-	switch r := c.planRestore(u); r.How {
+	switch r := in.planRestore(st, u); r.How {
 	case flinkcluster.RestoreWait:
-		c.lookAfter(r.Until)
-		c.haltUpdate(waitCondition(restoreReasons[r.Reason], "%s", r.Why))
-		return nil
+		out.lookAfter(in.now, r.Until)
+		out.haltUpdate(waitCondition(restoreReasons[r.Reason], "%s", r.Why))
+		return out, nil
 	case flinkcluster.RestoreAsk:
-		c.haltUpdate(savepointRequiredCondition(restoreReasons[r.Reason], "%s", r.Why))
-		return nil
+		out.haltUpdate(savepointRequiredCondition(restoreReasons[r.Reason], "%s", r.Why))
+		return out, nil
 	case flinkcluster.RestoreLastState:
-		return c.lastStateUpdate(ctx, r.Why)
+		return out, lastStateUpdate(ctx, a, in, st, &out, r.Why)
 	default:
-		return c.deployNextRevision(ctx, u, r.From)
+		return out, deployNextRevision(ctx, a, in, st, &out, u, r.From)
 	}
 }
 
@@ -80,231 +79,218 @@ var restoreReasons = map[flinkcluster.RestoreReason]string{
 	flinkcluster.AskNoFinalSavepoint:  ConditionReasonNoFinalSavepoint,
 }
 
-// lookAfter asks for a reconcile just past a wait's bound (zero: none).
-func (c *cycle) lookAfter(until time.Time) {
-	if !until.IsZero() {
-		c.after(until.Sub(c.now) + time.Second)
-	}
-}
-
-// pastBound reports whether the update waited past its bound, looking again once it does.
-func (c *cycle) pastBound(u flinkcluster.Upgrade) bool {
-	c.lookAfter(u.Until)
-	return u.PastBound
-}
-
 // revertUpdate ends an update whose spec went back before anything was stopped.
-func (c *cycle) revertUpdate() error {
+func revertUpdate(a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut) error {
 	ev := state.EventSpecReverted
-	if c.flinkReportsRunning() {
+	if flinkReportsRunning(in.obs) {
 		ev = state.EventSpecRevertedRunning
 	}
-	if err := c.setJobState(ev, "", "the spec is back at the running revision "+c.st.Revision.CurrentRevision, c.now); err != nil {
+	if err := a.setJobState(ev, "", "the spec is back at the running revision "+st.Revision.CurrentRevision, in.now); err != nil {
 		return fmt.Errorf("recording the reverted update: %w", err)
 	}
-	c.replaceSavepointRecord(nil)
-	c.poll()
+	replaceSavepointRecord(st, nil)
+	out.lookAgain()
 	return nil
 }
 
 // finishSavepointInFlight finishes a savepoint in flight first: it may complete after the newest
 // stored checkpoint, and a last-state redeploy would then restore the older checkpoint.
-func (c *cycle) finishSavepointInFlight(ctx context.Context) (done bool, err error) {
-	sp := c.st.Savepoint
-	if !c.savepointInFlight() || sp.TriggerReason == SavepointReasonUpdate || sp.TriggerReason == SavepointReasonJobCancel {
+func finishSavepointInFlight(ctx context.Context, a flowActs, st *v1beta1.FlinkClusterStatus, out *flowOut) (done bool, err error) {
+	sp := st.Savepoint
+	if !savepointInFlight(st) || sp.TriggerReason == SavepointReasonUpdate || sp.TriggerReason == SavepointReasonJobCancel {
 		return false, nil
 	}
-	ph, err := c.driveSavepoint(ctx, false)
+	ph, err := a.driveSavepoint(ctx, out, false)
 	if err != nil || ph != pending {
 		return false, err
 	}
-	c.updateStepf(ConditionReasonStoppingWithSavepoint, "savepoint %s of job %s (%s) was in flight when the update began: its result first",
-		sp.TriggerID, c.jobID(), sp.TriggerReason)
+	out.updateStepf(ConditionReasonStoppingWithSavepoint, "savepoint %s of job %s (%s) was in flight when the update began: its result first",
+		sp.TriggerID, st.Components.Job.ID, sp.TriggerReason)
 	return true, nil
 }
 
 // driveUpdateStop follows the update's stop-with-savepoint. stopReported: Flink reported it
 // COMPLETED in this reconcile, which it does only once the job ended, after this observation.
-func (c *cycle) driveUpdateStop(ctx context.Context, u flinkcluster.Upgrade) (stopReported, done bool, err error) {
-	job, sp := c.job(), c.st.Savepoint
+func driveUpdateStop(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut, u flinkcluster.Upgrade) (stopReported, done bool, err error) {
+	job, sp := st.Components.Job, st.Savepoint
 	if sp == nil || sp.TriggerReason != SavepointReasonUpdate || sp.JobID != job.ID ||
 		(sp.State != SavepointStateRequested && sp.State != SavepointStateInProgress) {
 		return false, false, nil
 	}
-	ph, err := c.driveSavepoint(ctx, true)
+	ph, err := a.driveSavepoint(ctx, out, true)
 	if err != nil {
 		return false, true, err
 	}
 	switch ph {
 	case pending:
-		c.updateStepf(ConditionReasonStoppingWithSavepoint, "stopping job %s with a savepoint to update to revision %s",
-			job.ID, c.st.Revision.NextRevision)
+		out.updateStepf(ConditionReasonStoppingWithSavepoint, "stopping job %s with a savepoint to update to revision %s",
+			job.ID, st.Revision.NextRevision)
 		return false, true, nil
 	case failed:
-		if c.flinkReportsRunning() && !c.pastBound(u) {
+		if flinkReportsRunning(in.obs) && !out.pastBound(in.now, u) {
 			// The job still runs: try again rather than lose its state.
-			msg := c.st.Savepoint.Message
-			c.requestSavepoint(SavepointReasonUpdate)
-			c.updateStepf(ConditionReasonStoppingWithSavepoint, "the savepoint failed (%s), the job still runs: stopping job %s with a savepoint again",
+			msg := st.Savepoint.Message
+			a.requestSavepoint(SavepointReasonUpdate)
+			out.updateStepf(ConditionReasonStoppingWithSavepoint, "the savepoint failed (%s), the job still runs: stopping job %s with a savepoint again",
 				msg, job.ID)
-			c.poll()
+			out.lookAgain()
 			return false, true, nil
 		}
 	}
-	return ph == succeeded && c.st.Savepoint.Message == "", false, nil
+	return ph == succeeded && st.Savepoint.Message == "", false, nil
 }
 
 // stopAgain asks again, within the bound, for the stop of a job that runs now (Flink refuses one
 // that is not RUNNING); it reports whether it did.
-func (c *cycle) stopAgain(u flinkcluster.Upgrade) bool {
-	job, sp := c.job(), c.st.Savepoint
-	if !u.Stop || !c.flinkReportsRunning() || c.restoreChoice() != nil || c.restoresSpec() {
+func stopAgain(a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut, u flinkcluster.Upgrade) bool {
+	job, sp := st.Components.Job, st.Savepoint
+	if !u.Stop || !flinkReportsRunning(in.obs) || in.restoreChoice() != nil || restoresSpec(in.fc, st) {
 		return false
 	}
 	ours := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
-	if ours && (sp.State != SavepointStateFailed || c.pastBound(u)) {
+	if ours && (sp.State != SavepointStateFailed || out.pastBound(in.now, u)) {
 		return false
 	}
-	c.requestSavepoint(SavepointReasonUpdate)
-	c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, c.st.Revision.NextRevision)
-	c.poll()
+	a.requestSavepoint(SavepointReasonUpdate)
+	out.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s runs: stopping it with a savepoint to update to revision %s", job.ID, st.Revision.NextRevision)
+	out.lookAgain()
 	return true
 }
 
 // adoptNextDeploy adopts the next deploy's workload created by a reconcile whose record failed.
-func (c *cycle) adoptNextDeploy() (done bool, err error) {
-	job := c.job()
-	if c.obs.wl == nil || c.obs.wl.Deleting || c.obs.wl.Revision != c.st.Revision.NextRevision ||
-		c.obs.wl.JobID != job.ID || job.State != v1beta1.JobStatePending {
+func adoptNextDeploy(a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut) (done bool, err error) {
+	job := st.Components.Job
+	if in.obs.wl == nil || in.obs.wl.Deleting || in.obs.wl.Revision != st.Revision.NextRevision ||
+		in.obs.wl.JobID != job.ID || job.State != v1beta1.JobStatePending {
 		return false, nil
 	}
-	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
-	if err := c.setJobState(state.EventNextJobManagerExists, "", "next revision's JobManager exists", c.now); err != nil {
+	st.Revision.CurrentRevision = st.Revision.NextRevision
+	if err := a.setJobState(state.EventNextJobManagerExists, "", "next revision's JobManager exists", in.now); err != nil {
 		return true, fmt.Errorf("recording the adopted next deploy: %w", err)
 	}
-	c.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", c.st.Revision.CurrentRevision)
-	c.poll()
+	out.updateStepf(ConditionReasonDeployingNextRevision, "the JobManager of revision %s exists", st.Revision.CurrentRevision)
+	out.lookAgain()
 	return true, nil
 }
 
 // deployNextRevision deploys the next revision under a new job ID, from ("" for empty state).
-func (c *cycle) deployNextRevision(ctx context.Context, u flinkcluster.Upgrade, from string) error {
-	ready, err := c.replaceJobManager(ctx, false)
+func deployNextRevision(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut, u flinkcluster.Upgrade, from string) error {
+	ready, err := replaceJobManager(ctx, a, in, out, false)
 	if err != nil || !ready {
 		return err
 	}
-	c.st.Revision.CurrentRevision = c.st.Revision.NextRevision
+	st.Revision.CurrentRevision = st.Revision.NextRevision
 	// Recorded first (errRecordFirst), the deploy is created by the next reconcile.
-	err = c.newDeploy(ctx, from)
+	err = a.newDeploy(ctx, out, from)
 	if err != nil && !errors.Is(err, errRecordFirst) {
 		return fmt.Errorf("starting the next revision's deploy: %w", err)
 	}
 	if u.How == flinkcluster.UpgradeStateless {
-		c.event(corev1.EventTypeWarning, ReasonStatelessRedeploy, "Deploy", "upgradeMode stateless: deployed revision %s as job %s from empty state, as asked",
-			c.st.Revision.CurrentRevision, c.jobID())
-		c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s from empty state (upgradeMode stateless)", c.st.Revision.CurrentRevision, c.jobID())
+		a.event(corev1.EventTypeWarning, ReasonStatelessRedeploy, "Deploy", "upgradeMode stateless: deployed revision %s as job %s from empty state, as asked",
+			st.Revision.CurrentRevision, st.Components.Job.ID)
+		out.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s from empty state (upgradeMode stateless)", st.Revision.CurrentRevision, st.Components.Job.ID)
 		return err
 	}
-	if c.restoreChoice() != nil {
+	if in.restoreChoice() != nil {
 		// Recorded first, the answer is removed once the JobManager is created (createJobManager).
-		c.out.removeRestore = err == nil
-		c.event(corev1.EventTypeWarning, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as annotated (%s)", c.jobID(), orNone(from), RestoreAnnotation)
-	} else if c.restoresSpec() {
-		c.event(corev1.EventTypeNormal, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as spec.job.fromSavepoint names it", c.jobID(), from)
+		out.removeRestore = err == nil
+		a.event(corev1.EventTypeWarning, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as annotated (%s)", st.Components.Job.ID, orNone(from), RestoreAnnotation)
+	} else if restoresSpec(in.fc, st) {
+		a.event(corev1.EventTypeNormal, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as spec.job.fromSavepoint names it", st.Components.Job.ID, from)
 	}
 	shown := from
 	if shown == "" {
 		shown = "none"
 	}
-	c.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring savepoint %s", c.st.Revision.CurrentRevision, c.jobID(), shown)
+	out.updateStepf(ConditionReasonDeployingNextRevision, "deploying revision %s as job %s, restoring savepoint %s", st.Revision.CurrentRevision, st.Components.Job.ID, shown)
 	return err
 }
 
 // updateReverted reports whether an update whose stop never took effect has nothing left to do
 // (spec back, no restore chosen, the JobManager runs); never a redeployWithoutHA.
-func (c *cycle) updateReverted() bool {
-	job := c.job()
-	if job.State != v1beta1.JobStateUpdating || c.st.Revision.CurrentRevision != c.st.Revision.NextRevision || c.restoreChoice() != nil ||
-		c.redeployingWithoutHA() {
+func updateReverted(in flowIn, st *v1beta1.FlinkClusterStatus) bool {
+	job := st.Components.Job
+	if job.State != v1beta1.JobStateUpdating || st.Revision.CurrentRevision != st.Revision.NextRevision || in.restoreChoice() != nil ||
+		redeployingWithoutHA(st) {
 		return false
 	}
-	if c.obs.wl == nil || c.obs.wl.Deleting || c.obs.wl.JobID != job.ID {
+	if in.obs.wl == nil || in.obs.wl.Deleting || in.obs.wl.JobID != job.ID {
 		return false
 	}
-	sp := c.st.Savepoint
+	sp := st.Savepoint
 	return sp == nil || sp.JobID != job.ID || sp.TriggerReason != SavepointReasonUpdate || sp.State == SavepointStateFailed ||
 		(sp.State == SavepointStateRequested && sp.TriggerTime == "")
 }
 
 // startUpdate moves the job to Updating and asks for its final savepoint when u stops it.
-func (c *cycle) startUpdate(u flinkcluster.Upgrade) error {
-	job := c.job()
+func startUpdate(a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, u flinkcluster.Upgrade) error {
+	job := st.Components.Job
 	prev := job.State
-	if ctl := c.st.Control; controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameSavepoint {
-		c.controlDone(v1beta1.ControlStateFailed, "superseded by an update")
+	if ctl := st.Control; controlInFlight(ctl) && ctl.Name == v1beta1.ControlNameSavepoint {
+		a.controlDone(v1beta1.ControlStateFailed, "superseded by an update")
 	}
-	if c.st.Revision.CurrentRevision != c.st.Revision.NextRevision {
-		c.event(corev1.EventTypeNormal, ReasonUpdateStarted, "Update", "spec changed: updating from revision %s to %s",
-			c.st.Revision.CurrentRevision, c.st.Revision.NextRevision)
+	if st.Revision.CurrentRevision != st.Revision.NextRevision {
+		a.event(corev1.EventTypeNormal, ReasonUpdateStarted, "Update", "spec changed: updating from revision %s to %s",
+			st.Revision.CurrentRevision, st.Revision.NextRevision)
 	} else {
-		c.event(corev1.EventTypeNormal, ReasonUpdateStarted, "Update", "redeploying revision %s as annotated (%s)",
-			c.st.Revision.CurrentRevision, RestoreAnnotation)
+		a.event(corev1.EventTypeNormal, ReasonUpdateStarted, "Update", "redeploying revision %s as annotated (%s)",
+			st.Revision.CurrentRevision, RestoreAnnotation)
 	}
 	if flinkcluster.Terminal(prev) {
 		// A job that ended: its end says what the next deploy restores.
 		return nil
 	}
-	if err := c.setJobState(state.EventSpecChanged, "", fmt.Sprintf("was %s", prev), c.now); err != nil {
+	if err := a.setJobState(state.EventSpecChanged, "", fmt.Sprintf("was %s", prev), in.now); err != nil {
 		return fmt.Errorf("recording the update's start: %w", err)
 	}
-	if prev == v1beta1.JobStateRunning && u.Stop && c.obs.wl != nil && c.restoreChoice() == nil && !c.restoresSpec() {
-		c.requestSavepoint(SavepointReasonUpdate)
+	if prev == v1beta1.JobStateRunning && u.Stop && in.obs.wl != nil && in.restoreChoice() == nil && !restoresSpec(in.fc, st) {
+		a.requestSavepoint(SavepointReasonUpdate)
 	}
 	return nil
 }
 
-func (c *cycle) flinkReportsRunning() bool {
-	return c.obs.flink != nil && c.obs.flink.Job != nil && c.obs.flink.Job.State == flinkclient.JobStateRunning
+func flinkReportsRunning(obs observed) bool {
+	return obs.flink != nil && obs.flink.Job != nil && obs.flink.Job.State == flinkclient.JobStateRunning
 }
 
 // confirmStopEnded reports whether the stop ended the job: one can take its savepoint and fail,
 // and the restarted job builds state a replaced JobManager would lose. A job still listed is
 // stopped again; while no trusted JobManager answers, the update waits.
-func (c *cycle) confirmStopEnded() bool {
-	job := c.job()
-	if c.restoreChoice() != nil || !job.FinalSavepoint || job.SavepointLocation == "" {
+func confirmStopEnded(a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut) bool {
+	job := st.Components.Job
+	if in.restoreChoice() != nil || !job.FinalSavepoint || job.SavepointLocation == "" {
 		return true
 	}
-	if c.stopCompleted() {
+	if stopCompleted(st) {
 		// Checked later, the scaled-away old JobManager answers no more and would hold the update.
 		return true
 	}
-	if f := c.obs.flink; f != nil {
+	if f := in.obs.flink; f != nil {
 		if f.Job == nil || f.Job.ID != job.ID || flinkclient.IsTerminalJobState(f.Job.State) {
 			return true
 		}
 		if f.Job.State == flinkclient.JobStateRunning {
 			// The savepoint holds the job's state at the stop, not its state now.
 			job.FinalSavepoint = false
-			c.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Update",
+			a.event(corev1.EventTypeWarning, ReasonSavepointFailed, "Update",
 				"the stop-with-savepoint of job %s took %s but did not end the job (Flink reports it %s): stopping it again",
 				job.ID, job.SavepointLocation, f.Job.State)
-			c.requestSavepoint(SavepointReasonUpdate)
-			c.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s still runs after its stop-with-savepoint: stopping it with a savepoint again", job.ID)
-			c.poll()
+			a.requestSavepoint(SavepointReasonUpdate)
+			out.updateStepf(ConditionReasonStoppingWithSavepoint, "job %s still runs after its stop-with-savepoint: stopping it with a savepoint again", job.ID)
+			out.lookAgain()
 			return false
 		}
-		c.haltUpdate(waitCondition(ConditionReasonWaitingForJobEnd, "job %s is %s after its stop-with-savepoint took %s: waiting until it runs (to stop it again) or ends",
+		out.haltUpdate(waitCondition(ConditionReasonWaitingForJobEnd, "job %s is %s after its stop-with-savepoint took %s: waiting until it runs (to stop it again) or ends",
 			job.ID, f.Job.State, job.SavepointLocation))
 		return false
 	}
-	if w := c.obs.wl; w == nil || w.Deleting || w.Complete || w.Failed {
+	if w := in.obs.wl; w == nil || w.Deleting || w.Complete || w.Failed {
 		return true
 	}
-	for i := range c.obs.pods {
-		if state.MayLead(&c.obs.pods[i], c.obs.ha.leader, c.now) {
-			c.haltUpdate(waitCondition(ConditionReasonWaitingForJobEnd, "to confirm that job %s ended after its stop-with-savepoint before its JobManager is replaced: %s",
-				job.ID, orNone(c.obs.untrusted)))
+	for i := range in.obs.pods {
+		if state.MayLead(&in.obs.pods[i], in.obs.ha.leader, in.now) {
+			out.haltUpdate(waitCondition(ConditionReasonWaitingForJobEnd, "to confirm that job %s ended after its stop-with-savepoint before its JobManager is replaced: %s",
+				job.ID, orNone(in.obs.untrusted)))
 			return false
 		}
 	}
@@ -312,12 +298,12 @@ func (c *cycle) confirmStopEnded() bool {
 }
 
 // specRestore is the savepoint fromSavepoint asks this update to restore (as the webhook reads it).
-func (c *cycle) specRestore() (string, bool) {
-	return flinkcluster.RevisionRestore(c.st, c.fc.Spec.Job)
+func specRestore(fc *v1beta1.FlinkCluster, st *v1beta1.FlinkClusterStatus) (string, bool) {
+	return flinkcluster.RevisionRestore(st, fc.Spec.Job)
 }
 
-func (c *cycle) restoresSpec() bool {
-	_, ok := c.specRestore()
+func restoresSpec(fc *v1beta1.FlinkCluster, st *v1beta1.FlinkClusterStatus) bool {
+	_, ok := specRestore(fc, st)
 	return ok
 }
 
