@@ -70,6 +70,8 @@ type outcome struct {
 	// that the request is never lost (as removeRestore does); a control ignored while another
 	// is in flight is removed before (controlIgnored).
 	removeControl, controlIgnored bool
+	// released: finalize removed the finalizer, and the status goes with the object.
+	released bool
 }
 
 func (r *Reconciler) newCycle(fc *v1beta1.FlinkCluster) *cycle {
@@ -201,7 +203,8 @@ var reconcileSteps = []step{
 }
 
 // runSteps runs steps in order, each error wrapped with its step's name. After a step that
-// failed or recorded first (errRecordFirst, not a failure) only the steps marked so run.
+// failed, or recorded first or waits (errRecordFirst, errNotYet: not failures), only the steps
+// marked so run.
 func runSteps(ctx context.Context, c *cycle, steps []step) error {
 	var failed error
 	recordFirst := false
@@ -211,7 +214,7 @@ func runSteps(ctx context.Context, c *cycle, steps []step) error {
 		}
 		switch err := s.run(c, ctx); {
 		case err == nil:
-		case errors.Is(err, errRecordFirst):
+		case errors.Is(err, errRecordFirst), errors.Is(err, errNotYet):
 			recordFirst = true
 		default:
 			failed = errors.Join(failed, fmt.Errorf("%s: %w", s.name, err))
