@@ -51,7 +51,8 @@ func cleanup(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkCluste
 	case v1beta1.CleanupActionDeleteTaskManager:
 		if o.tmExists {
 			a.event(corev1.EventTypeNormal, ReasonCleanup, "Cleanup", "job %s: %s", job.State, action)
-			return out, out.act(a.deleteTaskManagers(ctx))
+			err = out.act(a.deleteTaskManagers(ctx))
+			return out, err
 		}
 	}
 	return out, nil

@@ -85,7 +85,8 @@ func cancel(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkCluster
 				return out, nil
 			}
 			// cancelRequested on a job that is not running: nothing to save; stop it.
-			return out, cancelWithoutSavepoint(ctx, a, in, st, &out, "cancelRequested before the job ran")
+			err = cancelWithoutSavepoint(ctx, a, in, st, &out, "cancelRequested before the job ran")
+			return out, err
 		}
 		a.requestSavepoint(SavepointReasonJobCancel)
 		if byControl {
@@ -112,7 +113,8 @@ func cancel(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkCluster
 		}
 		return out, nil
 	}
-	return out, cancelWithoutSavepoint(ctx, a, in, st, &out, "the savepoint could not be taken: "+st.Savepoint.Message)
+	err = cancelWithoutSavepoint(ctx, a, in, st, &out, "the savepoint could not be taken: "+st.Savepoint.Message)
+	return out, err
 }
 
 // jobEnded reports whether Flink (or the JobManager's absence) confirms the job ended.

@@ -41,14 +41,17 @@ func ensure(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkCluster
 				from = *in.fc.Spec.Job.FromSavepoint
 			}
 			if job.ID == "" {
-				return out, a.newDeploy(ctx, &out, from)
+				err = a.newDeploy(ctx, &out, from)
+				return out, err
 			}
 			if err := recordedFirst(in.read, st); err != nil {
 				return out, err
 			}
-			return out, out.act(a.createJobManager(ctx, &out))
+			err = out.act(a.createJobManager(ctx, &out))
+			return out, err
 		}
-		return out, resume(ctx, a, in, st, &out)
+		err = resume(ctx, a, in, st, &out)
+		return out, err
 	}
 	if err := out.act(a.applyComponents(ctx)); err != nil {
 		return out, err

@@ -27,7 +27,8 @@ func restart(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkCluste
 	if err != nil || !ready {
 		return out, err
 	}
-	return out, a.newDeploy(ctx, &out, job.SavepointLocation)
+	err = a.newDeploy(ctx, &out, job.SavepointLocation)
+	return out, err
 }
 
 // replaceJobManager removes the current JobManager before a new deploy: it deletes the

@@ -19,7 +19,8 @@ import (
 // deploy. Nothing confirming the job's newest state, it stops, the old JobManager untouched.
 func update(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus) (out flowOut, err error) {
 	if updateReverted(in, st) {
-		return out, revertUpdate(a, in, st, &out)
+		err = revertUpdate(a, in, st, &out)
+		return out, err
 	}
 	if done, err := finishSavepointInFlight(ctx, a, st, &out); done || err != nil {
 		return out, err
@@ -48,10 +49,12 @@ func update(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkCluster
 
 	switch u.How {
 	case flinkcluster.UpgradeLastState:
-		return out, lastStateUpdate(ctx, a, in, st, &out, "upgradeMode last-state")
+		err = lastStateUpdate(ctx, a, in, st, &out, "upgradeMode last-state")
+		return out, err
 	case flinkcluster.UpgradeStateless:
 		// Empty state on purpose: nothing to stop or confirm.
-		return out, deployNextRevision(ctx, a, in, st, &out, u, "")
+		err = deployNextRevision(ctx, a, in, st, &out, u, "")
+		return out, err
 	}
 	if !stopReported && !confirmStopEnded(a, in, st, &out) {
 		return out, nil
@@ -65,9 +68,11 @@ func update(ctx context.Context, a flowActs, in flowIn, st *v1beta1.FlinkCluster
 		out.haltUpdate(savepointRequiredCondition(restoreReasons[r.Reason], "%s", r.Why))
 		return out, nil
 	case flinkcluster.RestoreLastState:
-		return out, lastStateUpdate(ctx, a, in, st, &out, r.Why)
+		err = lastStateUpdate(ctx, a, in, st, &out, r.Why)
+		return out, err
 	default:
-		return out, deployNextRevision(ctx, a, in, st, &out, u, r.From)
+		err = deployNextRevision(ctx, a, in, st, &out, u, r.From)
+		return out, err
 	}
 }
 
