@@ -149,7 +149,7 @@ func driveUpdateStop(ctx context.Context, a flowActs, in flowIn, st *v1beta1.Fli
 // that is not RUNNING); it reports whether it did.
 func stopAgain(a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out *flowOut, u flinkcluster.Upgrade) bool {
 	job, sp := st.Components.Job, st.Savepoint
-	if !u.Stop || !flinkReportsRunning(in.obs) || in.restoreChoice() != nil || restoresSpec(in.fc, st) {
+	if !u.Stop || !flinkReportsRunning(in.obs) || in.restoreChoice() != nil {
 		return false
 	}
 	ours := sp != nil && sp.JobID == job.ID && sp.TriggerReason == SavepointReasonUpdate
@@ -248,7 +248,7 @@ func startUpdate(a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, u flinkc
 	if err := a.setJobState(state.EventSpecChanged, "", fmt.Sprintf("was %s", prev), in.now); err != nil {
 		return fmt.Errorf("recording the update's start: %w", err)
 	}
-	if prev == v1beta1.JobStateRunning && u.Stop && in.obs.wl != nil && in.restoreChoice() == nil && !restoresSpec(in.fc, st) {
+	if prev == v1beta1.JobStateRunning && u.Stop && in.obs.wl != nil && in.restoreChoice() == nil {
 		a.requestSavepoint(SavepointReasonUpdate)
 	}
 	return nil

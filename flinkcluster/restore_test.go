@@ -289,3 +289,50 @@ func TestPlanRestoreAcceptsNothing(t *testing.T) {
 		Job: &v1beta1.JobStatus{CompletionTime: &metav1.Time{}}}}, flinkcluster.UpgradeObservation{}, flinkcluster.Upgrade{}, time.Time{})
 	assert.NotEmpty(t, got.How)
 }
+
+// An update to a new revision whose spec.job.fromSavepoint names a savepoint anew restores it:
+// the plan stops no job with a savepoint (its state is replaced), but a stop already under way
+// finishes, and a fromSavepoint recorded for the running job is no new one.
+func TestPlanUpgradeStopsNothingForANewlyNamedFromSavepoint(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	running := flinkcluster.UpgradeObservation{FlinkAnswered: true, FlinkJobState: "RUNNING"}
+	inFlight := running
+	inFlight.StopInFlight = true
+	status := func(next, specFrom string) *v1beta1.FlinkClusterStatus {
+		return &v1beta1.FlinkClusterStatus{
+			Revision: v1beta1.RevisionStatus{CurrentRevision: "app-r1", NextRevision: next},
+			Components: v1beta1.FlinkClusterComponentsStatus{Job: &v1beta1.JobStatus{
+				ID: "j1", State: v1beta1.JobStateRunning, FlinkVersion: "2.2.1", SpecFromSavepoint: specFrom,
+			}},
+		}
+	}
+	cases := []struct {
+		name     string
+		cluster  *clusterSpec
+		st       *v1beta1.FlinkClusterStatus
+		obs      flinkcluster.UpgradeObservation
+		wantStop bool
+		wantFrom string
+	}{
+		{name: "savepoint mode: the named savepoint, no stop",
+			cluster: newSpec().fromSavepoint("s3://sp/named"), st: status("app-r2", ""), obs: running, wantFrom: "s3://sp/named"},
+		{name: "last-state falling back to a savepoint: the named savepoint, no stop",
+			cluster: newSpec().lastState().version("2.3.0").fromSavepoint("s3://sp/named"), st: status("app-r2", ""), obs: running, wantFrom: "s3://sp/named"},
+		{name: "the running job's own fromSavepoint is no new one: stopped with a savepoint",
+			cluster: newSpec().fromSavepoint("s3://sp/old"), st: status("app-r2", "s3://sp/old"), obs: running, wantStop: true},
+		{name: "a stop under way finishes",
+			cluster: newSpec().fromSavepoint("s3://sp/named"), st: status("app-r2", ""), obs: inFlight, wantStop: true},
+		{name: "no new revision: no update restores it",
+			cluster: newSpec().fromSavepoint("s3://sp/named"), st: status("app-r1", ""), obs: running, wantStop: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := flinkcluster.PlanUpgrade(&tc.cluster.s, tc.st, tc.obs, now)
+			assert.Equal(t, tc.wantStop, got.Stop, got.Why)
+			assert.Equal(t, tc.wantFrom, got.SpecRestore)
+			if tc.wantFrom != "" {
+				assert.Contains(t, got.Why, "spec.job.fromSavepoint names "+tc.wantFrom)
+			}
+		})
+	}
+}

@@ -40,6 +40,9 @@ type Upgrade struct {
 	// way, and a failed stop is not asked again. Until is when the bound passes, while it has not.
 	PastBound bool
 	Until     time.Time
+	// SpecRestore is the savepoint spec.job.fromSavepoint names anew, for which the job that
+	// would have been stopped with a savepoint is not (restoringSpec).
+	SpecRestore string
 }
 
 func planAnswer(choice, noLastState string) Upgrade {
@@ -200,7 +203,23 @@ type CheckpointTimes struct {
 // Kubernetes operator's getJobUpgrade, bounded by the update's wait bound. Under last-state a
 // flinkVersion change needs a savepoint: a new Flink does not read the old one's HA handles.
 func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterStatus, obs UpgradeObservation, now time.Time) Upgrade {
-	return planUpgrade(spec, status, obs, now).bounded(obs, now)
+	return planUpgrade(spec, status, obs, now).bounded(obs, now).restoringSpec(spec, status, obs)
+}
+
+// restoringSpec stops no job when the update restores the savepoint spec.job.fromSavepoint
+// names anew (RevisionRestore): that savepoint replaces whatever a stop would save. A stop
+// already under way finishes.
+func (u Upgrade) restoringSpec(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterStatus, obs UpgradeObservation) Upgrade {
+	if !u.Stop || obs.StopInFlight || spec == nil {
+		return u
+	}
+	from, ok := RevisionRestore(status, spec.Job)
+	if !ok {
+		return u
+	}
+	u.Stop, u.SpecRestore = false, from
+	u.Why += "; spec.job.fromSavepoint names " + from + " to restore: the job is not stopped with a savepoint"
+	return u
 }
 
 func planUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterStatus, obs UpgradeObservation, now time.Time) Upgrade {

@@ -91,6 +91,11 @@ func TestUpgradePlanWarning(t *testing.T) {
 			plan: fmt.Sprintf(policy.WarningPlanLastStateFormat, "", policy.WarningPlanFallbackNoStop),
 		},
 		{
+			name: "last-state with a new fromSavepoint: the fallback restores it without a stop",
+			old:  lastState(), new: slots(lastState()).FromSavepoint("s3://sp/named"),
+			plan: fmt.Sprintf(policy.WarningPlanLastStateFormat, "", fmt.Sprintf(policy.WarningPlanFallbackFromSavepointFormat, "s3://sp/named")),
+		},
+		{
 			name: "last-state across a Flink minor version: a savepoint, and why",
 			old:  lastState().JobRecord(func(j *v1beta1.JobStatus) { j.FlinkVersion = "1.20.1" }),
 			new:  slots(lastState().JobRecord(func(j *v1beta1.JobStatus) { j.FlinkVersion = "1.20.1" })),

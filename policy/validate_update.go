@@ -194,7 +194,9 @@ type updatePlan struct {
 	redeploy bool
 	u        flinkcluster.Upgrade
 	obs      flinkcluster.UpgradeObservation
-	now      time.Time
+	// status is the stored status as the controller decides on it: the update's revision next.
+	status *v1beta1.FlinkClusterStatus
+	now    time.Time
 	// maxAge is the last-state max checkpoint age of the new spec; bounded says it is set.
 	maxAge  time.Duration
 	bounded bool
@@ -221,7 +223,13 @@ func (v Validator) planUpdate(old, fc *v1beta1.FlinkCluster) (p updatePlan, ok b
 	p.redeploy, p.now = true, v.now()
 	p.maxAge, p.bounded = flinkcluster.LastStateMaxCheckpointAge(fc.Spec.FlinkProperties)
 	p.obs = planObservation(flinkcluster.RestoreChoice(fc.Annotations), p.bounded, p.now)
-	p.u = flinkcluster.PlanUpgrade(&fc.Spec, &old.Status, p.obs, p.now)
+	// The controller decides on the status it records first, the new revision next.
+	p.status = old.Status.DeepCopy()
+	p.status.Revision.NextRevision = "the revision of this update"
+	if next, err := flinkcluster.RevisionHash(&fc.Spec); err == nil {
+		p.status.Revision.NextRevision = fc.Name + "-" + next
+	}
+	p.u = flinkcluster.PlanUpgrade(&fc.Spec, p.status, p.obs, p.now)
 	return p, true
 }
 
@@ -264,9 +272,12 @@ func (p updatePlan) warning(old, fc *v1beta1.FlinkCluster) string {
 		}
 		obs := p.obs
 		obs.LastState, obs.Checkpoints = flinkcluster.LastStateOffer{}, nil
-		fallback := planf(WarningPlanFallbackStopFormat, dir)
-		if !flinkcluster.PlanUpgrade(&fc.Spec, &old.Status, obs, p.now).Stop {
-			fallback = WarningPlanFallbackNoStop
+		fallback := WarningPlanFallbackNoStop
+		switch fb := flinkcluster.PlanUpgrade(&fc.Spec, p.status, obs, p.now); {
+		case fb.Stop:
+			fallback = planf(WarningPlanFallbackStopFormat, dir)
+		case fb.SpecRestore != "":
+			fallback = planf(WarningPlanFallbackFromSavepointFormat, planPath(fb.SpecRestore, ""))
 		}
 		w = planf(WarningPlanLastStateFormat, bound, fallback)
 	default:

@@ -109,6 +109,11 @@ const (
 	// update.
 	WarningPlanFallbackNoStop = "restored from its newest savepoint (takeSavepointOnUpdate false)"
 
+	// WarningPlanFallbackFromSavepointFormat (formatted with the path) is the last-state
+	// fallback of an update that names a savepoint in spec.job.fromSavepoint anew: it is
+	// restored, and the job is not stopped with a savepoint first.
+	WarningPlanFallbackFromSavepointFormat = "stopped without a savepoint and restored from spec.job.fromSavepoint %s"
+
 	// WarningPlanStateless: upgradeMode stateless throws the state away on every redeploy.
 	WarningPlanStateless = "upgrade plan: the job will be redeployed from EMPTY STATE (upgradeMode stateless): its state is not kept"
 
