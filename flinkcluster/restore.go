@@ -188,8 +188,7 @@ func jobRan(job *v1beta1.JobStatus, sp *v1beta1.SavepointStatus, obs UpgradeObse
 	case obs.PodMayLead:
 		return false, false
 	}
-	// Nothing left says it did not run: taking it for "never ran" would redeploy from the
-	// deploy's own restore point and rewind the job.
+	// Taking it for "never ran" would redeploy from its own restore point: a rewind.
 	return true, true
 }
 

@@ -40,8 +40,7 @@ type Upgrade struct {
 	// way, and a failed stop is not asked again. Until is when the bound passes, while it has not.
 	PastBound bool
 	Until     time.Time
-	// SpecRestore is the savepoint spec.job.fromSavepoint names anew, for which the job that
-	// would have been stopped with a savepoint is not (restoringSpec).
+	// SpecRestore is the fromSavepoint named anew for which no job is stopped (restoringSpec).
 	SpecRestore string
 }
 
@@ -206,9 +205,8 @@ func PlanUpgrade(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterSta
 	return planUpgrade(spec, status, obs, now).bounded(obs, now).restoringSpec(spec, status, obs)
 }
 
-// restoringSpec stops no job when the update restores the savepoint spec.job.fromSavepoint
-// names anew (RevisionRestore): that savepoint replaces whatever a stop would save. A stop
-// already under way finishes.
+// restoringSpec stops no job for a fromSavepoint named anew (RevisionRestore), which replaces
+// whatever a stop would save; a stop under way finishes.
 func (u Upgrade) restoringSpec(spec *v1beta1.FlinkClusterSpec, status *v1beta1.FlinkClusterStatus, obs UpgradeObservation) Upgrade {
 	if !u.Stop || obs.StopInFlight || spec == nil {
 		return u
