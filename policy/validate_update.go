@@ -195,7 +195,7 @@ type updatePlan struct {
 	u        flinkcluster.Upgrade
 	obs      flinkcluster.UpgradeObservation
 	// status is the stored status as the controller decides on it: the update's revision next.
-	status *v1beta1.FlinkClusterStatus
+	status v1beta1.FlinkClusterStatus
 	now    time.Time
 	// maxAge is the last-state max checkpoint age of the new spec; bounded says it is set.
 	maxAge  time.Duration
@@ -223,13 +223,12 @@ func (v Validator) planUpdate(old, fc *v1beta1.FlinkCluster) (p updatePlan, ok b
 	p.redeploy, p.now = true, v.now()
 	p.maxAge, p.bounded = flinkcluster.LastStateMaxCheckpointAge(fc.Spec.FlinkProperties)
 	p.obs = planObservation(flinkcluster.RestoreChoice(fc.Annotations), p.bounded, p.now)
-	// The controller decides on the status it records first, the new revision next.
-	p.status = old.Status.DeepCopy()
-	p.status.Revision.NextRevision = "the revision of this update"
-	if next, err := flinkcluster.RevisionHash(&fc.Spec); err == nil {
-		p.status.Revision.NextRevision = fc.Name + "-" + next
-	}
-	p.u = flinkcluster.PlanUpgrade(&fc.Spec, p.status, p.obs, p.now)
+	// The controller decides on the status it records first, a new revision next. The decision
+	// reads only that it differs from the current one, so neither a hash nor a deep copy is
+	// made: PlanUpgrade reads the status, it never writes it.
+	p.status = old.Status
+	p.status.Revision.NextRevision = old.Status.Revision.CurrentRevision + "+next"
+	p.u = flinkcluster.PlanUpgrade(&fc.Spec, &p.status, p.obs, p.now)
 	return p, true
 }
 
@@ -273,7 +272,7 @@ func (p updatePlan) warning(old, fc *v1beta1.FlinkCluster) string {
 		obs := p.obs
 		obs.LastState, obs.Checkpoints = flinkcluster.LastStateOffer{}, nil
 		fallback := WarningPlanFallbackNoStop
-		switch fb := flinkcluster.PlanUpgrade(&fc.Spec, p.status, obs, p.now); {
+		switch fb := flinkcluster.PlanUpgrade(&fc.Spec, &p.status, obs, p.now); {
 		case fb.Stop:
 			fallback = planf(WarningPlanFallbackStopFormat, dir)
 		case fb.SpecRestore != "":
