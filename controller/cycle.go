@@ -248,12 +248,8 @@ func (c *cycle) finish(ctx context.Context, err error) error {
 		c.out.removeControl = false
 	}
 	c.recordOutcome(err)
-	changed := decisionChanged(&c.read, c.st)
-	if werr := c.writeStatus(ctx); werr != nil {
+	if werr := c.writeRecord(ctx); werr != nil {
 		err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
-	} else if changed {
-		// Taken now, not on the write's echo (Setup drops status-only changes) nor at a resync.
-		c.out.after(lookAgainNow)
 	}
 	if c.out.poll {
 		c.poll()
@@ -663,6 +659,19 @@ func (c *cycle) writeStatus(ctx context.Context) error {
 		return err
 	}
 	c.r.wrote(c.fc)
+	return nil
+}
+
+// writeRecord writes the status and, when the decision record changed, asks for the next look
+// now: not on the write's echo (Setup drops status-only changes) nor at a resync.
+func (c *cycle) writeRecord(ctx context.Context) error {
+	changed := decisionChanged(&c.read, c.st)
+	if err := c.writeStatus(ctx); err != nil {
+		return err
+	}
+	if changed {
+		c.out.after(lookAgainNow)
+	}
 	return nil
 }
 

@@ -34,11 +34,8 @@ func (r *Reconciler) finalize(ctx context.Context, fc *v1beta1.FlinkCluster) (re
 		}
 		c.setHealth(err)
 		observedGeneration(c.st.Conditions, fc.Generation)
-		changed := decisionChanged(&c.read, c.st)
-		if werr := c.writeStatus(ctx); werr != nil && !apierrors.IsNotFound(werr) {
+		if werr := c.writeRecord(ctx); werr != nil && !apierrors.IsNotFound(werr) {
 			err = errors.Join(err, fmt.Errorf("writeStatus: %w", werr))
-		} else if changed {
-			c.out.after(lookAgainNow)
 		}
 		if err == nil {
 			res = ctrl.Result{RequeueAfter: c.out.requeue}
