@@ -203,7 +203,7 @@ func (c *cycle) dropRestorePath(ctx context.Context) error {
 func (c *cycle) ownConfigMap(ctx context.Context) (*corev1.ConfigMap, error) {
 	key := client.ObjectKey{Namespace: c.fc.Namespace, Name: resources.ConfigMapName(c.fc.Name)}
 	cm := &corev1.ConfigMap{}
-	if k := c.r.knownCluster(c.key(c.fc.Name), c.tenure); k != nil && k.configMapRV != "" {
+	if k := c.known(); k != nil && k.configMapRV != "" {
 		err := c.r.Client.Get(ctx, key, cm)
 		switch {
 		case err == nil && cm.ResourceVersion == k.configMapRV:
@@ -229,7 +229,7 @@ func (c *cycle) wroteOwned(obj client.Object) {
 	if _, ok := obj.(*corev1.ConfigMap); !ok || obj.GetName() != resources.ConfigMapName(c.fc.Name) {
 		return
 	}
-	if k := c.r.knownCluster(c.key(c.fc.Name), c.tenure); k != nil {
+	if k := c.known(); k != nil {
 		if k.configMapRV != "" && k.configMapRV != obj.GetResourceVersion() {
 			k.configMapOlder = append(k.configMapOlder, k.configMapRV)
 			if n := len(k.configMapOlder); n > maxOlderVersions {
@@ -291,7 +291,7 @@ func (c *cycle) createJobManager(ctx context.Context, out *flowOut) (acted, erro
 	} else {
 		obj = resources.JobManagerJob(c.fc, d)
 	}
-	if k := c.r.knownCluster(c.key(c.fc.Name), c.tenure); k != nil {
+	if k := c.known(); k != nil {
 		k.pristine = false
 	}
 	if err := c.r.Client.Create(ctx, obj); err != nil {

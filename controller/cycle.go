@@ -287,13 +287,17 @@ func (c *cycle) addFinalizer(ctx context.Context) error {
 	}
 	c.r.wrote(obj)
 	if equality.Semantic.DeepEqual(c.read, v1beta1.FlinkClusterStatus{}) {
-		if k := c.r.knownCluster(c.key(c.fc.Name), c.tenure); k != nil {
+		if k := c.known(); k != nil {
 			k.pristine = true
 		}
 	}
 	c.fc.Finalizers, c.fc.ResourceVersion = obj.Finalizers, obj.ResourceVersion
 	return nil
 }
+
+// known is what this replica knows of the cluster beyond its cache under its tenure; nil when
+// nothing (readCluster).
+func (c *cycle) known() *knownCluster { return c.r.knownCluster(c.key(c.fc.Name), c.tenure) }
 
 // pristine reports whether no JobManager was ever created for this cluster object: this
 // replica added the finalizer to its untouched version (a patch locked on that version) and
@@ -303,7 +307,7 @@ func (c *cycle) addFinalizer(ctx context.Context) error {
 // (confirmAbsent) are skipped. Leftovers of a deleted cluster of the same name are its
 // finalizer's to remove.
 func (c *cycle) pristine() bool {
-	k := c.r.knownCluster(c.key(c.fc.Name), c.tenure)
+	k := c.known()
 	return k != nil && k.pristine
 }
 
