@@ -684,10 +684,10 @@ func describeWaiting(w io.Writer, waiting []v1beta1.FlinkCluster) {
 }
 
 // waitRolledOut waits until every Deployment and StatefulSet of the bench's namespace has
-// rolled out (each replica updated and ready), at most wait, and returns how long it took.
-func waitRolledOut(ctx context.Context, cl client.Client, wait time.Duration) (time.Duration, error) {
+// rolled out (each replica updated and ready), at most timeout, and returns how long it took.
+func waitRolledOut(ctx context.Context, cl client.Client, timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
-	rolledOut := func() (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		var deps appsv1.DeploymentList
 		if err := cl.List(ctx, &deps, client.InNamespace(controllerNamespace)); err != nil {
 			return false, err
@@ -709,21 +709,11 @@ func waitRolledOut(ctx context.Context, cl client.Client, wait time.Duration) (t
 			}
 		}
 		return true, nil
+	})
+	if err != nil {
+		return time.Since(start), fmt.Errorf("waiting for the workloads to roll out (at most %s): %w", timeout, err)
 	}
-	for {
-		ok, err := rolledOut()
-		if err != nil || ok {
-			return time.Since(start), err
-		}
-		if time.Since(start) > wait {
-			return time.Since(start), fmt.Errorf("the workloads did not roll out within %s", wait)
-		}
-		select {
-		case <-ctx.Done():
-			return time.Since(start), ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
+	return time.Since(start), nil
 }
 
 func jobRunning(fc *v1beta1.FlinkCluster) bool {
