@@ -60,8 +60,9 @@ type Config struct {
 	// runs apiserver, whose clusters it watches.
 	Only map[string]bool
 	// ProfileSeconds, when positive (BENCH_PROFILE=<seconds>), records CPU profiles of the
-	// API server and the webhook server during the API server runs and the HTTPS runs, and
-	// a heap profile of the webhook server after them, under OutDir/logs.
+	// API server and the webhook server during the API server runs and the HTTPS runs, a
+	// heap profile of the webhook server after them, and the API server's CPU profiles of
+	// the controller section's floor and create phase, under OutDir/logs.
 	ProfileSeconds int
 	// Progress receives what the run is doing.
 	Progress io.Writer
@@ -183,7 +184,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		if binary != "" && c.runs(SectionController) {
 			res, err := RunController(ctx, ControllerOptions{
 				Binary: binary, Clusters: c.ControllerClusters, Replicas: c.ControllerReplicas, Workers: c.ControllerWorkers, Wait: c.ControllerPhaseWait,
-				SteadyWindow: c.ControllerSteadyWindow, LogDir: filepath.Join(c.OutDir, "logs"), Progress: progress,
+				SteadyWindow: c.ControllerSteadyWindow, LogDir: filepath.Join(c.OutDir, "logs"), ProfileSeconds: c.ProfileSeconds, Progress: progress,
 			})
 			r.Controller = res
 			if err != nil {

@@ -83,6 +83,10 @@ type ControllerOptions struct {
 	SteadyWindow time.Duration
 	// LogDir receives the control plane's and the server's logs.
 	LogDir string
+	// ProfileSeconds, when positive, records the API server's CPU profile over the first
+	// ProfileSeconds of the Flink floor and of the create phase, under LogDir
+	// (apiserver-cpu-floor.pprof, apiserver-cpu-create.pprof): where the two differ.
+	ProfileSeconds int
 	// Progress receives what the run is doing.
 	Progress io.Writer
 }
@@ -131,6 +135,8 @@ type ControllerPhase struct {
 	FloorClusterIPAllocationSeconds float64 `json:"floorClusterIPAllocationSeconds,omitempty"`
 	// FloorPlane is what the control plane spent during the floor.
 	FloorPlane *PlaneUsage `json:"floorPlane,omitempty"`
+	// FlinkFloor (create phase only) is the same phase without the controller.
+	FlinkFloor *FlinkFloor `json:"flinkFloor,omitempty"`
 	// Killed (update phase only) is the replica stopped with SIGKILL mid-way: its clusters
 	// go to the others once its shard Lease expires.
 	Killed string `json:"killed,omitempty"`
@@ -244,7 +250,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	}
 	// The bench watches what it waits for: listing every cluster and pod from the API server
 	// four times a second would load the plane it measures.
-	watch, err := cache.New(&cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{floorNamespace: {}, controllerNamespace: {}}})
+	watch, err := cache.New(&cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{floorNamespace: {}, flinkFloorNamespace: {}, controllerNamespace: {}}})
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +265,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	}
 	apiserver := cs.CoreV1().RESTClient()
 	// The floor, before the simulated Flink and the controller run: the plane alone.
-	fl, err := measureFloor(ctx, cl, watch, apiserver, audit, sample, o.Clusters, o.Wait)
+	fl, err := measureFloor(ctx, cl, watch, apiserver, audit, sample, o.Clusters, o.Wait, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the control plane's floor: %w", err)
 	}
@@ -277,6 +283,20 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	simDone := make(chan error, 1)
 	go func() { simDone <- sim.Start(simCtx) }()
 	defer func() { stopSim(); <-simDone }()
+
+	// The Flink floor: the create phase without the controller.
+	floorProfile := profileAPIServer(ctx, apiserver, o, "floor")
+	ff, err := measureFloor(ctx, cl, watch, apiserver, audit, sample, o.Clusters, o.Wait, sim)
+	if perr := floorProfile(); perr != nil {
+		fmt.Fprintln(progress, perr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the Flink floor: %w", err)
+	}
+	flinkFloor := &FlinkFloor{Seconds: ff.seconds, Done: ff.ready, MachineCPUSeconds: ff.cpuSeconds, ClusterIPAllocationSeconds: ff.allocSeconds, Plane: ff.plane, Requests: ff.requests}
+	fmt.Fprintf(progress, "   without the controller: %d/%d jobs of the same FlinkClusters, their objects created directly, running on the simulated Flink after %.1f s (the machine's CPU %.1f s, %s; %.1f s of ClusterIP allocations; %.1f API requests per cluster: %s)\n",
+		ff.ready, o.Clusters, ff.seconds, ff.cpuSeconds, componentCPU(ff.plane), ff.allocSeconds, ff.plane.APIRequestsPerCluster, clientRequests(ff.requests))
+
 	proxy, err := startFlinkProxy(cl, sim)
 	if err != nil {
 		return nil, err
@@ -301,6 +321,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if err := m.begin(ctx); err != nil {
 		return nil, err
 	}
+	createProfile := profileAPIServer(ctx, apiserver, o, "create")
 	if err := parallel(o.Clusters, createWorkers, func(i int) error {
 		fc := sample.DeepCopy()
 		fc.Name = clusterName(i)
@@ -319,13 +340,17 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	if err != nil {
 		return nil, err
 	}
+	if perr := createProfile(); perr != nil {
+		fmt.Fprintln(progress, perr)
+	}
 	p.FloorSeconds, p.FloorDone, p.FloorMachineCPUSeconds, p.FloorClusterIPAllocationSeconds = fl.seconds, fl.ready, fl.cpuSeconds, fl.allocSeconds
-	p.FloorPlane, p.FloorRequests = &fl.plane, &fl.requests
+	p.FloorPlane, p.FloorRequests, p.FlinkFloor = &fl.plane, &fl.requests, flinkFloor
 	res.Phases = append(res.Phases, p)
 	fmt.Fprintf(progress, "   %d/%d Running after %.1f s (floor %.1f s); the machine's CPU %.1f s, the replicas' %.1f s, the simulated Flink's %.1f s, %s; %.1f s of ClusterIP allocations; %.1f API requests per cluster (%s)\n",
 		p.Done, o.Clusters, p.Seconds, fl.seconds, p.MachineCPUSeconds, p.CPUSeconds, p.SimulatedFlinkCPUSeconds, componentCPU(p.Plane),
 		p.ClusterIPAllocationSeconds, p.Plane.APIRequestsPerCluster, strings.Join(p.Plane.topKinds(6), ", "))
 	describeRequests(progress, p.RequestAttribution)
+	fmt.Fprintf(progress, "   kube-apiserver's and etcd's CPU: ×%.2f of the control plane's floor, ×%.2f of the same without the controller\n", apiServerCPURatio(p.Plane, fl.plane), apiServerCPURatio(p.Plane, ff.plane))
 
 	// Phase 2: every JobManager pod deleted at once.
 	ids, err := jobIDs(ctx, cl)
@@ -985,6 +1010,27 @@ func writeUserKubeconfig(env *testenv.Env, name, path string) (string, error) {
 		return "", err
 	}
 	return path, os.WriteFile(path, raw, 0o600)
+}
+
+// profileAPIServer starts recording the API server's CPU profile for o.ProfileSeconds into
+// o.LogDir/apiserver-cpu-<name>.pprof, when o asks for one, and returns the function that
+// waits for it.
+func profileAPIServer(ctx context.Context, apiserver rest.Interface, o ControllerOptions, name string) (wait func() error) {
+	if o.ProfileSeconds <= 0 {
+		return func() error { return nil }
+	}
+	done := make(chan error, 1)
+	go func() {
+		raw, err := apiserver.Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(o.ProfileSeconds)).DoRaw(ctx)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(o.LogDir, "apiserver-cpu-"+name+".pprof"), raw, 0o644)
+		}
+		if err != nil {
+			err = fmt.Errorf("profiling the API server (%s): %w", name, err)
+		}
+		done <- err
+	}()
+	return func() error { return <-done }
 }
 
 // describeRequests writes whose a phase's API requests were.

@@ -15,7 +15,7 @@ import (
 
 // TestRunControllerRecoversEveryJobAndSurvivesAReplicasKill runs section 6 small, on the
 // real control plane, with two replicas (the servers are this test binary acting as serve):
-// the floor is measured; every job reaches Running through the proxy to the simulated Flink;
+// the floor and the Flink floor (the same without the controller) are measured; every job reaches Running through the proxy to the simulated Flink;
 // after every JobManager pod is deleted, every job runs again, led by a new pod's process,
 // with its job ID kept; every cluster's update completes though a replica is killed
 // mid-way, no job run twice; and the quiet window counts the Flink calls. It takes minutes
@@ -43,6 +43,9 @@ func TestRunControllerRecoversEveryJobAndSurvivesAReplicasKill(t *testing.T) {
 	}
 	assert.Positive(t, res.Phases[0].FloorSeconds)
 	assert.Equal(t, 3, res.Phases[0].FloorDone)
+	require.NotNil(t, res.Phases[0].FlinkFloor)
+	assert.Equal(t, 3, res.Phases[0].FlinkFloor.Done, "without the controller, every job runs on the simulated Flink")
+	assert.Positive(t, res.Phases[0].FlinkFloor.Requests.RequestsPerClusterByClient[clientSimulatedFlink], "the Flink floor's Flink writes its HA ConfigMaps")
 	assert.Contains(t, res.Phases[2].Killed, "sharing the fleet")
 	require.NotNil(t, res.Steady)
 	assert.Equal(t, 3, res.Steady.Running)

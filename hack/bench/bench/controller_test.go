@@ -64,7 +64,7 @@ func TestCallsSinceCountsOnlyTheNewCalls(t *testing.T) {
 func TestFloorObjectsAreTheControllersWorkloadsWithoutOwner(t *testing.T) {
 	sample, err := benchCluster()
 	require.NoError(t, err)
-	objs, err := floorObjects(sample, 3)
+	objs, err := floorObjects(sample, 3, floorNamespace)
 	require.NoError(t, err)
 	require.Len(t, objs, 3)
 	for i, cluster := range objs {

@@ -131,6 +131,13 @@ func (r planeReading) usageSince(start planeReading, clusters int) PlaneUsage {
 
 // topKinds are the n kinds of requests most made per cluster, with their counts, as "GET
 // configmaps 9.4".
+// apiServerCPURatio is the CPU time kube-apiserver and etcd spent in u over what they spent
+// in base: what the issue's criterion compares.
+func apiServerCPURatio(u, base PlaneUsage) float64 {
+	sum := func(p PlaneUsage) float64 { return p.CPUSeconds["kube-apiserver"] + p.CPUSeconds["etcd"] }
+	return sum(u) / sum(base)
+}
+
 func (u PlaneUsage) topKinds(n int) []string {
 	kinds := slices.Collect(maps.Keys(u.APIRequestsByKind))
 	slices.SortFunc(kinds, func(a, b string) int {

@@ -166,6 +166,13 @@ func controllerRows(c *ControllerResult) []Row {
 				row.Ratio += printer.Sprintf(", the control plane's %s; %.1f API requests per cluster", componentCPU(*fp), fp.APIRequestsPerCluster)
 			}
 			row.Ratio += printer.Sprintf("; %.1f s of ClusterIP allocations); the machine's CPU ×%.2f of the floor's", p.FloorClusterIPAllocationSeconds, p.MachineCPUSeconds/p.FloorMachineCPUSeconds)
+			if fp := p.FloorPlane; fp != nil {
+				row.Ratio += printer.Sprintf(", kube-apiserver's and etcd's ×%.2f", apiServerCPURatio(p.Plane, *fp))
+			}
+		}
+		if ff := p.FlinkFloor; ff != nil && ff.Seconds > 0 {
+			row.Ratio += printer.Sprintf("; ×%.2f of the same without the controller, %.1f s (%d jobs of the same FlinkClusters, their objects created directly, on the simulated Flink; the machine's CPU %.1f s, the control plane's %s; %.1f API requests per cluster; %.1f s of ClusterIP allocations); the machine's CPU ×%.2f of it, kube-apiserver's and etcd's ×%.2f",
+				p.Seconds/ff.Seconds, ff.Seconds, ff.Done, ff.MachineCPUSeconds, componentCPU(ff.Plane), ff.Plane.APIRequestsPerCluster, ff.ClusterIPAllocationSeconds, p.MachineCPUSeconds/ff.MachineCPUSeconds, apiServerCPURatio(p.Plane, ff.Plane))
 		}
 		rows = append(rows, row)
 	}
