@@ -62,7 +62,7 @@ type Config struct {
 	// ProfileSeconds, when positive (BENCH_PROFILE=<seconds>), records CPU profiles of the
 	// API server and the webhook server during the API server runs and the HTTPS runs, a
 	// heap profile of the webhook server after them, and the API server's CPU profiles of
-	// the controller section's floor and create phase, under OutDir/logs.
+	// the controller section's Flink floor and create phase, under OutDir/logs.
 	ProfileSeconds int
 	// Progress receives what the run is doing.
 	Progress io.Writer

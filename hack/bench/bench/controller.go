@@ -85,7 +85,7 @@ type ControllerOptions struct {
 	LogDir string
 	// ProfileSeconds, when positive, records the API server's CPU profile over the first
 	// ProfileSeconds of the Flink floor and of the create phase, under LogDir
-	// (apiserver-cpu-floor.pprof, apiserver-cpu-create.pprof): where the two differ.
+	// (apiserver-cpu-flinkfloor.pprof, apiserver-cpu-create.pprof): where the two differ.
 	ProfileSeconds int
 	// Progress receives what the run is doing.
 	Progress io.Writer
@@ -285,7 +285,7 @@ func RunController(ctx context.Context, o ControllerOptions) (*ControllerResult,
 	defer func() { stopSim(); <-simDone }()
 
 	// The Flink floor: the create phase without the controller.
-	floorProfile := profileAPIServer(ctx, apiserver, o, "floor")
+	floorProfile := profileAPIServer(ctx, apiserver, o, "flinkfloor")
 	ff, err := measureFloor(ctx, cl, watch, apiserver, audit, sample, o.Clusters, o.Wait, sim)
 	if perr := floorProfile(); perr != nil {
 		fmt.Fprintln(progress, perr)

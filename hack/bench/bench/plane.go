@@ -129,15 +129,15 @@ func (r planeReading) usageSince(start planeReading, clusters int) PlaneUsage {
 	return u
 }
 
-// topKinds are the n kinds of requests most made per cluster, with their counts, as "GET
-// configmaps 9.4".
 // apiServerCPURatio is the CPU time kube-apiserver and etcd spent in u over what they spent
-// in base: what the issue's criterion compares.
+// in base: what a phase costs the API server beside a floor, whatever else ran on the cores.
 func apiServerCPURatio(u, base PlaneUsage) float64 {
 	sum := func(p PlaneUsage) float64 { return p.CPUSeconds["kube-apiserver"] + p.CPUSeconds["etcd"] }
 	return sum(u) / sum(base)
 }
 
+// topKinds are the n kinds of requests most made per cluster, with their counts, as "GET
+// configmaps 9.4".
 func (u PlaneUsage) topKinds(n int) []string {
 	kinds := slices.Collect(maps.Keys(u.APIRequestsByKind))
 	slices.SortFunc(kinds, func(a, b string) int {
