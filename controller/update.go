@@ -200,7 +200,7 @@ func deployNextRevision(ctx context.Context, a flowActs, in flowIn, st *v1beta1.
 		// Recorded first, the answer is removed once the JobManager is created (createJobManager).
 		out.removeRestore = err == nil
 		a.event(corev1.EventTypeWarning, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as annotated (%s)", st.Components.Job.ID, orNone(from), RestoreAnnotation)
-	} else if restoresSpec(in.fc, st) {
+	} else if _, ok := flinkcluster.RevisionRestore(st, in.fc.Spec.Job); ok {
 		a.event(corev1.EventTypeNormal, ReasonRestoreAccepted, "Deploy", "deployed job %s from %s, as spec.job.fromSavepoint names it", st.Components.Job.ID, from)
 	}
 	shown := from
@@ -302,18 +302,8 @@ func confirmStopEnded(a flowActs, in flowIn, st *v1beta1.FlinkClusterStatus, out
 	return true
 }
 
-// specRestore is the savepoint fromSavepoint asks this update to restore (as the webhook reads it).
-func specRestore(fc *v1beta1.FlinkCluster, st *v1beta1.FlinkClusterStatus) (string, bool) {
-	return flinkcluster.RevisionRestore(st, fc.Spec.Job)
-}
-
-func restoresSpec(fc *v1beta1.FlinkCluster, st *v1beta1.FlinkClusterStatus) bool {
-	_, ok := specRestore(fc, st)
-	return ok
-}
-
 // recordSpecFromSavepoint keeps specFromSavepoint at the running revision's fromSavepoint,
-// which specRestore compares with.
+// which flinkcluster.RevisionRestore compares with.
 func (c *cycle) recordSpecFromSavepoint() {
 	if c.updatePending() || c.st.Revision.CurrentRevision != c.st.Revision.NextRevision {
 		return
