@@ -216,7 +216,7 @@ func RunAPIServer(ctx context.Context, o APIServerOptions) (*APIServerResult, er
 		if o.ProfileSeconds > 0 && o.MetricsDir != "" && !slices.Equal(scenarios, []string{ScenarioPlain}) {
 			secs := strconv.Itoa(o.ProfileSeconds)
 			profile("apiserver-cpu-"+name+".pprof", func(ctx context.Context) ([]byte, error) {
-				return cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", secs).DoRaw(ctx)
+				return apiServerCPUProfile(ctx, cs.CoreV1().RESTClient(), o.ProfileSeconds)
 			})
 			if slices.Contains(scenarios, ScenarioWebhooks) && o.ServeProfile != nil {
 				profile("serve-cpu-"+name+".pprof", func(ctx context.Context) ([]byte, error) {

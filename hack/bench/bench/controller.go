@@ -1021,7 +1021,7 @@ func profileAPIServer(ctx context.Context, apiserver rest.Interface, o Controlle
 	}
 	done := make(chan error, 1)
 	go func() {
-		raw, err := apiserver.Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(o.ProfileSeconds)).DoRaw(ctx)
+		raw, err := apiServerCPUProfile(ctx, apiserver, o.ProfileSeconds)
 		if err == nil {
 			err = os.WriteFile(filepath.Join(o.LogDir, "apiserver-cpu-"+name+".pprof"), raw, 0o644)
 		}
@@ -1031,6 +1031,11 @@ func profileAPIServer(ctx context.Context, apiserver rest.Interface, o Controlle
 		done <- err
 	}()
 	return func() error { return <-done }
+}
+
+// apiServerCPUProfile records the API server's CPU profile for seconds, through rc.
+func apiServerCPUProfile(ctx context.Context, rc rest.Interface, seconds int) ([]byte, error) {
+	return rc.Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(seconds)).DoRaw(ctx)
 }
 
 // describeRequests writes whose a phase's API requests were.

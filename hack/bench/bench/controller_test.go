@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/flink-admission/flink-admission/api/v1beta1"
 	"github.com/flink-admission/flink-admission/controller/resources"
 )
 
@@ -64,7 +65,7 @@ func TestCallsSinceCountsOnlyTheNewCalls(t *testing.T) {
 func TestFloorObjectsAreTheControllersWorkloadsWithoutOwner(t *testing.T) {
 	sample, err := benchCluster()
 	require.NoError(t, err)
-	objs, err := floorObjects(sample, 3, floorNamespace)
+	objs, err := floorObjects(sample, 3, floorNamespace, false)
 	require.NoError(t, err)
 	require.Len(t, objs, 3)
 	for i, cluster := range objs {
@@ -89,6 +90,21 @@ func TestFloorObjectsAreTheControllersWorkloadsWithoutOwner(t *testing.T) {
 		assert.Equal(t, want.Spec.Containers[0].Resources, d.Spec.Template.Spec.Containers[0].Resources, "the JobManager's resources")
 	}
 	assert.NotEqual(t, objs[0][3].(*appsv1.Deployment).Spec.Template.Labels[resources.LabelJobID], objs[1][3].(*appsv1.Deployment).Spec.Template.Labels[resources.LabelJobID], "a job ID each")
+	assert.Empty(t, clustersOf(objs), "no FlinkCluster in the control plane's floor")
+
+	// The Flink floor: the FlinkCluster first, then the same objects.
+	withCluster, err := floorObjects(sample, 3, floorNamespace, true)
+	require.NoError(t, err)
+	require.Len(t, withCluster, 3)
+	for i, cluster := range withCluster {
+		require.Len(t, cluster, 5)
+		fc := cluster[0].(*v1beta1.FlinkCluster)
+		assert.Equal(t, clusterName(i), fc.Name)
+		assert.Equal(t, floorNamespace, fc.Namespace)
+		assert.Equal(t, sample.Spec, fc.Spec, "the create phase's cluster")
+		assert.Equal(t, objs[i], cluster[1:], "the same objects")
+	}
+	assert.Len(t, clustersOf(withCluster), 3)
 }
 
 func TestPodRunningNeedsRunningAndReady(t *testing.T) {

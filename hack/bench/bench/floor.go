@@ -28,8 +28,9 @@ const floorNamespace = "bench-floor"
 // JobManager Service, the TaskManager StatefulSet and the JobManager Deployment. They are
 // built with the controller's own builders, without owner: no FlinkCluster and no controller
 // stand behind them. The control plane's StatefulSet controller runs the TaskManager pods, in
-// the floor as in the create phase; the floor waits for the JobManager pods.
-func floorObjects(sample *v1beta1.FlinkCluster, clusters int, namespace string) ([][]client.Object, error) {
+// the floor as in the create phase; the floor waits for the JobManager pods. withCluster
+// puts first, for the Flink floor, the FlinkCluster they are built from (owning nothing).
+func floorObjects(sample *v1beta1.FlinkCluster, clusters int, namespace string, withCluster bool) ([][]client.Object, error) {
 	out := make([][]client.Object, 0, clusters)
 	for i := range clusters {
 		fc := sample.DeepCopy()
@@ -46,6 +47,9 @@ func floorObjects(sample *v1beta1.FlinkCluster, clusters int, namespace string) 
 		objs := []client.Object{cm, resources.Service(fc, rev), resources.TaskManagerStatefulSet(fc, rev), resources.JobManagerDeployment(fc, d, 1)}
 		for _, obj := range objs {
 			obj.SetOwnerReferences(nil)
+		}
+		if withCluster {
+			objs = append([]client.Object{fc}, objs...)
 		}
 		out = append(out, objs)
 	}
@@ -113,25 +117,16 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiser
 			return fl, err
 		}
 	}
-	objs, err := floorObjects(sample, clusters, namespace)
+	objs, err := floorObjects(sample, clusters, namespace, sim != nil)
 	if err != nil {
 		return fl, err
 	}
-	fcs := make([]*v1beta1.FlinkCluster, clusters)
 	at, err := takeSnapshot(ctx, apiserver, audit)
 	if err != nil {
 		return fl, err
 	}
 	start := time.Now()
 	if err := parallel(len(objs), createWorkers, func(i int) error {
-		if sim != nil {
-			fc := sample.DeepCopy()
-			fc.Name, fc.Namespace = clusterName(i), namespace
-			if err := cl.Create(ctx, fc); err != nil {
-				return err
-			}
-			fcs[i] = fc
-		}
 		for _, obj := range objs[i] {
 			if err := cl.Create(ctx, obj); err != nil {
 				return err
@@ -147,7 +142,7 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiser
 			return n, n == clusters
 		})
 	} else {
-		fl.ready, err = waitFlinkJobs(ctx, sim, fcs, wait)
+		fl.ready, err = waitFlinkJobs(ctx, sim, clustersOf(objs), wait)
 	}
 	fl.seconds = time.Since(start).Seconds()
 	if err != nil {
@@ -165,7 +160,19 @@ func measureFloor(ctx context.Context, cl client.Client, r client.Reader, apiser
 	fl.cpuSeconds = now.cpu.machine - at.cpu.machine
 	fl.allocSeconds = now.plane.alloc.seconds - at.plane.alloc.seconds
 	fl.plane = now.plane.usageSince(at.plane, clusters)
-	return fl, removeFloor(ctx, cl, r, namespace, wait, sim, fcs)
+	return fl, removeFloor(ctx, cl, r, namespace, wait, sim, clustersOf(objs))
+}
+
+// clustersOf are the FlinkClusters of the Flink floor's objects (floorObjects withCluster),
+// as created: with their UIDs, by which the simulated Flink knows them.
+func clustersOf(objs [][]client.Object) []*v1beta1.FlinkCluster {
+	var out []*v1beta1.FlinkCluster
+	for _, o := range objs {
+		if fc, ok := o[0].(*v1beta1.FlinkCluster); ok {
+			out = append(out, fc)
+		}
+	}
+	return out
 }
 
 // removeFloor deletes the floor's objects of namespace (the namespace's kube-root-ca.crt
@@ -203,9 +210,6 @@ func removeFloor(ctx context.Context, cl client.Client, r client.Reader, namespa
 		err = fmt.Errorf("%d of the floor's pods still there %s after their workloads were deleted", left, wait)
 	}
 	for _, fc := range fcs {
-		if fc == nil {
-			continue
-		}
 		for _, p := range sim.Cluster(fc).Processes() {
 			if p.Alive() {
 				p.Kill()
