@@ -68,8 +68,8 @@ func init() {
 // Every rule runs on every write of the object, status writes included, and the API server
 // rebuilds the map of an object's properties on each field it reads (k8s.io/apiserver
 // cel/common unstructuredMap.Find): a field is read once, with optional selection
-// (self.?job.?mode.orValue("")), not tested with has() and read again. That halves what
-// the rules cost a status write (celrules BenchmarkStatusWrite). The empty string is
+// (self.?job.?mode.orValue("")), not tested with has() and read again: on a status write the
+// rules allocate 45 % less than that way (celrules BenchmarkStatusWrite). The empty string is
 // written "" in a rule quoted with backquotes: gofmt turns two single quotes in a comment
 // into a typographic one. A rule comparing two optional values keeps a ternary, whose
 // branches carry the field's bounded size to the cost estimate; orValue drops it.
