@@ -418,8 +418,10 @@ func (c *cycle) waitForNoLeader(ctx context.Context) (*metav1.Condition, error) 
 	if c.obs.ha.leader.Known {
 		w = waitCondition(ConditionReasonWaitingForLeader, "JobManager pod(s) %s may still lead the cluster (HA leader %s)", podNames(blocking), c.obs.ha.leader.Address)
 	}
-	// One Event when the wait begins, not one per look while it lasts.
-	if was := meta.FindStatusCondition(c.read.Conditions, ConditionWaiting); was == nil || was.Status != metav1.ConditionTrue || was.Reason != w.Reason {
+	// One Event when this wait begins, not one per look while it lasts. The update's own
+	// deletion of the workload begins a wait of the same reason without an Event
+	// (replaceJobManager): the message, which names the pods, tells the two apart.
+	if was := meta.FindStatusCondition(c.read.Conditions, ConditionWaiting); was == nil || was.Status != metav1.ConditionTrue || was.Reason != w.Reason || was.Message != w.Message {
 		c.event(corev1.EventTypeNormal, ReasonWaitingForPods, "Wait", "waiting for JobManager pods to be gone before creating the JobManager: %s", podNames(blocking))
 	}
 	return w, nil
