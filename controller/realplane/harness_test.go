@@ -174,9 +174,12 @@ func (h *harness) retire() {
 			return client.IgnoreNotFound(err)
 		}
 		if len(fc.Finalizers) > 0 {
+			// A merge patch without the resourceVersion: the controller's status writes go on
+			// meanwhile, and an update lost to them again and again failed the row's clean-up.
+			base := fc.DeepCopy()
 			fc.Finalizers = nil
-			if err := k8s.Update(h.ctx, fc); err != nil {
-				return err
+			if err := k8s.Patch(h.ctx, fc, client.MergeFrom(base)); err != nil {
+				return client.IgnoreNotFound(err)
 			}
 		}
 		return client.IgnoreNotFound(k8s.Delete(h.ctx, fc))
