@@ -612,13 +612,16 @@ func (h *harness) annotate(control string) {
 	})
 }
 
-// patch changes the cluster as a user would, on its latest version.
+// patch changes the cluster as a user would (kubectl patch --type=merge), from its latest
+// version: without the resourceVersion, so that the controller's status writes, which a row
+// whose stop keeps failing makes many, cannot make it conflict.
 func (h *harness) patch(mutate func(fc *v1beta1.FlinkCluster)) {
 	h.t.Helper()
 	require.NoError(h.t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		fc := h.get()
+		base := fc.DeepCopy()
 		mutate(fc)
-		return k8s.Update(h.ctx, fc)
+		return k8s.Patch(h.ctx, fc, client.MergeFrom(base))
 	}))
 }
 
